@@ -1,0 +1,28 @@
+import { defineConfig } from "vitest/config";
+
+// Three layers run by vitest; the extension-host and UI layers run inside code-server (test/harness).
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" } },
+      {
+        test: {
+          name: "backend",
+          include: ["test/backend/**/*.test.ts"],
+          environment: "edge-runtime",
+          server: { deps: { inline: ["convex-test"] } },
+        },
+      },
+      {
+        test: {
+          name: "engine",
+          include: ["test/engine/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          server: { deps: { inline: ["convex-test"] } },
+        },
+      },
+    ],
+  },
+});
