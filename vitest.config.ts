@@ -23,6 +23,17 @@ export default defineConfig({
           server: { deps: { inline: ["convex-test"] } },
         },
       },
+      {
+        // Benchmarks: run by `npm run bench`, never by `npm test`.
+        test: {
+          name: "bench",
+          include: ["bench/**/*.bench.ts"],
+          environment: "node",
+          testTimeout: 600_000,
+          hookTimeout: 600_000,
+          server: { deps: { inline: ["convex-test"] } },
+        },
+      },
     ],
   },
 });
