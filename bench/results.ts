@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-export const RESULTS_FILE = join(__dirname, "results.json");
+export const RESULTS_FILE = join(process.cwd(), "bench", "results.json");
 
 export type Figure = { value: number; unit: string; target?: string; pass?: boolean };
 
