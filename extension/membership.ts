@@ -1,0 +1,35 @@
+import * as vscode from "vscode";
+
+const KEY_SECRET = "farmhand.workerKey";
+
+/** Which farm this machine belongs to: the URL lives in settings, the worker key only in SecretStorage. */
+export class Membership {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changed.event;
+  private key: string | undefined;
+
+  constructor(private readonly secrets: vscode.SecretStorage) {}
+
+  async load(): Promise<void> {
+    this.key = await this.secrets.get(KEY_SECRET);
+  }
+
+  get url(): string {
+    return vscode.workspace.getConfiguration("farmhand").get<string>("deploymentUrl", "");
+  }
+
+  get joined(): boolean {
+    return Boolean(this.key && this.url);
+  }
+
+  async join(url: string, workerKey: string): Promise<void> {
+    await vscode.workspace.getConfiguration("farmhand").update("deploymentUrl", url, vscode.ConfigurationTarget.Global);
+    await this.secrets.store(KEY_SECRET, workerKey);
+    this.key = workerKey;
+    this.changed.fire();
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}

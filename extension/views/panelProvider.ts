@@ -1,0 +1,97 @@
+import * as vscode from "vscode";
+import { Disposable } from "./disposable";
+import { parsePanelRequest, type PanelMessage, type PanelSnapshot } from "./panelProtocol";
+
+export type PanelHost = {
+  version: string;
+  snapshot(): PanelSnapshot;
+  toggle(): void;
+  log: vscode.LogOutputChannel;
+};
+
+/** The control panel: one webview view with a strict CSP; every inbound message is validated. */
+export class PanelProvider extends Disposable implements vscode.WebviewViewProvider {
+  static readonly viewId = "farmhand.panel";
+  private view?: vscode.WebviewView;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly host: PanelHost,
+  ) {
+    super();
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const distUri = vscode.Uri.joinPath(this.extensionUri, "dist");
+    const mediaUri = vscode.Uri.joinPath(this.extensionUri, "media");
+    view.webview.options = { enableScripts: true, localResourceRoots: [distUri, mediaUri] };
+    view.webview.html = this.html(view.webview);
+    this._register(view.webview.onDidReceiveMessage((raw) => this.receive(raw)));
+    this._register(view.onDidDispose(() => (this.view = undefined)));
+  }
+
+  /** Push the current state to the panel if it is showing. */
+  refresh(): void {
+    void this.post({ type: "snapshot", snapshot: this.host.snapshot() });
+  }
+
+  private receive(raw: unknown): void {
+    const parsed = parsePanelRequest(raw);
+    if (!parsed.ok) {
+      this.host.log.warn(`Control panel sent a malformed message, ignored: ${parsed.reason}`);
+      void this.post({ type: "rejected", reason: parsed.reason });
+      return;
+    }
+    switch (parsed.request.type) {
+      case "ready":
+        void this.post({ type: "hello", version: this.host.version, snapshot: this.host.snapshot() });
+        return;
+      case "toggle":
+        this.host.toggle();
+        return;
+    }
+  }
+
+  private post(message: PanelMessage): Thenable<boolean> | undefined {
+    return this.view?.webview.postMessage(message);
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = makeNonce();
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "dist", "webview.js"));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "media", "panel", "panel.css"));
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+      `img-src ${webview.cspSource} data:`,
+    ].join("; ");
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="UTF-8">
+  <meta http-equiv="Content-Security-Policy" content="${csp}">
+  <meta name="viewport" content="width=device-width, initial-scale=1.0">
+  <link rel="stylesheet" href="${style}">
+  <title>Farmhand</title>
+</head>
+<body>
+  <p id="answer" role="status">Waiting for Farmhand…</p>
+  <section id="state" hidden>
+    <p><span class="label">Donating</span> <span id="donating"></span></p>
+    <p id="reason" hidden></p>
+    <button id="toggle" type="button"></button>
+  </section>
+  <script nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+  }
+}
+
+function makeNonce(): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const bytes = new Uint8Array(32);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join("");
+}
