@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+// `npm test`: every test layer in turn, a timing per layer, and one closing line `N passed, N failed`.
+// Layers 1–3 run in vitest (unit, backend, engine); 4 and 5 in code-server (extension host, UI against the .vsix).
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const layers = [
+  { name: "unit · backend · engine (vitest)", run: vitestLayers },
+  { name: "extension host (code-server)", run: () => summarizedScript("test:host") },
+  { name: "UI against the packaged .vsix (code-server)", run: () => summarizedScript("test:ui") },
+];
+
+let passed = 0;
+let failed = 0;
+const timings = [];
+for (const layer of layers) {
+  const started = Date.now();
+  console.log(`\n=== ${layer.name} ===`);
+  const result = await layer.run();
+  passed += result.passed;
+  failed += result.failed;
+  timings.push(`${layer.name}: ${result.passed} passed, ${result.failed} failed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+console.log("\n" + timings.join("\n"));
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);
+
+function run(command, args) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let output = "";
+    child.stdout.on("data", (chunk) => {
+      output += chunk;
+      process.stdout.write(chunk);
+    });
+    child.on("close", (code) => resolve({ code: code ?? 1, output }));
+  });
+}
+
+async function vitestLayers() {
+  const dir = mkdtempSync(join(tmpdir(), "farmhand-vitest-"));
+  const report = join(dir, "report.json");
+  const { code } = await run("npx", [
+    "vitest", "run", "--project", "unit", "--project", "backend", "--project", "engine",
+    "--reporter=default", "--reporter=json", `--outputFile.json=${report}`,
+  ]);
+  try {
+    const json = JSON.parse(readFileSync(report, "utf8"));
+    // A suite that failed to load has no tests of its own: count it as a failure so it cannot hide.
+    const brokenFiles = json.testResults.filter((f) => f.status === "failed" && f.assertionResults.length === 0).length;
+    return { passed: json.numPassedTests, failed: json.numFailedTests + brokenFiles + (code !== 0 && json.numFailedTests === 0 && brokenFiles === 0 ? 1 : 0) };
+  } catch {
+    console.error("vitest wrote no report; counting the layer as one failure");
+    return { passed: 0, failed: 1 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// Layers 4 and 5 print their own plain `N passed, N failed` line; a run that ends without one failed.
+async function summarizedScript(script) {
+  const { code, output } = await run("npm", ["run", "--silent", script]);
+  const lines = [...output.matchAll(/^(\d+) passed, (\d+) failed$/gm)];
+  const last = lines.at(-1);
+  if (!last) {
+    console.error(`npm run ${script} ended (exit ${code}) without a summary line; counting it as one failure`);
+    return { passed: 0, failed: 1 };
+  }
+  const result = { passed: Number(last[1]), failed: Number(last[2]) };
+  if (code !== 0 && result.failed === 0) result.failed = 1;
+  return result;
+}
