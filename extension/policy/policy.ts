@@ -1,0 +1,58 @@
+import { insideWindows, type TimeWindow } from "./timeWindows";
+
+/** Everything the policy needs to know at one moment; gathered by probes, fed in by the extension. */
+export type PolicyInputs = {
+  now: number;
+  wanted: boolean;
+  snoozedUntil?: number;
+  remoteWindow: boolean;
+  allowRemote: boolean;
+  /** Another VS Code window on this machine already donates (one donor per machine). */
+  otherWindowDonates: boolean;
+  windows: readonly TimeWindow[];
+  onBattery: boolean | undefined;
+  donateOnBattery: boolean;
+  /** Milliseconds since the user last typed or clicked (the lesser of VS Code's and the OS's, where known). */
+  userIdleMs: number;
+  idleMinutes: number;
+  /** The load gate's verdict: other programs keep the CPU busy. */
+  cpuBusy: boolean;
+  otherCpuLoad?: number;
+};
+
+export type PolicyDecision =
+  | { donate: true }
+  | { donate: false; off: true }
+  | { donate: false; off?: false; reason: string; until?: number };
+
+/** Decide whether to donate now, and if not, the one reason a donor should see (most actionable first). */
+export function decide(p: PolicyInputs): PolicyDecision {
+  if (!p.wanted) return { donate: false, off: true };
+  if (p.snoozedUntil !== undefined && p.snoozedUntil > p.now) {
+    return { donate: false, reason: `snoozed until ${clock(p.snoozedUntil)}`, until: p.snoozedUntil };
+  }
+  if (p.remoteWindow && !p.allowRemote) {
+    return { donate: false, reason: "remote window (enable farmhand.allowRemoteDonation to donate from it)" };
+  }
+  if (p.otherWindowDonates) return { donate: false, reason: "another VS Code window on this machine is donating" };
+  if (!insideWindows(p.windows, new Date(p.now))) return { donate: false, reason: "outside the donation time windows" };
+  if (p.onBattery && !p.donateOnBattery) return { donate: false, reason: "on battery power" };
+  const idleNeeded = p.idleMinutes * 60_000;
+  if (p.userIdleMs < idleNeeded) {
+    return {
+      donate: false,
+      reason: `you are using the computer (starts after ${p.idleMinutes} idle min)`,
+      until: p.now + (idleNeeded - p.userIdleMs),
+    };
+  }
+  if (p.cpuBusy) {
+    const load = p.otherCpuLoad === undefined ? "" : ` (${Math.round(p.otherCpuLoad * 100)}% CPU)`;
+    return { donate: false, reason: `other programs are busy${load}` };
+  }
+  return { donate: true };
+}
+
+function clock(ms: number): string {
+  const d = new Date(ms);
+  return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+}

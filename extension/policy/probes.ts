@@ -1,0 +1,98 @@
+import { execFile } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
+import { cpus as osCpus, type CpuInfo } from "node:os";
+import { join } from "node:path";
+
+/**
+ * Cheap readings of the machine, taken about once a minute (battery) or every few seconds (CPU).
+ * Each answers `undefined` where the platform gives no cheap answer; the policy then does not use it.
+ */
+
+/** Linux: /sys/class/power_supply. macOS: `pmset -g batt`. Windows: the WMI battery status. */
+export async function readOnBattery(platform = process.platform, sysfsRoot = "/sys/class/power_supply"): Promise<boolean | undefined> {
+  if (platform === "linux") return linuxOnBattery(sysfsRoot);
+  if (platform === "darwin") {
+    const out = await run("pmset", ["-g", "batt"]);
+    if (out?.includes("'Battery Power'")) return true;
+    if (out?.includes("'AC Power'")) return false;
+    return undefined;
+  }
+  if (platform === "win32") {
+    const out = await run("powershell.exe", ["-NoProfile", "-Command", "(Get-CimInstance Win32_Battery).BatteryStatus"]);
+    const status = Number(out?.trim().split(/\s+/)[0]);
+    // 1 = discharging; 2 = on AC; no battery → empty output.
+    return Number.isFinite(status) && out?.trim() ? status === 1 : undefined;
+  }
+  return undefined;
+}
+
+export async function linuxOnBattery(root: string): Promise<boolean | undefined> {
+  let supplies: string[];
+  try {
+    supplies = await readdir(root);
+  } catch {
+    return undefined;
+  }
+  let sawBattery = false;
+  let discharging = false;
+  for (const name of supplies) {
+    const type = (await readText(join(root, name, "type")))?.trim();
+    if (type === "Mains" || type === "USB") {
+      if ((await readText(join(root, name, "online")))?.trim() === "1") return false;
+    } else if (type === "Battery") {
+      sawBattery = true;
+      if ((await readText(join(root, name, "status")))?.trim() === "Discharging") discharging = true;
+    }
+  }
+  return sawBattery ? discharging : undefined;
+}
+
+/** macOS only: the system-wide time since the last keyboard or mouse event. */
+export async function readOsIdleMs(platform = process.platform): Promise<number | undefined> {
+  if (platform !== "darwin") return undefined;
+  const out = await run("ioreg", ["-c", "IOHIDSystem", "-d", "4"]);
+  const match = out && /"HIDIdleTime"\s*=\s*(\d+)/.exec(out);
+  return match ? Math.floor(Number(match[1]) / 1e6) : undefined;
+}
+
+/**
+ * Fraction (0..1) of all cores busy since the previous sample, from the kernel's per-core counters.
+ * The caller subtracts the share its own jobs use to get "other programs' load".
+ */
+export class CpuSampler {
+  private previous: CpuInfo[] | undefined;
+
+  constructor(private readonly readCpus: () => CpuInfo[] = osCpus) {}
+
+  sample(): number | undefined {
+    const current = this.readCpus();
+    const previous = this.previous;
+    this.previous = current;
+    if (!previous || previous.length !== current.length) return undefined;
+    let busy = 0;
+    let total = 0;
+    current.forEach((cpu, i) => {
+      const before = previous[i]!.times;
+      const t = cpu.times;
+      const idle = t.idle - before.idle;
+      const all = t.user - before.user + (t.nice - before.nice) + (t.sys - before.sys) + (t.irq - before.irq) + idle;
+      busy += all - idle;
+      total += all;
+    });
+    return total > 0 ? Math.min(1, Math.max(0, busy / total)) : undefined;
+  }
+}
+
+async function readText(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function run(command: string, args: string[]): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile(command, args, { timeout: 5_000, windowsHide: true }, (error, stdout) => resolve(error ? undefined : stdout));
+  });
+}

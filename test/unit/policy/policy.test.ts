@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { decide, type PolicyInputs } from "../../../extension/policy/policy";
+import { parseTimeWindow } from "../../../extension/policy/timeWindows";
+import { concurrencyFor, PRESETS } from "../../../extension/policy/presets";
+
+const NOW = new Date(2026, 10, 18, 14, 0).getTime(); // a Wednesday, 14:00 local
+const base: PolicyInputs = {
+  now: NOW,
+  wanted: true,
+  remoteWindow: false,
+  allowRemote: false,
+  otherWindowDonates: false,
+  windows: [],
+  onBattery: false,
+  donateOnBattery: false,
+  userIdleMs: 10 * 60_000,
+  idleMinutes: 5,
+  cpuBusy: false,
+};
+
+describe("policy", () => {
+  it("donates when wanted and nothing stands in the way", () => {
+    expect(decide(base)).toEqual({ donate: true });
+  });
+
+  it("is off, without a pause reason, when the donor has not asked to donate", () => {
+    expect(decide({ ...base, wanted: false })).toEqual({ donate: false, off: true });
+  });
+
+  it.each<[string, Partial<PolicyInputs>, RegExp]>([
+    ["snooze", { snoozedUntil: NOW + 3_600_000 }, /snoozed until 15:00/],
+    ["remote window", { remoteWindow: true }, /remote window/],
+    ["another window", { otherWindowDonates: true }, /another VS Code window/],
+    ["time windows", { windows: [(parseTimeWindow("Sat,Sun") as { ok: true; window: never }).window] }, /outside/],
+    ["battery", { onBattery: true }, /battery/],
+    ["user active", { userIdleMs: 60_000 }, /using the computer/],
+    ["busy CPU", { cpuBusy: true, otherCpuLoad: 0.87 }, /other programs are busy \(87% CPU\)/],
+  ])("pauses with a reason: %s", (_name, change, reason) => {
+    const decision = decide({ ...base, ...change });
+    expect(decision.donate).toBe(false);
+    expect("reason" in decision && decision.reason).toMatch(reason);
+  });
+
+  it("lets each guard be waived by its setting", () => {
+    expect(decide({ ...base, remoteWindow: true, allowRemote: true }).donate).toBe(true);
+    expect(decide({ ...base, onBattery: true, donateOnBattery: true }).donate).toBe(true);
+    expect(decide({ ...base, userIdleMs: 0, idleMinutes: 0 }).donate).toBe(true);
+    expect(decide({ ...base, snoozedUntil: NOW - 1 }).donate).toBe(true);
+    expect(decide({ ...base, onBattery: undefined }).donate).toBe(true); // unknown battery state: not a reason
+  });
+
+  it("says when an idle wait ends", () => {
+    const decision = decide({ ...base, userIdleMs: 4 * 60_000 });
+    expect(decision).toMatchObject({ donate: false, until: NOW + 60_000 });
+  });
+
+  it("names the most actionable reason first when several apply", () => {
+    const decision = decide({ ...base, snoozedUntil: NOW + 1000, onBattery: true, cpuBusy: true });
+    expect("reason" in decision && decision.reason).toMatch(/snoozed/);
+  });
+});
+
+describe("presets", () => {
+  it("scale concurrency with the machine and never drop below one job", () => {
+    expect(concurrencyFor(PRESETS.light.coreShare, 2)).toBe(1);
+    expect(concurrencyFor(PRESETS.medium.coreShare, 8)).toBe(4);
+    expect(concurrencyFor(PRESETS.full.coreShare, 8)).toBe(8);
+    expect(concurrencyFor(5, 4)).toBe(4);
+    expect(concurrencyFor(-1, 4)).toBe(1);
+  });
+
+  it("get more generous from light to full", () => {
+    expect(PRESETS.light.coreShare).toBeLessThan(PRESETS.medium.coreShare);
+    expect(PRESETS.medium.coreShare).toBeLessThan(PRESETS.full.coreShare);
+    expect(PRESETS.light.idleMinutes).toBeGreaterThan(PRESETS.full.idleMinutes);
+  });
+});
