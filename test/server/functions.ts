@@ -1,0 +1,85 @@
+// Runs one Convex function by its path ("workers:watch", "dir/file:fn") through convex-test, the way a
+// deployment would for a client: only public functions of the requested kind, errors turned into the
+// { errorMessage, errorData } pair the sync protocol carries.
+import { makeFunctionReference } from "convex/server";
+import { convexToJson, jsonToConvex, type JSONValue, type Value } from "convex/values";
+import type { TestConvex } from "convex-test";
+import type { ModuleMap } from "./modules";
+
+export type FunctionKind = "query" | "mutation" | "action";
+export type Outcome = { ok: true; value: JSONValue } | { ok: false; errorMessage: string; errorData?: JSONValue };
+
+const kindFlag = { query: "isQuery", mutation: "isMutation", action: "isAction" } as const;
+const kindTitle = { query: "Query", mutation: "Mutation", action: "Action" } as const;
+
+/** "dir/file" → "dir/file:default"; a trailing ".js" on the module is dropped, as the client does. */
+export function canonicalPath(udfPath: string): { module: string; name: string; path: string } {
+  const colon = udfPath.lastIndexOf(":");
+  let module = colon === -1 ? udfPath : udfPath.slice(0, colon);
+  const name = colon === -1 ? "default" : udfPath.slice(colon + 1);
+  if (module.endsWith(".js")) module = module.slice(0, -3);
+  return { module, name, path: `${module}:${name}` };
+}
+
+function isConvexError(error: unknown): error is Error & { data: Value } {
+  return typeof error === "object" && error !== null && Symbol.for("ConvexError") in error;
+}
+
+export function failureFrom(error: unknown): Outcome & { ok: false } {
+  if (isConvexError(error)) {
+    return { ok: false, errorMessage: `Uncaught ConvexError: ${error.message}`, errorData: convexToJson(error.data) };
+  }
+  if (error instanceof Error) return { ok: false, errorMessage: `Uncaught ${error.name}: ${error.message}` };
+  return { ok: false, errorMessage: `Uncaught ${String(error)}` };
+}
+
+export class FunctionRunner {
+  private readonly loaders = new Map<string, () => Promise<any>>();
+
+  constructor(
+    private readonly t: TestConvex<any>,
+    modules: ModuleMap,
+  ) {
+    const generated = Object.keys(modules).find((key) => key.includes("_generated"));
+    const root = generated ? generated.split("_generated")[0] : "";
+    for (const [key, load] of Object.entries(modules)) {
+      if (key.startsWith(root)) this.loaders.set(key.slice(root.length).replace(/\.[^./]+$/, ""), load);
+    }
+  }
+
+  /** Returns a failure when the path does not name a public function of this kind. */
+  async check(kind: FunctionKind, udfPath: string): Promise<(Outcome & { ok: false }) | null> {
+    const { module, name, path } = canonicalPath(udfPath);
+    const notFound = {
+      ok: false as const,
+      errorMessage: `Could not find public function for '${path}'. Did you forget to run \`npx convex dev\` or \`npx convex deploy\`?`,
+    };
+    const load = this.loaders.get(module);
+    if (!load || module.startsWith("_generated")) return notFound;
+    const exported = (await load())[name];
+    if (typeof exported !== "function" || !exported.isPublic) return notFound;
+    if (!exported[kindFlag[kind]]) {
+      const actual = (Object.keys(kindFlag) as FunctionKind[]).find((k) => exported[kindFlag[k]]);
+      const defined = actual ? kindTitle[actual] : "something else";
+      return { ok: false, errorMessage: `Trying to execute ${path} as ${kindTitle[kind]}, but it is defined as ${defined}.` };
+    }
+    return null;
+  }
+
+  async run(kind: FunctionKind, udfPath: string, wireArgs: JSONValue[] | JSONValue): Promise<Outcome> {
+    const problem = await this.check(kind, udfPath);
+    if (problem) return problem;
+    const argsJson = Array.isArray(wireArgs) ? (wireArgs[0] ?? {}) : (wireArgs ?? {});
+    try {
+      const args = jsonToConvex(argsJson) as Record<string, Value>;
+      if (typeof args !== "object" || args === null || Array.isArray(args)) {
+        return { ok: false, errorMessage: `Arguments of ${udfPath} must be an object` };
+      }
+      const ref = makeFunctionReference<any>(canonicalPath(udfPath).path);
+      const value = await (this.t[kind] as (ref: any, args: any) => Promise<Value | undefined>)(ref, args);
+      return { ok: true, value: convexToJson(value === undefined ? null : value) };
+    } catch (error) {
+      return failureFrom(error);
+    }
+  }
+}

@@ -1,0 +1,75 @@
+// Plain HTTP on the server's port: the ConvexHttpClient endpoints (/api/query, /api/mutation, /api/action)
+// and, for every other path, the app's own convex/http.ts routes through convex-test's t.fetch.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { TestConvex } from "convex-test";
+import type { FunctionKind, FunctionRunner } from "./functions";
+import type { SyncHub } from "./syncHub";
+
+const clientEndpoints: Record<string, FunctionKind> = {
+  "/api/query": "query",
+  "/api/mutation": "mutation",
+  "/api/action": "action",
+};
+
+async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { "content-type": "application/json" });
+  response.end(JSON.stringify(body));
+}
+
+export class HttpBridge {
+  constructor(
+    private readonly t: TestConvex<any>,
+    private readonly runner: FunctionRunner,
+    private readonly hub: SyncHub,
+  ) {}
+
+  async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    try {
+      const url = new URL(request.url ?? "/", "http://loopback");
+      const body = await readBody(request);
+      const kind = clientEndpoints[url.pathname];
+      if (kind && request.method === "POST") await this.callFunction(kind, body, response);
+      else await this.route(request, url, body, response);
+    } catch (error) {
+      if (!response.headersSent) sendJson(response, 500, { error: `Test server error: ${(error as Error).message}` });
+      else response.destroy();
+    }
+  }
+
+  private async callFunction(kind: FunctionKind, body: Buffer, response: ServerResponse): Promise<void> {
+    let request: { path?: unknown; args?: unknown };
+    try {
+      request = JSON.parse(body.toString("utf8"));
+    } catch {
+      return sendJson(response, 400, { code: "BadJsonBody", message: "The request body is not JSON" });
+    }
+    if (typeof request.path !== "string") {
+      return sendJson(response, 400, { code: "BadRequest", message: "The request body needs a string `path`" });
+    }
+    const path = request.path;
+    const outcome = await this.hub.callAndRefresh(() => this.runner.run(kind, path, (request.args ?? {}) as any));
+    if (outcome.ok) sendJson(response, 200, { status: "success", value: outcome.value, logLines: [] });
+    else sendJson(response, 560, { status: "error", errorMessage: outcome.errorMessage, errorData: outcome.errorData, logLines: [] });
+  }
+
+  private async route(request: IncomingMessage, url: URL, body: Buffer, response: ServerResponse): Promise<void> {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (typeof value === "string") headers.set(name, value);
+      else if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    }
+    const method = request.method ?? "GET";
+    const init: RequestInit = { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body };
+    const answer = await this.hub.callAndRefresh(() => this.t.fetch(url.pathname + url.search, init));
+    const answerHeaders: Record<string, string> = {};
+    answer.headers.forEach((value, name) => (answerHeaders[name] = value));
+    response.writeHead(answer.status, answerHeaders);
+    response.end(Buffer.from(await answer.arrayBuffer()));
+  }
+}
