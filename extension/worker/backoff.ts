@@ -1,0 +1,24 @@
+/** Jittered exponential backoff ("full jitter"): delay is random in [base*2^n / 2, base*2^n], capped. */
+export class Backoff {
+  private failures = 0;
+  constructor(
+    private readonly baseMs = 250,
+    private readonly maxMs = 30_000,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** Record a failure and return how long to wait before the next try. */
+  next(): number {
+    const ceiling = Math.min(this.maxMs, this.baseMs * 2 ** this.failures);
+    this.failures++;
+    return Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
+  }
+
+  reset(): void {
+    this.failures = 0;
+  }
+
+  get attempts(): number {
+    return this.failures;
+  }
+}

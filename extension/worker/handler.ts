@@ -1,0 +1,29 @@
+/** What the engine gives a handler for one job. */
+export type HandlerContext = {
+  jobId: string;
+  attempt: number;
+  /** Aborted when the job is canceled, the worker stops, or the job times out. */
+  signal: AbortSignal;
+  /** Report progress as a fraction 0..1 and/or a short status text. */
+  progress(fraction?: number, status?: string): void;
+  /** Stream text output (batched by the engine before it goes to the server). */
+  output(text: string): void;
+};
+
+/** A job handler. `run` resolves with the result (a JSON value) or throws (see HandlerError for retry). */
+export interface Handler {
+  /** The job type this handler runs; also advertised as a capability. */
+  readonly type: string;
+  /** Extra capabilities to advertise (e.g. `ollama:llama3`). May probe the machine. */
+  capabilities?(): string[] | Promise<string[]>;
+  /** A per-job time limit overriding the worker's default. */
+  readonly timeoutMs?: number;
+  run(payload: unknown, ctx: HandlerContext): Promise<unknown>;
+}
+
+/** Where the engine finds handlers; the registry in extension/handlers implements it. */
+export interface HandlerSource {
+  get(type: string): Handler | undefined;
+  /** Exactly the capabilities of the registered handlers. */
+  capabilities(): Promise<string[]>;
+}

@@ -1,0 +1,282 @@
+import { LIMITS } from "../../convex/lib/limits";
+import { Backoff } from "./backoff";
+import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease } from "./errors";
+import type { ClaimedJob, FarmClient } from "./farmClient";
+import type { Handler } from "./handler";
+import { OutputBatcher } from "./outputBatcher";
+
+/** How a job ended on this worker. */
+export type JobOutcome =
+  | { kind: "succeeded"; result: unknown }
+  | { kind: "failed"; error: string; retryable: boolean; handlerFault: boolean }
+  | { kind: "canceled" }
+  | { kind: "released" }
+  /** The lease went stale (the server gave the job to someone else): dropped quietly. */
+  | { kind: "lost"; reason: string };
+
+export type AbortReason = "cancel" | "stop" | "timeout" | "lost";
+
+export type JobRunOptions = {
+  /** Default per-job time limit; a handler's own `timeoutMs` wins. */
+  jobTimeoutMs: number;
+  /** How long an aborted handler gets to wind down before the engine moves on. */
+  graceMs: number;
+  maxResultBytes: number;
+  maxChunkChars: number;
+  outputFlushMs: number;
+};
+
+export type JobRunCallbacks = {
+  onProgress(progress: number | undefined, status: string | undefined): void;
+  onOutput(text: string): void;
+  onError(message: string, code?: string): void;
+  /** The server rejected this worker's key: the whole worker must stop. */
+  onKeyError(e: unknown): void;
+};
+
+/** One claimed job's life on this worker: run the handler, heartbeat, stream output, report the end. */
+export class JobRun {
+  readonly startedAt = Date.now();
+  progress: number | undefined;
+  status: string | undefined;
+  private readonly controller = new AbortController();
+  private abortReason: AbortReason | undefined;
+  private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
+  private heartbeatInFlight = false;
+  private readonly heartbeatBackoff = new Backoff(100, 5_000);
+  private readonly batcher: OutputBatcher;
+  private ended = false;
+
+  constructor(
+    readonly job: ClaimedJob,
+    private readonly handler: Handler | undefined,
+    private readonly client: FarmClient,
+    private readonly options: JobRunOptions,
+    private readonly callbacks: JobRunCallbacks,
+  ) {
+    this.batcher = new OutputBatcher((chunk) => client.output(job.leaseId, chunk), {
+      maxChunkChars: options.maxChunkChars,
+      flushDelayMs: options.outputFlushMs,
+      onError: (e) => this.onWriteError(e, "output"),
+    });
+  }
+
+  get heartbeatEveryMs(): number {
+    return Math.max(50, Math.floor(this.job.leaseMs / 3));
+  }
+
+  /** Abort the handler. `cancel`: the server canceled it; `stop`: the worker is stopping (release it). */
+  abort(reason: AbortReason): void {
+    if (this.abortReason || this.ended) return;
+    this.abortReason = reason;
+    this.controller.abort(new Error(abortMessage(reason, this.timeoutMs)));
+  }
+
+  private get timeoutMs(): number {
+    return this.handler?.timeoutMs ?? this.options.jobTimeoutMs;
+  }
+
+  /** Run to the end; never throws. */
+  async run(): Promise<JobOutcome> {
+    const handler = this.handler;
+    if (!handler) {
+      // Retryable: job types are not routed, so another worker may have this handler.
+      const error = `no handler for job type "${this.job.type}" on this worker`;
+      return this.finish({ kind: "failed", error, retryable: true, handlerFault: false });
+    }
+    this.scheduleHeartbeat(this.heartbeatEveryMs);
+    const timeout = setTimeout(() => this.abort("timeout"), this.timeoutMs);
+    const settled = this.runHandler(handler);
+    const aborted = new Promise<void>((resolve) => this.controller.signal.addEventListener("abort", () => resolve()));
+    await Promise.race([settled, aborted]);
+    if (this.abortReason === "stop") {
+      // Give the job back right away; the handler winds down (and is killed) in the background.
+      this.stopHeartbeat();
+      clearTimeout(timeout);
+      this.batcher.discard();
+      return this.finish({ kind: "released" });
+    }
+    if (this.abortReason) await Promise.race([settled, sleep(this.options.graceMs)]);
+    clearTimeout(timeout);
+    this.stopHeartbeat();
+    const outcome = await this.outcomeOf(settled);
+    if (outcome.kind === "lost") this.batcher.discard();
+    else await this.batcher.close();
+    return this.finish(outcome);
+  }
+
+  private async runHandler(handler: Handler): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }> {
+    try {
+      const value = await handler.run(this.job.payload, {
+        jobId: this.job.jobId,
+        attempt: this.job.attempt,
+        signal: this.controller.signal,
+        progress: (fraction, status) => {
+          if (this.ended) return;
+          if (typeof fraction === "number" && Number.isFinite(fraction)) this.progress = Math.min(1, Math.max(0, fraction));
+          if (typeof status === "string") this.status = status.slice(0, LIMITS.statusTextChars);
+          this.callbacks.onProgress(this.progress, this.status);
+        },
+        output: (text) => {
+          if (this.ended || typeof text !== "string") return;
+          this.callbacks.onOutput(text);
+          this.batcher.write(text);
+        },
+      });
+      return { ok: true, value };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  }
+
+  private async outcomeOf(settled: Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }>): Promise<JobOutcome> {
+    switch (this.abortReason) {
+      case "lost":
+        return { kind: "lost", reason: "the lease went stale" };
+      case "cancel":
+        return { kind: "canceled" };
+      case "timeout":
+        return {
+          kind: "failed",
+          error: `job timed out after ${this.timeoutMs} ms and was stopped`,
+          retryable: false,
+          handlerFault: true,
+        };
+    }
+    const r = await settled;
+    if (r.ok) return { kind: "succeeded", result: r.value === undefined ? null : r.value };
+    return { kind: "failed", error: errorMessage(r.error) || "handler failed", retryable: isRetryable(r.error), handlerFault: true };
+  }
+
+  /** Report the outcome to the server. Rewrites it when the server's answer changes what happened. */
+  private async finish(outcome: JobOutcome): Promise<JobOutcome> {
+    this.ended = true;
+    const leaseId = this.job.leaseId;
+    try {
+      switch (outcome.kind) {
+        case "succeeded": {
+          const size = jsonBytes(outcome.result);
+          if (size === undefined || size > this.options.maxResultBytes) {
+            const error =
+              size === undefined
+                ? "result is not JSON-serialisable"
+                : `result is ${size} bytes, over the ${this.options.maxResultBytes}-byte limit`;
+            await this.report(() => this.client.fail(leaseId, error, false));
+            return { kind: "failed", error, retryable: false, handlerFault: true };
+          }
+          try {
+            await this.report(() => this.client.complete(leaseId, outcome.result));
+          } catch (e) {
+            if (errorCode(e) !== "too_large" && errorCode(e) !== "invalid") throw e;
+            const error = `the server refused the result: ${errorMessage(e)}`;
+            await this.report(() => this.client.fail(leaseId, error, false));
+            return { kind: "failed", error, retryable: false, handlerFault: true };
+          }
+          return outcome;
+        }
+        case "failed":
+          await this.report(() => this.client.fail(leaseId, outcome.error.slice(0, LIMITS.errorChars), outcome.retryable));
+          return outcome;
+        case "canceled":
+          // The server flagged the job; failing a cancel-requested job is how it ends as canceled.
+          await this.report(() => this.client.fail(leaseId, "canceled while running", false));
+          return outcome;
+        case "released":
+          await this.report(() => this.client.release(leaseId));
+          return outcome;
+        case "lost":
+          return outcome;
+      }
+    } catch (e) {
+      if (isStaleLease(e)) return outcome.kind === "canceled" ? outcome : { kind: "lost", reason: errorMessage(e) };
+      if (isKeyError(e)) this.callbacks.onKeyError(e);
+      else this.callbacks.onError(`could not report job ${this.job.jobId}: ${errorMessage(e)}`, errorCode(e));
+      return outcome;
+    }
+  }
+
+  /** A final write, retried with backoff on server errors that are neither about the lease nor the key. */
+  private async report(write: () => Promise<void>): Promise<void> {
+    const backoff = new Backoff(200, 5_000);
+    for (;;) {
+      try {
+        return await write();
+      } catch (e) {
+        const code = errorCode(e);
+        if (isStaleLease(e) || isKeyError(e) || code !== undefined || backoff.attempts >= 4) throw e;
+        await sleep(backoff.next());
+      }
+    }
+  }
+
+  private scheduleHeartbeat(delayMs: number): void {
+    if (this.ended) return;
+    this.heartbeatTimer = setTimeout(() => void this.beat(), delayMs);
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
+  }
+
+  private async beat(): Promise<void> {
+    this.heartbeatTimer = undefined;
+    if (this.ended || this.heartbeatInFlight) return this.scheduleHeartbeat(this.heartbeatEveryMs);
+    this.heartbeatInFlight = true;
+    let next = this.heartbeatEveryMs;
+    try {
+      const answer = await this.client.heartbeat(this.job.leaseId, this.progress, this.status);
+      this.heartbeatBackoff.reset();
+      if (answer?.cancel) this.abort("cancel");
+    } catch (e) {
+      if (!this.onWriteError(e, "heartbeat")) next = Math.min(next, this.heartbeatBackoff.next());
+    } finally {
+      this.heartbeatInFlight = false;
+    }
+    if (!this.abortReason || this.abortReason === "timeout") this.scheduleHeartbeat(next);
+  }
+
+  /** Handle a failed heartbeat/output write. Returns true when the error ended the job. */
+  private onWriteError(e: unknown, what: string): boolean {
+    if (isStaleLease(e)) {
+      this.abort("lost");
+      return true;
+    }
+    if (isKeyError(e)) {
+      this.callbacks.onKeyError(e);
+      return true;
+    }
+    if (errorCode(e) === "canceled") {
+      this.abort("cancel");
+      return true;
+    }
+    this.callbacks.onError(`${what} for job ${this.job.jobId} failed: ${errorMessage(e)}`, errorCode(e));
+    return false;
+  }
+}
+
+function abortMessage(reason: AbortReason, timeoutMs: number): string {
+  switch (reason) {
+    case "cancel":
+      return "the job was canceled";
+    case "stop":
+      return "the worker is stopping";
+    case "timeout":
+      return `the job timed out after ${timeoutMs} ms`;
+    case "lost":
+      return "the job's lease was lost";
+  }
+}
+
+function jsonBytes(value: unknown): number | undefined {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? undefined : Buffer.byteLength(text, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,392 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { HandlerError } from "../../../extension/worker/errors";
+import { Worker, type WorkerOptions } from "../../../extension/worker/worker";
+import { deferred, FakeFarm, handler, handlersOf, keyError } from "./fakeFarm";
+
+const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
+
+const echo = handler("demo.echo", async (payload) => payload);
+
+function makeWorker(farm: FakeFarm, options: Partial<WorkerOptions> = {}) {
+  const worker = new Worker({ client: farm, handlers: handlersOf(echo), graceMs: 1_000, ...options });
+  const finished: Array<{ jobId: string; outcome: string; error?: string }> = [];
+  const states: string[] = [];
+  worker.on("jobFinished", (e) => finished.push(e));
+  worker.on("state", (e) => states.push(`${e.state}:${e.reason}`));
+  return { worker, finished, states };
+}
+
+describe("Worker", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("idles with one subscription, no calls and no timers", async () => {
+    const farm = new FakeFarm();
+    const { worker } = makeWorker(farm);
+    await worker.start();
+    await tick(60_000);
+    expect(farm.calls.map((c) => c.name)).toEqual(["watch"]);
+    expect(farm.calls[0].args[0]).toEqual(["demo.echo"]);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(worker.snapshot().state).toBe("running");
+    await worker.stop();
+    expect(farm.watcherCount).toBe(0);
+  });
+
+  it("claims up to its free slots, runs the handler and completes", async () => {
+    const farm = new FakeFarm();
+    const gate = deferred();
+    const slow = handler("slow", async (p) => {
+      await gate.promise;
+      return p;
+    });
+    const { worker, finished } = makeWorker(farm, { handlers: handlersOf(slow), concurrency: 2 });
+    for (let i = 0; i < 3; i++) farm.add("slow", { i });
+    await worker.start();
+    await tick();
+    expect(farm.calls.find((c) => c.name === "claim")?.args[1]).toBe(2);
+    expect(worker.snapshot().running).toHaveLength(2);
+    gate.resolve();
+    await tick();
+    await tick();
+    expect(farm.completed.map((c) => c.result)).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
+    expect(finished.every((f) => f.outcome === "succeeded")).toBe(true);
+    expect(worker.snapshot().totals.succeeded).toBe(3);
+    await worker.stop();
+  });
+
+  it("heartbeats every third of the lease with the latest progress", async () => {
+    const farm = new FakeFarm();
+    const gate = deferred();
+    const h = handler("p", async (_p, ctx) => {
+      ctx.progress(0.5, "half way");
+      await gate.promise;
+      return 1;
+    });
+    const { worker } = makeWorker(farm, { handlers: handlersOf(h) });
+    farm.add("p", {}, 9_000);
+    await worker.start();
+    await tick(2_999);
+    expect(farm.count("heartbeat")).toBe(0);
+    await tick(1);
+    expect(farm.count("heartbeat")).toBe(1);
+    expect(farm.calls.find((c) => c.name === "heartbeat")?.args.slice(1)).toEqual([0.5, "half way"]);
+    await tick(3_000);
+    expect(farm.count("heartbeat")).toBe(2);
+    gate.resolve();
+    await tick();
+    await tick(10_000);
+    expect(farm.count("heartbeat")).toBe(2);
+    await worker.stop();
+  });
+
+  it("fails a throwing job as retryable, and a HandlerError as it says", async () => {
+    const farm = new FakeFarm();
+    const boom = handler("boom", async (p) => {
+      if ((p as { final?: boolean }).final) throw new HandlerError("bad input", { retryable: false });
+      throw new Error("kaput");
+    });
+    const { worker } = makeWorker(farm, { handlers: handlersOf(boom) });
+    farm.add("boom", {});
+    farm.add("boom", { final: true });
+    await worker.start();
+    await tick();
+    await tick();
+    expect(farm.failed).toEqual([
+      { jobId: "job1", error: "kaput", retryable: true },
+      { jobId: "job2", error: "bad input", retryable: false },
+    ]);
+    await worker.stop();
+  });
+
+  it("fails an unknown job type with a clear, retryable error and goes on", async () => {
+    const farm = new FakeFarm();
+    const { worker, finished } = makeWorker(farm);
+    farm.add("nope.never");
+    farm.add("demo.echo", "hi");
+    await worker.start();
+    await tick();
+    await tick();
+    expect(farm.failed).toEqual([{ jobId: "job1", error: 'no handler for job type "nope.never" on this worker', retryable: true }]);
+    expect(farm.completed).toEqual([{ jobId: "job2", result: "hi" }]);
+    expect(finished.map((f) => f.outcome)).toEqual(["failed", "succeeded"]);
+    await worker.stop();
+  });
+
+  it("fails an oversized result with a non-retryable error instead of sending it", async () => {
+    const farm = new FakeFarm();
+    const big = handler("big", async () => "x".repeat(2_000));
+    const { worker } = makeWorker(farm, { handlers: handlersOf(big), maxResultBytes: 1_000 });
+    farm.add("big");
+    await worker.start();
+    await tick();
+    await tick();
+    expect(farm.count("complete")).toBe(0);
+    expect(farm.failed).toEqual([{ jobId: "job1", error: "result is 2002 bytes, over the 1000-byte limit", retryable: false }]);
+    await worker.stop();
+  });
+
+  it("aborts a job the server canceled (heartbeat answer) and ends it canceled", async () => {
+    const farm = new FakeFarm();
+    let aborted = false;
+    const h = handler("long", (_p, ctx) => new Promise((_r, reject) => {
+      ctx.signal.addEventListener("abort", () => {
+        aborted = true;
+        reject(ctx.signal.reason);
+      });
+    }));
+    const { worker, finished } = makeWorker(farm, { handlers: handlersOf(h) });
+    farm.add("long", {}, 6_000);
+    await worker.start();
+    await tick();
+    farm.requestCancel("job1");
+    await tick(2_000);
+    expect(aborted).toBe(true);
+    await tick();
+    expect(finished).toEqual([expect.objectContaining({ jobId: "job1", outcome: "canceled" })]);
+    expect(farm.failed).toEqual([{ jobId: "job1", error: "canceled while running", retryable: false }]);
+    await worker.stop();
+  });
+
+  it("aborts a job flagged canceled through workers:mine before the next heartbeat", async () => {
+    const farm = new FakeFarm();
+    const h = handler("long", (_p, ctx) => new Promise((_r, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason))));
+    const { worker, finished } = makeWorker(farm, { handlers: handlersOf(h) });
+    farm.add("long", {}, 60_000);
+    await worker.start();
+    await tick();
+    expect(farm.mineWatcherCount).toBe(1);
+    farm.requestCancel("job1");
+    farm.publishMine();
+    await tick();
+    expect(farm.count("heartbeat")).toBe(0);
+    expect(finished[0]).toMatchObject({ outcome: "canceled" });
+    expect(farm.mineWatcherCount).toBe(0);
+    await worker.stop();
+  });
+
+  it("drops a job quietly when its lease went stale", async () => {
+    const farm = new FakeFarm();
+    const gate = deferred();
+    let signalled = false;
+    const h = handler("long", async (_p, ctx) => {
+      ctx.signal.addEventListener("abort", () => (signalled = true));
+      await gate.promise;
+      return "late";
+    });
+    const { worker, finished } = makeWorker(farm, { handlers: handlersOf(h) });
+    const errors: string[] = [];
+    worker.on("error", (e) => errors.push(e.message));
+    farm.add("long", {}, 6_000);
+    await worker.start();
+    await tick();
+    farm.expire("job1");
+    await tick(2_000);
+    expect(signalled).toBe(true);
+    gate.resolve();
+    await tick(1_000);
+    expect(finished).toEqual([expect.objectContaining({ outcome: "lost" })]);
+    expect(farm.count("complete") + farm.count("fail")).toBe(0);
+    expect(errors).toEqual([]);
+    expect(worker.state).toBe("running");
+    await worker.stop();
+  });
+
+  it("stops with a clear reason when the key is revoked", async () => {
+    const farm = new FakeFarm();
+    const { worker, states } = makeWorker(farm);
+    await worker.start();
+    farm.watchError(keyError("revoked"));
+    await tick();
+    expect(worker.state).toBe("stopped");
+    expect(states.at(-1)).toBe("stopped:this worker's key was revoked (revoked): Worker key revoked");
+  });
+
+  it("stops when a claim is refused for a bad key", async () => {
+    const farm = new FakeFarm();
+    farm.failNext.set("claim", keyError("bad_key"));
+    const { worker } = makeWorker(farm);
+    farm.add("demo.echo");
+    await worker.start();
+    await tick();
+    expect(worker.state).toBe("stopped");
+    expect(worker.snapshot().reason).toMatch(/rejected this worker's key \(bad_key\)/);
+  });
+
+  it("retries a failed claim after a jittered backoff", async () => {
+    const farm = new FakeFarm();
+    farm.failNext.set("claim", new Error("server hiccup"));
+    const { worker } = makeWorker(farm, { claimBackoffMs: 1_000 });
+    const errors: string[] = [];
+    worker.on("error", (e) => errors.push(e.message));
+    farm.add("demo.echo", 1);
+    await worker.start();
+    await tick();
+    expect(errors).toEqual(["claim failed: server hiccup"]);
+    expect(farm.count("claim")).toBe(1);
+    await tick(499);
+    expect(farm.count("claim")).toBe(1);
+    await tick(501);
+    expect(farm.count("claim")).toBe(2);
+    await tick();
+    expect(farm.completed).toHaveLength(1);
+    await worker.stop();
+  });
+
+  it("auto-pauses after N handler failures in a row and resumes on request", async () => {
+    const farm = new FakeFarm();
+    const boom = handler("boom", async () => {
+      throw new Error("no luck");
+    });
+    const { worker, states } = makeWorker(farm, { handlers: handlersOf(boom, echo), maxConsecutiveFailures: 3 });
+    for (let i = 0; i < 4; i++) farm.add("boom");
+    farm.add("demo.echo");
+    await worker.start();
+    for (let i = 0; i < 6; i++) await tick();
+    expect(farm.failed).toHaveLength(3);
+    expect(worker.state).toBe("paused");
+    expect(states).toContain("paused:auto-paused after 3 failed jobs in a row (last: no luck)");
+    worker.resume();
+    for (let i = 0; i < 6; i++) await tick();
+    expect(farm.failed).toHaveLength(4);
+    expect(farm.completed).toHaveLength(1);
+    await worker.stop();
+  });
+
+  it("pause keeps running jobs but takes no new ones", async () => {
+    const farm = new FakeFarm();
+    const gate = deferred();
+    const slow = handler("slow", async () => gate.promise);
+    const { worker } = makeWorker(farm, { handlers: handlersOf(slow) });
+    farm.add("slow");
+    farm.add("slow");
+    await worker.start();
+    await tick();
+    worker.pause("user");
+    gate.resolve();
+    await tick();
+    await tick();
+    expect(farm.completed).toHaveLength(1);
+    expect(farm.count("claim")).toBe(1);
+    worker.resume();
+    await tick();
+    await tick();
+    expect(farm.completed).toHaveLength(2);
+    await worker.stop();
+  });
+
+  it("drain finishes running jobs, then stops", async () => {
+    const farm = new FakeFarm();
+    const gate = deferred();
+    const slow = handler("slow", async () => gate.promise);
+    const { worker, states } = makeWorker(farm, { handlers: handlersOf(slow) });
+    farm.add("slow");
+    farm.add("slow");
+    await worker.start();
+    await tick();
+    const drained = worker.drain();
+    expect(worker.state).toBe("draining");
+    gate.resolve();
+    await tick();
+    await drained;
+    expect(worker.state).toBe("stopped");
+    expect(farm.completed).toHaveLength(1);
+    expect(farm.pending).toHaveLength(1);
+    expect(states.at(-1)).toBe("stopped:drained");
+  });
+
+  it("stop aborts running jobs and releases their leases at once", async () => {
+    const farm = new FakeFarm();
+    let signalled = false;
+    const stubborn = handler("stubborn", (_p, ctx) => {
+      ctx.signal.addEventListener("abort", () => (signalled = true));
+      return new Promise(() => undefined);
+    });
+    const { worker, finished } = makeWorker(farm, { handlers: handlersOf(stubborn), concurrency: 2 });
+    farm.add("stubborn");
+    farm.add("stubborn");
+    await worker.start();
+    await tick();
+    await worker.stop("bye");
+    expect(signalled).toBe(true);
+    expect(farm.released.sort()).toEqual(["job1", "job2"]);
+    expect(finished.map((f) => f.outcome)).toEqual(["released", "released"]);
+    expect(worker.snapshot()).toMatchObject({ state: "stopped", reason: "bye", running: [] });
+    expect(farm.watcherCount + farm.mineWatcherCount).toBe(0);
+  });
+
+  it("fails a job that runs past its time limit, heartbeating until then", async () => {
+    const farm = new FakeFarm();
+    const hang = handler("hang", (_p, ctx) => new Promise((_r, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("x")))), { timeoutMs: 20_000 });
+    const { worker } = makeWorker(farm, { handlers: handlersOf(hang) });
+    farm.add("hang", {}, 6_000);
+    await worker.start();
+    await tick(19_999);
+    expect(farm.count("heartbeat")).toBe(9);
+    await tick(1);
+    await tick();
+    expect(farm.failed).toEqual([{ jobId: "job1", error: "job timed out after 20000 ms and was stopped", retryable: false }]);
+  });
+
+  it("raises concurrency at run time and claims the new slots", async () => {
+    const farm = new FakeFarm();
+    const slow = handler("slow", () => new Promise(() => undefined));
+    const { worker } = makeWorker(farm, { handlers: handlersOf(slow) });
+    for (let i = 0; i < 4; i++) farm.add("slow");
+    await worker.start();
+    await tick();
+    expect(worker.snapshot().running).toHaveLength(1);
+    worker.setConcurrency(3);
+    await tick();
+    expect(worker.snapshot().running).toHaveLength(3);
+    expect(() => worker.setConcurrency(0)).toThrow(/concurrency must be a whole number from 1 to 32, got 0/);
+    expect(() => worker.setConcurrency(2.5)).toThrow(RangeError);
+    expect(worker.concurrency).toBe(3);
+    await worker.stop();
+  });
+
+  it("wakes once at nextAvailableAt when the server says work comes later", async () => {
+    const farm = new FakeFarm();
+    farm.nextAvailableAt = Date.now() + 10_000;
+    const { worker } = makeWorker(farm);
+    await worker.start();
+    await tick();
+    expect(vi.getTimerCount()).toBe(1);
+    farm.pending.push({ jobId: "late", leaseId: "", type: "demo.echo", payload: 7, attempt: 1, leaseMs: 30_000 });
+    await tick(9_999);
+    expect(farm.count("claim")).toBe(0);
+    await tick(1);
+    await tick();
+    expect(farm.completed).toEqual([{ jobId: "late", result: 7 }]);
+    await worker.stop();
+  });
+
+  it("refuses to advertise a capability no handler provides", async () => {
+    const farm = new FakeFarm();
+    const { worker } = makeWorker(farm, { onlyCapabilities: ["gpu"] });
+    await expect(worker.start()).rejects.toThrow("capabilities not provided by any handler: gpu (available: demo.echo)");
+    expect(worker.state).toBe("stopped");
+    expect(farm.count("watch")).toBe(0);
+  });
+
+  it("streams output in batches and flushes it before completing", async () => {
+    const farm = new FakeFarm();
+    const talk = handler("talk", async (_p, ctx) => {
+      for (const t of ["Hel", "lo", " world", ". How", " are", " you"]) ctx.output(t);
+      return "ok";
+    });
+    const { worker } = makeWorker(farm, { handlers: handlersOf(talk) });
+    farm.add("talk");
+    await worker.start();
+    await tick();
+    await tick();
+    expect(farm.outputs.get("job1")).toEqual(["Hello world. How", " are you"]);
+    const names = farm.calls.map((c) => c.name);
+    expect(names.lastIndexOf("output")).toBeLessThan(names.indexOf("complete"));
+    await worker.stop();
+  });
+});
