@@ -1,0 +1,101 @@
+import { v } from "convex/values";
+import { internalMutation, internalQuery } from "./_generated/server";
+import { createOrgShards } from "./lib/counters";
+import { fail } from "./lib/errors";
+import { displayPrefix, newSecret, sha256Hex } from "./lib/keys";
+import { LIMITS } from "./lib/limits";
+import { checkCapabilityGrants, checkIntegerInRange, checkText } from "./lib/validate";
+import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
+
+/** Operator functions: internal only, run with `npx convex run admin:<name> '<json args>'`. */
+
+export const createOrg = internalMutation({
+  args: { name: v.string() },
+  handler: async (ctx, { name }) => {
+    const orgId = await ctx.db.insert("orgs", { name: checkText(name, "name", LIMITS.nameChars) });
+    await createOrgShards(ctx, orgId);
+    return orgId;
+  },
+});
+
+export const createEnrollment = internalMutation({
+  args: {
+    orgId: v.id("orgs"),
+    capabilities: v.array(v.string()),
+    maxConcurrentJobs: v.optional(v.number()),
+    ttlMs: v.optional(v.number()),
+    canManage: v.optional(v.boolean()),
+  },
+  handler: async (ctx, args) => {
+    if (!(await ctx.db.get(args.orgId))) fail("not_found", "No such org");
+    const capabilities = checkCapabilityGrants(args.capabilities);
+    const maxConcurrentJobs = checkIntegerInRange(args.maxConcurrentJobs ?? 1, "maxConcurrentJobs", 1, LIMITS.maxConcurrentJobs);
+    const ttlMs = checkIntegerInRange(args.ttlMs ?? LIMITS.defaultEnrollmentTtlMs, "ttlMs", 1, 365 * 24 * 3600 * 1000);
+    const token = newSecret("fh_e_");
+    await ctx.db.insert("enrollments", {
+      orgId: args.orgId,
+      tokenHash: await sha256Hex(token),
+      tokenPrefix: displayPrefix(token),
+      capabilities,
+      maxConcurrentJobs,
+      canManage: args.canManage ?? false,
+      expiresAt: Date.now() + ttlMs,
+    });
+    return { token };
+  },
+});
+
+export const createClientKey = internalMutation({
+  args: { orgId: v.id("orgs"), name: v.string() },
+  handler: async (ctx, { orgId, name }) => {
+    if (!(await ctx.db.get(orgId))) fail("not_found", "No such org");
+    const key = newSecret("fh_c_");
+    const clientKeyId = await ctx.db.insert("clientKeys", {
+      orgId,
+      name: checkText(name, "name", LIMITS.nameChars),
+      keyHash: await sha256Hex(key),
+      keyPrefix: displayPrefix(key),
+      revoked: false,
+    });
+    return { key, clientKeyId };
+  },
+});
+
+export const revokeWorker = internalMutation({
+  args: { workerId: v.id("workers") },
+  handler: async (ctx, { workerId }) => {
+    if (!(await ctx.db.get(workerId))) fail("not_found", "No such worker");
+    await ctx.db.patch(workerId, { revoked: true });
+  },
+});
+
+export const revokeClientKey = internalMutation({
+  args: { clientKeyId: v.id("clientKeys") },
+  handler: async (ctx, { clientKeyId }) => {
+    if (!(await ctx.db.get(clientKeyId))) fail("not_found", "No such client key");
+    await ctx.db.patch(clientKeyId, { revoked: true });
+  },
+});
+
+export const listDead = internalQuery({
+  args: { orgId: v.id("orgs"), limit: v.optional(v.number()) },
+  handler: async (ctx, { orgId, limit }) => await listDeadLetters(ctx, orgId, limit),
+});
+
+export const retryDead = internalMutation({
+  args: { jobId: v.id("jobs") },
+  handler: async (ctx, { jobId }) => {
+    const job = await ctx.db.get(jobId);
+    if (!job) fail("not_found", "No such job");
+    await retryDeadJob(ctx, job);
+  },
+});
+
+export const purge = internalMutation({
+  args: { jobId: v.id("jobs") },
+  handler: async (ctx, { jobId }) => {
+    const job = await ctx.db.get(jobId);
+    if (!job) fail("not_found", "No such job");
+    return await purgeJob(ctx, job);
+  },
+});

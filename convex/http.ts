@@ -1,0 +1,107 @@
+import { httpRouter } from "convex/server";
+import { ConvexError } from "convex/values";
+import { api } from "./_generated/api";
+import { httpAction, type ActionCtx } from "./_generated/server";
+import type { FarmErrorData } from "./lib/errors";
+
+/** HTTP API for submitters that are not Convex apps. Auth: `Authorization: Bearer fh_c_…`. */
+
+const STATUS_BY_CODE: Record<string, number> = {
+  bad_key: 401,
+  revoked: 401,
+  forbidden: 403,
+  not_found: 404,
+  invalid_argument: 400,
+  too_large: 413,
+  conflict: 409,
+};
+
+function json(body: unknown, status = 200): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+}
+
+function errorResponse(code: string, message: string): Response {
+  return json({ error: { code, message } }, STATUS_BY_CODE[code] ?? 400);
+}
+
+function bearer(request: Request): string | null {
+  const header = request.headers.get("authorization") ?? "";
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+/** Run a handler with the bearer client key, turning ConvexErrors into JSON errors with HTTP statuses. */
+function withClientKey(handler: (ctx: ActionCtx, clientKey: string, request: Request) => Promise<Response>) {
+  return httpAction(async (ctx, request) => {
+    const clientKey = bearer(request);
+    if (!clientKey) return errorResponse("bad_key", "Missing 'Authorization: Bearer <client key>' header");
+    try {
+      return await handler(ctx, clientKey, request);
+    } catch (error) {
+      if (error instanceof ConvexError) {
+        const data = error.data as FarmErrorData;
+        return errorResponse(data.code, data.message);
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      if (/ArgumentValidationError|Value does not match validator|Object contains extra field/.test(message)) {
+        return errorResponse("invalid_argument", message.split("\n")[0]);
+      }
+      throw error;
+    }
+  });
+}
+
+/** "/api/jobs/<id>" → id, "/api/jobs/<id>/cancel" → id; null for anything else. */
+function jobIdFromPath(pathname: string, suffix: "" | "/cancel"): string | null {
+  const rest = pathname.slice("/api/jobs/".length);
+  const id = suffix ? (rest.endsWith(suffix) ? rest.slice(0, -suffix.length) : null) : rest;
+  return id && /^[A-Za-z0-9]+$/.test(id) ? id : null;
+}
+
+const http = httpRouter();
+
+http.route({
+  path: "/api/jobs",
+  method: "POST",
+  handler: withClientKey(async (ctx, clientKey, request) => {
+    let body: unknown;
+    try {
+      body = await request.json();
+    } catch {
+      return errorResponse("invalid_argument", "The body must be a JSON object");
+    }
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      return errorResponse("invalid_argument", "The body must be a JSON object");
+    }
+    const fields = body as Record<string, unknown>;
+    if (Array.isArray(fields.jobs)) {
+      const jobIds = await ctx.runMutation(api.jobs.submitBatch, { clientKey, jobs: fields.jobs as never });
+      return json({ jobIds }, 201);
+    }
+    const jobId = await ctx.runMutation(api.jobs.submit, { ...(fields as Record<string, never>), clientKey } as never);
+    return json({ jobId }, 201);
+  }),
+});
+
+http.route({
+  pathPrefix: "/api/jobs/",
+  method: "GET",
+  handler: withClientKey(async (ctx, clientKey, request) => {
+    const jobId = jobIdFromPath(new URL(request.url).pathname, "");
+    if (!jobId) return errorResponse("not_found", "No such job");
+    const job = await ctx.runQuery(api.jobs.get, { clientKey, jobId });
+    return job ? json(job) : errorResponse("not_found", "No such job");
+  }),
+});
+
+http.route({
+  pathPrefix: "/api/jobs/",
+  method: "POST",
+  handler: withClientKey(async (ctx, clientKey, request) => {
+    const jobId = jobIdFromPath(new URL(request.url).pathname, "/cancel");
+    if (!jobId) return errorResponse("not_found", "No such route; use POST /api/jobs/<id>/cancel");
+    return json(await ctx.runMutation(api.jobs.cancel, { clientKey, jobId }));
+  }),
+});
+
+export default http;

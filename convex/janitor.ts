@@ -1,0 +1,42 @@
+import { v } from "convex/values";
+import { internal } from "./_generated/api";
+import { internalMutation } from "./_generated/server";
+import { recordEvent } from "./lib/events";
+import { finishJob, requeue } from "./lib/transitions";
+
+/**
+ * Lazy lease janitor: claim schedules ONE check at the lease's expiry. Heartbeats only move
+ * leaseExpiresAt; when the check finds the lease extended it re-arms itself at the new expiry.
+ */
+export const checkLease = internalMutation({
+  args: { jobId: v.id("jobs"), leaseId: v.string() },
+  handler: async (ctx, { jobId, leaseId }) => {
+    const job = await ctx.db.get(jobId);
+    if (!job || job.status !== "running" || job.leaseId !== leaseId) return "gone";
+    const now = Date.now();
+    if (job.leaseExpiresAt !== undefined && job.leaseExpiresAt > now) {
+      await ctx.scheduler.runAt(job.leaseExpiresAt, internal.janitor.checkLease, { jobId, leaseId });
+      return "re-armed";
+    }
+    await recordEvent(ctx, job, "heartbeat-expired", { workerId: job.workerId });
+    const error = `lease expired (no heartbeat for ${job.leaseMs} ms)`;
+    if (job.cancelRequested) await finishJob(ctx, job, "canceled", { detail: "lease expired after cancel" });
+    else if (job.attempt < job.maxAttempts) await requeue(ctx, job, { kind: "retry", error });
+    else await finishJob(ctx, job, "dead", { error });
+    return "expired";
+  },
+});
+
+/** A delayed job (delayMs/runAt or retry backoff) becomes claimable. */
+export const promote = internalMutation({
+  args: { jobId: v.id("jobs") },
+  handler: async (ctx, { jobId }) => {
+    const job = await ctx.db.get(jobId);
+    if (!job || job.status !== "pending" || job.queue !== "delayed") return;
+    if (job.availableAt > Date.now()) {
+      await ctx.scheduler.runAt(job.availableAt, internal.janitor.promote, { jobId });
+      return;
+    }
+    await ctx.db.patch(jobId, { queue: "ready" });
+  },
+});

@@ -1,0 +1,95 @@
+import { v } from "convex/values";
+import { mutation, query } from "./_generated/server";
+import { clientFromKey, jobInOrg } from "./lib/auth";
+import { cancelJob } from "./lib/cancel";
+import { fail } from "./lib/errors";
+import { jobView } from "./lib/jobView";
+import { LIMITS } from "./lib/limits";
+import { checkJobSpec, insertCheckedJob, jobSpec, jobSpecFields } from "./lib/submit";
+import { checkText } from "./lib/validate";
+
+/** Submitter API: every call takes a client key (`fh_c_…`) and sees only its own org's jobs. */
+
+export const submit = mutation({
+  args: { clientKey: v.string(), ...jobSpecFields },
+  handler: async (ctx, { clientKey, ...spec }) => {
+    const client = await clientFromKey(ctx, clientKey);
+    return await insertCheckedJob(ctx, client.orgId, checkJobSpec(spec, Date.now()));
+  },
+});
+
+/** All or nothing: every job is validated before the first one is written. */
+export const submitBatch = mutation({
+  args: { clientKey: v.string(), jobs: v.array(jobSpec) },
+  handler: async (ctx, args) => {
+    const client = await clientFromKey(ctx, args.clientKey);
+    if (args.jobs.length > LIMITS.batchCount) fail("too_large", `A batch holds at most ${LIMITS.batchCount} jobs`);
+    const now = Date.now();
+    const checked = args.jobs.map((spec, i) => {
+      try {
+        return checkJobSpec(spec, now);
+      } catch (error) {
+        const data = (error as { data?: { code?: string; message?: string } }).data;
+        if (data?.code) fail(data.code as never, `jobs[${i}]: ${data.message}`);
+        throw error;
+      }
+    });
+    const totalBytes = checked.reduce((sum, spec) => sum + spec.payloadBytes, 0);
+    if (totalBytes > LIMITS.batchPayloadBytes) {
+      fail("too_large", `A batch's payloads total ${totalBytes} bytes; the cap is ${LIMITS.batchPayloadBytes}`);
+    }
+    const ids = [];
+    for (const spec of checked) ids.push(await insertCheckedJob(ctx, client.orgId, spec));
+    return ids;
+  },
+});
+
+/** null when the id is unknown, malformed or another org's (indistinguishable on purpose). */
+export const get = query({
+  args: { clientKey: v.string(), jobId: v.string() },
+  handler: async (ctx, args) => {
+    const client = await clientFromKey(ctx, args.clientKey);
+    const job = await jobInOrg(ctx, client.orgId, args.jobId);
+    return job ? await jobView(ctx, job) : null;
+  },
+});
+
+export const cancel = mutation({
+  args: { clientKey: v.string(), jobId: v.string() },
+  handler: async (ctx, args) => {
+    const client = await clientFromKey(ctx, args.clientKey);
+    const job = await jobInOrg(ctx, client.orgId, args.jobId);
+    if (!job) fail("not_found", "No such job in this org");
+    return await cancelJob(ctx, job, "canceled by submitter");
+  },
+});
+
+export const byExternalId = query({
+  args: { clientKey: v.string(), externalId: v.string() },
+  handler: async (ctx, args) => {
+    const client = await clientFromKey(ctx, args.clientKey);
+    const externalId = checkText(args.externalId, "externalId", LIMITS.externalIdChars);
+    const job = await ctx.db
+      .query("jobs")
+      .withIndex("by_org_external", (q) => q.eq("orgId", client.orgId).eq("externalId", externalId))
+      .first();
+    return job ? await jobView(ctx, job) : null;
+  },
+});
+
+export const batchStatus = query({
+  args: { clientKey: v.string(), batchId: v.string() },
+  handler: async (ctx, args) => {
+    const client = await clientFromKey(ctx, args.clientKey);
+    const batchId = checkText(args.batchId, "batchId", LIMITS.batchIdChars);
+    const jobs = await ctx.db
+      .query("jobs")
+      .withIndex("by_org_batch", (q) => q.eq("orgId", client.orgId).eq("batchId", batchId))
+      .take(LIMITS.batchStatusScan + 1);
+    const truncated = jobs.length > LIMITS.batchStatusScan;
+    const counts = { pending: 0, running: 0, succeeded: 0, canceled: 0, dead: 0 };
+    for (const job of jobs.slice(0, LIMITS.batchStatusScan)) counts[job.status]++;
+    const total = Math.min(jobs.length, LIMITS.batchStatusScan);
+    return { batchId, total, counts, done: total > 0 && counts.pending + counts.running === 0, truncated };
+  },
+});

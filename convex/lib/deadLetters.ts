@@ -1,0 +1,71 @@
+import type { Doc, Id } from "../_generated/dataModel";
+import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { bumpFinished, bumpLane, type FinishedStatus } from "./counters";
+import { recordEvent } from "./events";
+import { fail } from "./errors";
+import { LIMITS } from "./limits";
+import { checkIntegerInRange } from "./validate";
+
+const PURGE_ROWS_PER_CALL = 500;
+
+export async function listDeadLetters(ctx: QueryCtx, orgId: Id<"orgs">, limit?: number) {
+  const take = checkIntegerInRange(limit ?? LIMITS.deadLettersListed, "limit", 1, LIMITS.deadLettersListed);
+  const jobs = await ctx.db
+    .query("jobs")
+    .withIndex("by_org_status", (q) => q.eq("orgId", orgId).eq("status", "dead"))
+    .order("desc")
+    .take(take);
+  return jobs.map((job) => ({
+    jobId: job._id,
+    type: job.type,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    error: job.error,
+    requiredCapabilities: job.requiredCapabilities,
+    finishedAt: job.finishedAt,
+  }));
+}
+
+/** A dead letter goes back to the head of its lane with a fresh set of attempts. */
+export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">) {
+  if (job.status !== "dead") fail("invalid_argument", `Only dead jobs can be retried; this one is ${job.status}`);
+  await ctx.db.patch(job._id, {
+    status: "pending",
+    queue: "ready",
+    attempt: 0,
+    availableAt: Date.now(),
+    finishedAt: undefined,
+    cancelRequested: undefined,
+    progress: undefined,
+    statusText: undefined,
+  });
+  await bumpFinished(ctx, job.orgId, "dead", -1);
+  await bumpLane(ctx, job, { pending: 1 });
+  await recordEvent(ctx, { ...job, attempt: 0 }, "retried", { detail: "dead letter retried by operator" });
+}
+
+/**
+ * Delete a finished job with its output and events. Deletes at most PURGE_ROWS_PER_CALL child rows per
+ * call; returns false when the job still has rows left (call again), true once the job itself is gone.
+ */
+export async function purgeJob(ctx: MutationCtx, job: Doc<"jobs">): Promise<boolean> {
+  if (job.status === "pending" || job.status === "running") {
+    fail("invalid_argument", `Only finished jobs can be purged; this one is ${job.status}`);
+  }
+  let budget = PURGE_ROWS_PER_CALL;
+  const chunks = await ctx.db
+    .query("jobOutput")
+    .withIndex("by_job_seq", (q) => q.eq("jobId", job._id))
+    .take(budget);
+  for (const chunk of chunks) await ctx.db.delete(chunk._id);
+  budget -= chunks.length;
+  const events = budget > 0
+    ? await ctx.db.query("jobEvents").withIndex("by_job", (q) => q.eq("jobId", job._id)).take(budget)
+    : [];
+  for (const event of events) await ctx.db.delete(event._id);
+  budget -= events.length;
+  if (budget <= 0) return false;
+  await ctx.db.delete(job._id);
+  await bumpFinished(ctx, job.orgId, job.status as FinishedStatus, -1);
+  return true;
+}

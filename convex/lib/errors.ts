@@ -1,0 +1,20 @@
+import { ConvexError } from "convex/values";
+
+export type ErrorCode =
+  | "bad_key"
+  | "revoked"
+  | "stale_lease"
+  | "not_found"
+  | "invalid_argument"
+  | "too_large"
+  | "token_expired"
+  | "token_used"
+  | "forbidden"
+  | "conflict";
+
+export type FarmErrorData = { code: ErrorCode; message: string };
+
+/** Throw the one kind of error every Farmhand function raises: a ConvexError with a stable code. */
+export function fail(code: ErrorCode, message: string): never {
+  throw new ConvexError<FarmErrorData>({ code, message });
+}

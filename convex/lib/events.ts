@@ -1,0 +1,31 @@
+import type { Doc, Id } from "../_generated/dataModel";
+import type { MutationCtx } from "../_generated/server";
+
+export type EventKind =
+  | "submitted"
+  | "claimed"
+  | "released"
+  | "heartbeat-expired"
+  | "retried"
+  | "failed"
+  | "dead"
+  | "cancel-requested"
+  | "canceled"
+  | "done"
+  | "promoted";
+
+export async function recordEvent(
+  ctx: MutationCtx,
+  job: Pick<Doc<"jobs">, "_id" | "orgId" | "attempt">,
+  kind: EventKind,
+  extra: { workerId?: Id<"workers">; detail?: string } = {},
+) {
+  await ctx.db.insert("jobEvents", {
+    orgId: job.orgId,
+    jobId: job._id,
+    kind,
+    at: Date.now(),
+    attempt: job.attempt,
+    ...extra,
+  });
+}

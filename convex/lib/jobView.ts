@@ -1,0 +1,36 @@
+import type { Doc } from "../_generated/dataModel";
+import type { QueryCtx } from "../_generated/server";
+import { LIMITS } from "./limits";
+
+/** What a submitter sees of a job, with its streamed output joined in order (the latest chunks if long). */
+export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
+  const newestFirst = await ctx.db
+    .query("jobOutput")
+    .withIndex("by_job_seq", (q) => q.eq("jobId", job._id))
+    .order("desc")
+    .take(LIMITS.outputChunksReturned + 1);
+  const outputTruncated = newestFirst.length > LIMITS.outputChunksReturned;
+  const chunks = newestFirst.slice(0, LIMITS.outputChunksReturned).reverse();
+  return {
+    jobId: job._id,
+    type: job.type,
+    status: job.status,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    priority: job.priority,
+    requiredCapabilities: job.requiredCapabilities,
+    progress: job.progress,
+    statusText: job.statusText,
+    result: job.result,
+    error: job.error,
+    output: chunks.map((c) => c.chunk).join(""),
+    outputTruncated,
+    cancelRequested: job.cancelRequested === true,
+    externalId: job.externalId,
+    batchId: job.batchId,
+    createdAt: job._creationTime,
+    availableAt: job.availableAt,
+    startedAt: job.startedAt,
+    finishedAt: job.finishedAt,
+  };
+}

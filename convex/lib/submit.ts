@@ -1,0 +1,104 @@
+import { v, type Infer } from "convex/values";
+import { internal } from "../_generated/api";
+import type { Id } from "../_generated/dataModel";
+import type { MutationCtx } from "../_generated/server";
+import { bumpLane } from "./counters";
+import { recordEvent } from "./events";
+import { fail } from "./errors";
+import { laneFor } from "./lanes";
+import { LIMITS } from "./limits";
+import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./validate";
+
+/** Everything a submitter may say about one job (the args of jobs:submit without the key). */
+export const jobSpecFields = {
+  type: v.string(),
+  payload: v.optional(v.any()),
+  priority: v.optional(v.number()),
+  requiredCapabilities: v.optional(v.array(v.string())),
+  externalId: v.optional(v.string()),
+  maxAttempts: v.optional(v.number()),
+  leaseMs: v.optional(v.number()),
+  delayMs: v.optional(v.number()),
+  runAt: v.optional(v.number()),
+  batchId: v.optional(v.string()),
+};
+export const jobSpec = v.object(jobSpecFields);
+export type JobSpec = Infer<typeof jobSpec>;
+
+type CheckedSpec = {
+  type: string;
+  payload: unknown;
+  priority: number;
+  capabilities: string[];
+  externalId?: string;
+  maxAttempts: number;
+  leaseMs: number;
+  availableAt: number;
+  batchId?: string;
+  payloadBytes: number;
+};
+
+/** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
+export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
+  const type = checkText(spec.type, "type", LIMITS.typeChars);
+  const payload = spec.payload ?? null;
+  const payloadBytes = checkValueSize(payload, "payload", LIMITS.payloadBytes);
+  const priority = checkIntegerInRange(spec.priority ?? 0, "priority", LIMITS.priorityMin, LIMITS.priorityMax);
+  const capabilities = checkCapabilities(spec.requiredCapabilities ?? [], "requiredCapabilities", LIMITS.capabilitiesPerJob);
+  const maxAttempts = checkIntegerInRange(spec.maxAttempts ?? LIMITS.defaultMaxAttempts, "maxAttempts", 1, LIMITS.maxAttempts);
+  const leaseMs = checkIntegerInRange(spec.leaseMs ?? LIMITS.defaultLeaseMs, "leaseMs", LIMITS.leaseMsMin, LIMITS.leaseMsMax);
+  if (spec.delayMs !== undefined && spec.runAt !== undefined) fail("invalid_argument", "Give delayMs or runAt, not both");
+  const delayMs = checkIntegerInRange(spec.delayMs ?? 0, "delayMs", 0, LIMITS.delayMsMax);
+  if (spec.runAt !== undefined && (!Number.isFinite(spec.runAt) || spec.runAt > now + LIMITS.delayMsMax)) {
+    fail("invalid_argument", "runAt must be a timestamp in ms within a year from now");
+  }
+  const availableAt = Math.max(now, spec.runAt ?? now + delayMs);
+  const externalId = spec.externalId === undefined ? undefined : checkText(spec.externalId, "externalId", LIMITS.externalIdChars);
+  const batchId = spec.batchId === undefined ? undefined : checkText(spec.batchId, "batchId", LIMITS.batchIdChars);
+  return { type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes };
+}
+
+/**
+ * Plain helper for a host app's own mutations: enqueue one job for an org, in the caller's transaction.
+ * With an externalId already used in this org it returns the existing job's id and writes nothing.
+ */
+export async function submitJob(ctx: MutationCtx, args: JobSpec & { orgId: Id<"orgs"> }): Promise<Id<"jobs">> {
+  const { orgId, ...spec } = args;
+  const org = await ctx.db.get(orgId);
+  if (!org) fail("not_found", "No such org");
+  return await insertCheckedJob(ctx, orgId, checkJobSpec(spec, Date.now()));
+}
+
+export async function insertCheckedJob(ctx: MutationCtx, orgId: Id<"orgs">, spec: CheckedSpec): Promise<Id<"jobs">> {
+  if (spec.externalId !== undefined) {
+    const existing = await ctx.db
+      .query("jobs")
+      .withIndex("by_org_external", (q) => q.eq("orgId", orgId).eq("externalId", spec.externalId))
+      .first();
+    if (existing) return existing._id;
+  }
+  const now = Date.now();
+  const lane = await laneFor(ctx, orgId, spec.capabilities);
+  const delayed = spec.availableAt > now;
+  const jobId = await ctx.db.insert("jobs", {
+    orgId,
+    laneId: lane._id,
+    type: spec.type,
+    payload: spec.payload,
+    priority: spec.priority,
+    negPriority: -spec.priority,
+    requiredCapabilities: spec.capabilities,
+    status: "pending",
+    queue: delayed ? "delayed" : "ready",
+    attempt: 0,
+    maxAttempts: spec.maxAttempts,
+    leaseMs: spec.leaseMs,
+    availableAt: spec.availableAt,
+    externalId: spec.externalId,
+    batchId: spec.batchId,
+  });
+  await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });
+  await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");
+  if (delayed) await ctx.scheduler.runAt(spec.availableAt, internal.janitor.promote, { jobId });
+  return jobId;
+}

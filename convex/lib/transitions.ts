@@ -1,0 +1,80 @@
+import { internal } from "../_generated/api";
+import type { Doc, Id } from "../_generated/dataModel";
+import type { MutationCtx } from "../_generated/server";
+import { bumpFinished, bumpLane, type FinishedStatus } from "./counters";
+import { recordEvent, type EventKind } from "./events";
+import { TIMING } from "./limits";
+
+const FINISH_EVENT: Record<FinishedStatus, EventKind> = { succeeded: "done", canceled: "canceled", dead: "dead" };
+
+const LEASE_CLEARED = { leaseId: undefined, leaseExpiresAt: undefined, queue: undefined } as const;
+
+/** Move a pending or running job to a final status, keeping every counter in step. */
+export async function finishJob(
+  ctx: MutationCtx,
+  job: Doc<"jobs">,
+  status: FinishedStatus,
+  extra: { result?: unknown; error?: string; workerId?: Id<"workers">; detail?: string } = {},
+) {
+  const now = Date.now();
+  await bumpLane(ctx, job, job.status === "running" ? { running: -1 } : { pending: -1 });
+  const patch: Partial<Doc<"jobs">> = { status, finishedAt: now, ...LEASE_CLEARED };
+  if (extra.result !== undefined) patch.result = extra.result;
+  if (extra.error !== undefined) patch.error = extra.error;
+  await ctx.db.patch(job._id, patch);
+  await bumpFinished(ctx, job.orgId, status, 1, now);
+  await recordEvent(ctx, job, FINISH_EVENT[status], { workerId: extra.workerId, detail: extra.detail ?? extra.error });
+}
+
+/** Exponential backoff with jitter: base·2^(attempt−1), capped, then scaled by a random 50–100 %. */
+export function backoffMs(attempt: number): number {
+  const ceiling = Math.min(TIMING.backoffMaxMs, TIMING.backoffBaseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(ceiling * (0.5 + Math.random() * 0.5));
+}
+
+/** Put a running job back in its lane, on the same row: now (release) or after a backoff (retry). */
+export async function requeue(
+  ctx: MutationCtx,
+  job: Doc<"jobs">,
+  how: { kind: "release" } | { kind: "retry"; error?: string },
+  workerId?: Id<"workers">,
+) {
+  await bumpLane(ctx, job, { running: -1, pending: 1 });
+  if (how.kind === "release") {
+    const attempt = Math.max(0, job.attempt - 1);
+    await ctx.db.patch(job._id, { ...LEASE_CLEARED, status: "pending", queue: "ready", attempt, workerId: undefined });
+    await recordEvent(ctx, { ...job, attempt }, "released", { workerId });
+    return;
+  }
+  const availableAt = Date.now() + backoffMs(job.attempt);
+  await ctx.db.patch(job._id, {
+    ...LEASE_CLEARED,
+    status: "pending",
+    queue: "delayed",
+    availableAt,
+    workerId: undefined,
+    error: how.error ?? job.error,
+  });
+  await recordEvent(ctx, job, "retried", { workerId, detail: how.error });
+  await ctx.scheduler.runAt(availableAt, internal.janitor.promote, { jobId: job._id });
+}
+
+/** A failed attempt: retry with backoff while attempts remain, else dead; a cancel-requested job ends canceled. */
+export async function failAttempt(
+  ctx: MutationCtx,
+  job: Doc<"jobs">,
+  error: string,
+  retryable: boolean,
+  workerId?: Id<"workers">,
+) {
+  if (job.cancelRequested) return await finishJob(ctx, job, "canceled", { error, workerId });
+  await recordEvent(ctx, job, "failed", { workerId, detail: error });
+  if (retryable && job.attempt < job.maxAttempts) return await requeue(ctx, job, { kind: "retry", error }, workerId);
+  await finishJob(ctx, job, "dead", { error, workerId });
+}
+
+/** Mark the worker seen, writing its document at most once a minute. */
+export async function touchWorker(ctx: MutationCtx, worker: Doc<"workers">) {
+  const now = Date.now();
+  if (now - worker.lastSeenAt >= TIMING.lastSeenWriteEveryMs) await ctx.db.patch(worker._id, { lastSeenAt: now });
+}

@@ -1,0 +1,53 @@
+import { convexToJson, type Value } from "convex/values";
+import { fail } from "./errors";
+import { LIMITS } from "./limits";
+
+const CAPABILITY = /^[a-z0-9:._-]{1,64}$/;
+// Server-side grants may end in "*" ("ollama:*", or "*" alone) to allow a family of capabilities.
+const CAPABILITY_GRANT = /^[a-z0-9:._-]{0,64}\*?$/;
+
+export function checkCapabilities(names: string[], what: string, max: number): string[] {
+  if (names.length > max) fail("invalid_argument", `${what}: at most ${max} capabilities`);
+  for (const name of names) {
+    if (!CAPABILITY.test(name)) {
+      fail("invalid_argument", `${what}: capability "${name}" must match [a-z0-9:._-]{1,64}`);
+    }
+  }
+  return [...new Set(names)].sort();
+}
+
+export function checkCapabilityGrants(names: string[]): string[] {
+  if (names.length > LIMITS.capabilitiesPerWorker) {
+    fail("invalid_argument", `capabilities: at most ${LIMITS.capabilitiesPerWorker}`);
+  }
+  for (const name of names) {
+    if (name.length === 0 || !CAPABILITY_GRANT.test(name)) {
+      fail("invalid_argument", `capability grant "${name}" must match [a-z0-9:._-]{1,64}, optionally ending in *`);
+    }
+  }
+  return [...new Set(names)].sort();
+}
+
+export function checkIntegerInRange(value: number, name: string, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    fail("invalid_argument", `${name} must be an integer from ${min} to ${max}, got ${value}`);
+  }
+  return value;
+}
+
+export function checkText(value: string, name: string, maxChars: number, allowEmpty = false): string {
+  if (!allowEmpty && value.trim().length === 0) fail("invalid_argument", `${name} must not be empty`);
+  if (value.length > maxChars) fail("too_large", `${name} is longer than ${maxChars} characters`);
+  return value;
+}
+
+/** Size of a Convex value as the JSON it travels as, in UTF-8 bytes. */
+export function jsonBytes(value: unknown): number {
+  return new TextEncoder().encode(JSON.stringify(convexToJson(value as Value))).length;
+}
+
+export function checkValueSize(value: unknown, name: string, maxBytes: number): number {
+  const bytes = jsonBytes(value === undefined ? null : value);
+  if (bytes > maxBytes) fail("too_large", `${name} is ${bytes} bytes; the cap is ${maxBytes} bytes`);
+  return bytes;
+}

@@ -1,0 +1,75 @@
+import { convexTest } from "convex-test";
+import type { FunctionReturnType } from "convex/server";
+import { expect } from "vitest";
+import { api, internal } from "../../convex/_generated/api";
+import type { Id } from "../../convex/_generated/dataModel";
+import schema from "../../convex/schema";
+
+export const modules = import.meta.glob("../../convex/**/*.ts");
+
+export function newBackend() {
+  return convexTest({ schema, modules, transactionLimits: true });
+}
+
+export type Backend = ReturnType<typeof newBackend>;
+
+export type Farm = {
+  t: Backend;
+  orgId: Id<"orgs">;
+  clientKey: string;
+};
+
+/** A fresh backend with one org and one client key. */
+export async function newFarm(t: Backend = newBackend(), name = "acme"): Promise<Farm> {
+  const orgId = await t.mutation(internal.admin.createOrg, { name });
+  const { key } = await t.mutation(internal.admin.createClientKey, { orgId, name: "ci" });
+  return { t, orgId, clientKey: key };
+}
+
+export type Enrolled = FunctionReturnType<typeof api.workers.enroll> & { capabilities: string[] };
+
+export async function enrollWorker(
+  farm: Farm,
+  options: { capabilities?: string[]; allowed?: string[]; maxConcurrentJobs?: number; canManage?: boolean; name?: string } = {},
+): Promise<Enrolled> {
+  const capabilities = options.capabilities ?? [];
+  const { token } = await farm.t.mutation(internal.admin.createEnrollment, {
+    orgId: farm.orgId,
+    capabilities: options.allowed ?? capabilities,
+    maxConcurrentJobs: options.maxConcurrentJobs ?? 4,
+    canManage: options.canManage,
+  });
+  const enrolled = await farm.t.mutation(api.workers.enroll, {
+    token,
+    name: options.name ?? "laptop",
+    machineId: "machine-1",
+    capabilities,
+  });
+  return { ...enrolled, capabilities };
+}
+
+/** Assert that a promise rejects with a ConvexError carrying this code. */
+export async function expectCode(promise: Promise<unknown>, code: string) {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error, `expected a ConvexError with code "${code}"`).not.toBeNull();
+  const data = (error as { data?: unknown }).data;
+  const parsed = typeof data === "string" ? JSON.parse(data) : data;
+  expect(parsed).toMatchObject({ code });
+  expect(typeof (parsed as { message: unknown }).message).toBe("string");
+}
+
+/** Every row of the tables that make up the queue's state, for "nothing changed" assertions. */
+export async function snapshot(t: Backend) {
+  return await t.run(async (ctx) => ({
+    jobs: await ctx.db.query("jobs").collect(),
+    laneShards: await ctx.db.query("laneShards").collect(),
+    orgShards: await ctx.db.query("orgShards").collect(),
+    jobOutput: await ctx.db.query("jobOutput").collect(),
+    jobEvents: await ctx.db.query("jobEvents").collect(),
+    workers: await ctx.db.query("workers").collect(),
+    enrollments: await ctx.db.query("enrollments").collect(),
+  }));
+}
