@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 import { convexTest } from "convex-test";
 import type { FunctionReturnType } from "convex/server";
 import { expect } from "vitest";

@@ -1,0 +1,77 @@
+import { test } from "vitest";
+import { api } from "../convex/_generated/api";
+import { measure, type Usage } from "../test/backend/metrics";
+import { seedPending } from "../test/backend/seed";
+import { enrollWorker, newFarm } from "../test/backend/setup";
+import { saveFigures, type Figure } from "./results";
+
+/**
+ * Documents read and written by one workers:claim, workers:watch and farm:overview, counted by
+ * convex-test's transaction-limit accounting (transaction limits on), at growing queue depths.
+ */
+type Scenario = { name: string; runnable: number; blockedAhead?: number; delayedAhead?: number };
+
+const SCENARIOS: Scenario[] = [
+  { name: "depth 100", runnable: 100 },
+  { name: "depth 10000", runnable: 10_000 },
+  { name: "depth 50000", runnable: 50_000 },
+  { name: "10000 blocked ahead", runnable: 1, blockedAhead: 10_000 },
+  { name: "10000 delayed ahead", runnable: 1, delayedAhead: 10_000 },
+];
+
+type Row = { scenario: string; claim: Usage; watch: Usage; overview: Usage; claimed: number };
+
+async function runScenario(s: Scenario): Promise<Row> {
+  const farm = await newFarm();
+  const worker = await enrollWorker(farm, { capabilities: ["cpu"] });
+  const hour = 60 * 60 * 1000;
+  if (s.blockedAhead) {
+    await seedPending(farm, s.blockedAhead, { requiredCapabilities: ["cuda"], priority: 100, startAt: Date.now() - hour });
+  }
+  if (s.delayedAhead) await seedPending(farm, s.delayedAhead, { priority: 100, delayedUntil: Date.now() + hour });
+  await seedPending(farm, s.runnable, { requiredCapabilities: ["cpu"] });
+  const watch = await measure(farm.t, "query", api.workers.watch, { apiKey: worker.apiKey, capabilities: ["cpu"] });
+  const overview = await measure(farm.t, "query", api.farm.overview, { apiKey: worker.apiKey });
+  const claim = await measure(farm.t, "mutation", api.workers.claim, { apiKey: worker.apiKey, capabilities: ["cpu"] });
+  const seeded = s.runnable + (s.blockedAhead ?? 0) + (s.delayedAhead ?? 0);
+  if (overview.result.counts.pending !== seeded) {
+    throw new Error(`${s.name}: overview counts ${overview.result.counts.pending} pending, seeded ${seeded}`);
+  }
+  if (claim.result.length !== 1) throw new Error(`${s.name}: expected to claim one job, got ${claim.result.length}`);
+  return { scenario: s.name, claim: claim.usage, watch: watch.usage, overview: overview.usage, claimed: claim.result.length };
+}
+
+test("documents read by claim, watch and overview stay flat with queue depth", async () => {
+  const rows: Row[] = [];
+  for (const s of SCENARIOS) rows.push(await runScenario(s));
+
+  console.log("\nscenario               claim reads  claim writes  watch reads  overview reads");
+  for (const r of rows) {
+    console.log(
+      `${r.scenario.padEnd(22)} ${String(r.claim.documentsRead).padStart(11)}  ${String(r.claim.documentsWritten).padStart(12)}` +
+        `  ${String(r.watch.documentsRead).padStart(11)}  ${String(r.overview.documentsRead).padStart(14)}`,
+    );
+  }
+
+  const figures: Record<string, Figure> = {};
+  for (const r of rows) {
+    const key = r.scenario.replace(/\s+/g, "_");
+    figures[`claim_reads_${key}`] = { value: r.claim.documentsRead, unit: "documents", target: "< 100", pass: r.claim.documentsRead < 100 };
+    figures[`claim_writes_${key}`] = {
+      value: r.claim.documentsWritten,
+      unit: "documents",
+      target: "≤ claimed jobs + constant (job, its event, one counter shard, worker lastSeenAt)",
+      pass: r.claim.documentsWritten <= 2 * r.claimed + 2,
+    };
+    figures[`watch_reads_${key}`] = { value: r.watch.documentsRead, unit: "documents", target: "< 100", pass: r.watch.documentsRead < 100 };
+    figures[`overview_reads_${key}`] = { value: r.overview.documentsRead, unit: "documents", target: "< 200", pass: r.overview.documentsRead < 200 };
+  }
+  const claimReads = rows.map((r) => r.claim.documentsRead);
+  figures.claim_reads_spread = {
+    value: Math.max(...claimReads) - Math.min(...claimReads),
+    unit: "documents (max − min over scenarios)",
+    target: "flat: ≤ 5",
+    pass: Math.max(...claimReads) - Math.min(...claimReads) <= 5,
+  };
+  saveFigures("backend", figures);
+});
