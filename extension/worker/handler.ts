@@ -12,9 +12,12 @@ export type HandlerContext = {
 
 /** A job handler. `run` resolves with the result (a JSON value) or throws (see HandlerError for retry). */
 export interface Handler {
-  /** The job type this handler runs; also advertised as a capability. */
+  /** The job type this handler runs. */
   readonly type: string;
-  /** Extra capabilities to advertise (e.g. `ollama:llama3`). May probe the machine. */
+  /**
+   * Everything this handler lets the worker advertise; by default just `[type]`. May probe the machine
+   * (Ollama adds `ollama:<model>` per local model, and advertises nothing when Ollama is not running).
+   */
   capabilities?(): string[] | Promise<string[]>;
   /** A per-job time limit overriding the worker's default. */
   readonly timeoutMs?: number;

@@ -155,7 +155,7 @@ export function handlersOf(...handlers: Handler[]): HandlerSource {
     get: (type) => byType.get(type),
     capabilities: async () => {
       const caps: string[] = [];
-      for (const h of handlers) caps.push(h.type, ...((await h.capabilities?.()) ?? []));
+      for (const h of handlers) caps.push(...((await h.capabilities?.()) ?? [h.type]));
       return caps;
     },
   };

@@ -1,0 +1,20 @@
+import type { Handler } from "../worker/handler";
+import type { ProcessPool } from "./processPool";
+import type { ImplSpec } from "./protocol";
+
+export type IsolatedHandlerSpec = {
+  type: string;
+  impl: ImplSpec;
+  capabilities?: () => string[] | Promise<string[]>;
+  timeoutMs?: number;
+};
+
+/** A handler whose job code runs in the pool's child processes, never on the host's thread. */
+export function isolatedHandler(pool: ProcessPool, spec: IsolatedHandlerSpec): Handler {
+  return {
+    type: spec.type,
+    timeoutMs: spec.timeoutMs,
+    capabilities: spec.capabilities,
+    run: (payload, ctx) => pool.run(spec.impl, payload, ctx),
+  };
+}

@@ -1,0 +1,29 @@
+import { DEFAULT_OLLAMA_URL } from "./impl/ollama";
+
+export type OllamaProbe = { running: true; models: string[] } | { running: false; error: string };
+
+/** Ask the local Ollama which models it has (GET /api/tags). Never throws. */
+export async function probeOllama(url = DEFAULT_OLLAMA_URL, timeoutMs = 2_000): Promise<OllamaProbe> {
+  try {
+    const res = await fetch(new URL("/api/tags", url), { signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) return { running: false, error: `Ollama at ${url} answered ${res.status} to /api/tags` };
+    const body = (await res.json()) as { models?: Array<{ name?: unknown; model?: unknown }> };
+    const names = (body.models ?? [])
+      .map((m) => (typeof m.name === "string" ? m.name : typeof m.model === "string" ? m.model : ""))
+      .filter(Boolean);
+    return { running: true, models: names };
+  } catch (e) {
+    const cause = (e as { cause?: { code?: string } }).cause?.code;
+    return { running: false, error: `Ollama is not running at ${url} (${cause ?? (e as Error).message})` };
+  }
+}
+
+/** `ollama:<model>` for each model, plus the short name for `:latest` tags (`llama3:latest` → `ollama:llama3`). */
+export function ollamaCapabilities(models: string[]): string[] {
+  const caps = new Set<string>();
+  for (const name of models) {
+    caps.add(`ollama:${name}`);
+    if (name.endsWith(":latest")) caps.add(`ollama:${name.slice(0, -":latest".length)}`);
+  }
+  return [...caps].sort();
+}

@@ -1,0 +1,157 @@
+import { fork, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { setPriority } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { HandlerError } from "../worker/errors";
+import type { HandlerContext } from "../worker/handler";
+import type { ChildMessage, HostMessage, ImplSpec } from "./protocol";
+
+export type ProcessPoolOptions = {
+  /** The runner script; by default the bundled `handlerRunner.js` next to this code, else `runner.ts` via tsx. */
+  runnerPath?: string;
+  execArgv?: string[];
+  /** OS niceness of the children (0..19; higher is politer). */
+  niceness?: number;
+  /** Children kept warm between jobs. */
+  maxIdle?: number;
+  /** After a cancel, how long job code has to stop before its process is killed. */
+  graceMs?: number;
+};
+
+type Child = { process: ChildProcess; busy: boolean };
+
+/**
+ * Runs job code in child processes at lowered priority, one job per child at a time, reusing healthy
+ * children. A child that crashes fails only its job; a canceled job is signalled, then killed after a grace.
+ */
+export class ProcessPool {
+  private readonly idle: Child[] = [];
+  private readonly all = new Set<Child>();
+  private closed = false;
+  private readonly runnerPath: string;
+  private readonly execArgv: string[];
+
+  constructor(private readonly options: ProcessPoolOptions = {}) {
+    const located = options.runnerPath ? { path: options.runnerPath, execArgv: [] } : locateRunner();
+    this.runnerPath = located.path;
+    this.execArgv = options.execArgv ?? located.execArgv;
+  }
+
+  /** Child pids (for tests and diagnostics). */
+  get pids(): number[] {
+    return [...this.all].map((c) => c.process.pid ?? -1);
+  }
+
+  run(impl: ImplSpec, payload: unknown, ctx: HandlerContext): Promise<unknown> {
+    if (this.closed) return Promise.reject(new HandlerError("the handler pool is closed"));
+    const child = this.take();
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      let killTimer: ReturnType<typeof setTimeout> | undefined;
+      const finish = (healthy: boolean, outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        child.process.off("message", onMessage);
+        child.process.off("exit", onExit);
+        ctx.signal.removeEventListener("abort", onAbort);
+        if (killTimer) clearTimeout(killTimer);
+        if (healthy) this.giveBack(child);
+        else this.discard(child);
+        outcome();
+      };
+      const onMessage = (m: ChildMessage) => {
+        switch (m.t) {
+          case "progress":
+            return ctx.progress(m.progress, m.status);
+          case "output":
+            return ctx.output(m.text);
+          case "result":
+            return finish(!ctx.signal.aborted, () => resolve(m.value));
+          case "error":
+            return finish(!ctx.signal.aborted, () => reject(new HandlerError(m.message, { retryable: m.retryable })));
+        }
+      };
+      const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+        const how = signal ? `signal ${signal}` : `code ${code}`;
+        const error = ctx.signal.aborted
+          ? ctx.signal.reason
+          : new HandlerError(`the handler's process exited unexpectedly (${how})`);
+        finish(false, () => reject(error));
+      };
+      const onAbort = () => {
+        this.send(child, { t: "cancel", reason: String((ctx.signal.reason as Error)?.message ?? "aborted") });
+        killTimer = setTimeout(() => child.process.kill("SIGKILL"), this.options.graceMs ?? 5_000);
+      };
+      child.process.on("message", onMessage);
+      child.process.on("exit", onExit);
+      if (ctx.signal.aborted) onAbort();
+      else ctx.signal.addEventListener("abort", onAbort);
+      this.send(child, { t: "run", impl, payload, jobId: ctx.jobId, attempt: ctx.attempt });
+    });
+  }
+
+  /** Kill every child. */
+  close(): void {
+    this.closed = true;
+    for (const child of this.all) child.process.kill("SIGKILL");
+    this.all.clear();
+    this.idle.length = 0;
+  }
+
+  private take(): Child {
+    let child = this.idle.pop();
+    while (child && (child.process.exitCode !== null || child.process.signalCode !== null)) child = this.idle.pop();
+    if (!child) child = this.spawn();
+    child.busy = true;
+    child.process.ref();
+    (child.process.channel as { ref?: () => void } | undefined)?.ref?.();
+    return child;
+  }
+
+  private spawn(): Child {
+    const proc = fork(this.runnerPath, [], { execArgv: this.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const child: Child = { process: proc, busy: false };
+    this.all.add(child);
+    proc.on("exit", () => this.discard(child));
+    proc.on("error", () => this.discard(child));
+    try {
+      if (proc.pid) setPriority(proc.pid, this.options.niceness ?? 10);
+    } catch {
+      // Not permitted on this system: the job still runs, just at normal priority.
+    }
+    return child;
+  }
+
+  private giveBack(child: Child): void {
+    child.busy = false;
+    if (this.closed || this.idle.length >= (this.options.maxIdle ?? 4)) return this.discard(child);
+    // An idle child must not keep the host process alive.
+    child.process.unref();
+    (child.process.channel as { unref?: () => void } | undefined)?.unref?.();
+    this.idle.push(child);
+  }
+
+  private discard(child: Child): void {
+    if (!this.all.delete(child)) return;
+    const i = this.idle.indexOf(child);
+    if (i >= 0) this.idle.splice(i, 1);
+    if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill("SIGKILL");
+  }
+
+  private send(child: Child, message: HostMessage): void {
+    try {
+      child.process.send(message);
+    } catch {
+      // The child died; its exit event fails the job.
+    }
+  }
+}
+
+/** Find the runner: the bundled JS next to this file, else the TS source run through tsx (tests, dev). */
+function locateRunner(): { path: string; execArgv: string[] } {
+  const here = typeof __dirname === "string" ? __dirname : dirname(fileURLToPath(import.meta.url));
+  const bundled = join(here, "handlerRunner.js");
+  if (existsSync(bundled)) return { path: bundled, execArgv: [] };
+  return { path: join(here, "runner.ts"), execArgv: ["--import", "tsx"] };
+}

@@ -1,0 +1,25 @@
+/** Messages between the host (ProcessPool) and a handler runner child process. */
+
+/** Which job code to run: a built-in implementation by name, or a module exporting `run(payload, ctx, options)`. */
+export type ImplSpec = { builtin: string; options?: unknown } | { module: string; exportName?: string; options?: unknown };
+
+export type HostMessage =
+  | { t: "run"; impl: ImplSpec; payload: unknown; jobId: string; attempt: number }
+  | { t: "cancel"; reason: string };
+
+export type ChildMessage =
+  | { t: "progress"; progress?: number; status?: string }
+  | { t: "output"; text: string }
+  | { t: "result"; value: unknown }
+  | { t: "error"; message: string; retryable: boolean };
+
+/** The context job code gets inside the runner (mirrors HandlerContext without the host's objects). */
+export type ImplContext = {
+  jobId: string;
+  attempt: number;
+  signal: AbortSignal;
+  progress(fraction?: number, status?: string): void;
+  output(text: string): void;
+};
+
+export type Impl = (payload: unknown, ctx: ImplContext, options: unknown) => Promise<unknown>;

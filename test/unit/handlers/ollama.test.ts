@@ -1,0 +1,108 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ProcessPool } from "../../../extension/handlers/processPool";
+import { createBuiltinRegistry } from "../../../extension/handlers";
+import { ollamaCapabilities, probeOllama } from "../../../extension/handlers/ollama";
+import { fakeCtx } from "./fakeCtx";
+
+/** A tiny stand-in for Ollama's HTTP API. */
+function fakeOllama(): Promise<{ server: Server; url: string; requests: unknown[] }> {
+  const requests: unknown[] = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d)).on("end", () => {
+      if (req.url === "/api/tags") {
+        res.end(JSON.stringify({ models: [{ name: "tiny:latest" }, { name: "qwen:0.5b" }] }));
+        return;
+      }
+      const json = JSON.parse(body);
+      requests.push({ url: req.url, ...json });
+      if (json.model === "missing") {
+        res.statusCode = 404;
+        res.end(JSON.stringify({ error: `model "missing" not found, try pulling it first` }));
+        return;
+      }
+      res.setHeader("content-type", "application/x-ndjson");
+      const tokens = ["Hel", "lo", " there."];
+      for (const t of tokens) {
+        res.write(JSON.stringify(req.url === "/api/chat" ? { message: { role: "assistant", content: t }, done: false } : { response: t, done: false }) + "\n");
+      }
+      res.end(JSON.stringify({ done: true, done_reason: "stop", eval_count: 3 }) + "\n");
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests })));
+}
+
+/** The URL of a local port nothing listens on. */
+async function closedPortUrl(): Promise<string> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return `http://127.0.0.1:${port}`;
+}
+
+describe("ollama handlers", () => {
+  let fake: Awaited<ReturnType<typeof fakeOllama>>;
+  const pool = new ProcessPool();
+  beforeAll(async () => {
+    fake = await fakeOllama();
+  });
+  afterAll(() => {
+    pool.close();
+    fake.server.close();
+  });
+
+  it("streams a generation token by token and returns the whole text", async () => {
+    const f = fakeCtx();
+    const result = await pool.run({ builtin: "ollama.generate", options: { url: fake.url } }, { model: "tiny", prompt: "hi" }, f.ctx);
+    expect(result).toEqual({ model: "tiny", response: "Hello there.", done_reason: "stop", eval_count: 3 });
+    expect(f.output()).toBe("Hello there.");
+    expect(fake.requests.at(-1)).toEqual({ url: "/api/generate", model: "tiny", prompt: "hi", stream: true });
+  });
+
+  it("streams a chat reply", async () => {
+    const f = fakeCtx();
+    const messages = [{ role: "user", content: "hi" }];
+    const result = await pool.run({ builtin: "ollama.chat", options: { url: fake.url } }, { model: "tiny", messages }, f.ctx);
+    expect(result).toMatchObject({ model: "tiny", message: { role: "assistant", content: "Hello there." } });
+  });
+
+  it("reports a missing model without retry, and a bad payload clearly", async () => {
+    await expect(pool.run({ builtin: "ollama.generate", options: { url: fake.url } }, { model: "missing", prompt: "x" }, fakeCtx().ctx)).rejects.toMatchObject({
+      message: 'Ollama answered 404 for /api/generate: model "missing" not found, try pulling it first',
+      retryable: false,
+    });
+    await expect(pool.run({ builtin: "ollama.chat", options: { url: fake.url } }, { model: "tiny" }, fakeCtx().ctx)).rejects.toMatchObject({
+      message: 'ollama.chat needs a payload { model: string, messages: [{ role, content }, ...] }, got {"model":"tiny"}',
+      retryable: false,
+    });
+  });
+
+  it("says clearly when Ollama is not running", async () => {
+    const down = await closedPortUrl();
+    await expect(pool.run({ builtin: "ollama.generate", options: { url: down } }, { model: "tiny", prompt: "x" }, fakeCtx().ctx)).rejects.toThrow(
+      `Ollama is not reachable at ${down} (ECONNREFUSED); is it running? Start it with \`ollama serve\``,
+    );
+    expect(await probeOllama(down)).toEqual({ running: false, error: `Ollama is not running at ${down} (ECONNREFUSED)` });
+  });
+
+  it("advertises ollama:<model> for each local model, and nothing while Ollama is down", async () => {
+    expect(ollamaCapabilities(["tiny:latest", "qwen:0.5b"])).toEqual(["ollama:qwen:0.5b", "ollama:tiny", "ollama:tiny:latest"]);
+    const up = createBuiltinRegistry({ ollama: { url: fake.url } });
+    expect(await up.registry.capabilities()).toEqual([
+      "demo.echo",
+      "demo.primes",
+      "ollama.chat",
+      "ollama.generate",
+      "ollama:qwen:0.5b",
+      "ollama:tiny",
+      "ollama:tiny:latest",
+    ]);
+    const down = createBuiltinRegistry({ ollama: { url: await closedPortUrl() }, recipes: [{ name: "build", command: "make" }] });
+    expect(await down.registry.capabilities()).toEqual(["demo.echo", "demo.primes", "recipe.build"]);
+    up.pool.close();
+    down.pool.close();
+  });
+});

@@ -1,0 +1,85 @@
+import { getPriority } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ProcessPool } from "../../../extension/handlers/processPool";
+import { fakeCtx } from "./fakeCtx";
+
+const fixtures = join(__dirname, "fixtures", "jobs.ts");
+const mod = (exportName: string) => ({ module: fixtures, exportName });
+
+describe("ProcessPool", () => {
+  const pool = new ProcessPool({ graceMs: 300, niceness: 10 });
+  afterAll(() => pool.close());
+
+  it("runs demo.echo in a child process at lowered priority and streams its output", async () => {
+    const f = fakeCtx();
+    const result = await pool.run({ builtin: "demo.echo" }, { text: "hello\n", n: 1 }, f.ctx);
+    expect(result).toEqual({ text: "hello\n", n: 1 });
+    expect(f.output()).toBe("hello\n");
+    const [childPid] = pool.pids;
+    expect(childPid).not.toBe(process.pid);
+    expect(getPriority(childPid)).toBe(10);
+  });
+
+  it("reuses a healthy child for the next job", async () => {
+    const a = await pool.run(mod("pid"), null, fakeCtx().ctx);
+    const b = await pool.run(mod("pid"), null, fakeCtx().ctx);
+    expect(a).toBe(b);
+    expect(a).not.toBe(process.pid);
+  });
+
+  it("counts primes and reports progress", async () => {
+    const f = fakeCtx();
+    expect(await pool.run({ builtin: "demo.primes" }, { n: 3_000_000 }, f.ctx)).toEqual({ n: 3_000_000, count: 216_816 });
+    expect(f.progress.length).toBeGreaterThanOrEqual(3);
+    expect(f.progress.at(-1)?.[0]).toBe(1);
+  });
+
+  it("rejects a bad demo.primes payload as not retryable", async () => {
+    await expect(pool.run({ builtin: "demo.primes" }, { n: "lots" }, fakeCtx().ctx)).rejects.toMatchObject({
+      message: 'demo.primes needs a payload { n: whole number from 0 to 2000000000 }, got {"n":"lots"}',
+      retryable: false,
+    });
+  });
+
+  it("turns a thrown error into a retryable failure, and keeps a HandlerError's retry flag", async () => {
+    await expect(pool.run(mod("throws"), null, fakeCtx().ctx)).rejects.toMatchObject({ message: "this handler always throws", retryable: true });
+    await expect(pool.run(mod("throwsFinal"), null, fakeCtx().ctx)).rejects.toMatchObject({ retryable: false });
+  });
+
+  it("fails the job of a child that kills itself, then goes on", async () => {
+    await expect(pool.run(mod("crashes"), null, fakeCtx().ctx)).rejects.toThrow("the handler's process exited unexpectedly (signal SIGKILL)");
+    expect(await pool.run({ builtin: "demo.echo" }, "still here", fakeCtx().ctx)).toBe("still here");
+  });
+
+  it("signals a canceled job and lets it stop by itself", async () => {
+    const f = fakeCtx();
+    const running = pool.run(mod("waitsForAbort"), null, f.ctx);
+    setTimeout(() => f.controller.abort(new Error("canceled")), 200);
+    // The child resolved on its own, but the job was canceled, so its child is not reused.
+    await expect(running).resolves.toBe("stopped");
+  });
+
+  it("kills a canceled job that ignores the signal after the grace period", async () => {
+    const f = fakeCtx();
+    const running = pool.run(mod("hangs"), null, f.ctx);
+    await new Promise((r) => setTimeout(r, 300));
+    const pidsBefore = pool.pids.length;
+    const started = Date.now();
+    f.controller.abort(new Error("the job was canceled"));
+    await expect(running).rejects.toThrow("the job was canceled");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(pool.pids.length).toBe(pidsBefore - 1);
+    expect(f.progress).toEqual([[0, "hanging"]]);
+  });
+
+  it("says clearly when a module does not export the function", async () => {
+    await expect(pool.run(mod("nope"), null, fakeCtx().ctx)).rejects.toThrow(`${fixtures} does not export a function "nope"`);
+  });
+
+  it("refuses work once closed", async () => {
+    const p = new ProcessPool();
+    p.close();
+    await expect(p.run({ builtin: "demo.echo" }, 1, fakeCtx().ctx)).rejects.toThrow("the handler pool is closed");
+  });
+});

@@ -1,0 +1,80 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadRecipesFile, parseRecipes } from "../../../extension/handlers/recipes";
+import { ProcessPool } from "../../../extension/handlers/processPool";
+import type { Recipe } from "../../../extension/handlers/impl/recipe";
+import { fakeCtx } from "./fakeCtx";
+
+const dir = mkdtempSync(join(tmpdir(), "farmhand-recipes-"));
+function script(name: string, body: string): Recipe {
+  const file = join(dir, `${name}.js`);
+  writeFileSync(file, body);
+  return { name, command: process.execPath, args: [file] };
+}
+
+describe("recipes", () => {
+  const pool = new ProcessPool({ graceMs: 500 });
+  afterAll(() => pool.close());
+  const run = (recipe: Recipe, payload: unknown, f = fakeCtx()) => pool.run({ builtin: "recipe", options: recipe }, payload, f.ctx);
+
+  it("passes the job args on stdin, reports progress lines, streams other lines, returns the last JSON line", async () => {
+    const recipe = script(
+      "double",
+      `let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const a=JSON.parse(s);
+       console.log(JSON.stringify({progress:0.5,status:"half"}));console.log("plain text line");
+       console.log(JSON.stringify({doubled:a.x*2}));});`,
+    );
+    const f = fakeCtx();
+    expect(await run(recipe, { x: 21 }, f)).toEqual({ doubled: 42 });
+    expect(f.progress).toEqual([[0.5, "half"]]);
+    expect(f.output()).toBe("plain text line\n");
+  });
+
+  it("fails clearly, without retry, when the last line is not JSON", async () => {
+    const recipe = script("chatty", `console.log(JSON.stringify({progress:1}));console.log("done!");`);
+    await expect(run(recipe, {})).rejects.toMatchObject({
+      message: 'recipe "chatty" must print its result as JSON on its last line of output; it printed "done!"',
+      retryable: false,
+    });
+  });
+
+  it("fails when the command exits non-zero, with the end of its stderr", async () => {
+    const recipe = script("sad", `console.error("disk full");process.exit(3);`);
+    await expect(run(recipe, {})).rejects.toMatchObject({ message: 'recipe "sad" exited with code 3: disk full', retryable: true });
+  });
+
+  it("fails when the command does not exist", async () => {
+    await expect(run({ name: "ghost", command: "/no/such/binary" }, {})).rejects.toMatchObject({
+      message: expect.stringContaining('recipe "ghost" could not start `/no/such/binary`: spawn /no/such/binary ENOENT'),
+      retryable: false,
+    });
+  });
+
+  it("stops the command when the job is canceled", async () => {
+    const recipe = script("slow", `setTimeout(()=>console.log("{}"),60000);`);
+    const f = fakeCtx();
+    const running = run(recipe, {}, f);
+    setTimeout(() => f.controller.abort(new Error("canceled")), 300);
+    const started = Date.now();
+    await expect(running).rejects.toThrow("canceled");
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it("parses a recipes file and rejects bad declarations with every problem listed", () => {
+    const file = join(dir, "recipes.json");
+    writeFileSync(file, JSON.stringify({ recipes: { render: { command: "blender", args: ["-b"], cwd: "work" } } }));
+    expect(loadRecipesFile(file)).toEqual([
+      { name: "render", command: "blender", args: ["-b"], cwd: join(dir, "work"), env: undefined, timeoutMs: undefined, description: undefined },
+    ]);
+    expect(() => parseRecipes({ "bad name": { command: "" }, ok: { command: "x", args: "y", timeoutMs: -1 } })).toThrow(
+      'invalid recipes:\n  recipe "bad name": a name is letters, digits, _ and - (max 64)\n  recipe "bad name": "command" must be a non-empty string\n' +
+        '  recipe "ok": "args" must be an array of strings\n  recipe "ok": "timeoutMs" must be a positive whole number',
+    );
+    expect(() => parseRecipes([1])).toThrow("recipes must be an object");
+    writeFileSync(join(dir, "broken.json"), "{nope");
+    expect(() => loadRecipesFile(join(dir, "broken.json"))).toThrow(/recipes file .*broken.json is not valid JSON/);
+    expect(() => loadRecipesFile(join(dir, "missing.json"))).toThrow(/cannot read recipes file/);
+  });
+});

@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { HandlerRegistry } from "../../../extension/handlers/registry";
+
+const noop = async () => null;
+
+describe("HandlerRegistry", () => {
+  it("advertises exactly the registered handlers' capabilities and forgets removed ones", async () => {
+    const r = new HandlerRegistry();
+    let changes = 0;
+    r.onChange(() => changes++);
+    const removeA = r.register({ type: "a.job", run: noop });
+    r.register({ type: "b.job", run: noop, capabilities: () => ["b.job", "gpu:1"] });
+    r.register({ type: "c.job", run: noop, capabilities: async () => { throw new Error("probe failed"); } });
+    expect(await r.capabilities()).toEqual(["a.job", "b.job", "gpu:1"]);
+    removeA();
+    expect(r.get("a.job")).toBeUndefined();
+    expect(await r.capabilities()).toEqual(["b.job", "gpu:1"]);
+    expect(r.types()).toEqual(["b.job", "c.job"]);
+    expect(changes).toBe(4);
+  });
+
+  it("rejects duplicates and malformed handlers", () => {
+    const r = new HandlerRegistry();
+    r.register({ type: "x", run: noop });
+    expect(() => r.register({ type: "x", run: noop })).toThrow('a handler for "x" is already registered');
+    expect(() => r.register({ type: "has space", run: noop })).toThrow('invalid handler type "has space"');
+    expect(() => r.register({ type: "y" } as never)).toThrow("a handler needs a run(payload, ctx) function");
+  });
+});
