@@ -1,0 +1,149 @@
+import { afterEach, describe, expect, test, vi } from "vitest";
+import { api } from "../../convex/_generated/api";
+import { LIMITS } from "../../convex/lib/limits";
+import { measure } from "./metrics";
+import { seedPending } from "./seed";
+import { enrollWorker, expectCode, newFarm, snapshot } from "./setup";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("workers:claim", () => {
+  test("priority first, then FIFO within a priority", async () => {
+    vi.useFakeTimers();
+    const farm = await newFarm();
+    const w = await enrollWorker(farm, { maxConcurrentJobs: 10 });
+    const submit = async (name: string, priority: number) => {
+      const id = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: name, priority });
+      vi.advanceTimersByTime(2_000); // further apart than the FIFO slack
+      return id;
+    };
+    await submit("low-1", 1);
+    await submit("high-1", 5);
+    await submit("low-2", 1);
+    await submit("high-2", 5);
+    await submit("zero", 0);
+    const order: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+      order.push(c.type);
+    }
+    expect(order).toEqual(["high-1", "high-2", "low-1", "low-2", "zero"]);
+  });
+
+  test("max claims several at once, best first, and every claim gets its own lease", async () => {
+    vi.useFakeTimers();
+    const farm = await newFarm();
+    const w = await enrollWorker(farm, { maxConcurrentJobs: 8 });
+    for (let p = 1; p <= 6; p++) await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: `p${p}`, priority: p });
+    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 3 });
+    expect(claimed.map((c) => c.type)).toEqual(["p6", "p5", "p4"]);
+    expect(new Set(claimed.map((c) => c.leaseId)).size).toBe(3);
+    for (const c of claimed) {
+      expect(c).toMatchObject({ attempt: 1, leaseMs: LIMITS.defaultLeaseMs });
+      expect(c.leaseId).toMatch(/^fh_l_/);
+    }
+  });
+
+  test("near-simultaneous jobs of one priority are spread at random across claims", async () => {
+    const farm = await newFarm();
+    const firsts = new Set<string>();
+    for (let round = 0; round < 12; round++) {
+      const ids = await farm.t.mutation(api.jobs.submitBatch, {
+        clientKey: farm.clientKey,
+        jobs: [0, 1, 2, 3].map((i) => ({ type: `r${round}-${i}` })),
+      });
+      const w = await enrollWorker(farm);
+      const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+      expect(ids).toContain(c.jobId);
+      firsts.add(c.type.split("-")[1]);
+      // clear the rest of this round
+      await farm.t.run(async (ctx) => {
+        for (const id of ids) if (id !== c.jobId) await ctx.db.patch(id, { status: "canceled", queue: undefined });
+      });
+    }
+    expect(firsts.size).toBeGreaterThan(1);
+  });
+
+  test("is bounded by the worker's free slots", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm, { maxConcurrentJobs: 2 });
+    for (let i = 0; i < 5; i++) await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 5 })).toHaveLength(2);
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 5 })).toEqual([]);
+    const [mine] = await farm.t.query(api.workers.mine, { apiKey: w.apiKey });
+    await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: mine.leaseId, result: null });
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 5 })).toHaveLength(1);
+  });
+
+  test.each([0, -1, LIMITS.claimMax + 1, 1.5])("refuses max = %s and changes nothing", async (max) => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm);
+    await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+    const before = await snapshot(farm.t);
+    await expectCode(farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max }), "invalid_argument");
+    expect(await snapshot(farm.t)).toEqual(before);
+  });
+
+  test("refuses advertised capabilities outside [a-z0-9:._-]", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm);
+    await expectCode(farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["Ollama"] }), "invalid_argument");
+    await expectCode(farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: ["a/b"] }), "invalid_argument");
+  });
+
+  test("an empty queue claims nothing and watch says so", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm);
+    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: [] })).toEqual({ available: false });
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] })).toEqual([]);
+  });
+
+  test("watch only reports jobs the worker could run", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm, { allowed: ["gpu"], capabilities: [] });
+    await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", requiredCapabilities: ["gpu"] });
+    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: [] })).toEqual({ available: false });
+    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: ["gpu"] })).toEqual({ available: true });
+  });
+
+  test("records a claimed event, lastSeenAt at most once a minute", async () => {
+    vi.useFakeTimers();
+    const farm = await newFarm();
+    const w = await enrollWorker(farm);
+    await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: [{ type: "a" }, { type: "b" }, { type: "c" }] });
+    const seen = async () => (await farm.t.run(async (ctx) => await ctx.db.get(w.workerId)))!.lastSeenAt;
+    const enrolledAt = await seen();
+    vi.advanceTimersByTime(30_000);
+    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    expect(await seen()).toBe(enrolledAt);
+    vi.advanceTimersByTime(31_000);
+    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    expect(await seen()).toBe(Date.now());
+    const kinds = await farm.t.run(async (ctx) => (await ctx.db.query("jobEvents").collect()).map((e) => e.kind));
+    expect(kinds.filter((k) => k === "claimed")).toHaveLength(2);
+  });
+});
+
+describe("deep queues", () => {
+  test("with 30,000 pending jobs and 10,000 blocked ones ahead, a claim reads a few dozen documents", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm, { allowed: ["cpu"], capabilities: ["cpu"] });
+    await seedPending(farm, 10_000, { requiredCapabilities: ["cuda"], priority: 50, startAt: Date.now() - 3_600_000 });
+    await seedPending(farm, 30_000, { requiredCapabilities: ["cpu"] });
+    const overview = await measure(farm.t, "query", api.farm.overview, { apiKey: w.apiKey });
+    expect(overview.result.counts.pending).toBe(40_000);
+    expect(overview.usage.documentsRead).toBeLessThan(200);
+    const watch = await measure(farm.t, "query", api.workers.watch, { apiKey: w.apiKey, capabilities: ["cpu"] });
+    expect(watch.result).toEqual({ available: true });
+    expect(watch.usage.documentsRead).toBeLessThan(20);
+    const claim = await measure(farm.t, "mutation", api.workers.claim, { apiKey: w.apiKey, capabilities: ["cpu"], max: 4 });
+    expect(claim.result).toHaveLength(4);
+    expect(claim.usage.documentsRead).toBeLessThan(100);
+    // 4 jobs + 4 claimed events + 1 lane counter shard
+    expect(claim.usage.documentsWritten).toBeLessThanOrEqual(4 + 4 + 2);
+    const after = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
+    expect(after.counts).toMatchObject({ pending: 39_996, running: 4 });
+  });
+});
