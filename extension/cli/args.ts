@@ -1,0 +1,114 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { MAX_CONCURRENCY } from "../worker/worker";
+
+export type CliOptions = {
+  help: boolean;
+  url: string;
+  key?: string;
+  token?: string;
+  name?: string;
+  keyFile: string;
+  concurrency: number;
+  capabilities?: string[];
+  recipes?: string;
+  ollamaUrl?: string;
+  ollama: boolean;
+  jobTimeoutMs?: number;
+  connectTimeoutMs: number;
+};
+
+export const USAGE = `Usage: farmhand-worker --url <deployment url> [--key <worker key> | --token <enrollment token> --name <name>] [options]
+
+Pulls jobs from a Farmhand queue and runs them on this machine, without VS Code.
+
+  --url <url>              Convex deployment URL (https://…convex.cloud, or http://127.0.0.1:PORT locally)
+  --key <key>              Worker key (fh_w_…); otherwise read from the key file
+  --token <token>          Enrollment token (fh_e_…): enroll once, save the key in the key file
+  --name <name>            This worker's name (needed with --token)
+  --key-file <path>        Where the key is kept (default ~/.config/farmhand/worker.json, mode 0600)
+  --concurrency <n>        Jobs at a time, 1..${MAX_CONCURRENCY} (default 1)
+  --capabilities <a,b>     Advertise only these of the handlers' capabilities
+  --recipes <file>         JSON file of named commands this machine offers as recipe.<name> jobs
+  --ollama-url <url>       Local Ollama (default http://127.0.0.1:11434)
+  --no-ollama              Do not offer the Ollama handlers
+  --job-timeout-ms <ms>    Longest a job may run before it is stopped and failed (default 30 min)
+  --connect-timeout-ms <ms> Give up when the URL cannot be reached for this long (default 15000)
+  -h, --help               Show this help
+
+Ctrl-C once: finish running jobs, then exit. Twice: stop now and give the running jobs back.`;
+
+export function defaultKeyFile(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CONFIG_HOME || join(homedir(), ".config");
+  return join(base, "farmhand", "worker.json");
+}
+
+/** Parse and check the command line; throws an Error with a user-facing message. */
+export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): CliOptions {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      help: { type: "boolean", short: "h" },
+      url: { type: "string" },
+      key: { type: "string" },
+      token: { type: "string" },
+      name: { type: "string" },
+      "key-file": { type: "string" },
+      concurrency: { type: "string" },
+      capabilities: { type: "string" },
+      recipes: { type: "string" },
+      "ollama-url": { type: "string" },
+      "no-ollama": { type: "boolean" },
+      "job-timeout-ms": { type: "string" },
+      "connect-timeout-ms": { type: "string" },
+    },
+  });
+  const keyFile = values["key-file"] ?? defaultKeyFile(env);
+  if (values.help) return { help: true, url: "", keyFile, concurrency: 1, ollama: true, connectTimeoutMs: 15_000 };
+  if (!values.url) throw new Error("--url is required");
+  checkUrl(values.url, "--url");
+  if (values.key && values.token) throw new Error("give --key or --token, not both");
+  if (values.token && !values.name) throw new Error("--token needs --name (how this worker shows up in the farm)");
+  if (values["ollama-url"]) checkUrl(values["ollama-url"], "--ollama-url");
+  const capabilities = values.capabilities
+    ?.split(",")
+    .map((c) => c.trim())
+    .filter(Boolean);
+  if (values.capabilities !== undefined && !capabilities?.length) throw new Error("--capabilities needs at least one name");
+  return {
+    help: false,
+    url: values.url.replace(/\/+$/, ""),
+    key: values.key,
+    token: values.token,
+    name: values.name,
+    keyFile,
+    concurrency: wholeNumber(values.concurrency ?? "1", "--concurrency", 1, MAX_CONCURRENCY),
+    capabilities,
+    recipes: values.recipes,
+    ollamaUrl: values["ollama-url"],
+    ollama: !values["no-ollama"],
+    jobTimeoutMs: values["job-timeout-ms"] ? wholeNumber(values["job-timeout-ms"], "--job-timeout-ms", 1_000, 7 * 24 * 3_600_000) : undefined,
+    connectTimeoutMs: wholeNumber(values["connect-timeout-ms"] ?? "15000", "--connect-timeout-ms", 100, 3_600_000),
+  };
+}
+
+function checkUrl(value: string, flag: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`${flag} is not a URL: ${value}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${flag} must start with http:// or https://, got ${value}`);
+}
+
+function wholeNumber(value: string, flag: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`${flag} must be a whole number from ${min} to ${max}, got ${value}`);
+  }
+  return n;
+}

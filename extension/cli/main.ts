@@ -1,0 +1,185 @@
+import { createHash } from "node:crypto";
+import { hostname, userInfo } from "node:os";
+import { ConvexClient } from "convex/browser";
+import { anyApi } from "convex/server";
+import { createBuiltinRegistry, loadRecipesFile, probeOllama, type Recipe } from "../handlers";
+import { convexFarmClient } from "../worker/farmClient";
+import { errorCode, errorMessage } from "../worker/errors";
+import { Worker } from "../worker/worker";
+import { parseCliArgs, USAGE, type CliOptions } from "./args";
+import { readKeyFile, writeKeyFile } from "./keyFile";
+
+export const EXIT = { ok: 0, usage: 2, unreachable: 3, key: 4, failed: 1 } as const;
+
+export type CliIo = {
+  env: NodeJS.ProcessEnv;
+  out(line: string): void;
+  err(line: string): void;
+  /** Subscribe to SIGINT/SIGTERM; returns an unsubscribe. */
+  onSignal(signal: "SIGINT" | "SIGTERM", listener: () => void): () => void;
+};
+
+export const processIo: CliIo = {
+  env: process.env,
+  out: (line) => process.stdout.write(line + "\n"),
+  err: (line) => process.stderr.write(line + "\n"),
+  onSignal(signal, listener) {
+    process.on(signal, listener);
+    return () => process.off(signal, listener);
+  },
+};
+
+class CliError extends Error {
+  constructor(message: string, readonly exitCode: number) {
+    super(message);
+  }
+}
+
+/** The headless worker. Resolves with the process exit code. */
+export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
+  let options: CliOptions;
+  try {
+    options = parseCliArgs(argv, io.env);
+  } catch (e) {
+    io.err(`farmhand-worker: ${(e as Error).message}\nRun farmhand-worker --help for usage.`);
+    return EXIT.usage;
+  }
+  if (options.help) {
+    io.out(USAGE);
+    return EXIT.ok;
+  }
+  const log = (line: string) => io.out(`${new Date().toISOString()} ${line}`);
+  let recipes: Recipe[] = [];
+  try {
+    if (options.recipes) recipes = loadRecipesFile(options.recipes);
+  } catch (e) {
+    io.err(`farmhand-worker: ${(e as Error).message}`);
+    return EXIT.usage;
+  }
+
+  const { registry, pool } = createBuiltinRegistry({
+    recipes,
+    ollama: options.ollama ? { url: options.ollamaUrl } : false,
+  });
+  const client = new ConvexClient(options.url, { logger: false, skipConvexDeploymentUrlCheck: true, unsavedChangesWarning: false });
+  try {
+    await waitForConnection(client, options);
+    const apiKey = await credentials(client, options, await registry.capabilities(), log);
+    if (options.ollama) {
+      const probe = await probeOllama(options.ollamaUrl);
+      log(probe.running ? `ollama: ${probe.models.length} local model(s)` : `ollama: not offered (${probe.error})`);
+    }
+    return await work(client, apiKey, options, registry, log, io);
+  } catch (e) {
+    io.err(`farmhand-worker: ${(e as Error).message}`);
+    return e instanceof CliError ? e.exitCode : EXIT.failed;
+  } finally {
+    pool.close();
+    await client.close();
+  }
+}
+
+async function waitForConnection(client: ConvexClient, options: CliOptions): Promise<void> {
+  if (client.connectionState().isWebSocketConnected) return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      unsubscribe();
+      reject(
+        new CliError(
+          `cannot reach ${options.url}: no connection after ${options.connectTimeoutMs} ms (is the URL right and the deployment up?)`,
+          EXIT.unreachable,
+        ),
+      );
+    }, options.connectTimeoutMs);
+    const unsubscribe = client.subscribeToConnectionState((s) => {
+      if (!s.isWebSocketConnected) return;
+      clearTimeout(timer);
+      unsubscribe();
+      resolve();
+    });
+  });
+}
+
+/** The worker key: --key, else enroll with --token (saving the key), else the key file. */
+async function credentials(client: ConvexClient, options: CliOptions, capabilities: string[], log: (l: string) => void): Promise<string> {
+  if (options.key) return options.key;
+  if (options.token) {
+    const advertised = options.capabilities ? capabilities.filter((c) => options.capabilities!.includes(c)) : capabilities;
+    let enrolled: { workerId: string; apiKey: string };
+    try {
+      enrolled = await client.mutation(anyApi.workers.enroll, {
+        token: options.token,
+        name: options.name!,
+        machineId: machineId(),
+        capabilities: advertised,
+      });
+    } catch (e) {
+      throw new CliError(`enrollment failed (${errorCode(e) ?? "error"}): ${errorMessage(e)}`, EXIT.key);
+    }
+    writeKeyFile(options.keyFile, { url: options.url, apiKey: enrolled.apiKey, workerId: enrolled.workerId, name: options.name! });
+    log(`enrolled as "${options.name}" (${enrolled.workerId}); key saved to ${options.keyFile}`);
+    return enrolled.apiKey;
+  }
+  const stored = readKeyFile(options.keyFile);
+  if (!stored) throw new CliError(`no worker key: pass --key, or --token and --name to enroll (no key file at ${options.keyFile})`, EXIT.usage);
+  if (stored.url.replace(/\/+$/, "") !== options.url) {
+    throw new CliError(`the key in ${options.keyFile} is for ${stored.url}, not ${options.url}; enroll again with --token`, EXIT.usage);
+  }
+  return stored.apiKey;
+}
+
+async function work(
+  client: ConvexClient,
+  apiKey: string,
+  options: CliOptions,
+  registry: ReturnType<typeof createBuiltinRegistry>["registry"],
+  log: (l: string) => void,
+  io: CliIo,
+): Promise<number> {
+  const worker = new Worker({
+    client: convexFarmClient(client, apiKey),
+    handlers: registry,
+    concurrency: options.concurrency,
+    onlyCapabilities: options.capabilities,
+    jobTimeoutMs: options.jobTimeoutMs,
+  });
+  let keyProblem = false;
+  worker.on("state", (e) => {
+    if (e.state === "stopping" && e.reason && /worker.s key/.test(e.reason)) keyProblem = true;
+    log(`worker ${e.state}${e.reason ? `: ${e.reason}` : ""}`);
+  });
+  worker.on("jobFinished", (e) => {
+    log(`job ${e.jobId} ${e.type} ${e.outcome} in ${e.durationMs} ms${e.error ? `: ${e.error}` : ""}`);
+  });
+  worker.on("error", (e) => log(`error: ${e.message}`));
+  worker.on("connection", (e) => log(e.connected ? "connected" : "connection lost; reconnecting"));
+
+  let interrupts = 0;
+  const onInterrupt = () => {
+    interrupts++;
+    if (interrupts === 1) {
+      log(`draining: finishing ${worker.snapshot().running.length} running job(s); press Ctrl-C again to stop now`);
+      void worker.drain();
+    } else {
+      log("stopping now: giving running jobs back");
+      void worker.stop("interrupted");
+    }
+  };
+  const offInt = io.onSignal("SIGINT", onInterrupt);
+  const offTerm = io.onSignal("SIGTERM", () => void worker.stop("terminated"));
+  const stopped = new Promise<void>((resolve) => worker.on("state", (e) => e.state === "stopped" && resolve()));
+  try {
+    await worker.start();
+    log(`working on ${options.url} with ${options.concurrency} slot(s); capabilities: ${worker.snapshot().capabilities.join(", ")}`);
+    if (worker.state !== "stopped") await stopped;
+  } finally {
+    offInt();
+    offTerm();
+  }
+  return keyProblem ? EXIT.key : EXIT.ok;
+}
+
+/** A stable, non-identifying id for this machine and user. */
+function machineId(): string {
+  return createHash("sha256").update(`${hostname()}/${userInfo().username}`).digest("hex").slice(0, 16);
+}
