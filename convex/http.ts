@@ -43,7 +43,7 @@ function withClientKey(handler: (ctx: ActionCtx, clientKey: string, request: Req
         return errorResponse(data.code, data.message);
       }
       const message = error instanceof Error ? error.message : String(error);
-      if (/ArgumentValidationError|Value does not match validator|Object contains extra field/.test(message)) {
+      if (/Validator error|ArgumentValidationError|Value does not match validator|extra field/.test(message)) {
         return errorResponse("invalid_argument", message.split("\n")[0]);
       }
       throw error;
