@@ -1,0 +1,171 @@
+// Starts one code-server on a free loopback port with its own user-data, extensions and config, and stops it with
+// its whole process group (the extension host and its children are forked by code-server).
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { codeServerEntry } from "./paths.mjs";
+
+/** Settings every test window gets: nothing that phones home, nothing that opens on its own. */
+const QUIET_SETTINGS = {
+  "telemetry.telemetryLevel": "off",
+  "update.mode": "none",
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "extensions.ignoreRecommendations": true,
+  "workbench.startupEditor": "none",
+  "workbench.enableExperiments": false,
+  "workbench.tips.enabled": false,
+  "security.workspace.trust.enabled": false,
+  "chat.commandCenter.enabled": false,
+  "git.enabled": false,
+};
+
+/** Throws with a clear message when `npm run harness:install` has not been run. */
+export function requireInstalledCodeServer() {
+  if (!existsSync(codeServerEntry)) {
+    throw new Error("code-server is not installed: run `npm run harness:install` first");
+  }
+}
+
+/**
+ * Layout of one throw-away code-server profile under `root`. `settings` are written as user settings and, because
+ * machine-scoped settings in a remote window come from the remote side, as the server's machine settings too.
+ */
+export function prepareProfile(root, settings = {}) {
+  const profile = {
+    root,
+    userDataDir: join(root, "user-data"),
+    extensionsDir: join(root, "extensions"),
+    workspaceDir: join(root, "workspace"),
+    configFile: join(root, "config.yaml"),
+  };
+  const allSettings = JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2);
+  for (const dir of [profile.extensionsDir, profile.workspaceDir, join(profile.userDataDir, "User"), join(profile.userDataDir, "Machine")]) {
+    mkdirSync(dir, { recursive: true });
+  }
+  writeFileSync(join(profile.userDataDir, "User", "settings.json"), allSettings);
+  writeFileSync(join(profile.userDataDir, "Machine", "settings.json"), allSettings);
+  writeFileSync(profile.configFile, "auth: none\n");
+  return profile;
+}
+
+function baseArgs(profile) {
+  return [
+    codeServerEntry,
+    "--config", profile.configFile,
+    "--user-data-dir", profile.userDataDir,
+    "--extensions-dir", profile.extensionsDir,
+  ];
+}
+
+/** `code-server --install-extension <vsix>` into the profile's extensions dir; returns its output. */
+export function installExtension(profile, vsixPath) {
+  const result = spawnSync(process.execPath, [...baseArgs(profile), "--force", "--install-extension", vsixPath], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  const output = `${result.stdout}${result.stderr}`;
+  if (result.status !== 0 || !/was successfully installed/.test(output)) {
+    throw new Error(`installing ${vsixPath} into code-server failed (exit ${result.status}):\n${output}`);
+  }
+  return output;
+}
+
+/**
+ * Starts code-server and resolves once it serves `/healthz`. `env` is added to this process's environment and so
+ * reaches the extension host. `onLog` gets every line code-server prints.
+ */
+export async function startCodeServer(profile, { env = {}, onLog = () => {}, timeoutMs = 30_000 } = {}) {
+  const child = spawn(
+    process.execPath,
+    [
+      ...baseArgs(profile),
+      "--auth", "none",
+      "--bind-addr", "127.0.0.1:0",
+      "--disable-telemetry",
+      "--disable-update-check",
+      "--disable-workspace-trust",
+      "--disable-getting-started-override",
+      "--ignore-last-opened",
+      profile.workspaceDir,
+    ],
+    {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      // An unreachable gallery fails at once instead of waiting on DNS for open-vsx.
+      env: { EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: "http://127.0.0.1:9/gallery" }), ...process.env, ...env },
+    },
+  );
+  let exited = false;
+  child.on("exit", () => (exited = true));
+
+  const stop = () => stopProcessGroup(child, () => exited);
+  try {
+    const port = await waitForPort(child, onLog, timeoutMs);
+    const origin = `http://127.0.0.1:${port}`;
+    await waitForHealth(origin, timeoutMs);
+    return { origin, port, remoteAuthority: `127.0.0.1:${port}`, pid: child.pid, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function waitForPort(child, onLog, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`code-server did not start listening within ${timeoutMs} ms`)), timeoutMs);
+    const lines = (stream) => {
+      let pending = "";
+      stream.on("data", (chunk) => {
+        pending += chunk;
+        const parts = pending.split("\n");
+        pending = parts.pop();
+        for (const line of parts) {
+          onLog(line);
+          const match = /HTTP server listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(line);
+          if (match) {
+            clearTimeout(timer);
+            resolve(Number(match[1]));
+          }
+        }
+      });
+    };
+    lines(child.stdout);
+    lines(child.stderr);
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`code-server exited before listening (code ${code}, signal ${signal})`));
+    });
+  });
+}
+
+async function waitForHealth(origin, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(`${origin}/healthz`);
+      if (response.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`code-server at ${origin} did not answer /healthz within ${timeoutMs} ms`);
+}
+
+async function stopProcessGroup(child, hasExited) {
+  if (child.pid === undefined) return;
+  signalGroup(child.pid, "SIGTERM");
+  const deadline = Date.now() + 5_000;
+  while (!hasExited() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  // The group may outlive its leader (an extension host shutting down): make sure nothing stays behind.
+  signalGroup(child.pid, "SIGKILL");
+}
+
+function signalGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}

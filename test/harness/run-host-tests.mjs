@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// `npm run test:host`: the mocha suite in test/host/ inside a real VS Code extension host (code-server in headless
+// Chromium), with this repo as the development extension. Prints mocha's report and one closing line
+// `N passed, N failed`; exits non-zero on any failure or timeout. Logs and a screenshot go to test/artifacts/host/.
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { launchChromium } from "./browser.mjs";
+import { buildHostSuite } from "./buildHostSuite.mjs";
+import { prepareProfile, requireInstalledCodeServer, startCodeServer } from "./codeServer.mjs";
+import { onInterrupt, runNpmScript } from "./process.mjs";
+import { artifactsDir, extensionDir, repoDir } from "./paths.mjs";
+
+const REPORTER_PREFIX = "FARMHAND_HOST_MOCHA ";
+const RESULT_PREFIX = "FARMHAND_HOST_RESULT ";
+const TIMEOUT_MS = Number(process.env.FARMHAND_HOST_TIMEOUT_MS ?? 120_000);
+const CONTEXT_PROBE = join(repoDir, "test", "host", "fixtures", "context-probe");
+const outDir = join(artifactsDir, "host");
+
+const outcome = await main().catch((error) => {
+  console.error(`host tests could not run: ${error instanceof Error ? error.message : error}`);
+  return { passed: 0, failed: 1 };
+});
+console.log(`${outcome.passed} passed, ${outcome.failed} failed`);
+process.exit(outcome.failed > 0 ? 1 : 0);
+
+async function main() {
+  requireInstalledCodeServer();
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  if (extensionDir === repoDir) runNpmScript("build");
+  const suiteEntry = await buildHostSuite();
+
+  const root = mkdtempSync(join(tmpdir(), "farmhand-host-"));
+  const cleanups = [() => rmSync(root, { recursive: true, force: true })];
+  const cleanUp = async () => {
+    for (const step of cleanups.reverse()) await step();
+    cleanups.length = 0;
+  };
+  const removeInterruptHandler = onInterrupt(cleanUp);
+  const serverLog = [];
+  const workbenchLog = [];
+  try {
+    const profile = prepareProfile(root);
+    cpSync(CONTEXT_PROBE, join(profile.extensionsDir, "farmhand-tests.context-probe-0.0.1"), { recursive: true });
+    const server = await startCodeServer(profile, { env: { FARMHAND_HOST_TEST: "1" }, onLog: (line) => serverLog.push(line) });
+    cleanups.push(server.stop);
+    const browser = await launchChromium();
+    cleanups.push(browser.close);
+
+    const page = await browser.context.newPage();
+    let result;
+    const exited = new Promise((resolve) => {
+      void page.exposeFunction("codeAutomationLog", (level, args) => {
+        const text = Array.isArray(args) ? args.join(" ") : String(args);
+        if (text.startsWith(REPORTER_PREFIX)) console.log(text.slice(REPORTER_PREFIX.length));
+        else if (text.startsWith(RESULT_PREFIX)) result = JSON.parse(text.slice(RESULT_PREFIX.length));
+        else workbenchLog.push(`${level}: ${text}`);
+      });
+      void page.exposeFunction("codeAutomationExit", (code) => resolve(code));
+    });
+    page.on("crash", () => workbenchLog.push("error: the page crashed"));
+
+    const remote = (path) => `vscode-remote://${server.remoteAuthority}${path}`;
+    const payload = [
+      ["extensionDevelopmentPath", remote(extensionDir)],
+      ["extensionTestsPath", remote(suiteEntry)],
+    ];
+    const url = `${server.origin}/?folder=${encodeURIComponent(profile.workspaceDir)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+    await page.goto(url);
+
+    const timedOut = Symbol("timeout");
+    let timer;
+    const code = await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(() => resolve(timedOut), TIMEOUT_MS)))]);
+    clearTimeout(timer);
+    await page.screenshot({ path: join(outDir, "workbench.png") }).catch(() => {});
+
+    if (code === timedOut) {
+      console.error(`host tests: no exit from the extension host within ${TIMEOUT_MS / 1000} s`);
+      printTail("workbench log", workbenchLog);
+      return { passed: result?.passed ?? 0, failed: (result?.failed ?? 0) + 1 };
+    }
+    if (!result) {
+      console.error(`host tests: the suite ended (exit code ${code}) without reporting results`);
+      printTail("workbench log", workbenchLog);
+      return { passed: 0, failed: 1 };
+    }
+    for (const test of result.tests.filter((t) => !t.passed)) console.error(`FAILED: ${test.title}`);
+    if (code !== 0 && result.failed === 0) {
+      console.error(`host tests: the extension host exited with code ${code} although every test passed`);
+      return { passed: result.passed, failed: 1 };
+    }
+    return { passed: result.passed, failed: result.failed };
+  } finally {
+    writeFileSync(join(outDir, "code-server.log"), serverLog.join("\n") + "\n");
+    writeFileSync(join(outDir, "workbench.log"), workbenchLog.join("\n") + "\n");
+    await cleanUp();
+    removeInterruptHandler();
+  }
+}
+
+function printTail(title, lines) {
+  console.error(`--- last lines of the ${title} (all of it in test/artifacts/host/) ---`);
+  for (const line of lines.slice(-40)) console.error(line);
+}

@@ -1,0 +1,29 @@
+import * as assert from "node:assert/strict";
+import { describe, it } from "mocha";
+import * as vscode from "vscode";
+import { activateFarmhand, EXTENSION_ID } from "./farmhand";
+
+describe("Farmhand in a real extension host", () => {
+  it("activates and exports getState()", async () => {
+    const api = await activateFarmhand();
+    assert.equal(vscode.extensions.getExtension(EXTENSION_ID)?.isActive, true);
+    assert.equal(typeof api.getState().donating, "boolean");
+  });
+
+  it("registers farmhand.toggle, farmhand.join and farmhand.showLog", async () => {
+    await activateFarmhand();
+    const commands = new Set(await vscode.commands.getCommands(true));
+    for (const id of ["farmhand.toggle", "farmhand.join", "farmhand.showLog"]) {
+      assert.ok(commands.has(id), `command ${id} is not registered`);
+    }
+  });
+
+  it("runs as a workspace extension in a remote (code-server) window", () => {
+    assert.ok(vscode.env.remoteName, "env.remoteName is not set: this is not the remote extension host");
+    assert.equal(vscode.extensions.getExtension(EXTENSION_ID)?.extensionKind, vscode.ExtensionKind.Workspace);
+  });
+
+  it("sees the test runner's environment variables", () => {
+    assert.equal(process.env.FARMHAND_HOST_TEST, "1", "the runner's FARMHAND_HOST_TEST did not reach the extension host");
+  });
+});
