@@ -1,0 +1,22 @@
+// Locators for the parts of the VS Code workbench the UI test touches (code-server 4.100 / VS Code 1.100 DOM).
+
+/** The Farmhand status-bar item. */
+export const statusBarItem = (page) => page.locator(".statusbar-item").filter({ hasText: "Farmhand" }).first();
+
+/** The Farmhand icon in the activity bar. */
+export const activityBarItem = (page) => page.locator('.activitybar .action-item a[aria-label^="Farmhand"]').first();
+
+/** The welcome content of the Farm tree view. */
+export const farmWelcome = (page) => page.locator(".pane-body .welcome-view-content").filter({ hasText: "farm" }).first();
+
+/**
+ * The control panel's content. A webview view is an outer iframe (the host page) holding the real document in
+ * `#active-frame`; the outer one is found by the extension id the workbench puts in its `src`.
+ */
+export const panelFrame = (page) =>
+  page.frameLocator('iframe.webview[src*="extensionId=farmhand.farmhand"]').frameLocator("#active-frame");
+
+/** Waits until the workbench has finished its first layout. */
+export async function waitForWorkbench(page, timeout) {
+  await page.locator(".monaco-workbench .part.statusbar").waitFor({ timeout });
+}
