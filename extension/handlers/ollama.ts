@@ -1,3 +1,4 @@
+import { CAPABILITY_PATTERN } from "./registry";
 import { DEFAULT_OLLAMA_URL } from "./impl/ollama";
 
 export type OllamaProbe = { running: true; models: string[] } | { running: false; error: string };
@@ -18,12 +19,16 @@ export async function probeOllama(url = DEFAULT_OLLAMA_URL, timeoutMs = 2_000): 
   }
 }
 
-/** `ollama:<model>` for each model, plus the short name for `:latest` tags (`llama3:latest` → `ollama:llama3`). */
+/**
+ * `ollama:<model>` for each model, plus the short name for `:latest` tags (`llama3:latest` → `ollama:llama3`),
+ * lowercased; names the server cannot take as a capability (too long, odd characters) are left out.
+ */
 export function ollamaCapabilities(models: string[]): string[] {
   const caps = new Set<string>();
-  for (const name of models) {
+  for (const raw of models) {
+    const name = raw.toLowerCase();
     caps.add(`ollama:${name}`);
     if (name.endsWith(":latest")) caps.add(`ollama:${name.slice(0, -":latest".length)}`);
   }
-  return [...caps].sort();
+  return [...caps].filter((c) => CAPABILITY_PATTERN.test(c)).sort();
 }

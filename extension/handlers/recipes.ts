@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { isAbsolute, resolve, dirname } from "node:path";
 import type { Recipe } from "./impl/recipe";
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+// recipe.<name> is advertised as a capability, so names follow the server's capability alphabet.
+const NAME = /^[a-z0-9][a-z0-9_-]{0,56}$/;
 
 /** The job type a recipe serves. */
 export function recipeType(name: string): string {
@@ -20,7 +21,7 @@ export function parseRecipes(value: unknown, baseDir = process.cwd()): Recipe[] 
   const recipes: Recipe[] = [];
   for (const [name, raw] of Object.entries(root)) {
     const where = `recipe "${name}"`;
-    if (!NAME.test(name)) problems.push(`${where}: a name is letters, digits, _ and - (max 64)`);
+    if (!NAME.test(name)) problems.push(`${where}: a name is lowercase letters, digits, _ and - (max 57)`);
     if (!isPlainObject(raw)) {
       problems.push(`${where}: must be an object with a "command"`);
       continue;

@@ -1,6 +1,7 @@
 import type { Handler, HandlerSource } from "../worker/handler";
 
-const TYPE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+/** What the server accepts as a capability (convex/lib/validate.ts); a handler's type is advertised as one. */
+export const CAPABILITY_PATTERN = /^[a-z0-9:._-]{1,64}$/;
 
 /**
  * The handlers this machine offers. The extension (and other extensions, through its API) add handlers here;
@@ -13,8 +14,8 @@ export class HandlerRegistry implements HandlerSource {
   /** Add a handler; returns a function that removes it. */
   register(handler: Handler): () => void {
     if (!handler || typeof handler.run !== "function") throw new TypeError("a handler needs a run(payload, ctx) function");
-    if (typeof handler.type !== "string" || !TYPE_PATTERN.test(handler.type)) {
-      throw new TypeError(`invalid handler type ${JSON.stringify(handler.type)}: use letters, digits and . _ : - (max 128)`);
+    if (typeof handler.type !== "string" || !CAPABILITY_PATTERN.test(handler.type)) {
+      throw new TypeError(`invalid handler type ${JSON.stringify(handler.type)}: use lowercase letters, digits and . _ : - (max 64)`);
     }
     if (this.handlers.has(handler.type)) throw new Error(`a handler for "${handler.type}" is already registered`);
     this.handlers.set(handler.type, handler);
@@ -50,7 +51,8 @@ export class HandlerRegistry implements HandlerSource {
       } catch {
         caps = [];
       }
-      for (const c of caps) if (typeof c === "string" && c) all.add(c);
+      // A capability the server would refuse would make every watch and claim fail: leave it out.
+      for (const c of caps) if (typeof c === "string" && CAPABILITY_PATTERN.test(c)) all.add(c);
     }
     return [...all].sort();
   }

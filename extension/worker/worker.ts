@@ -49,6 +49,8 @@ export type WorkerSnapshot = {
   totals: { succeeded: number; failed: number; canceled: number; released: number; lost: number };
 };
 
+const PERMANENT_CODES = new Set(["invalid_argument", "forbidden"]);
+
 export const MAX_CONCURRENCY = LIMITS.maxConcurrentJobs;
 
 /**
@@ -327,6 +329,11 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       const code = errorCode(e);
       const why = code === "revoked" ? "this worker's key was revoked" : "the server rejected this worker's key";
       void this.stop(`${why} (${code}): ${errorMessage(e)}`);
+      return true;
+    }
+    if ((what === "watch" || what === "claim") && PERMANENT_CODES.has(errorCode(e) ?? "")) {
+      // Asking again would fail the same way (e.g. a capability the server does not accept).
+      void this.stop(`the server refused this worker's ${what} (${errorCode(e)}): ${errorMessage(e)}`);
       return true;
     }
     this.emit("error", { message: `${what} failed: ${errorMessage(e)}`, code: errorCode(e) });

@@ -89,7 +89,12 @@ describe("ollama handlers", () => {
   });
 
   it("advertises ollama:<model> for each local model, and nothing while Ollama is down", async () => {
-    expect(ollamaCapabilities(["tiny:latest", "qwen:0.5b"])).toEqual(["ollama:qwen:0.5b", "ollama:tiny", "ollama:tiny:latest"]);
+    expect(ollamaCapabilities(["tiny:latest", "qwen:0.5b", "Llama3:8B-Q4_K_M", "x".repeat(80)])).toEqual([
+      "ollama:llama3:8b-q4_k_m",
+      "ollama:qwen:0.5b",
+      "ollama:tiny",
+      "ollama:tiny:latest",
+    ]);
     const up = createBuiltinRegistry({ ollama: { url: fake.url } });
     expect(await up.registry.capabilities()).toEqual([
       "demo.echo",

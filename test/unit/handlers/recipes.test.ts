@@ -69,7 +69,7 @@ describe("recipes", () => {
       { name: "render", command: "blender", args: ["-b"], cwd: join(dir, "work"), env: undefined, timeoutMs: undefined, description: undefined },
     ]);
     expect(() => parseRecipes({ "bad name": { command: "" }, ok: { command: "x", args: "y", timeoutMs: -1 } })).toThrow(
-      'invalid recipes:\n  recipe "bad name": a name is letters, digits, _ and - (max 64)\n  recipe "bad name": "command" must be a non-empty string\n' +
+      'invalid recipes:\n  recipe "bad name": a name is lowercase letters, digits, _ and - (max 57)\n  recipe "bad name": "command" must be a non-empty string\n' +
         '  recipe "ok": "args" must be an array of strings\n  recipe "ok": "timeoutMs" must be a positive whole number',
     );
     expect(() => parseRecipes([1])).toThrow("recipes must be an object");

@@ -9,7 +9,7 @@ describe("HandlerRegistry", () => {
     let changes = 0;
     r.onChange(() => changes++);
     const removeA = r.register({ type: "a.job", run: noop });
-    r.register({ type: "b.job", run: noop, capabilities: () => ["b.job", "gpu:1"] });
+    r.register({ type: "b.job", run: noop, capabilities: () => ["b.job", "gpu:1", "Bad Cap"] });
     r.register({ type: "c.job", run: noop, capabilities: async () => { throw new Error("probe failed"); } });
     expect(await r.capabilities()).toEqual(["a.job", "b.job", "gpu:1"]);
     removeA();
@@ -24,6 +24,7 @@ describe("HandlerRegistry", () => {
     r.register({ type: "x", run: noop });
     expect(() => r.register({ type: "x", run: noop })).toThrow('a handler for "x" is already registered');
     expect(() => r.register({ type: "has space", run: noop })).toThrow('invalid handler type "has space"');
+    expect(() => r.register({ type: "Upper.Case", run: noop })).toThrow("use lowercase letters, digits and . _ : - (max 64)");
     expect(() => r.register({ type: "y" } as never)).toThrow("a handler needs a run(payload, ctx) function");
   });
 });

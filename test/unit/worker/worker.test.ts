@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ConvexError } from "convex/values";
 import { HandlerError } from "../../../extension/worker/errors";
 import { Worker, type WorkerOptions } from "../../../extension/worker/worker";
 import { deferred, FakeFarm, handler, handlersOf, keyError } from "./fakeFarm";
@@ -204,6 +205,33 @@ describe("Worker", () => {
     await tick();
     expect(worker.state).toBe("stopped");
     expect(states.at(-1)).toBe("stopped:this worker's key was revoked (revoked): Worker key revoked");
+  });
+
+  it("stops when the server refuses the subscription itself", async () => {
+    const farm = new FakeFarm();
+    const { worker } = makeWorker(farm);
+    await worker.start();
+    farm.watchError(new ConvexError({ code: "invalid_argument", message: 'capability "X" must match [a-z0-9:._-]{1,64}' }));
+    await tick();
+    expect(worker.state).toBe("stopped");
+    expect(worker.snapshot().reason).toBe(
+      `the server refused this worker's watch (invalid_argument): capability "X" must match [a-z0-9:._-]{1,64}`,
+    );
+  });
+
+  it("keeps going after a passing watch error", async () => {
+    const farm = new FakeFarm();
+    const { worker } = makeWorker(farm);
+    const errors: string[] = [];
+    worker.on("error", (e) => errors.push(e.message));
+    await worker.start();
+    farm.watchError(new Error("query crashed"));
+    farm.add("demo.echo", 5);
+    await tick();
+    await tick();
+    expect(errors).toEqual(["watch failed: query crashed"]);
+    expect(farm.completed).toEqual([{ jobId: "job1", result: 5 }]);
+    await worker.stop();
   });
 
   it("stops when a claim is refused for a bad key", async () => {

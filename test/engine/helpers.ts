@@ -1,0 +1,105 @@
+import { join } from "node:path";
+import { ConvexClient } from "convex/browser";
+import { anyApi } from "convex/server";
+import { createBuiltinRegistry, isolatedHandler, type Recipe } from "../../extension/handlers";
+import { convexFarmClient } from "../../extension/worker/farmClient";
+import { Worker, type WorkerOptions } from "../../extension/worker/worker";
+import { seed, startTestServer, type Seeded, type TestServer } from "../server";
+
+export const fixtureJobs = join(__dirname, "fixtures", "jobs.ts");
+
+export type Farm = { server: TestServer; seeded: Seeded; clients: ConvexClient[]; workers: Worker[]; closers: Array<() => void> };
+
+export async function startFarm(workerCount: number, maxConcurrentJobs = 4): Promise<Farm> {
+  const server = await startTestServer();
+  const seeded = await seed(server, workerCount, { maxConcurrentJobs });
+  return { server, seeded, clients: [], workers: [], closers: [] };
+}
+
+export function connect(farm: Farm): ConvexClient {
+  const client = new ConvexClient(farm.server.url, { logger: false, skipConvexDeploymentUrlCheck: true, unsavedChangesWarning: false });
+  farm.clients.push(client);
+  return client;
+}
+
+/** An engine with the built-in handlers plus the test fixtures, all in child processes. */
+export function engineWorker(
+  farm: Farm,
+  index: number,
+  options: Partial<WorkerOptions> & { recipes?: Recipe[]; fixtureTimeoutMs?: number; graceMs?: number } = {},
+): Worker {
+  const { registry, pool } = createBuiltinRegistry({ ollama: false, recipes: options.recipes, pool: { graceMs: options.graceMs ?? 500 } });
+  for (const name of ["throws", "killsItself", "hangs", "bigResult", "waitsForAbort"]) {
+    registry.register(
+      isolatedHandler(pool, {
+        type: `test.${name.toLowerCase()}`,
+        impl: { module: fixtureJobs, exportName: name },
+        timeoutMs: name === "hangs" ? options.fixtureTimeoutMs : undefined,
+      }),
+    );
+  }
+  const worker = new Worker({
+    client: convexFarmClient(connect(farm), farm.seeded.workerKeys[index]),
+    handlers: registry,
+    graceMs: options.graceMs ?? 500,
+    ...options,
+  });
+  farm.workers.push(worker);
+  farm.closers.push(() => pool.close());
+  return worker;
+}
+
+export async function stopFarm(farm: Farm): Promise<void> {
+  await Promise.all(farm.workers.map((w) => w.stop()));
+  for (const close of farm.closers) close();
+  await Promise.all(farm.clients.map((c) => c.close()));
+  await farm.server.close();
+}
+
+export type JobSpec = { type: string; payload?: unknown; leaseMs?: number; maxAttempts?: number };
+
+export async function submit(farm: Farm, jobs: JobSpec[]): Promise<string[]> {
+  const client = farm.clients[0] ?? connect(farm);
+  const ids: string[] = [];
+  for (let i = 0; i < jobs.length; i += 200) {
+    ids.push(...(await client.mutation(anyApi.jobs.submitBatch, { clientKey: farm.seeded.clientKey, jobs: jobs.slice(i, i + 200) })));
+  }
+  return ids;
+}
+
+export type JobRow = { _id: string; status: string; attempt: number; result?: unknown; error?: string; workerId?: string };
+export type EventRow = { jobId: string; kind: string; at: number; workerId?: string; attempt?: number; detail?: string };
+
+export async function jobsOf(farm: Farm, ids: string[]): Promise<JobRow[]> {
+  return farm.server.t.run(async (ctx: any) => Promise.all(ids.map((id) => ctx.db.get(id))));
+}
+
+export async function eventsOf(farm: Farm, ids: string[]): Promise<EventRow[]> {
+  return farm.server.t.run(async (ctx: any) => {
+    const all: EventRow[] = [];
+    for (const id of ids) all.push(...(await ctx.db.query("jobEvents").withIndex("by_job", (q: any) => q.eq("jobId", id)).collect()));
+    return all;
+  });
+}
+
+/** Poll the data (in the test process only) until every job reaches a final status. */
+export async function waitForJobs(farm: Farm, ids: string[], timeoutMs = 45_000, done = isFinal): Promise<JobRow[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = await jobsOf(farm, ids);
+    if (rows.every((r) => done(r))) return rows;
+    if (Date.now() > deadline) {
+      const counts = rows.reduce<Record<string, number>>((acc, r) => ((acc[r.status] = (acc[r.status] ?? 0) + 1), acc), {});
+      throw new Error(`jobs did not finish in ${timeoutMs} ms: ${JSON.stringify(counts)}`);
+    }
+    await sleep(100);
+  }
+}
+
+export function isFinal(row: JobRow): boolean {
+  return row.status === "succeeded" || row.status === "canceled" || row.status === "dead";
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
