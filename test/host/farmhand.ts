@@ -16,6 +16,12 @@ export async function activateFarmhand(): Promise<FarmhandApi> {
   return api;
 }
 
+/** Whether the extension's manifest declares the setting `farmhand.<key>`. */
+export function declaresSetting(key: string): boolean {
+  const properties = vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON?.contributes?.configuration?.properties;
+  return properties !== undefined && `farmhand.${key}` in properties;
+}
+
 /** Writes a `farmhand.*` setting the way a user would (machine-scoped ones land in the remote machine settings). */
 export async function setFarmhandSetting(key: string, value: unknown): Promise<void> {
   await vscode.workspace.getConfiguration("farmhand").update(key, value, vscode.ConfigurationTarget.Global);

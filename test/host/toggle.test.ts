@@ -1,20 +1,20 @@
 import * as assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, donatingContextKey, setFarmhandSetting, waitForValue, type FarmhandApi } from "./farmhand";
+import { activateFarmhand, declaresSetting, donatingContextKey, setFarmhandSetting, waitForValue, type FarmhandApi } from "./farmhand";
 
 describe("farmhand.toggle", () => {
   let api: FarmhandApi;
 
   beforeEach(async () => {
     api = await activateFarmhand();
-    // Donate as soon as asked: the idle policy would otherwise hold off while a test "works".
-    await setFarmhandSetting("idleMinutes", 0);
+    // Donate as soon as asked: an idle policy would otherwise hold off while the test "works".
+    if (declaresSetting("idleMinutes")) await setFarmhandSetting("idleMinutes", 0);
   });
 
   afterEach(async () => {
     await setFarmhandSetting("allowRemoteDonation", undefined);
-    await setFarmhandSetting("idleMinutes", undefined);
+    if (declaresSetting("idleMinutes")) await setFarmhandSetting("idleMinutes", undefined);
     if (api.getState().wanted ?? api.getState().donating) await vscode.commands.executeCommand("farmhand.toggle");
     await waitForValue("donating after clean-up", () => api.getState().donating, false);
   });
