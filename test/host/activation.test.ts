@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import { describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, EXTENSION_ID } from "./farmhand";
+import { activateFarmhand, EXTENSION_ID, expectsRemoteWindow } from "./farmhand";
 
 describe("Farmhand in a real extension host", () => {
   it("activates and exports getState()", async () => {
@@ -18,10 +18,17 @@ describe("Farmhand in a real extension host", () => {
     }
   });
 
-  it("runs as a workspace extension in a remote (code-server) window", () => {
-    assert.ok(vscode.env.remoteName, "env.remoteName is not set: this is not the remote extension host");
-    assert.equal(vscode.extensions.getExtension(EXTENSION_ID)?.extensionKind, vscode.ExtensionKind.Workspace);
-  });
+  if (expectsRemoteWindow()) {
+    it("runs as a workspace extension in a remote (code-server) window", () => {
+      assert.ok(vscode.env.remoteName, "env.remoteName is not set: this is not the remote extension host");
+      assert.equal(vscode.extensions.getExtension(EXTENSION_ID)?.extensionKind, vscode.ExtensionKind.Workspace);
+    });
+  } else {
+    it("runs as a UI extension in a local (desktop) window", () => {
+      assert.equal(vscode.env.remoteName, undefined);
+      assert.equal(vscode.extensions.getExtension(EXTENSION_ID)?.extensionKind, vscode.ExtensionKind.UI);
+    });
+  }
 
   it("sees the test runner's environment variables", () => {
     assert.equal(process.env.FARMHAND_HOST_TEST, "1", "the runner's FARMHAND_HOST_TEST did not reach the extension host");

@@ -4,6 +4,11 @@ import * as vscode from "vscode";
 
 export const EXTENSION_ID = "farmhand.farmhand";
 
+/** Set by the code-server runner: the window is remote there. The desktop runner opens a local window. */
+export function expectsRemoteWindow(): boolean {
+  return process.env.FARMHAND_EXPECT_REMOTE === "1";
+}
+
 /** The part of the extension's exported API the tests read. */
 export type FarmhandState = { donating: boolean; wanted?: boolean; joined?: boolean; status?: { kind: string; reason?: string } };
 export type FarmhandApi = { getState(): FarmhandState };

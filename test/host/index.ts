@@ -1,6 +1,6 @@
 // Entry point the extension host loads (payload `extensionTestsPath`): runs every bundled `*.test.js` beside this
 // file with mocha's spec reporter, then logs one machine-readable result line for the runner to count.
-import { readdirSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { format } from "node:util";
 import Mocha from "mocha";
@@ -8,8 +8,9 @@ import { REPORTER_PREFIX, RESULT_PREFIX, type HostSuiteResult, type HostTestResu
 
 export async function run(): Promise<void> {
   process.setSourceMapsEnabled(true);
-  // The host forwards console lines mixed with the workbench's own log: mark the reporter's lines as ours.
-  Mocha.reporters.Base.consoleLog = (...args: unknown[]) => console.log(REPORTER_PREFIX + format(...args));
+  // code-server forwards console lines mixed with the workbench's own log: there, mark the reporter's lines as ours.
+  const tagLogs = process.env.FARMHAND_HOST_TAG_LOGS === "1";
+  if (tagLogs) Mocha.reporters.Base.consoleLog = (...args: unknown[]) => console.log(REPORTER_PREFIX + format(...args));
   const mocha = new Mocha({ ui: "bdd", reporter: "spec", color: false, timeout: 20_000 });
   const files = readdirSync(__dirname).filter((name) => name.endsWith(".test.js")).sort();
   if (files.length === 0) throw new Error(`no *.test.js files next to ${__filename}`);
@@ -29,7 +30,9 @@ export async function run(): Promise<void> {
     failed: tests.filter((t) => !t.passed).length,
     tests,
   };
-  console.log(RESULT_PREFIX + JSON.stringify(result));
+  if (tagLogs) console.log(RESULT_PREFIX + JSON.stringify(result));
+  const resultFile = process.env.FARMHAND_HOST_RESULT_FILE;
+  if (resultFile) writeFileSync(resultFile, JSON.stringify(result));
   if (failures > 0 || result.failed > 0) throw new Error(`${result.failed} extension-host test(s) failed`);
 }
 
