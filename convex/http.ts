@@ -13,7 +13,6 @@ const STATUS_BY_CODE: Record<string, number> = {
   not_found: 404,
   invalid_argument: 400,
   too_large: 413,
-  conflict: 409,
 };
 
 function json(body: unknown, status = 200): Response {

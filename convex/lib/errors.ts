@@ -9,8 +9,7 @@ export type ErrorCode =
   | "too_large"
   | "token_expired"
   | "token_used"
-  | "forbidden"
-  | "conflict";
+  | "forbidden";
 
 export type FarmErrorData = { code: ErrorCode; message: string };
 

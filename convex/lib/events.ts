@@ -11,8 +11,7 @@ export type EventKind =
   | "dead"
   | "cancel-requested"
   | "canceled"
-  | "done"
-  | "promoted";
+  | "done";
 
 export async function recordEvent(
   ctx: MutationCtx,

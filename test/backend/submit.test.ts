@@ -104,6 +104,24 @@ describe("jobs:submitBatch", () => {
     expect(await snapshot(farm.t)).toEqual(before);
   });
 
+  test("names the bad job in the error message", async () => {
+    const farm = await newFarm();
+    const error = await farm.t
+      .mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: [{ type: "ok" }, { type: "" }] })
+      .catch((e: { data: { message: string } }) => e);
+    expect((error as { data: { message: string } }).data.message).toMatch(/^jobs\[1\]: type must not be empty/);
+  });
+
+  test("a repeated externalId inside one batch maps to the same job", async () => {
+    const farm = await newFarm();
+    const ids = await farm.t.mutation(api.jobs.submitBatch, {
+      clientKey: farm.clientKey,
+      jobs: [{ type: "x", externalId: "e1" }, { type: "x", externalId: "e1" }, { type: "x" }],
+    });
+    expect(ids[0]).toBe(ids[1]);
+    expect(ids[2]).not.toBe(ids[0]);
+  });
+
   test(`refuses more than ${LIMITS.batchCount} jobs`, async () => {
     const farm = await newFarm();
     const before = await snapshot(farm.t);
