@@ -1,0 +1,38 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+
+const cliEntry = join(__dirname, "..", "..", "extension", "cli", "cli.ts");
+
+export type CliRun = { child: ChildProcess; lines: string[]; stderr: () => string; exited: Promise<number | null> };
+
+/** Spawn `farmhand-worker` from its TypeScript source (through tsx), collecting its log lines. */
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
+  const child = spawn(process.execPath, ["--import", "tsx", cliEntry, "--no-ollama", ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  let rest = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (text: string) => {
+    rest += text;
+    const parts = rest.split("\n");
+    rest = parts.pop()!;
+    lines.push(...parts);
+  });
+  child.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, lines, stderr: () => stderr, exited };
+}
+
+export async function waitForLine(run: CliRun, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const line = run.lines.find((l) => pattern.test(l));
+    if (line) return line;
+    if (Date.now() > deadline || run.child.exitCode !== null) {
+      throw new Error(`no line matching ${pattern} (lines: ${JSON.stringify(run.lines)}, stderr: ${run.stderr()})`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
