@@ -93,8 +93,7 @@ export const claim = mutation({
     const picked = pickJobs(await readyHeads(ctx, lanes, wanted + CLAIM_SPREAD - 1), wanted);
     const now = Date.now();
     const claimed = [];
-    const laneDeltas = new Map<Id<"lanes">, Doc<"jobs">>();
-    const laneCounts = new Map<Id<"lanes">, number>();
+    const claimedPerLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
     for (const candidate of picked) {
       const job = await ctx.db.get(candidate._id);
       if (!job || job.status !== "pending" || job.queue !== "ready") continue;
@@ -114,14 +113,12 @@ export const claim = mutation({
       });
       await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId: worker._id });
       await ctx.scheduler.runAt(leaseExpiresAt, internal.janitor.checkLease, { jobId: job._id, leaseId });
-      laneDeltas.set(job.laneId, job);
-      laneCounts.set(job.laneId, (laneCounts.get(job.laneId) ?? 0) + 1);
+      const lane = claimedPerLane.get(job.laneId) ?? { job, count: 0 };
+      claimedPerLane.set(job.laneId, { job, count: lane.count + 1 });
       claimed.push({ jobId: job._id, leaseId, type: job.type, payload: job.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt });
     }
-    for (const [laneId, job] of laneDeltas) {
-      const n = laneCounts.get(laneId)!;
-      await bumpLane(ctx, job, { pending: -n, running: n });
-    }
+    // one counter write per lane, however many of its jobs were claimed
+    for (const { job, count } of claimedPerLane.values()) await bumpLane(ctx, job, { pending: -count, running: count });
     return claimed;
   },
 });

@@ -32,6 +32,20 @@ describe("workers:claim", () => {
     expect(order).toEqual(["high-1", "high-2", "low-1", "low-2", "zero"]);
   });
 
+  test("priority order holds across lanes", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm, { allowed: ["a", "b"], capabilities: ["a", "b"] });
+    const submit = (type: string, priority: number, requiredCapabilities: string[]) =>
+      farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type, priority, requiredCapabilities });
+    await submit("anywhere", 1, []);
+    await submit("needs-a", 7, ["a"]);
+    await submit("needs-ab", 4, ["a", "b"]);
+    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["a", "b"], max: 3 });
+    expect(claimed.map((c) => c.type)).toEqual(["needs-a", "needs-ab", "anywhere"]);
+    const overview = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
+    expect(overview.lanes.map((l) => [l.routingKey, l.running]).sort()).toEqual([["", 1], ["a", 1], ["a,b", 1]]);
+  });
+
   test("max claims several at once, best first, and every claim gets its own lease", async () => {
     vi.useFakeTimers();
     const farm = await newFarm();
