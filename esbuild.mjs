@@ -1,4 +1,6 @@
-// Two bundles: the extension (Node, CommonJS, `vscode` external) and the control panel's webview script (browser).
+// The bundles: the extension (Node, CommonJS, `vscode` external), the control panel's webview script (browser),
+// the headless `farmhand-worker` CLI, and the handler runner: the child process that runs job code, which the
+// handler pool finds next to whichever bundle uses it (dist/).
 // `node esbuild.mjs` builds for development (sourcemaps), `--production` minifies, `--watch` rebuilds on change.
 import * as esbuild from "esbuild";
 
@@ -22,6 +24,17 @@ const builds = [
     format: "cjs",
     target: "node20",
     external: ["vscode"],
+    define: { "import.meta.url": "undefined" },
+  },
+  {
+    ...common,
+    entryPoints: { cli: "extension/cli/cli.ts", handlerRunner: "extension/handlers/runner.ts" },
+    outdir: "dist",
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    // The sources read import.meta.url only when __dirname is missing (ESM); a CJS bundle always has __dirname.
+    define: { "import.meta.url": "undefined" },
   },
   {
     ...common,

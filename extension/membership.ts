@@ -29,6 +29,18 @@ export class Membership {
     this.changed.fire();
   }
 
+  get apiKey(): string | undefined {
+    return this.key;
+  }
+
+  /** Forget the farm: the key leaves SecretStorage, the URL leaves settings. */
+  async leave(): Promise<void> {
+    await this.secrets.delete(KEY_SECRET);
+    await vscode.workspace.getConfiguration("farmhand").update("deploymentUrl", undefined, vscode.ConfigurationTarget.Global);
+    this.key = undefined;
+    this.changed.fire();
+  }
+
   dispose(): void {
     this.changed.dispose();
   }

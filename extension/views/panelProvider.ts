@@ -1,11 +1,11 @@
 import * as vscode from "vscode";
 import { Disposable } from "./disposable";
-import { parsePanelRequest, type PanelMessage, type PanelSnapshot } from "./panelProtocol";
+import { parsePanelRequest, type PanelMessage, type PanelRequest, type PanelSnapshot } from "./panelProtocol";
 
 export type PanelHost = {
   version: string;
   snapshot(): PanelSnapshot;
-  toggle(): void;
+  perform(request: Exclude<PanelRequest, { type: "ready" }>): void;
   log: vscode.LogOutputChannel;
 };
 
@@ -43,13 +43,11 @@ export class PanelProvider extends Disposable implements vscode.WebviewViewProvi
       void this.post({ type: "rejected", reason: parsed.reason });
       return;
     }
-    switch (parsed.request.type) {
-      case "ready":
-        void this.post({ type: "hello", version: this.host.version, snapshot: this.host.snapshot() });
-        return;
-      case "toggle":
-        this.host.toggle();
-        return;
+    const request = parsed.request;
+    if (request.type === "ready") {
+      void this.post({ type: "hello", version: this.host.version, snapshot: this.host.snapshot() });
+    } else {
+      this.host.perform(request);
     }
   }
 
@@ -79,9 +77,20 @@ export class PanelProvider extends Disposable implements vscode.WebviewViewProvi
 <body>
   <p id="answer" role="status">Waiting for Farmhand…</p>
   <section id="state" hidden>
-    <p><span class="label">Donating</span> <span id="donating"></span></p>
-    <p id="reason" hidden></p>
-    <button id="toggle" type="button"></button>
+    <h2 id="status"></h2>
+    <p id="farm" class="label"></p>
+    <div class="actions">
+      <button id="toggle" type="button"></button>
+      <button id="join" type="button" class="secondary" hidden>Join a Farm…</button>
+      <button id="snooze" type="button" class="secondary">Snooze 1 Hour</button>
+      <button id="finish" type="button" class="secondary">Finish Current Jobs and Stop</button>
+    </div>
+    <h3>This machine</h3>
+    <ul id="jobs"></ul>
+    <p id="totals" class="label"></p>
+    <h3>Policy</h3>
+    <p id="policy"></p>
+    <ul id="problems" class="warning"></ul>
   </section>
   <script nonce="${nonce}" src="${script}"></script>
 </body>

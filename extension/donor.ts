@@ -1,0 +1,165 @@
+import * as vscode from "vscode";
+import { cpus, tmpdir, userInfo } from "node:os";
+import { join } from "node:path";
+import { readDonorSettings, type DonorSettings } from "./donorSettings";
+import { LoadGate } from "./policy/loadGate";
+import { MachineLock } from "./policy/machineLock";
+import { decide, type PolicyDecision } from "./policy/policy";
+import { CpuSampler, readOnBattery, readOsIdleMs } from "./policy/probes";
+import { Disposable } from "./views/disposable";
+
+const SAMPLE_MS = 5_000;
+const SAMPLE_UNFOCUSED_MS = 15_000;
+const BATTERY_EVERY_MS = 60_000;
+const WANTED_KEY = "farmhand.wanted";
+const SNOOZE_KEY = "farmhand.snoozedUntil";
+
+/**
+ * The donor's side of the policy in one window: what the donor asked for (persisted), what the machine
+ * says (probes), and the resulting decision with its reason. Samples the machine only while the donor wants
+ * to donate; when off it has no timers at all.
+ */
+export class Donor extends Disposable {
+  private readonly changed = this._register(new vscode.EventEmitter<PolicyDecision>());
+  readonly onDidChange = this.changed.event;
+
+  private settings: DonorSettings;
+  private readonly gate: LoadGate;
+  private readonly sampler = new CpuSampler();
+  private readonly lock: MachineLock;
+  private lastActivityAt = Date.now();
+  private onBattery: boolean | undefined;
+  private batteryReadAt = 0;
+  private osIdleMs: number | undefined;
+  private otherCpuLoad: number | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private _decision: PolicyDecision = { donate: false, off: true };
+  /** Share of all cores our own jobs use, so they are not mistaken for "other programs". */
+  ownCpuShare = () => 0;
+
+  constructor(private readonly memento: vscode.Memento) {
+    super();
+    this.settings = readDonorSettings(cpus().length);
+    this.gate = new LoadGate(this.gateOptions());
+    this.lock = new MachineLock({ path: join(tmpdir(), `farmhand-donor-${safeUser()}.lock`), owner: vscode.env.sessionId });
+    const touch = () => (this.lastActivityAt = Date.now());
+    this._register(vscode.window.onDidChangeTextEditorSelection(touch));
+    this._register(vscode.workspace.onDidChangeTextDocument(touch));
+    this._register(vscode.window.onDidChangeActiveTextEditor(touch));
+    this._register(vscode.window.onDidChangeWindowState((s) => (s.active || s.focused) && touch()));
+    this._register(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (!e.affectsConfiguration("farmhand")) return;
+        this.settings = readDonorSettings(cpus().length);
+        this.gate.configure(this.gateOptions());
+        this.evaluate();
+      }),
+    );
+    this._register({ dispose: () => this.stopSampling() });
+    this._register({ dispose: () => this.lock.release() });
+  }
+
+  get decision(): PolicyDecision {
+    return this._decision;
+  }
+
+  get current(): DonorSettings {
+    return this.settings;
+  }
+
+  get wanted(): boolean {
+    return this.memento.get<boolean>(WANTED_KEY, false);
+  }
+
+  get snoozedUntil(): number | undefined {
+    const until = this.memento.get<number>(SNOOZE_KEY);
+    return until && until > Date.now() ? until : undefined;
+  }
+
+  async setWanted(wanted: boolean): Promise<void> {
+    await this.memento.update(WANTED_KEY, wanted);
+    if (!wanted) await this.memento.update(SNOOZE_KEY, undefined);
+    this.evaluate();
+  }
+
+  async snooze(ms: number): Promise<void> {
+    await this.memento.update(SNOOZE_KEY, Date.now() + ms);
+    this.evaluate();
+  }
+
+  /** Re-read everything and decide; schedules the next sample while the donor wants to donate. */
+  evaluate(): PolicyDecision {
+    const now = Date.now();
+    const wanted = this.wanted;
+    if (wanted) this.sample(now);
+    const holder = wanted ? this.lock.holder() : undefined;
+    const decision = decide({
+      now,
+      wanted,
+      snoozedUntil: this.snoozedUntil,
+      remoteWindow: vscode.env.remoteName !== undefined,
+      allowRemote: this.settings.allowRemoteDonation,
+      otherWindowDonates: holder !== undefined && holder.owner !== vscode.env.sessionId,
+      windows: this.settings.windows,
+      onBattery: this.onBattery,
+      donateOnBattery: this.settings.donateOnBattery,
+      userIdleMs: Math.min(now - this.lastActivityAt, this.osIdleMs ?? Number.POSITIVE_INFINITY),
+      idleMinutes: this.settings.idleMinutes,
+      cpuBusy: this.gate.closed,
+      otherCpuLoad: this.otherCpuLoad,
+    });
+    if (decision.donate && !this.lock.tryAcquire()) {
+      return this.publish({ donate: false, reason: "another VS Code window on this machine is donating" });
+    }
+    if (!decision.donate) this.lock.release();
+    if (wanted) this.scheduleSample();
+    else this.stopSampling();
+    return this.publish(decision);
+  }
+
+  private publish(decision: PolicyDecision): PolicyDecision {
+    const before = JSON.stringify(this._decision);
+    this._decision = decision;
+    if (JSON.stringify(decision) !== before) this.changed.fire(decision);
+    return decision;
+  }
+
+  private sample(now: number): void {
+    const busy = this.sampler.sample();
+    if (busy !== undefined) {
+      this.otherCpuLoad = Math.max(0, busy - this.ownCpuShare());
+      this.gate.sample(this.otherCpuLoad, now);
+    }
+    if (now - this.batteryReadAt >= BATTERY_EVERY_MS) {
+      this.batteryReadAt = now;
+      void readOnBattery().then((v) => (this.onBattery = v));
+      void readOsIdleMs().then((v) => (this.osIdleMs = v));
+    }
+  }
+
+  private scheduleSample(): void {
+    if (this.timer) return;
+    const every = vscode.window.state.focused ? SAMPLE_MS : SAMPLE_UNFOCUSED_MS;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.evaluate();
+    }, every);
+  }
+
+  private stopSampling(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private gateOptions() {
+    return { threshold: this.settings.otherCpuThreshold, pauseAfterMs: 10_000, resumeAfterMs: 60_000 };
+  }
+}
+
+function safeUser(): string {
+  try {
+    return userInfo().username.replace(/[^a-zA-Z0-9_-]/g, "_");
+  } catch {
+    return "user";
+  }
+}

@@ -1,0 +1,127 @@
+import type * as vscode from "vscode";
+import { ConvexClient } from "convex/browser";
+import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } from "./worker";
+import type { PolicyDecision } from "./policy/policy";
+
+export type SessionTarget = { url: string; apiKey: string; concurrency: number };
+
+export type EngineView = { connected: boolean; running: number; pausedReason?: string; stoppedReason?: string };
+
+/**
+ * The engine's life in this window: one Convex client and one Worker while the donor donates, driven by the
+ * policy decision. Paused by policy → take no new work (running jobs finish at low OS priority); off or left
+ * → stop, giving running jobs back to the queue.
+ */
+export class FarmSession implements vscode.Disposable {
+  private client: ConvexClient | undefined;
+  private worker: Worker | undefined;
+  private target: SessionTarget | undefined;
+  private policyPause: string | undefined;
+  private stoppedReason: string | undefined;
+  private readonly unsubscribers: Array<() => void> = [];
+
+  constructor(
+    private readonly handlers: HandlerSource,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly onChange: () => void,
+  ) {}
+
+  /** Bring the engine in line with who we are (target) and what the policy says. */
+  async apply(target: SessionTarget | undefined, decision: PolicyDecision): Promise<void> {
+    if (!target || (!decision.donate && "off" in decision && decision.off)) {
+      await this.stop("donating switched off");
+      return;
+    }
+    if (this.target && (this.target.url !== target.url || this.target.apiKey !== target.apiKey)) {
+      await this.stop("farm changed");
+    }
+    if (!decision.donate) {
+      this.policyPause = decision.reason;
+      this.worker?.pause(decision.reason);
+      this.onChange();
+      return;
+    }
+    this.policyPause = undefined;
+    if (!this.worker) await this.begin(target);
+    const worker = this.worker;
+    if (!worker) return;
+    if (worker.concurrency !== target.concurrency) worker.setConcurrency(target.concurrency);
+    if (worker.state === "paused") worker.resume();
+    this.onChange();
+  }
+
+  /** Finish the running jobs, then stop. */
+  async drain(): Promise<void> {
+    await this.worker?.drain();
+    await this.stop("finished current jobs");
+  }
+
+  async stop(reason: string): Promise<void> {
+    const worker = this.worker;
+    const client = this.client;
+    this.worker = undefined;
+    this.client = undefined;
+    this.target = undefined;
+    this.unsubscribers.splice(0).forEach((u) => u());
+    if (worker) {
+      await worker.stop(reason);
+      this.log.info(`Worker stopped: ${reason}`);
+    }
+    await client?.close();
+    this.onChange();
+  }
+
+  snapshot(): WorkerSnapshot | undefined {
+    return this.worker?.snapshot();
+  }
+
+  view(): EngineView | undefined {
+    const worker = this.worker;
+    if (!worker) return this.stoppedReason ? { connected: false, running: 0, stoppedReason: this.stoppedReason } : undefined;
+    const snap = worker.snapshot();
+    const autoPaused = snap.state === "paused" && snap.reason !== this.policyPause ? snap.reason : undefined;
+    return { connected: snap.connected, running: snap.running.length, pausedReason: autoPaused };
+  }
+
+  dispose(): void {
+    void this.stop("window closing");
+  }
+
+  private async begin(target: SessionTarget): Promise<void> {
+    this.stoppedReason = undefined;
+    this.target = target;
+    this.client = new ConvexClient(target.url, { unsavedChangesWarning: false });
+    const worker = new Worker({ client: convexFarmClient(this.client, target.apiKey), handlers: this.handlers, concurrency: target.concurrency });
+    this.worker = worker;
+    this.unsubscribers.push(
+      worker.on("state", (e) => {
+        this.log.info(`Worker ${e.state}${e.reason ? `: ${e.reason}` : ""}`);
+        if (e.state === "stopped" && this.worker === worker) {
+          // The engine stopped itself (revoked key, no handlers…): keep the reason visible.
+          this.stoppedReason = e.reason;
+          void this.stop(e.reason ?? "stopped");
+        }
+        this.onChange();
+      }),
+      worker.on("jobStarted", (e) => {
+        this.log.info(`Job ${e.jobId} (${e.type}) started, attempt ${e.attempt}`);
+        this.onChange();
+      }),
+      worker.on("jobProgress", () => this.onChange()),
+      worker.on("jobFinished", (e) => {
+        this.log.info(`Job ${e.jobId} (${e.type}) ${e.outcome} in ${e.durationMs} ms${e.error ? `: ${e.error}` : ""}`);
+        this.onChange();
+      }),
+      worker.on("connection", (e) => {
+        this.log.info(e.connected ? "Connected to the farm" : "Lost the connection to the farm; reconnecting");
+        this.onChange();
+      }),
+      worker.on("error", (e) => this.log.warn(`Worker: ${e.message}${e.code ? ` (${e.code})` : ""}`)),
+    );
+    try {
+      await worker.start();
+    } catch (error) {
+      this.log.error(`Could not start the worker: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}

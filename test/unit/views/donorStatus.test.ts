@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { describeStatus, donorStatus } from "../../../extension/views/donorStatus";
+
+const donate = { donate: true as const };
+const off = { donate: false as const, off: true as const };
+const paused = { donate: false as const, reason: "on battery power" };
+
+describe("donor status", () => {
+  it("asks to join before anything else", () => {
+    expect(donorStatus({ joined: false, decision: donate })).toEqual({ kind: "notJoined" });
+  });
+
+  it("shows off, and the policy's pause reason", () => {
+    expect(donorStatus({ joined: true, decision: off })).toEqual({ kind: "off" });
+    expect(donorStatus({ joined: true, decision: paused })).toEqual({ kind: "paused", reason: "on battery power" });
+  });
+
+  it("follows the engine once donating: waiting, working, offline, auto-paused", () => {
+    expect(donorStatus({ joined: true, decision: donate })).toEqual({ kind: "waiting" });
+    expect(donorStatus({ joined: true, decision: donate, engine: { connected: true, running: 0 } })).toEqual({ kind: "waiting" });
+    expect(donorStatus({ joined: true, decision: donate, engine: { connected: true, running: 2 } })).toEqual({ kind: "working", jobs: 2 });
+    expect(donorStatus({ joined: true, decision: donate, engine: { connected: false, running: 1 } })).toEqual({ kind: "offline" });
+    expect(
+      donorStatus({ joined: true, decision: donate, engine: { connected: true, running: 0, pausedReason: "3 jobs failed in a row" } }),
+    ).toEqual({ kind: "paused", reason: "3 jobs failed in a row" });
+  });
+
+  it("describes each state in words", () => {
+    expect(describeStatus({ kind: "working", jobs: 1 })).toBe("working (1 job)");
+    expect(describeStatus({ kind: "working", jobs: 3 })).toBe("working (3 jobs)");
+    expect(describeStatus({ kind: "paused", reason: "snoozed until 15:00" })).toBe("paused: snoozed until 15:00");
+    expect(describeStatus({ kind: "waiting" })).toBe("waiting for work");
+    expect(describeStatus({ kind: "notJoined" })).toBe("not joined");
+  });
+});
