@@ -1,20 +1,20 @@
 // Debian's Chromium, headless, through playwright-core (which downloads no browser of its own).
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { chromium } from "playwright-core";
 
 const CHROMIUM = process.env.FARMHAND_CHROMIUM ?? "/usr/bin/chromium";
 
-/** Launches a fresh headless Chromium; `close()` ends it and removes its profile. */
-export async function launchChromium() {
+/** Launches a headless Chromium with a fresh profile in `userDataDir` (the caller removes it); `close()` ends it. */
+export async function launchChromium(userDataDir) {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`Chromium not found at ${CHROMIUM}: on Debian run \`apt-get install chromium\` (or set FARMHAND_CHROMIUM)`);
   }
-  const userDataDir = mkdtempSync(join(tmpdir(), "farmhand-chromium-"));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
+    // The runners clean up on signals themselves (code-server first), then exit.
+    handleSIGINT: false,
+    handleSIGTERM: false,
     viewport: { width: 1280, height: 800 },
     args: [
       "--no-sandbox",
@@ -30,7 +30,6 @@ export async function launchChromium() {
     context,
     async close() {
       await context.close().catch(() => {});
-      rmSync(userDataDir, { recursive: true, force: true });
     },
   };
 }

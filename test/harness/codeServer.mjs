@@ -37,6 +37,7 @@ export function prepareProfile(root, settings = {}) {
     userDataDir: join(root, "user-data"),
     extensionsDir: join(root, "extensions"),
     workspaceDir: join(root, "workspace"),
+    chromiumDir: join(root, "chromium"),
     configFile: join(root, "config.yaml"),
   };
   const allSettings = JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2);
@@ -97,6 +98,7 @@ export async function startCodeServer(profile, { env = {}, onLog = () => {}, tim
     },
   );
   let exited = false;
+  if (child.pid !== undefined) killOnExit.add(child.pid);
   child.on("exit", () => (exited = true));
 
   const stop = () => stopProcessGroup(child, () => exited);
@@ -153,6 +155,12 @@ async function waitForHealth(origin, timeoutMs) {
   throw new Error(`code-server at ${origin} did not answer /healthz within ${timeoutMs} ms`);
 }
 
+/** Process groups still running: killed if this process exits first (an error, Ctrl-C mid-start). */
+const killOnExit = new Set();
+process.on("exit", () => {
+  for (const pid of killOnExit) signalGroup(pid, "SIGKILL");
+});
+
 async function stopProcessGroup(child, hasExited) {
   if (child.pid === undefined) return;
   signalGroup(child.pid, "SIGTERM");
@@ -160,6 +168,7 @@ async function stopProcessGroup(child, hasExited) {
   while (!hasExited() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   // The group may outlive its leader (an extension host shutting down): make sure nothing stays behind.
   signalGroup(child.pid, "SIGKILL");
+  killOnExit.delete(child.pid);
 }
 
 function signalGroup(pid, signal) {

@@ -45,7 +45,7 @@ async function main() {
     cpSync(CONTEXT_PROBE, join(profile.extensionsDir, "farmhand-tests.context-probe-0.0.1"), { recursive: true });
     const server = await startCodeServer(profile, { env: { FARMHAND_HOST_TEST: "1", FARMHAND_HOST_TAG_LOGS: "1", FARMHAND_EXPECT_REMOTE: "1" }, onLog: (line) => serverLog.push(line) });
     cleanups.push(server.stop);
-    const browser = await launchChromium();
+    const browser = await launchChromium(profile.chromiumDir);
     cleanups.push(browser.close);
 
     const page = await browser.context.newPage();

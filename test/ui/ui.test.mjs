@@ -1,13 +1,14 @@
 // UI test of the packaged extension: the .vsix from `npm run package`, installed into a fresh code-server and driven
 // in headless Chromium. Screenshots go to test/artifacts/ui/. Run through test/ui/run-ui-tests.mjs.
 import * as assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "mocha";
 import { launchChromium } from "../harness/browser.mjs";
 import { installExtension, prepareProfile, requireInstalledCodeServer, startCodeServer } from "../harness/codeServer.mjs";
 import { artifactsDir, extensionDir } from "../harness/paths.mjs";
+import { onInterrupt } from "../harness/process.mjs";
 import { packageExtension, vsceList, vsixEntries } from "./packaging.mjs";
 import { vsixListProblems } from "./vsixContents.mjs";
 import { activityBarItem, farmWelcome, panelFrame, statusBarItem, waitForWorkbench } from "./workbench.mjs";
@@ -39,8 +40,17 @@ describe("the packaged .vsix", function () {
     let browser;
     let page;
     const serverLog = [];
+    let removeInterruptHandler = () => {};
+
+    const cleanUp = async () => {
+      await browser?.close();
+      await server?.stop();
+      if (root) rmSync(root, { recursive: true, force: true });
+      browser = server = root = undefined;
+    };
 
     before(async () => {
+      removeInterruptHandler = onInterrupt(cleanUp);
       requireInstalledCodeServer();
       rmSync(screenshots, { recursive: true, force: true });
       mkdirSync(screenshots, { recursive: true });
@@ -48,7 +58,7 @@ describe("the packaged .vsix", function () {
       profile = prepareProfile(root, { "farmhand.allowRemoteDonation": true, "farmhand.idleMinutes": 0 });
       installExtension(profile, vsix);
       server = await startCodeServer(profile, { onLog: (line) => serverLog.push(line) });
-      browser = await launchChromium();
+      browser = await launchChromium(profile.chromiumDir);
       page = await browser.context.newPage();
       await page.goto(`${server.origin}/?folder=${encodeURIComponent(profile.workspaceDir)}`);
       await waitForWorkbench(page, UI_TIMEOUT);
@@ -56,9 +66,9 @@ describe("the packaged .vsix", function () {
 
     after(async () => {
       if (page) await page.screenshot({ path: join(screenshots, "last.png") }).catch(() => {});
-      await browser?.close();
-      await server?.stop();
-      if (root) rmSync(root, { recursive: true, force: true });
+      writeFileSync(join(screenshots, "code-server.log"), serverLog.join("\n") + "\n");
+      await cleanUp();
+      removeInterruptHandler();
     });
 
     it("is installed from the .vsix into the fresh extensions dir", () => {
