@@ -159,5 +159,7 @@ describe("deep queues", () => {
     expect(claim.usage.documentsWritten).toBeLessThanOrEqual(4 + 4 + 2);
     const after = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
     expect(after.counts).toMatchObject({ pending: 39_996, running: 4 });
+    // the transaction limits are live: reading the whole queue in one transaction is refused
+    await expect(farm.t.run(async (ctx) => (await ctx.db.query("jobs").collect()).length)).rejects.toThrow(/too many documents/);
   });
 });
