@@ -67,7 +67,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const http = new HttpBridge(t, runner, hub);
 
   let refuseUntil = 0;
-  const outageTimers = new Set<NodeJS.Timeout>();
+  const outages = new Map<NodeJS.Timeout, () => void>();
   const refusing = () => Date.now() < refuseUntil;
 
   const webSockets = new WebSocketServer({ noServer: true });
@@ -102,20 +102,25 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     t,
     write: (call) => hub.callAndRefresh(() => call(t)),
     dropConnections(ms: number) {
+      if (!Number.isFinite(ms) || ms < 0) throw new Error(`dropConnections needs a duration in ms ≥ 0, got ${ms}`);
       refuseUntil = Math.max(refuseUntil, Date.now() + ms);
       hub.closeAll(1001, "InternalServerError: the test server dropped every connection");
       return new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
-          outageTimers.delete(timer);
+          outages.delete(timer);
           resolve();
         }, ms);
-        outageTimers.add(timer);
+        outages.set(timer, resolve);
       });
     },
     connectionCount: () => hub.connections.size,
     async close() {
       watcher.close();
-      for (const timer of outageTimers) clearTimeout(timer);
+      for (const [timer, resolve] of outages) {
+        clearTimeout(timer);
+        resolve();
+      }
+      outages.clear();
       hub.closeAll(1001, "Test server closing");
       for (const client of webSockets.clients) client.terminate();
       webSockets.close();

@@ -1,0 +1,277 @@
+// The loopback Convex test server, exercised by real ConvexClients over WebSocket.
+import { spawn } from "node:child_process";
+import { ConvexClient, ConvexHttpClient } from "convex/browser";
+import { anyApi } from "convex/server";
+import { ConvexError } from "convex/values";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { parseCliArgs } from "../server/cliArgs";
+import { fixtureConvexDir, seed, startTestServer, type TestServer } from "../server/index";
+
+const api = anyApi;
+type Message = { author: string; body: string };
+
+async function waitFor<T>(read: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe("loopback test server with the fixture app", () => {
+  let server: TestServer;
+  const clients: ConvexClient[] = [];
+  const client = () => {
+    const made = new ConvexClient(server.url, { logger: false });
+    clients.push(made);
+    return made;
+  };
+  /** Subscribes and keeps the latest result; `latest()` is undefined until the first one arrives. */
+  const watch = <T>(made: ConvexClient, query: any, args: object = {}) => {
+    let latest: T | undefined;
+    let error: Error | undefined;
+    made.onUpdate(query, args, (value: T) => (latest = value), (e: Error) => (error = e));
+    return { latest: () => latest, error: () => error };
+  };
+
+  beforeAll(async () => {
+    server = await startTestServer({ convexDir: fixtureConvexDir });
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((made) => made.close()));
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("pushes a mutation made by one client to another client's subscription", async () => {
+    const reader = client();
+    const writer = client();
+    const list = watch<Message[]>(reader, api.messages.list, { author: "ann" });
+    expect(await waitFor(list.latest, "first result")).toEqual([]);
+    await writer.mutation(api.messages.send, { author: "ann", body: "hello" });
+    await waitFor(() => (list.latest()?.length === 1 ? true : undefined), "the update");
+    expect(list.latest()).toEqual([{ author: "ann", body: "hello" }]);
+  });
+
+  it("resolves a mutation only once the caller's own subscription shows its write", async () => {
+    const writer = client();
+    const list = watch<Message[]>(writer, api.messages.list, { author: "ben" });
+    await waitFor(list.latest, "first result");
+    await writer.mutation(api.messages.send, { author: "ben", body: "mine" });
+    expect(list.latest()).toEqual([{ author: "ben", body: "mine" }]);
+  });
+
+  it("pushes only results that changed", async () => {
+    const reader = client();
+    let updates = 0;
+    reader.onUpdate(api.messages.list, { author: "quiet" }, () => updates++);
+    await waitFor(() => (updates === 1 ? true : undefined), "first result");
+    const writer = client();
+    await writer.mutation(api.messages.send, { author: "loud", body: "not for quiet" });
+    const count = watch<number>(reader, api.messages.count);
+    await waitFor(count.latest, "count");
+    expect(updates).toBe(1);
+  });
+
+  it("delivers a ConvexError from a mutation with its data", async () => {
+    const error = await client()
+      .mutation(api.messages.send, { author: "ann", body: "" })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConvexError);
+    expect((error as ConvexError<{ code: string }>).data).toEqual({ code: "empty_body", message: "A message needs a body" });
+  });
+
+  it("delivers a ConvexError from an action and from a subscribed query", async () => {
+    const made = client();
+    const actionError = await made.action(api.messages.failingAction, {}).catch((e: unknown) => e);
+    expect(actionError).toBeInstanceOf(ConvexError);
+    expect((actionError as ConvexError<{ code: string }>).data.code).toBe("action_refused");
+    const failing = watch(made, api.messages.failingQuery);
+    const queryError = await waitFor(failing.error, "the query error");
+    expect(queryError).toBeInstanceOf(ConvexError);
+    expect((queryError as ConvexError<{ code: string }>).data.code).toBe("query_refused");
+  });
+
+  it("reports a plain error's message without error data", async () => {
+    const error = await client().mutation(api.messages.failPlain, {}).catch((e: unknown) => e);
+    expect(error).not.toBeInstanceOf(ConvexError);
+    expect((error as Error).message).toContain("plain failure");
+  });
+
+  it("gives clear errors for unknown, internal and wrongly-typed functions and bad arguments", async () => {
+    const made = client();
+    const unknown = await made.mutation(api.messages.nope, {}).catch((e: Error) => e);
+    expect(unknown.message).toContain("Could not find public function for 'messages:nope'");
+    const internal = await made.mutation(api.messages.insertScheduled, { author: "x", body: "y" }).catch((e: Error) => e);
+    expect(internal.message).toContain("Could not find public function for 'messages:insertScheduled'");
+    const wrongKind = await made.mutation(api.messages.list, {}).catch((e: Error) => e);
+    expect(wrongKind.message).toContain("Trying to execute messages:list as Mutation, but it is defined as Query");
+    const badArgs = await made.mutation(api.messages.send, { author: 7 }).catch((e: Error) => e);
+    expect(badArgs).toBeInstanceOf(Error);
+    expect(await made.query(api.messages.list, { author: 7 as any }).catch((e: Error) => e.message)).toMatch(/author|validator/i);
+  });
+
+  it("runs functions in nested modules", async () => {
+    expect(await client().query(api["dir/nested"].hello, {})).toBe("hello from a nested module");
+  });
+
+  it("runs an action, whose writes reach subscriptions", async () => {
+    const made = client();
+    const list = watch<Message[]>(made, api.messages.list, { author: "cal" });
+    await waitFor(list.latest, "first result");
+    expect(await made.action(api.messages.shout, { author: "cal", body: "hey" })).toBe("HEY");
+    await waitFor(() => (list.latest()?.length ? true : undefined), "the action's write");
+    expect(list.latest()).toEqual([{ author: "cal", body: "HEY" }]);
+  });
+
+  it("pushes writes made by a scheduled function on its real timer", async () => {
+    const made = client();
+    const list = watch<Message[]>(made, api.messages.list, { author: "dee" });
+    await waitFor(list.latest, "first result");
+    const scheduledAt = Date.now();
+    await made.mutation(api.messages.sendLater, { author: "dee", body: "later", delayMs: 200 });
+    expect(list.latest()).toEqual([]);
+    await waitFor(() => (list.latest()?.length ? true : undefined), "the scheduled write");
+    expect(Date.now() - scheduledAt).toBeGreaterThanOrEqual(190);
+    expect(list.latest()).toEqual([{ author: "dee", body: "later" }]);
+  });
+
+  it("survives dropped connections: the client reconnects, resubscribes and finishes a mutation sent during the outage", async () => {
+    const made = client();
+    const list = watch<Message[]>(made, api.messages.list, { author: "eve" });
+    await waitFor(list.latest, "first result");
+    const outage = server.dropConnections(600);
+    await waitFor(() => (server.connectionCount() === 0 ? true : undefined), "every socket closed");
+    const sent = made.mutation(api.messages.send, { author: "eve", body: "during the outage" });
+    await outage;
+    await sent;
+    await waitFor(() => (list.latest()?.length ? true : undefined), "the resubscribed result");
+    expect(list.latest()).toEqual([{ author: "eve", body: "during the outage" }]);
+    expect(server.connectionCount()).toBeGreaterThan(0);
+  });
+
+  it("does not run a mutation twice when the client resends it after a reconnect", async () => {
+    const made = client();
+    const count = watch<Message[]>(made, api.messages.list, { author: "fay" });
+    await waitFor(count.latest, "first result");
+    // Dropped right after sending: the client resends every unconfirmed mutation on its new connection.
+    const sent = made.mutation(api.messages.send, { author: "fay", body: "once" });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await server.dropConnections(200);
+    await sent;
+    await waitFor(() => (count.latest()?.length ? true : undefined), "the write");
+    expect(await made.query(api.messages.list, { author: "fay" })).toEqual([{ author: "fay", body: "once" }]);
+  });
+
+  it("rejects a bad dropConnections duration", () => {
+    expect(() => server.dropConnections(-1)).toThrow(/duration/);
+  });
+
+  it("serves the app's HTTP routes and the HTTP client endpoints on the same port", async () => {
+    const made = client();
+    const list = watch<Message[]>(made, api.messages.list, { author: "gus" });
+    await waitFor(list.latest, "first result");
+    const posted = await fetch(`${server.url}/messages`, {
+      method: "POST",
+      body: JSON.stringify({ author: "gus", body: "over http" }),
+    });
+    expect(posted.status).toBe(201);
+    await waitFor(() => (list.latest()?.length ? true : undefined), "the HTTP write");
+    const bad = await fetch(`${server.url}/messages`, { method: "POST", body: JSON.stringify({ author: 1 }) });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: "author and body must be strings" });
+    expect((await fetch(`${server.url}/no-such-route`)).status).toBe(404);
+
+    const http = new ConvexHttpClient(server.url, { logger: false });
+    expect(await http.query(api.messages.list, { author: "gus" })).toEqual([{ author: "gus", body: "over http" }]);
+    const error = await http.mutation(api.messages.send, { author: "gus", body: "" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConvexError);
+    expect((error as ConvexError<{ code: string }>).data.code).toBe("empty_body");
+  });
+
+  it("answers protocol violations with a FatalError", async () => {
+    const socket = new WebSocket(`${server.url.replace("http", "ws")}/api/1.48.0/sync`);
+    const first = new Promise<any>((resolve, reject) => {
+      socket.once("message", (data) => resolve(JSON.parse(data.toString())));
+      socket.once("error", reject);
+    });
+    await new Promise((resolve) => socket.once("open", resolve));
+    socket.send(JSON.stringify({ type: "Mutation", requestId: 0, udfPath: "messages:send", args: [{}] }));
+    expect(await first).toEqual({ type: "FatalError", error: "Expected Connect as the first message, got Mutation" });
+    socket.close();
+  });
+
+  it("lets tests write directly and still pushes the change", async () => {
+    const made = client();
+    const list = watch<Message[]>(made, api.messages.list, { author: "hal" });
+    await waitFor(list.latest, "first result");
+    await server.write((t) => t.run((ctx) => ctx.db.insert("messages", { author: "hal", body: "direct" })));
+    await waitFor(() => (list.latest()?.length ? true : undefined), "the direct write");
+  });
+});
+
+describe("loopback test server with the project's convex/", () => {
+  it("seeds an org, a client key and enrolled workers that can watch the queue", async () => {
+    const server = await startTestServer();
+    try {
+      const seeded = await seed(server, 2);
+      expect(seeded.workerKeys).toHaveLength(2);
+      expect(new Set(seeded.workerKeys).size).toBe(2);
+      const made = new ConvexClient(server.url, { logger: false });
+      const watched = await made.query(api.workers.watch, { apiKey: seeded.workerKeys[0], capabilities: ["demo.echo"] });
+      expect(watched).toMatchObject({ available: false });
+      const refused = await made.query(api.workers.watch, { apiKey: "fh_w_not-a-real-key", capabilities: [] }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(ConvexError);
+      await made.close();
+      await expect(seed(server, -1)).rejects.toThrow(/whole number/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("`npm run testserver -- --port 0 --seed 2` prints one JSON line and stops on SIGINT", async () => {
+    // Its own process group, so the signal reaches npm, the shell and the server process alike.
+    const child = spawn("npm", ["run", "--silent", "testserver", "--", "--port", "0", "--seed", "2"], {
+      cwd: process.cwd(),
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    const groupAlive = () => {
+      try {
+        process.kill(-child.pid!, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      const line = await waitFor(() => (stdout.includes("\n") ? stdout.split("\n")[0] : undefined), "the JSON line", 40_000);
+      const printed = JSON.parse(line);
+      expect(Object.keys(printed).sort()).toEqual(["clientKey", "orgId", "url", "workerKeys"]);
+      expect(printed.workerKeys).toHaveLength(2);
+      const made = new ConvexClient(printed.url, { logger: false });
+      expect(await made.query(api.workers.watch, { apiKey: printed.workerKeys[1], capabilities: ["demo.echo"] })).toMatchObject({
+        available: false,
+      });
+      await made.close();
+      expect(groupAlive()).toBe(true);
+      process.kill(-child.pid!, "SIGINT");
+      await waitFor(() => (groupAlive() ? undefined : true), "every process of the server to stop");
+    } finally {
+      if (groupAlive()) process.kill(-child.pid!, "SIGKILL");
+    }
+  });
+
+  it("rejects bad command-line options with a clear message", () => {
+    expect(parseCliArgs(["--port", "0", "--seed", "3"])).toMatchObject({ port: 0, seed: 3 });
+    expect(() => parseCliArgs(["--port", "abc"])).toThrow("--port needs a whole number from 0 to 65535");
+    expect(() => parseCliArgs(["--seed"])).toThrow("--seed needs a whole number");
+    expect(() => parseCliArgs(["--bogus"])).toThrow('Unknown option "--bogus"');
+  });
+});

@@ -1,0 +1,42 @@
+// Command-line options of the test server CLI (see cli.ts).
+import { resolve } from "node:path";
+
+export type CliOptions = { port: number; seed?: number; capabilities: string[]; dir?: string };
+
+export const usage = "usage: npm run testserver -- [--port P] [--seed N] [--capabilities a,b] [--dir convexFolder]";
+
+function wholeNumber(flag: string, text: string | undefined, max: number): number {
+  const value = Number(text);
+  if (text === undefined || !/^\d+$/.test(text) || value > max) {
+    throw new Error(`${flag} needs a whole number from 0 to ${max}, got ${text === undefined ? "nothing" : JSON.stringify(text)}`);
+  }
+  return value;
+}
+
+export function parseCliArgs(argv: string[]): CliOptions {
+  const options: CliOptions = { port: 0, capabilities: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[i + 1];
+    switch (flag) {
+      case "--port":
+        options.port = wholeNumber(flag, value, 65535);
+        break;
+      case "--seed":
+        options.seed = wholeNumber(flag, value, 1000);
+        break;
+      case "--capabilities":
+        if (!value) throw new Error("--capabilities needs a comma-separated list");
+        options.capabilities = value.split(",").map((c) => c.trim()).filter(Boolean);
+        break;
+      case "--dir":
+        if (!value) throw new Error("--dir needs a folder");
+        options.dir = resolve(value);
+        break;
+      default:
+        throw new Error(`Unknown option ${JSON.stringify(flag)}`);
+    }
+    i++;
+  }
+  return options;
+}
