@@ -11,7 +11,7 @@ export type ProcessPoolOptions = {
   /** The runner script; by default the bundled `handlerRunner.js` next to this code, else `runner.ts` via tsx. */
   runnerPath?: string;
   execArgv?: string[];
-  /** OS niceness of the children (0..19; higher is politer). */
+  /** OS niceness of the children (0..19; higher is politer). Default 19: job code gets only CPU nobody else wants. */
   niceness?: number;
   /** Children kept warm between jobs. */
   maxIdle?: number;
@@ -116,7 +116,7 @@ export class ProcessPool {
     proc.on("exit", () => this.discard(child));
     proc.on("error", () => this.discard(child));
     try {
-      if (proc.pid) setPriority(proc.pid, this.options.niceness ?? 10);
+      if (proc.pid) setPriority(proc.pid, this.options.niceness ?? 19);
     } catch {
       // Not permitted on this system: the job still runs, just at normal priority.
     }
