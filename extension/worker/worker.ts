@@ -16,6 +16,7 @@ export type WorkerEvents = {
   jobFinished: { jobId: string; type: string; outcome: JobOutcome["kind"]; error?: string; durationMs: number };
   error: { message: string; code?: string };
   connection: { connected: boolean };
+  capabilities: { capabilities: string[] };
 };
 
 export type WorkerOptions = Partial<JobRunOptions> & {
@@ -181,6 +182,32 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     if (this.stopped) return this.stopped;
     this.stopped = this.shutdown(reason);
     return this.stopped;
+  }
+
+  /**
+   * Re-read the handlers' capabilities (a handler was added or removed, Ollama's models changed) and, when they
+   * changed, resubscribe with the new set. Running jobs are not touched.
+   */
+  async refreshCapabilities(): Promise<string[]> {
+    if (this._state === "stopped" || this._state === "stopping") return this.capabilities;
+    const next = await this.advertisedCapabilities();
+    const state = this._state as WorkerState; // may have changed while the handlers were probed
+    if (next.join() === this.capabilities.join() || state === "stopped" || state === "stopping") return this.capabilities;
+    this.capabilities = next;
+    this.emit("capabilities", { capabilities: [...next] });
+    this.unwatch?.();
+    this.unwatch = undefined;
+    this.available = false;
+    if (next.length === 0) {
+      this.pause("no handler capabilities to offer");
+      return next;
+    }
+    this.unwatch = this.options.client.watch(
+      next,
+      (v) => this.onWatch(v),
+      (e) => this.onServerError(e, "watch"),
+    );
+    return next;
   }
 
   setConcurrency(n: number): void {

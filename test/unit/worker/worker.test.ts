@@ -417,4 +417,29 @@ describe("Worker", () => {
     expect(names.lastIndexOf("output")).toBeLessThan(names.indexOf("complete"));
     await worker.stop();
   });
+
+  it("resubscribes with new capabilities when handlers change", async () => {
+    const farm = new FakeFarm();
+    const list = [echo];
+    const source = {
+      get: (type: string) => list.find((h) => h.type === type),
+      capabilities: async () => list.map((h) => h.type),
+    };
+    const { worker } = makeWorker(farm, { handlers: source });
+    const seen: string[][] = [];
+    worker.on("capabilities", (e) => seen.push(e.capabilities));
+    await worker.start();
+    expect(await worker.refreshCapabilities()).toEqual(["demo.echo"]);
+    expect(farm.count("watch")).toBe(1);
+    list.push(handler("demo.primes", async () => 1));
+    expect(await worker.refreshCapabilities()).toEqual(["demo.echo", "demo.primes"]);
+    expect(farm.calls.filter((c) => c.name === "watch").map((c) => c.args[0])).toEqual([["demo.echo"], ["demo.echo", "demo.primes"]]);
+    expect(farm.watcherCount).toBe(1);
+    expect(seen).toEqual([["demo.echo", "demo.primes"]]);
+    list.length = 0;
+    await worker.refreshCapabilities();
+    expect(worker.snapshot()).toMatchObject({ state: "paused", reason: "no handler capabilities to offer", capabilities: [] });
+    expect(farm.watcherCount).toBe(0);
+    await worker.stop();
+  });
 });

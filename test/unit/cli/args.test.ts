@@ -1,0 +1,89 @@
+import { mkdtempSync, statSync, writeFileSync, chmodSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { defaultKeyFile, parseCliArgs } from "../../../extension/cli/args";
+import { readKeyFile, writeKeyFile } from "../../../extension/cli/keyFile";
+import { runCli, type CliIo } from "../../../extension/cli/main";
+
+describe("farmhand-worker arguments", () => {
+  it("parses a full command line", () => {
+    expect(
+      parseCliArgs(
+        ["--url", "https://happy-otter-123.convex.cloud/", "--key", "fh_w_k", "--concurrency", "4", "--capabilities", "demo.echo, demo.primes", "--recipes", "r.json", "--no-ollama", "--job-timeout-ms", "60000"],
+        { XDG_CONFIG_HOME: "/cfg" },
+      ),
+    ).toEqual({
+      help: false,
+      url: "https://happy-otter-123.convex.cloud",
+      key: "fh_w_k",
+      token: undefined,
+      name: undefined,
+      keyFile: "/cfg/farmhand/worker.json",
+      concurrency: 4,
+      capabilities: ["demo.echo", "demo.primes"],
+      recipes: "r.json",
+      ollamaUrl: undefined,
+      ollama: false,
+      jobTimeoutMs: 60_000,
+      connectTimeoutMs: 15_000,
+    });
+  });
+
+  it.each([
+    [[], "--url is required"],
+    [["--url", "nope"], "--url is not a URL: nope"],
+    [["--url", "ws://x"], "--url must start with http:// or https://, got ws://x"],
+    [["--url", "http://x", "--key", "a", "--token", "b", "--name", "n"], "give --key or --token, not both"],
+    [["--url", "http://x", "--token", "b"], "--token needs --name"],
+    [["--url", "http://x", "--concurrency", "99"], "--concurrency must be a whole number from 1 to 32, got 99"],
+    [["--url", "http://x", "--concurrency", "1.5"], "--concurrency must be a whole number from 1 to 32, got 1.5"],
+    [["--url", "http://x", "--capabilities", " , "], "--capabilities needs at least one name"],
+    [["--url", "http://x", "--bogus"], "Unknown option '--bogus'"],
+  ])("rejects %j", (argv, message) => {
+    expect(() => parseCliArgs(argv as string[], {})).toThrow(message);
+  });
+
+  it("defaults the key file under ~/.config", () => {
+    expect(defaultKeyFile({ XDG_CONFIG_HOME: "" })).toMatch(/\.config\/farmhand\/worker\.json$/);
+  });
+
+  it("prints usage for --help and a hint for bad arguments", async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io: CliIo = { env: {}, out: (l) => out.push(l), err: (l) => err.push(l), onSignal: () => () => undefined };
+    expect(await runCli(["--help"], io)).toBe(0);
+    expect(out[0]).toMatch(/^Usage: farmhand-worker/);
+    expect(await runCli(["--concurrency", "0"], io)).toBe(2);
+    expect(err[0]).toBe("farmhand-worker: --url is required\nRun farmhand-worker --help for usage.");
+    expect(await runCli(["--url", "http://127.0.0.1:1", "--recipes", "/no/such/recipes.json"], io)).toBe(2);
+    expect(err[1]).toMatch(/^farmhand-worker: cannot read recipes file \/no\/such\/recipes.json/);
+  });
+});
+
+describe("the key file", () => {
+  const dir = mkdtempSync(join(tmpdir(), "farmhand-key-"));
+
+  it("is written with 0600 in a 0700 folder and read back", () => {
+    const path = join(dir, "nested", "worker.json");
+    const key = { url: "http://x", apiKey: "fh_w_abc", workerId: "w1", name: "box" };
+    writeKeyFile(path, key);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, "nested")).mode & 0o777).toBe(0o700);
+    expect(readKeyFile(path)).toEqual(key);
+  });
+
+  it("is missing → undefined; readable by others, broken or incomplete → a clear error", () => {
+    expect(readKeyFile(join(dir, "none.json"))).toBeUndefined();
+    const open = join(dir, "open.json");
+    writeFileSync(open, JSON.stringify({ url: "u", apiKey: "k" }));
+    chmodSync(open, 0o644);
+    expect(() => readKeyFile(open)).toThrow(`key file ${open} is readable by other users; run: chmod 600 ${open}`);
+    const broken = join(dir, "broken.json");
+    writeFileSync(broken, "{", { mode: 0o600 });
+    expect(() => readKeyFile(broken)).toThrow("is not valid JSON");
+    const partial = join(dir, "partial.json");
+    writeFileSync(partial, "{}", { mode: 0o600 });
+    expect(() => readKeyFile(partial)).toThrow("has no url and apiKey");
+  });
+});
