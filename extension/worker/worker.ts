@@ -69,6 +69,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private consecutiveFailures = 0;
 
   private available = false;
+  /** What workers:watch said last. A claim that finds nothing (say, the server's slot limit for this worker is
+   * reached) clears `available`, but the watch answer may not change; a freed slot must try again. */
+  private watchAvailable = false;
   private claiming = false;
   private claimWanted = false;
   private claimRetryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -227,7 +230,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.unmine = undefined;
     this.unconnection?.();
     this.unconnection = undefined;
-    this.available = false;
+    this.available = this.watchAvailable = false;
     this.setState("stopped", reason);
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
@@ -245,7 +248,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
 
   private onWatch(v: WatchResult): void {
     if (this._state === "stopped" || this._state === "stopping") return;
-    this.available = Boolean(v?.available);
+    this.available = this.watchAvailable = Boolean(v?.available);
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     this.wakeTimer = undefined;
     if (!this.available && typeof v?.nextAvailableAt === "number") {
@@ -334,6 +337,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       this.unmine = undefined;
       if (this._state === "draining") void this.stop("drained");
     }
+    this.available ||= this.watchAvailable;
     this.maybeClaim();
   }
 

@@ -19,6 +19,8 @@ export class FakeFarm implements FarmClient {
   private watchers = new Set<{ caps: string[]; onValue: (v: WatchResult) => void; onError: (e: Error) => void }>();
   private mineWatchers = new Set<(v: MineEntry[]) => void>();
   nextAvailableAt: number | undefined;
+  /** Like the server's maxConcurrentJobs for this worker: claims never hold more leases than this. */
+  slotLimit = Number.POSITIVE_INFINITY;
   private seq = 0;
 
   add(type: string, payload: unknown = {}, leaseMs = 30_000): string {
@@ -88,7 +90,8 @@ export class FakeFarm implements FarmClient {
 
   async claim(capabilities: string[], max: number): Promise<ClaimedJob[]> {
     this.record("claim", capabilities, max);
-    const jobs = this.pending.splice(0, max).map((j) => ({ ...j, leaseId: `lease-${j.jobId}-${++this.seq}` }));
+    const free = Math.max(0, Math.min(max, this.slotLimit - this.leases.size));
+    const jobs = this.pending.splice(0, free).map((j) => ({ ...j, leaseId: `lease-${j.jobId}-${++this.seq}` }));
     for (const job of jobs) this.leases.set(job.leaseId, { job, cancel: false });
     if (jobs.length) this.publish();
     return jobs;

@@ -1,0 +1,34 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { Worker } from "../../../extension/worker/worker";
+import { deferred, FakeFarm, handler, handlersOf } from "./fakeFarm";
+
+describe("Worker under the server's slot limit", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it("claims again when a job ends, although the watch answer never changed", async () => {
+    // The server allows this worker one job at a time while the worker has two local slots: the second claim
+    // finds nothing, yet `available` stays true in the watch subscription, so no new watch value arrives.
+    const farm = new FakeFarm();
+    farm.slotLimit = 1;
+    const gates = [deferred(), deferred(), deferred()];
+    let started = 0;
+    const slow = handler("slow", async () => {
+      await gates[started++]!.promise;
+      return "ok";
+    });
+    for (let i = 0; i < 3; i++) farm.add("slow");
+    const worker = new Worker({ client: farm, handlers: handlersOf(slow), concurrency: 2 });
+    await worker.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(worker.snapshot().running).toHaveLength(1);
+
+    for (let done = 1; done <= 3; done++) {
+      gates[done - 1]!.resolve();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(farm.completed).toHaveLength(done);
+    }
+    expect(farm.pending).toHaveLength(0);
+    await worker.stop();
+  });
+});
