@@ -95,9 +95,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     vscode.commands.registerCommand("farmhand.showLog", () => log.show()),
   );
 
+  await joinFromEnvironment(membership, join, log);
   donor.evaluate();
   applyPolicy();
   return { getState: snapshot, registerHandler: (handler) => new vscode.Disposable(registry.register(handler)) };
+}
+
+/** Provisioning (fleets, demos): join once from FARMHAND_JOIN_URL + FARMHAND_JOIN_TOKEN when not joined yet. */
+async function joinFromEnvironment(membership: Membership, join: (args: JoinArgs) => Promise<boolean>, log: vscode.LogOutputChannel) {
+  const url = process.env.FARMHAND_JOIN_URL;
+  const token = process.env.FARMHAND_JOIN_TOKEN;
+  if (membership.joined || !url || !token) return;
+  await join({ url, token }).catch((error) => log.error(`Provisioned join failed: ${error instanceof Error ? error.message : error}`));
 }
 
 function describePolicy(state: PanelSnapshot): string {
