@@ -1,9 +1,10 @@
 // Starts one code-server on a free loopback port with its own user-data, extensions and config, and stops it with
 // its whole process group (the extension host and its children are forked by code-server).
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { codeServerEntry } from "./paths.mjs";
+import { forEachLine, spawnProcessGroup } from "./process.mjs";
 
 /** Settings every test window gets: nothing that phones home, nothing that opens on its own. */
 const QUIET_SETTINGS = {
@@ -77,7 +78,7 @@ export function installExtension(profile, vsixPath) {
  * reaches the extension host. `onLog` gets every line code-server prints.
  */
 export async function startCodeServer(profile, { env = {}, onLog = () => {}, timeoutMs = 30_000 } = {}) {
-  const child = spawn(
+  const { child, stop } = spawnProcessGroup(
     process.execPath,
     [
       ...baseArgs(profile),
@@ -90,23 +91,14 @@ export async function startCodeServer(profile, { env = {}, onLog = () => {}, tim
       "--ignore-last-opened",
       profile.workspaceDir,
     ],
-    {
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      // An unreachable gallery fails at once instead of waiting on DNS for open-vsx.
-      env: { EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: "http://127.0.0.1:9/gallery" }), ...process.env, ...env },
-    },
+    // An unreachable gallery fails at once instead of waiting on DNS for open-vsx.
+    { env: { EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: "http://127.0.0.1:9/gallery" }), ...process.env, ...env } },
   );
-  let exited = false;
-  if (child.pid !== undefined) killOnExit.add(child.pid);
-  child.on("exit", () => (exited = true));
-
-  const stop = () => stopProcessGroup(child, () => exited);
   try {
     const port = await waitForPort(child, onLog, timeoutMs);
     const origin = `http://127.0.0.1:${port}`;
     await waitForHealth(origin, timeoutMs);
-    return { origin, port, remoteAuthority: `127.0.0.1:${port}`, pid: child.pid, stop };
+    return { origin, port, remoteAuthority: `127.0.0.1:${port}`, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -116,24 +108,16 @@ export async function startCodeServer(profile, { env = {}, onLog = () => {}, tim
 function waitForPort(child, onLog, timeoutMs) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`code-server did not start listening within ${timeoutMs} ms`)), timeoutMs);
-    const lines = (stream) => {
-      let pending = "";
-      stream.on("data", (chunk) => {
-        pending += chunk;
-        const parts = pending.split("\n");
-        pending = parts.pop();
-        for (const line of parts) {
-          onLog(line);
-          const match = /HTTP server listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(line);
-          if (match) {
-            clearTimeout(timer);
-            resolve(Number(match[1]));
-          }
-        }
-      });
+    const onLine = (line) => {
+      onLog(line);
+      const match = /HTTP server listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(line);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
     };
-    lines(child.stdout);
-    lines(child.stderr);
+    forEachLine(child.stdout, onLine);
+    forEachLine(child.stderr, onLine);
     child.on("exit", (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`code-server exited before listening (code ${code}, signal ${signal})`));
@@ -153,28 +137,4 @@ async function waitForHealth(origin, timeoutMs) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`code-server at ${origin} did not answer /healthz within ${timeoutMs} ms`);
-}
-
-/** Process groups still running: killed if this process exits first (an error, Ctrl-C mid-start). */
-const killOnExit = new Set();
-process.on("exit", () => {
-  for (const pid of killOnExit) signalGroup(pid, "SIGKILL");
-});
-
-async function stopProcessGroup(child, hasExited) {
-  if (child.pid === undefined) return;
-  signalGroup(child.pid, "SIGTERM");
-  const deadline = Date.now() + 5_000;
-  while (!hasExited() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-  // The group may outlive its leader (an extension host shutting down): make sure nothing stays behind.
-  signalGroup(child.pid, "SIGKILL");
-  killOnExit.delete(child.pid);
-}
-
-function signalGroup(pid, signal) {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // already gone
-  }
 }

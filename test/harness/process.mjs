@@ -1,5 +1,5 @@
 // Process helpers for the runners: run a root npm script quietly, and clean up when interrupted.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { repoDir } from "./paths.mjs";
 
 /** Runs `npm run <script>` in the repo; prints its output only when it fails, then throws. */
@@ -24,4 +24,50 @@ export function onInterrupt(cleanUp) {
     process.off("SIGINT", handler);
     process.off("SIGTERM", handler);
   };
+}
+
+/** Process groups still running: killed if this process exits first (an error, Ctrl-C mid-start). */
+const killOnExit = new Set();
+process.on("exit", () => {
+  for (const pid of killOnExit) signalGroup(pid, "SIGKILL");
+});
+
+/**
+ * Spawns `command` as the leader of its own process group (stdout and stderr piped); `stop()` ends the whole group
+ * (children such as code-server's extension host included): SIGTERM, then SIGKILL after a grace period.
+ */
+export function spawnProcessGroup(command, args, options = {}) {
+  const child = spawn(command, args, { ...options, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let exited = false;
+  child.on("exit", () => (exited = true));
+  if (child.pid !== undefined) killOnExit.add(child.pid);
+  const stop = async () => {
+    if (child.pid === undefined) return;
+    signalGroup(child.pid, "SIGTERM");
+    const deadline = Date.now() + 5_000;
+    while (!exited && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    // The group may outlive its leader (an extension host shutting down): make sure nothing stays behind.
+    signalGroup(child.pid, "SIGKILL");
+    killOnExit.delete(child.pid);
+  };
+  return { child, stop };
+}
+
+/** Calls `onLine` for each line the stream prints. */
+export function forEachLine(stream, onLine) {
+  let pending = "";
+  stream.on("data", (chunk) => {
+    pending += chunk;
+    const lines = pending.split("\n");
+    pending = lines.pop();
+    for (const line of lines) onLine(line);
+  });
+}
+
+function signalGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
 }

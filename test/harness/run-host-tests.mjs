@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { launchChromium } from "./browser.mjs";
 import { buildHostSuite } from "./buildHostSuite.mjs";
 import { prepareProfile, requireInstalledCodeServer, startCodeServer } from "./codeServer.mjs";
+import { startTestFarm } from "./testFarm.mjs";
 import { onInterrupt, runNpmScript } from "./process.mjs";
 import { artifactsDir, extensionDir, repoDir } from "./paths.mjs";
 
@@ -43,7 +44,16 @@ async function main() {
   try {
     const profile = prepareProfile(root);
     cpSync(CONTEXT_PROBE, join(profile.extensionsDir, "farmhand-tests.context-probe-0.0.1"), { recursive: true });
-    const server = await startCodeServer(profile, { env: { FARMHAND_HOST_TEST: "1", FARMHAND_HOST_TAG_LOGS: "1", FARMHAND_EXPECT_REMOTE: "1" }, onLog: (line) => serverLog.push(line) });
+    const farm = await startTestFarm();
+    cleanups.push(farm.stop);
+    const env = {
+      FARMHAND_HOST_TEST: "1",
+      FARMHAND_HOST_TAG_LOGS: "1",
+      FARMHAND_EXPECT_REMOTE: "1",
+      FARMHAND_TEST_FARM_URL: farm.url,
+      FARMHAND_TEST_WORKER_KEY: farm.workerKey,
+    };
+    const server = await startCodeServer(profile, { env, onLog: (line) => serverLog.push(line) });
     cleanups.push(server.stop);
     const browser = await launchChromium(profile.chromiumDir);
     cleanups.push(browser.close);

@@ -10,7 +10,14 @@ export function expectsRemoteWindow(): boolean {
 }
 
 /** The part of the extension's exported API the tests read. */
-export type FarmhandState = { donating: boolean; wanted?: boolean; joined?: boolean; status?: { kind: string; reason?: string } };
+export type FarmhandState = {
+  joined: boolean;
+  /** The donor switched donating on (the policy may still hold it back). */
+  wanted: boolean;
+  /** The policy lets this window donate now. */
+  donating: boolean;
+  status: { kind: string; reason?: string };
+};
 export type FarmhandApi = { getState(): FarmhandState };
 
 export async function activateFarmhand(): Promise<FarmhandApi> {
@@ -33,17 +40,37 @@ export async function setFarmhandSetting(key: string, value: unknown): Promise<v
 }
 
 /**
- * Whether the context key `farmhand.donating` is true right now, read through the test-only probe extension
- * (test/host/fixtures/context-probe) whose command is in the command palette exactly while it is.
+ * Whether a Farmhand context key (`farmhand.donating`, `farmhand.joined`) is true right now, read through the
+ * test-only probe extension (test/host/fixtures/context-probe) whose command for that key is in the command
+ * palette exactly while the key is true.
  */
-export async function donatingContextKey(): Promise<boolean> {
-  const commands = await vscode.commands.executeCommand<Array<{ command: string }>>("_getAllCommands", true);
-  assert.ok(Array.isArray(commands), "_getAllCommands returned no list");
+export async function contextKey(key: "farmhand.donating" | "farmhand.joined"): Promise<boolean> {
   assert.ok(
     vscode.extensions.getExtension("farmhand-tests.context-probe"),
     "the context-probe fixture extension is not installed; the runner copies it into the extensions dir",
   );
-  return commands.some((c) => c.command === "farmhandProbe.whileDonating");
+  const commands = await vscode.commands.executeCommand<Array<{ command: string }>>("_getAllCommands", true);
+  assert.ok(Array.isArray(commands), "_getAllCommands returned no list");
+  return commands.some((c) => c.command === `farmhandProbe.${key}`);
+}
+
+export const donatingContextKey = () => contextKey("farmhand.donating");
+export const joinedContextKey = () => contextKey("farmhand.joined");
+
+/** The farm the runner started for this run (the project's loopback test server) and a worker key for it. */
+export function testFarm(): { url: string; workerKey: string } {
+  const url = process.env.FARMHAND_TEST_FARM_URL;
+  const workerKey = process.env.FARMHAND_TEST_WORKER_KEY;
+  assert.ok(url && workerKey, "the runner passed no test farm (FARMHAND_TEST_FARM_URL, FARMHAND_TEST_WORKER_KEY)");
+  return { url, workerKey };
+}
+
+/** Joins the runner's test farm the scripted way, unless already joined. */
+export async function joinTestFarm(api: FarmhandApi): Promise<void> {
+  if (api.getState().joined) return;
+  const { url, workerKey } = testFarm();
+  await vscode.commands.executeCommand("farmhand.join", { url, token: workerKey });
+  assert.equal(api.getState().joined, true, "the scripted join returned but the extension is not joined");
 }
 
 /** Polls `read` until it returns `expected` or `timeoutMs` passes; fails with the last value seen. */

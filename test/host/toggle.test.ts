@@ -1,21 +1,36 @@
 import * as assert from "node:assert/strict";
-import { afterEach, beforeEach, describe, it } from "mocha";
+import { afterEach, before, beforeEach, describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, declaresSetting, donatingContextKey, expectsRemoteWindow, setFarmhandSetting, waitForValue, type FarmhandApi } from "./farmhand";
+import {
+  activateFarmhand,
+  declaresSetting,
+  donatingContextKey,
+  expectsRemoteWindow,
+  joinTestFarm,
+  setFarmhandSetting,
+  waitForValue,
+  type FarmhandApi,
+} from "./farmhand";
 
-describe("farmhand.toggle", () => {
+/** Policy settings that would hold donating back for reasons other than the one a test is about. */
+const PERMISSIVE_POLICY: Record<string, unknown> = { idleMinutes: 0, otherCpuThresholdPercent: 100, donateOnBattery: true };
+
+describe("farmhand.toggle (joined)", () => {
   let api: FarmhandApi;
 
-  beforeEach(async () => {
+  before(async () => {
     api = await activateFarmhand();
-    // Donate as soon as asked: an idle policy would otherwise hold off while the test "works".
-    if (declaresSetting("idleMinutes")) await setFarmhandSetting("idleMinutes", 0);
+    await joinTestFarm(api);
+  });
+
+  beforeEach(async () => {
+    for (const [key, value] of Object.entries(PERMISSIVE_POLICY)) if (declaresSetting(key)) await setFarmhandSetting(key, value);
   });
 
   afterEach(async () => {
+    if (api.getState().wanted) await vscode.commands.executeCommand("farmhand.toggle");
     await setFarmhandSetting("allowRemoteDonation", undefined);
-    if (declaresSetting("idleMinutes")) await setFarmhandSetting("idleMinutes", undefined);
-    if (api.getState().wanted ?? api.getState().donating) await vscode.commands.executeCommand("farmhand.toggle");
+    for (const key of Object.keys(PERMISSIVE_POLICY)) if (declaresSetting(key)) await setFarmhandSetting(key, undefined);
     await waitForValue("donating after clean-up", () => api.getState().donating, false);
   });
 
@@ -34,13 +49,17 @@ describe("farmhand.toggle", () => {
   });
 
   if (expectsRemoteWindow()) {
-    it("is refused in a remote window while farmhand.allowRemoteDonation is off", async () => {
+    it("is refused in a remote window while farmhand.allowRemoteDonation is off, and allowed once it is on", async () => {
       await setFarmhandSetting("allowRemoteDonation", false);
       await vscode.commands.executeCommand("farmhand.toggle");
-      // Give a wrongly accepted toggle the same time the accepted one gets to show.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await waitForValue("wanted after the toggle", () => api.getState().wanted, true);
       assert.equal(api.getState().donating, false, "donating started in a remote window without permission");
+      assert.equal(api.getState().status.kind, "paused");
+      assert.match(api.getState().status.reason ?? "", /remote window/);
       assert.equal(await donatingContextKey(), false);
+
+      await setFarmhandSetting("allowRemoteDonation", true);
+      await waitForValue("donating once remote donation is allowed", () => api.getState().donating, true);
     });
   } else {
     it("is allowed in a local window whatever farmhand.allowRemoteDonation says", async () => {
