@@ -69,7 +69,7 @@ export class ProcessPool {
           case "result":
             return finish(!ctx.signal.aborted, () => resolve(m.value));
           case "error":
-            return finish(!ctx.signal.aborted, () => reject(new HandlerError(m.message, { retryable: m.retryable })));
+            return finish(!ctx.signal.aborted && !m.fatal, () => reject(new HandlerError(m.message, { retryable: m.retryable })));
         }
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {

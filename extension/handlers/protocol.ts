@@ -11,7 +11,8 @@ export type ChildMessage =
   | { t: "progress"; progress?: number; status?: string }
   | { t: "output"; text: string }
   | { t: "result"; value: unknown }
-  | { t: "error"; message: string; retryable: boolean };
+  /** `fatal`: the child is about to exit (an uncaught error in job code) and must not be reused. */
+  | { t: "error"; message: string; retryable: boolean; fatal?: boolean };
 
 /** The context job code gets inside the runner (mirrors HandlerContext without the host's objects). */
 export type ImplContext = {

@@ -3,10 +3,33 @@ import { pathToFileURL } from "node:url";
 import { BUILTIN_IMPLS } from "./impl/builtins";
 import type { ChildMessage, HostMessage, Impl, ImplSpec } from "./protocol";
 
+const PROGRESS_EVERY_MS = 100;
+
 let current: AbortController | undefined;
+let pendingProgress: Extract<ChildMessage, { t: "progress" }> | undefined;
+let progressTimer: ReturnType<typeof setTimeout> | undefined;
+let lastProgressAt = 0;
 
 function send(message: ChildMessage): void {
   process.send?.(message);
+}
+
+/** At most one progress message per PROGRESS_EVERY_MS; the latest one always gets through. */
+function reportProgress(progress?: number, status?: string): void {
+  pendingProgress = { t: "progress", progress, status };
+  if (progressTimer) return;
+  const wait = lastProgressAt + PROGRESS_EVERY_MS - Date.now();
+  if (wait <= 0) return flushProgress();
+  progressTimer = setTimeout(flushProgress, wait);
+}
+
+function flushProgress(): void {
+  if (progressTimer) clearTimeout(progressTimer);
+  progressTimer = undefined;
+  if (!pendingProgress) return;
+  send(pendingProgress);
+  pendingProgress = undefined;
+  lastProgressAt = Date.now();
 }
 
 async function load(spec: ImplSpec): Promise<Impl> {
@@ -29,11 +52,13 @@ async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {
       jobId: message.jobId,
       attempt: message.attempt,
       signal: controller.signal,
-      progress: (progress, status) => send({ t: "progress", progress, status }),
+      progress: reportProgress,
       output: (text) => send({ t: "output", text: String(text) }),
     }, message.impl.options);
+    flushProgress();
     send({ t: "result", value: value === undefined ? null : value });
   } catch (e) {
+    flushProgress();
     const retryable = (e as { retryable?: unknown })?.retryable;
     send({
       t: "error",
@@ -49,5 +74,12 @@ process.on("message", (message: HostMessage) => {
   if (message.t === "run") void run(message);
   else if (message.t === "cancel") current?.abort(new Error(message.reason));
 });
+// Job code that throws outside its promise (a stray callback) fails the job; this child is then done.
+function fatal(e: unknown): void {
+  send({ t: "error", message: `uncaught error in job code: ${e instanceof Error ? e.message : String(e)}`, retryable: true, fatal: true });
+  process.exit(1);
+}
+process.on("uncaughtException", fatal);
+process.on("unhandledRejection", fatal);
 // The host went away: nothing left to report to.
 process.on("disconnect", () => process.exit(0));

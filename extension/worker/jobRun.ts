@@ -34,7 +34,14 @@ export type JobRunCallbacks = {
   onKeyError(e: unknown): void;
 };
 
-/** One claimed job's life on this worker: run the handler, heartbeat, stream output, report the end. */
+/**
+ * One claimed job's life on this worker: run the handler, heartbeat, stream output, report the end.
+ *
+ * Hang policy: heartbeats go on only while the handler's promise is pending; for a process handler that means
+ * while its process lives (a dead process rejects at once, and the job fails). A handler that never finishes
+ * is stopped by the per-job time limit (the handler's `timeoutMs`, else the worker's `jobTimeoutMs`, default
+ * 30 min): it is aborted, killed after the grace period, and its job failed without retry.
+ */
 export class JobRun {
   readonly startedAt = Date.now();
   progress: number | undefined;

@@ -29,6 +29,11 @@ describe("a fleet of engines", () => {
       expect(mine.filter((e) => e.kind === "done")).toHaveLength(1);
       expect(mine.filter((e) => e.kind === "heartbeat-expired" || e.kind === "released" || e.kind === "retried")).toEqual([]);
     }
+    // Streamed output landed with its job.
+    const outputs = await farm.server.t.run(async (ctx: any) =>
+      Promise.all(ids.slice(0, 20).map(async (id) => (await ctx.db.query("jobOutput").withIndex("by_job_seq", (q: any) => q.eq("jobId", id)).collect()).map((c: any) => c.chunk).join(""))),
+    );
+    expect(outputs).toEqual(ids.slice(0, 20).map((_, i) => `job ${i}\n`));
     const total = [...perWorker.values()].reduce((a, b) => a + b, 0);
     expect(total).toBe(300);
     // Work stealing spreads the load: every worker took a share.
