@@ -1,8 +1,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { setPriority } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { HandlerError } from "../worker/errors";
 import type { HandlerContext } from "../worker/handler";
 import type { ChildMessage, HostMessage, ImplSpec } from "./protocol";
@@ -150,8 +149,8 @@ export class ProcessPool {
 
 /** Find the runner: the bundled JS next to this file, else the TS source run through tsx (tests, dev). */
 function locateRunner(): { path: string; execArgv: string[] } {
-  const here = typeof __dirname === "string" ? __dirname : dirname(fileURLToPath(import.meta.url));
-  const bundled = join(here, "handlerRunner.js");
+  // The package is CommonJS: the bundle, tsx and vitest all provide __dirname.
+  const bundled = join(__dirname, "handlerRunner.js");
   if (existsSync(bundled)) return { path: bundled, execArgv: [] };
-  return { path: join(here, "runner.ts"), execArgv: ["--import", "tsx"] };
+  return { path: join(__dirname, "runner.ts"), execArgv: ["--import", "tsx"] };
 }

@@ -213,6 +213,13 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     return next;
   }
 
+  /** Stop running one job here and give it back to the queue (another worker takes it). */
+  giveBack(jobId: string): boolean {
+    const entry = this.runs.get(jobId);
+    entry?.run.abort("stop");
+    return entry !== undefined;
+  }
+
   setConcurrency(n: number): void {
     this._concurrency = checkConcurrency(n);
     this.maybeClaim();

@@ -442,4 +442,21 @@ describe("Worker", () => {
     expect(farm.watcherCount).toBe(0);
     await worker.stop();
   });
+
+  it("gives one running job back on request and goes on with the others", async () => {
+    const farm = new FakeFarm();
+    const slow = handler("slow", () => new Promise(() => undefined));
+    const { worker, finished } = makeWorker(farm, { handlers: handlersOf(slow), concurrency: 2 });
+    farm.add("slow");
+    farm.add("slow");
+    await worker.start();
+    await tick();
+    expect(worker.giveBack("job1")).toBe(true);
+    expect(worker.giveBack("nope")).toBe(false);
+    await tick();
+    expect(farm.released).toEqual(["job1"]);
+    expect(finished).toEqual([expect.objectContaining({ jobId: "job1", outcome: "released" })]);
+    expect(worker.snapshot().running.map((r) => r.jobId)).toContain("job2");
+    await worker.stop();
+  });
 });
