@@ -10,4 +10,4 @@ export const vscodeDir = join(codeServerDir, "lib", "vscode");
 export const codeServerEntry = join(codeServerDir, "out", "node", "entry.js");
 export const artifactsDir = join(repoDir, "test", "artifacts");
 /** The extension under test: this repo, or a prebuilt extension folder from FARMHAND_EXTENSION_DIR (no build then). */
-export const extensionDir = process.env.FARMHAND_EXTENSION_DIR ?? repoDir;
+export const extensionDir = process.env.FARMHAND_EXTENSION_DIR || repoDir;

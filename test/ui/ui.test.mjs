@@ -9,9 +9,19 @@ import { launchChromium } from "../harness/browser.mjs";
 import { installExtension, prepareProfile, requireInstalledCodeServer, startCodeServer } from "../harness/codeServer.mjs";
 import { artifactsDir, extensionDir } from "../harness/paths.mjs";
 import { onInterrupt } from "../harness/process.mjs";
+import { startTestFarm } from "../harness/testFarm.mjs";
 import { packageExtension, vsceList, vsixEntries } from "./packaging.mjs";
 import { vsixListProblems } from "./vsixContents.mjs";
-import { activityBarItem, farmWelcome, panelFrame, statusBarItem, waitForWorkbench } from "./workbench.mjs";
+import {
+  activityBarItem,
+  farmWelcome,
+  panelFrame,
+  quickInputBox,
+  quickInputTitle,
+  statusBarItem,
+  treeRow,
+  waitForWorkbench,
+} from "./workbench.mjs";
 
 const screenshots = join(artifactsDir, "ui");
 const UI_TIMEOUT = 30_000;
@@ -37,6 +47,7 @@ describe("the packaged .vsix", function () {
     let root;
     let profile;
     let server;
+    let farm;
     let browser;
     let page;
     const serverLog = [];
@@ -45,8 +56,9 @@ describe("the packaged .vsix", function () {
     const cleanUp = async () => {
       await browser?.close();
       await server?.stop();
+      await farm?.stop();
       if (root) rmSync(root, { recursive: true, force: true });
-      browser = server = root = undefined;
+      browser = server = farm = root = undefined;
     };
 
     before(async () => {
@@ -55,7 +67,14 @@ describe("the packaged .vsix", function () {
       rmSync(screenshots, { recursive: true, force: true });
       mkdirSync(screenshots, { recursive: true });
       root = mkdtempSync(join(tmpdir(), "farmhand-ui-"));
-      profile = prepareProfile(root, { "farmhand.allowRemoteDonation": true, "farmhand.idleMinutes": 0 });
+      farm = await startTestFarm();
+      // Donate from this remote window, at once, whatever else loads the machine.
+      profile = prepareProfile(root, {
+        "farmhand.allowRemoteDonation": true,
+        "farmhand.idleMinutes": 0,
+        "farmhand.otherCpuThresholdPercent": 100,
+        "farmhand.donateOnBattery": true,
+      });
       installExtension(profile, vsix);
       server = await startCodeServer(profile, { onLog: (line) => serverLog.push(line) });
       browser = await launchChromium(profile.chromiumDir);
@@ -78,37 +97,56 @@ describe("the packaged .vsix", function () {
       assert.ok(existsSync(join(profile.extensionsDir, installed[0], "dist", "extension.js")));
     });
 
-    it("shows the Farmhand status-bar item, off", async () => {
+    it("shows the Farmhand status-bar item, asking to join a farm", async () => {
       const item = statusBarItem(page);
       await item.waitFor({ timeout: UI_TIMEOUT });
-      await assertText(item, /Farmhand: off/);
-      await page.screenshot({ path: join(screenshots, "status-bar-off.png") });
+      await assertText(item, /Farmhand: join a farm/);
+      await page.screenshot({ path: join(screenshots, "1-status-bar-not-joined.png") });
     });
 
-    it("turns donating on when the status-bar item is clicked", async () => {
-      const item = statusBarItem(page);
-      await item.click();
-      await assertText(item, /Farmhand: on/);
-      await page.screenshot({ path: join(screenshots, "status-bar-on.png") });
-    });
-
-    it("opens the Farmhand view from the activity bar and shows the Farm tree's welcome", async () => {
+    it("opens the Farmhand view from the activity bar; the Farm tree shows its welcome", async () => {
       await activityBarItem(page).click();
       const welcome = farmWelcome(page);
       await welcome.waitFor({ timeout: UI_TIMEOUT });
-      await assertText(welcome, /Join a farm/i);
       await assertText(welcome, /You have not joined a farm yet/);
-      await page.screenshot({ path: join(screenshots, "farm-view.png") });
+      await assertText(welcome, /Join a Farm…/);
+      await page.screenshot({ path: join(screenshots, "2-farm-view-welcome.png") });
     });
 
     it("shows the control panel, which the extension answers", async () => {
       const answer = panelFrame(page).locator("#answer");
       await answer.waitFor({ timeout: UI_TIMEOUT });
       await assertText(answer, /Connected to Farmhand/);
-      await page.screenshot({ path: join(screenshots, "control-panel.png") });
+      await page.screenshot({ path: join(screenshots, "3-control-panel.png") });
+    });
+
+    it("joins the test farm through the welcome's Join a Farm… button", async () => {
+      await farmWelcome(page).getByRole("button", { name: "Join a Farm…" }).click();
+      await answerQuickInput(page, /Join a Farm \(1\/2\)/, farm.url);
+      await answerQuickInput(page, /Join a Farm \(2\/2\)/, farm.workerKey);
+      await treeRow(page, "Joined farm").waitFor({ timeout: UI_TIMEOUT });
+      await assertText(statusBarItem(page), /Farmhand: off/);
+      await page.screenshot({ path: join(screenshots, "4-joined.png") });
+    });
+
+    it("turns donating on when the status-bar item is clicked, and off again", async () => {
+      const item = statusBarItem(page);
+      await item.click();
+      await assertText(item, /Farmhand: on/);
+      await page.screenshot({ path: join(screenshots, "5-donating.png") });
+      await item.click();
+      await assertText(item, /Farmhand: off/);
     });
   });
 });
+
+/** Types `answer` into the quick input once its title matches, and presses Enter. */
+async function answerQuickInput(page, title, answer) {
+  await quickInputTitle(page).filter({ hasText: title }).waitFor({ timeout: UI_TIMEOUT });
+  const input = quickInputBox(page);
+  await input.fill(answer);
+  await input.press("Enter");
+}
 
 /** Waits up to UI_TIMEOUT for the locator's text to match, then fails showing the text it last had. */
 async function assertText(locator, pattern) {

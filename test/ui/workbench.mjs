@@ -9,6 +9,13 @@ export const activityBarItem = (page) => page.locator('.activitybar .action-item
 /** The welcome content of the Farm tree view. */
 export const farmWelcome = (page) => page.locator(".pane-body .welcome-view-content").filter({ hasText: "farm" }).first();
 
+/** A row of a tree or list in the side bar, by its label. */
+export const treeRow = (page, label) => page.locator(".sidebar .monaco-list-row").filter({ hasText: label }).first();
+
+/** The quick input (input boxes, pickers): its title and its text box. */
+export const quickInputTitle = (page) => page.locator(".quick-input-widget .quick-input-title");
+export const quickInputBox = (page) => page.locator(".quick-input-widget .quick-input-box input");
+
 /**
  * The control panel's content. A webview view is an outer iframe (the host page) holding the real document in
  * `#active-frame`; the outer one is found by the extension id the workbench puts in its `src`.
