@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { parseCliArgs } from "../server/cliArgs";
 import { fixtureConvexDir, seed, startTestServer, type TestServer } from "../server/index";
+import { decodeTs } from "../server/protocol";
 
 const api = anyApi;
 type Message = { author: string; body: string };
@@ -19,6 +20,28 @@ async function waitFor<T>(read: () => T | undefined, what: string, timeoutMs = 1
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** A bare WebSocket speaking the sync protocol, for what a ConvexClient never does on purpose. */
+async function rawSocket(url: string) {
+  const socket = new WebSocket(`${url.replace("http", "ws")}/api/1.48.0/sync`);
+  const inbox: any[] = [];
+  socket.on("message", (data) => inbox.push(JSON.parse(data.toString())));
+  await new Promise((resolve, reject) => {
+    socket.once("open", resolve);
+    socket.once("error", reject);
+  });
+  return {
+    send: (message: object) => socket.send(JSON.stringify(message)),
+    next: async (type: string) => {
+      const found = await waitFor(() => {
+        const index = inbox.findIndex((message) => message.type === type);
+        return index === -1 ? undefined : inbox.splice(index, 1)[0];
+      }, `a ${type}`);
+      return found;
+    },
+    close: () => socket.close(),
+  };
 }
 
 describe("loopback test server with the fixture app", () => {
@@ -165,6 +188,27 @@ describe("loopback test server with the fixture app", () => {
     await sent;
     await waitFor(() => (count.latest()?.length ? true : undefined), "the write");
     expect(await made.query(api.messages.list, { author: "fay" })).toEqual([{ author: "fay", body: "once" }]);
+  });
+
+  it("answers a mutation resent on a new connection of the same session from its cache", async () => {
+    const sessionId = "3f6c1e2a-0000-4000-8000-000000000001";
+    const mutation = { type: "Mutation", requestId: 0, udfPath: "messages:send", args: [{ author: "gil", body: "only once" }] };
+    const first = await rawSocket(server.url);
+    first.send({ type: "Connect", sessionId, connectionCount: 0, lastCloseReason: null, clientTs: Date.now() });
+    first.send(mutation);
+    const reply = await first.next("MutationResponse");
+    expect(reply).toMatchObject({ requestId: 0, success: true });
+    const transition = await first.next("Transition");
+    expect(decodeTs(transition.endVersion.ts) >= decodeTs(reply.ts)).toBe(true);
+    first.close();
+
+    const second = await rawSocket(server.url);
+    second.send({ type: "Connect", sessionId, connectionCount: 1, lastCloseReason: "closed", clientTs: Date.now() });
+    second.send(mutation);
+    expect(await second.next("MutationResponse")).toEqual(reply);
+    await second.next("Transition");
+    second.close();
+    expect(await client().query(api.messages.list, { author: "gil" })).toEqual([{ author: "gil", body: "only once" }]);
   });
 
   it("rejects a bad dropConnections duration", () => {

@@ -54,15 +54,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 
   const queue = new CallQueue();
   const runner = new FunctionRunner(t, modules);
-  let refreshQueued = false;
-  const watcher = new ScheduledWatcher(t, () => {
-    if (refreshQueued) return;
-    refreshQueued = true;
-    void queue.run(async () => {
-      refreshQueued = false;
-      await hub.refreshSubscriptions();
-    });
-  });
+  const watcher = new ScheduledWatcher(t, () => hub.markDirty());
   const hub: SyncHub = new SyncHub(runner, queue, () => watcher.scan());
   const http = new HttpBridge(t, runner, hub);
 

@@ -13,6 +13,9 @@ export class SyncHub {
   readonly connections = new Set<Connection>();
   private readonly sessions = new Map<string, Session>();
   private ts: bigint = BigInt(Date.now()) * 1_000_000n;
+  /** Data may have changed since subscriptions were last re-run. */
+  private dirty = false;
+  private refreshQueued = false;
 
   constructor(
     private readonly runner: FunctionRunner,
@@ -75,6 +78,7 @@ export class SyncHub {
         if (message.baseVersion !== connection.identityVersion) {
           return connection.fatal(`Invalid identity base version ${message.baseVersion}, expected ${connection.identityVersion}`);
         }
+        await this.refreshIfDirty();
         connection.identityVersion = message.baseVersion + 1;
         return connection.sendTransition([], this.ts);
       case "Action":
@@ -105,6 +109,8 @@ export class SyncHub {
     if (baseVersion !== connection.querySetVersion) {
       return connection.fatal(`Invalid query set base version ${baseVersion}, expected ${connection.querySetVersion}`);
     }
+    // Other queries of this connection must be current at the timestamp this transition reaches.
+    await this.refreshIfDirty();
     const changes: StateModification[] = [];
     for (const modification of modifications) {
       if (modification.type === "Add") {
@@ -129,6 +135,7 @@ export class SyncHub {
     const earlierReply = session.mutationReplies.get(requestId);
     if (earlierReply) {
       void this.queue.run(async () => {
+        await this.refreshIfDirty();
         connection.send(earlierReply);
         connection.sendTransition([], this.ts);
       });
@@ -152,7 +159,7 @@ export class SyncHub {
     connection?.send(reply);
     if (!outcome.ok) return;
     if (connection) connection.needsTransition = true;
-    await this.refreshSubscriptions();
+    this.markDirty();
   }
 
   private async action(connection: Connection, requestId: number, udfPath: string, args: JSONValue[]): Promise<void> {
@@ -161,7 +168,25 @@ export class SyncHub {
       ? { type: "ActionResponse", requestId, success: true, result: outcome.value, logLines: [] }
       : { type: "ActionResponse", requestId, success: false, result: outcome.errorMessage, errorData: outcome.errorData, logLines: [] };
     (connection.session?.connection ?? connection).send(reply);
-    await this.refreshSubscriptions();
+    this.markDirty();
+  }
+
+  /**
+   * Queues one refresh behind the calls already waiting, so a burst of mutations from many clients is
+   * followed by a single re-run of the subscriptions instead of one per mutation.
+   */
+  markDirty(): void {
+    this.dirty = true;
+    if (this.refreshQueued) return;
+    this.refreshQueued = true;
+    void this.queue.run(async () => {
+      this.refreshQueued = false;
+      await this.refreshIfDirty();
+    });
+  }
+
+  private async refreshIfDirty(): Promise<void> {
+    if (this.dirty) await this.refreshSubscriptions();
   }
 
   /**
@@ -169,6 +194,7 @@ export class SyncHub {
    * and acknowledges pending mutation timestamps. Must run inside the call queue.
    */
   async refreshSubscriptions(): Promise<void> {
+    this.dirty = false;
     const ts = this.nextTs();
     await this.afterWrite();
     const results = new Map<string, Promise<Outcome>>();
