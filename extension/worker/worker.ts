@@ -165,6 +165,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     if (this._state !== "paused") return;
     this.consecutiveFailures = 0;
     this.setState("running", "resumed");
+    this.available ||= this.watchAvailable;
     this.maybeClaim();
   }
 
@@ -222,6 +223,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
 
   setConcurrency(n: number): void {
     this._concurrency = checkConcurrency(n);
+    this.available ||= this.watchAvailable;
     this.maybeClaim();
   }
 
