@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { parseCliArgs } from "../server/cliArgs";
 import { fixtureConvexDir, seed, startTestServer, type TestServer } from "../server/index";
+import { intervalMs } from "../server/cronRunner";
 import { decodeTs } from "../server/protocol";
 
 const api = anyApi;
@@ -209,6 +210,18 @@ describe("loopback test server with the fixture app", () => {
     await second.next("Transition");
     second.close();
     expect(await client().query(api.messages.list, { author: "gil" })).toEqual([{ author: "gil", body: "only once" }]);
+  });
+
+  it("runs interval crons on real timers and pushes their writes", async () => {
+    const ticks = watch<number>(client(), api.ticks.count);
+    const before = await waitFor(ticks.latest, "first count");
+    await waitFor(() => ((ticks.latest() ?? 0) > before ? true : undefined), "a cron tick", 3_000);
+  });
+
+  it("reads interval schedules and skips the others", () => {
+    expect(intervalMs({ type: "interval", seconds: 2 })).toBe(2_000);
+    expect(intervalMs({ type: "interval", hours: 1 })).toBe(3_600_000);
+    expect(intervalMs({ type: "daily" })).toBeUndefined();
   });
 
   it("rejects a bad dropConnections duration", () => {

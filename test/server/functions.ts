@@ -47,6 +47,21 @@ export class FunctionRunner {
     }
   }
 
+  /** The kind of any registered function at this path, public or internal; undefined when there is none. */
+  async kindOf(udfPath: string): Promise<FunctionKind | undefined> {
+    const { module, name } = canonicalPath(udfPath);
+    const load = this.loaders.get(module);
+    const exported = load ? (await load())[name] : undefined;
+    if (typeof exported !== "function") return undefined;
+    return (Object.keys(kindFlag) as FunctionKind[]).find((kind) => exported[kindFlag[kind]]);
+  }
+
+  /** Loads a module's default export, or undefined when the module does not exist. */
+  async defaultExport(module: string): Promise<unknown> {
+    const load = this.loaders.get(module);
+    return load ? (await load()).default : undefined;
+  }
+
   /** Returns a failure when the path does not name a public function of this kind. */
   async check(kind: FunctionKind, udfPath: string): Promise<(Outcome & { ok: false }) | null> {
     const { module, name, path } = canonicalPath(udfPath);
@@ -66,8 +81,8 @@ export class FunctionRunner {
     return null;
   }
 
-  async run(kind: FunctionKind, udfPath: string, wireArgs: JSONValue[] | JSONValue): Promise<Outcome> {
-    const problem = await this.check(kind, udfPath);
+  async run(kind: FunctionKind, udfPath: string, wireArgs: JSONValue[] | JSONValue, internal = false): Promise<Outcome> {
+    const problem = internal ? null : await this.check(kind, udfPath);
     if (problem) return problem;
     const argsJson = Array.isArray(wireArgs) ? (wireArgs[0] ?? {}) : (wireArgs ?? {});
     try {

@@ -10,6 +10,7 @@ import { convexTest, type TestConvex } from "convex-test";
 import { WebSocketServer } from "ws";
 import { CallQueue } from "./callQueue";
 import { Connection } from "./connection";
+import { CronRunner } from "./cronRunner";
 import { FunctionRunner } from "./functions";
 import { HttpBridge } from "./httpBridge";
 import { modulesFromDirectory, schemaFromDirectory, type ModuleMap } from "./modules";
@@ -30,6 +31,8 @@ export type TestServerOptions = {
   /** Schema; read from convexDir/schema.ts when missing. */
   schema?: SchemaDefinition<any, boolean>;
   transactionLimits?: boolean;
+  /** Run the interval crons of crons.ts on real timers (default true). */
+  crons?: boolean;
 };
 
 export type TestServer = {
@@ -57,6 +60,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const watcher = new ScheduledWatcher(t, () => hub.markDirty());
   const hub: SyncHub = new SyncHub(runner, queue, () => watcher.scan());
   const http = new HttpBridge(t, runner, hub);
+  const crons = new CronRunner(runner, (call) => {
+    hub.callAndRefresh(call).catch((error: Error) => console.error(`Cron failed: ${error.message}`));
+  });
+  if (options.crons ?? true) await crons.start();
 
   let refuseUntil = 0;
   const outages = new Map<NodeJS.Timeout, () => void>();
@@ -81,7 +88,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (error) => {
+      crons.close();
+      reject(error);
+    });
     server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
@@ -108,6 +118,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     connectionCount: () => hub.connections.size,
     async close() {
       watcher.close();
+      crons.close();
       for (const [timer, resolve] of outages) {
         clearTimeout(timer);
         resolve();
