@@ -70,10 +70,14 @@ describe("farmhand-worker (the headless CLI)", () => {
     expect((await eventsOf(farm, [long])).map((e) => e.kind)).toContain("released");
   });
 
-  it("exits 4 with a clear message for a bad key", async () => {
+  it("exits 4 with a clear message for a bad key or an unknown enrollment token", async () => {
     const run = spawnCli(["--url", farm.server.url, "--key", "fh_w_" + "A".repeat(43)]);
     expect(await run.exited).toBe(4);
     expect(run.lines.join("\n")).toMatch(/worker stopped: the server rejected this worker's key \(bad_key\)/);
+    const keyFile = join(mkdtempSync(join(tmpdir(), "farmhand-cli-")), "worker.json");
+    const enroll = spawnCli(["--url", farm.server.url, "--token", "fh_e_" + "B".repeat(43), "--name", "x", "--key-file", keyFile]);
+    expect(await enroll.exited).toBe(4);
+    expect(enroll.stderr()).toContain("farmhand-worker: enrollment failed (bad_key): Unknown enrollment token");
   });
 
   it("exits 3 with a clear message when the URL cannot be reached", async () => {
