@@ -253,9 +253,11 @@ export class JobRun {
       this.callbacks.onKeyError(e);
       return true;
     }
-    if (errorCode(e) === "canceled") {
-      this.abort("cancel");
-      return true;
+    if (what === "output" && errorCode(e) === "too_large") {
+      // The job hit the server's output cap: the job goes on, its further output is dropped.
+      this.batcher.discard();
+      this.callbacks.onError(`output for job ${this.job.jobId} stopped: ${errorMessage(e)}`, "too_large");
+      return false;
     }
     this.callbacks.onError(`${what} for job ${this.job.jobId} failed: ${errorMessage(e)}`, errorCode(e));
     return false;

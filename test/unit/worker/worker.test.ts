@@ -459,4 +459,27 @@ describe("Worker", () => {
     expect(worker.snapshot().running.map((r) => r.jobId)).toContain("job2");
     await worker.stop();
   });
+
+  it("stops streaming a job's output once the server says it is too large, and still completes the job", async () => {
+    const farm = new FakeFarm();
+    const talk = handler("talk", async (_p, ctx) => {
+      ctx.output("one\n");
+      await new Promise((r) => setTimeout(r, 10));
+      ctx.output("two\n");
+      await new Promise((r) => setTimeout(r, 10));
+      ctx.output("three\n");
+      return "ok";
+    });
+    const { worker } = makeWorker(farm, { handlers: handlersOf(talk) });
+    const errors: string[] = [];
+    worker.on("error", (e) => errors.push(e.message));
+    farm.failNext.set("output", new ConvexError({ code: "too_large", message: "A job may stream at most 10000 chunks" }));
+    farm.add("talk");
+    await worker.start();
+    await tick(100);
+    expect(farm.count("output")).toBe(1);
+    expect(errors).toEqual(["output for job job1 stopped: A job may stream at most 10000 chunks"]);
+    expect(farm.completed).toEqual([{ jobId: "job1", result: "ok" }]);
+    await worker.stop();
+  });
 });
