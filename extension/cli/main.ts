@@ -60,6 +60,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   const { registry, pool } = createBuiltinRegistry({
     recipes,
     ollama: options.ollama ? { url: options.ollamaUrl } : false,
+    pool: { maxIdle: options.concurrency },
   });
   const client = new ConvexClient(options.url, { logger: false, skipConvexDeploymentUrlCheck: true, unsavedChangesWarning: false });
   try {
