@@ -67,6 +67,18 @@ export class Donor extends Disposable {
     return this.settings;
   }
 
+  /** The policy in the panel's terms. */
+  policySummary(): { preset: string; concurrency: number; idleMinutes: number; otherCpuPercent: number; problems: string[] } {
+    const s = this.settings;
+    return { preset: s.preset, concurrency: s.concurrency, idleMinutes: s.idleMinutes, otherCpuPercent: Math.round(s.otherCpuThreshold * 100), problems: s.windowErrors };
+  }
+
+  describePolicy(): string {
+    const s = this.settings;
+    const idle = s.idleMinutes > 0 ? `after ${s.idleMinutes} idle min` : "while you work";
+    return `${s.preset}: up to ${s.concurrency} job(s), ${idle}${s.donateOnBattery ? "" : ", not on battery"}`;
+  }
+
   get wanted(): boolean {
     return this.memento.get<boolean>(WANTED_KEY, false);
   }

@@ -1,14 +1,18 @@
 import * as vscode from "vscode";
+import { cpus } from "node:os";
+import { makeFunctionReference } from "convex/server";
 import { Donor } from "./donor";
 import { createEngineHandlers } from "./engineHandlers";
+import { FarmConnection } from "./farmConnection";
+import { FarmData } from "./farmData";
 import { FarmSession } from "./farmSession";
-import type { Handler } from "./worker";
 import { Membership } from "./membership";
-import { describeStatus, donorStatus } from "./views/donorStatus";
+import type { Handler } from "./worker";
 import { FarmTree } from "./views/farmTree";
 import { joinFarm, type JoinArgs } from "./views/joinFlow";
 import { PanelProvider } from "./views/panelProvider";
 import type { PanelRequest, PanelSnapshot } from "./views/panelProtocol";
+import { buildSnapshot } from "./views/panelSnapshot";
 import { StatusBar } from "./views/statusBar";
 
 /** What other extensions (and our tests) get from `extensions.getExtension("farmhand.farmhand").exports`. */
@@ -19,36 +23,30 @@ export type FarmhandApi = {
 };
 
 const SNOOZE_MS = 60 * 60_000;
+const manage = (name: string) => makeFunctionReference<"mutation", { apiKey: string; jobId: string }, unknown>(`farm:${name}`);
 
 export async function activate(context: vscode.ExtensionContext): Promise<FarmhandApi> {
   const log = vscode.window.createOutputChannel("Farmhand", { log: true });
   const membership = new Membership(context.secrets);
   await membership.load();
+  const connection = new FarmConnection(membership);
+  const data = new FarmData(connection);
   const donor = new Donor(context.globalState);
   const { registry, pool } = createEngineHandlers(log);
+  const session = new FarmSession(connection, registry, log, () => render());
+  // Our own jobs keep cores busy too; they must not count as "other programs" or donating would pause itself.
+  donor.ownCpuShare = () => (session.snapshot()?.running.length ?? 0) / Math.max(1, cpus().length);
   const statusBar = new StatusBar();
-  const tree = new FarmTree(() => membership.joined, () => membership.url);
-  const session = new FarmSession(registry, log, () => render());
+  const tree = new FarmTree(data, () => membership.joined, () => session.snapshot()?.running ?? [], () => snapshot().statusText);
 
-  const snapshot = (): PanelSnapshot => {
-    const engine = session.snapshot();
-    const status = donorStatus({ joined: membership.joined, decision: donor.decision, engine: session.view() });
-    const s = donor.current;
-    return {
-      joined: membership.joined,
-      wanted: donor.wanted,
-      donating: donor.decision.donate,
-      status,
-      statusText: describeStatus(status),
-      farmUrl: membership.url,
-      policy: { preset: s.preset, concurrency: s.concurrency, idleMinutes: s.idleMinutes, otherCpuPercent: Math.round(s.otherCpuThreshold * 100), problems: s.windowErrors },
-      jobs: (engine?.running ?? []).map((j) => ({ jobId: j.jobId, type: j.type, progress: j.progress, status: j.status, startedAt: j.startedAt })),
-      totals: engine?.totals ?? { succeeded: 0, failed: 0, canceled: 0 },
-    };
-  };
+  const snapshot = (): PanelSnapshot =>
+    buildSnapshot({
+      joined: membership.joined, wanted: donor.wanted, farmUrl: membership.url, decision: donor.decision,
+      policy: donor.policySummary(), engine: session.snapshot(), engineView: session.view(), busyMs: session.busyMs,
+      overview: data.overview, dead: data.dead, farmError: data.error, now: Date.now(),
+    });
   const applyPolicy = () => {
-    const key = membership.apiKey;
-    const target = membership.joined && key ? { url: membership.url, apiKey: key, concurrency: donor.current.concurrency } : undefined;
+    const target = membership.joined && membership.apiKey ? { url: membership.url, apiKey: membership.apiKey, concurrency: donor.current.concurrency } : undefined;
     void session.apply(target, donor.decision).finally(render);
   };
   const join = async (args?: JoinArgs) => joinFarm(membership, await registry.capabilities(), log, args);
@@ -63,35 +61,65 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     void vscode.window.showInformationMessage("Farmhand: current jobs finished; donating is off.");
   };
   const leave = async () => {
-    const sure = await vscode.window.showWarningMessage("Leave the farm? Running jobs are given back to the queue and the key is forgotten.", { modal: true }, "Leave Farm");
+    const sure = await vscode.window.showWarningMessage("Leave the farm? Running jobs go back to the queue and the key is forgotten.", { modal: true }, "Leave Farm");
     if (sure !== "Leave Farm") return;
     await session.stop("left the farm");
     await membership.leave();
     log.info("Left the farm");
   };
-  const perform = (request: Exclude<PanelRequest, { type: "ready" }>) =>
-    ({ toggle, join: () => join(), snooze, finishAndStop })[request.type]();
-  const panel = new PanelProvider(context.extensionUri, { version: context.extension.packageJSON.version, snapshot, perform: (r) => void perform(r), log });
+  const onJob = (action: "retryDead" | "purgeDead" | "cancelJob", done: string) => async (arg: string | { jobId?: string; job?: { jobId: string }; dead?: { jobId: string } }) => {
+    const jobId = typeof arg === "string" ? arg : (arg?.jobId ?? arg?.dead?.jobId ?? arg?.job?.jobId);
+    if (!jobId) return;
+    try {
+      await connection.run(manage(action), { jobId });
+      void vscode.window.showInformationMessage(`Farmhand: ${done}.`);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      log.error(`${action} ${jobId} failed: ${message}`);
+      void vscode.window.showErrorMessage(`Farmhand: ${message}`, "Show Log").then((c) => c && log.show());
+    }
+  };
+  const retryDead = onJob("retryDead", "the job is queued again");
+  const purgeDead = onJob("purgeDead", "the dead letter is deleted");
+  const cancelJob = onJob("cancelJob", "the job is canceled");
+  const giveBack = (node: { job?: { jobId: string } }) => node?.job && session.giveBack(node.job.jobId);
+  const perform = (r: Exclude<PanelRequest, { type: "ready" }>): unknown => {
+    switch (r.type) {
+      case "toggle": return toggle();
+      case "join": return join();
+      case "snooze": return snooze();
+      case "finishAndStop": return finishAndStop();
+      case "retryDead": return retryDead(r.jobId);
+      case "purgeDead": return purgeDead(r.jobId);
+      case "cancelJob": return cancelJob(r.jobId);
+    }
+  };
+  const panel = new PanelProvider(context.extensionUri, data, { version: context.extension.packageJSON.version, snapshot, perform: (r) => void perform(r), log });
   const render = () => {
     const state = snapshot();
-    statusBar.render({ status: state.status, farmUrl: state.farmUrl, jobs: state.jobs, policy: describePolicy(state) });
+    statusBar.render({ status: state.status, farmUrl: state.farmUrl, jobs: state.jobs, policy: donor.describePolicy() });
     void vscode.commands.executeCommand("setContext", "farmhand.joined", state.joined);
     void vscode.commands.executeCommand("setContext", "farmhand.donating", state.donating);
+    tree.refreshMachine();
     panel.refresh();
   };
 
   context.subscriptions.push(
-    log, membership, donor, statusBar, tree, panel, session, { dispose: () => pool.close() },
+    log, membership, connection, data, donor, session, statusBar, tree, panel, { dispose: () => pool.close() },
     donor.onDidChange(applyPolicy),
-    membership.onDidChange(() => (tree.refresh(), applyPolicy())),
+    data.onDidChange(() => panel.refresh()),
+    membership.onDidChange(() => (data.reset(), tree.refresh(), applyPolicy())),
     { dispose: registry.onChange(() => void session.stop("handlers changed").then(applyPolicy)) },
-    vscode.window.registerTreeDataProvider(FarmTree.viewId, tree),
     vscode.window.registerWebviewViewProvider(PanelProvider.viewId, panel),
     vscode.commands.registerCommand("farmhand.toggle", toggle),
     vscode.commands.registerCommand("farmhand.join", join),
     vscode.commands.registerCommand("farmhand.leave", leave),
     vscode.commands.registerCommand("farmhand.snooze", snooze),
     vscode.commands.registerCommand("farmhand.finishAndStop", finishAndStop),
+    vscode.commands.registerCommand("farmhand.giveBackJob", giveBack),
+    vscode.commands.registerCommand("farmhand.retryDead", retryDead),
+    vscode.commands.registerCommand("farmhand.purgeDead", purgeDead),
+    vscode.commands.registerCommand("farmhand.cancelJob", cancelJob),
     vscode.commands.registerCommand("farmhand.showLog", () => log.show()),
   );
 
@@ -107,11 +135,6 @@ async function joinFromEnvironment(membership: Membership, join: (args: JoinArgs
   const token = process.env.FARMHAND_JOIN_TOKEN;
   if (membership.joined || !url || !token) return;
   await join({ url, token }).catch((error) => log.error(`Provisioned join failed: ${error instanceof Error ? error.message : error}`));
-}
-
-function describePolicy(state: PanelSnapshot): string {
-  const p = state.policy;
-  return `${p.preset}, up to ${p.concurrency} job(s), after ${p.idleMinutes} idle min`;
 }
 
 export function deactivate(): void {}

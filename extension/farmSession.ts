@@ -1,5 +1,5 @@
 import type * as vscode from "vscode";
-import { ConvexClient } from "convex/browser";
+import type { FarmConnection } from "./farmConnection";
 import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } from "./worker";
 import type { PolicyDecision } from "./policy/policy";
 
@@ -13,14 +13,17 @@ export type EngineView = { connected: boolean; running: number; pausedReason?: s
  * → stop, giving running jobs back to the queue.
  */
 export class FarmSession implements vscode.Disposable {
-  private client: ConvexClient | undefined;
+  private releaseClient: (() => void) | undefined;
   private worker: Worker | undefined;
   private target: SessionTarget | undefined;
   private policyPause: string | undefined;
   private stoppedReason: string | undefined;
+  /** Wall time this machine spent on jobs in this window (what the donor gave). */
+  busyMs = 0;
   private readonly unsubscribers: Array<() => void> = [];
 
   constructor(
+    private readonly connection: FarmConnection,
     private readonly handlers: HandlerSource,
     private readonly log: vscode.LogOutputChannel,
     private readonly onChange: () => void,
@@ -58,17 +61,22 @@ export class FarmSession implements vscode.Disposable {
 
   async stop(reason: string): Promise<void> {
     const worker = this.worker;
-    const client = this.client;
+    const releaseClient = this.releaseClient;
     this.worker = undefined;
-    this.client = undefined;
+    this.releaseClient = undefined;
     this.target = undefined;
     this.unsubscribers.splice(0).forEach((u) => u());
     if (worker) {
       await worker.stop(reason);
       this.log.info(`Worker stopped: ${reason}`);
     }
-    await client?.close();
+    releaseClient?.();
     this.onChange();
+  }
+
+  /** Stop running one job on this machine; it goes back to the queue for another worker. */
+  giveBack(jobId: string): boolean {
+    return this.worker?.giveBack(jobId) ?? false;
   }
 
   snapshot(): WorkerSnapshot | undefined {
@@ -89,9 +97,11 @@ export class FarmSession implements vscode.Disposable {
 
   private async begin(target: SessionTarget): Promise<void> {
     this.stoppedReason = undefined;
+    const lease = this.connection.acquire();
+    if (!lease) return;
     this.target = target;
-    this.client = new ConvexClient(target.url, { unsavedChangesWarning: false });
-    const worker = new Worker({ client: convexFarmClient(this.client, target.apiKey), handlers: this.handlers, concurrency: target.concurrency });
+    this.releaseClient = lease.release;
+    const worker = new Worker({ client: convexFarmClient(lease.client, lease.apiKey), handlers: this.handlers, concurrency: target.concurrency });
     this.worker = worker;
     this.unsubscribers.push(
       worker.on("state", (e) => {
@@ -109,6 +119,7 @@ export class FarmSession implements vscode.Disposable {
       }),
       worker.on("jobProgress", () => this.onChange()),
       worker.on("jobFinished", (e) => {
+        this.busyMs += e.durationMs;
         this.log.info(`Job ${e.jobId} (${e.type}) ${e.outcome} in ${e.durationMs} ms${e.error ? `: ${e.error}` : ""}`);
         this.onChange();
       }),

@@ -17,7 +17,22 @@ export type PanelSnapshot = {
   farmUrl: string;
   policy: { preset: string; concurrency: number; idleMinutes: number; otherCpuPercent: number; problems: string[] };
   jobs: PanelJob[];
-  totals: { succeeded: number; failed: number; canceled: number };
+  /** What this machine gave in this window's session. */
+  contribution: { succeeded: number; failed: number; canceled: number; busyMs: number };
+  /** The farm as a whole; absent until the first answer (or when not joined). */
+  farm?: PanelFarm;
+  farmError?: string;
+};
+
+export type PanelFarm = {
+  counts: Record<string, number>;
+  /** Jobs finished per minute, oldest first, the last 60 minutes. */
+  throughput: number[];
+  finishedLastHour: number;
+  workers: Array<{ name: string; online: boolean; isMe: boolean }>;
+  dead: Array<{ jobId: string; type: string; error?: string; attempts: string }>;
+  deadTotal: number;
+  canManage: boolean;
 };
 
 /** Webview → extension. Every one is validated before it is acted on. */
@@ -26,7 +41,10 @@ export type PanelRequest =
   | { type: "toggle" }
   | { type: "join" }
   | { type: "snooze" }
-  | { type: "finishAndStop" };
+  | { type: "finishAndStop" }
+  | { type: "retryDead"; jobId: string }
+  | { type: "purgeDead"; jobId: string }
+  | { type: "cancelJob"; jobId: string };
 
 /** Extension → webview. */
 export type PanelMessage =
@@ -34,7 +52,18 @@ export type PanelMessage =
   | { type: "snapshot"; snapshot: PanelSnapshot }
   | { type: "rejected"; reason: string };
 
-const REQUEST_TYPES: ReadonlySet<string> = new Set<PanelRequest["type"]>(["ready", "toggle", "join", "snooze", "finishAndStop"]);
+/** The fields each request carries besides `type`; a Convex id is lowercase letters and digits. */
+const REQUEST_FIELDS: Record<PanelRequest["type"], readonly string[]> = {
+  ready: [],
+  toggle: [],
+  join: [],
+  snooze: [],
+  finishAndStop: [],
+  retryDead: ["jobId"],
+  purgeDead: ["jobId"],
+  cancelJob: ["jobId"],
+};
+const JOB_ID = /^[a-z0-9]{1,64}$/;
 
 /** Validates a message that arrived from the webview; anything else is refused with the reason. */
 export function parsePanelRequest(raw: unknown): { ok: true; request: PanelRequest } | { ok: false; reason: string } {
@@ -42,12 +71,16 @@ export function parsePanelRequest(raw: unknown): { ok: true; request: PanelReque
     return { ok: false, reason: "message is not an object" };
   }
   const { type, ...rest } = raw as Record<string, unknown>;
-  if (typeof type !== "string" || !REQUEST_TYPES.has(type)) {
+  if (typeof type !== "string" || !Object.hasOwn(REQUEST_FIELDS, type)) {
     return { ok: false, reason: `unknown message type ${JSON.stringify(type)?.slice(0, 80)}` };
   }
-  const extra = Object.keys(rest);
+  const fields = REQUEST_FIELDS[type as PanelRequest["type"]];
+  const extra = Object.keys(rest).filter((k) => !fields.includes(k));
   if (extra.length > 0) return { ok: false, reason: `unexpected field(s) ${extra.slice(0, 5).join(", ")} in "${type}"` };
-  return { ok: true, request: { type } as PanelRequest };
+  if (fields.includes("jobId") && (typeof rest.jobId !== "string" || !JOB_ID.test(rest.jobId))) {
+    return { ok: false, reason: `"${type}" needs a jobId of lowercase letters and digits` };
+  }
+  return { ok: true, request: { type, ...rest } as PanelRequest };
 }
 
 export function isPanelMessage(raw: unknown): raw is PanelMessage {

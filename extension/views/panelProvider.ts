@@ -1,4 +1,5 @@
 import * as vscode from "vscode";
+import type { FarmData } from "../farmData";
 import { Disposable } from "./disposable";
 import { parsePanelRequest, type PanelMessage, type PanelRequest, type PanelSnapshot } from "./panelProtocol";
 
@@ -16,6 +17,7 @@ export class PanelProvider extends Disposable implements vscode.WebviewViewProvi
 
   constructor(
     private readonly extensionUri: vscode.Uri,
+    private readonly data: FarmData,
     private readonly host: PanelHost,
   ) {
     super();
@@ -28,7 +30,21 @@ export class PanelProvider extends Disposable implements vscode.WebviewViewProvi
     view.webview.options = { enableScripts: true, localResourceRoots: [distUri, mediaUri] };
     view.webview.html = this.html(view.webview);
     this._register(view.webview.onDidReceiveMessage((raw) => this.receive(raw)));
-    this._register(view.onDidDispose(() => (this.view = undefined)));
+    // The farm's figures are fetched only while the panel can be seen.
+    let using: vscode.Disposable | undefined = view.visible ? this.data.use() : undefined;
+    this._register(
+      view.onDidChangeVisibility(() => {
+        if (view.visible && !using) using = this.data.use();
+        if (!view.visible && using) using = (using.dispose(), undefined);
+        if (view.visible) this.refresh();
+      }),
+    );
+    this._register(
+      view.onDidDispose(() => {
+        using?.dispose();
+        this.view = undefined;
+      }),
+    );
   }
 
   /** Push the current state to the panel if it is showing. */
@@ -81,16 +97,27 @@ export class PanelProvider extends Disposable implements vscode.WebviewViewProvi
     <p id="farm" class="label"></p>
     <div class="actions">
       <button id="toggle" type="button"></button>
-      <button id="join" type="button" class="secondary" hidden>Join a Farm…</button>
+      <button id="join" type="button" hidden>Join a Farm…</button>
       <button id="snooze" type="button" class="secondary">Snooze 1 Hour</button>
       <button id="finish" type="button" class="secondary">Finish Current Jobs and Stop</button>
     </div>
     <h3>This machine</h3>
     <ul id="jobs"></ul>
-    <p id="totals" class="label"></p>
+    <p id="contribution" class="label"></p>
     <h3>Policy</h3>
     <p id="policy"></p>
     <ul id="problems" class="warning"></ul>
+    <div id="farmPart" hidden>
+      <h3>Farm</h3>
+      <p id="counts"></p>
+      <p class="label" id="throughputLabel"></p>
+      <svg id="chart" class="chart" viewBox="0 0 240 48" preserveAspectRatio="none" role="img" aria-label="Jobs finished per minute over the last hour"></svg>
+      <h3>Workers</h3>
+      <ul id="workers"></ul>
+      <h3 id="deadTitle">Dead letters</h3>
+      <ul id="dead"></ul>
+    </div>
+    <p id="farmError" class="warning" hidden></p>
   </section>
   <script nonce="${nonce}" src="${script}"></script>
 </body>

@@ -1,5 +1,6 @@
 import { describeStatus } from "../../extension/views/donorStatus";
-import { isPanelMessage, type PanelRequest, type PanelSnapshot } from "../../extension/views/panelProtocol";
+import { duration } from "../../extension/views/format";
+import { isPanelMessage, type PanelFarm, type PanelRequest, type PanelSnapshot } from "../../extension/views/panelProtocol";
 
 declare function acquireVsCodeApi(): {
   postMessage(message: PanelRequest): void;
@@ -8,8 +9,8 @@ declare function acquireVsCodeApi(): {
 };
 
 const vscode = acquireVsCodeApi();
-const byId = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
-const answer = byId("answer");
+const byId = <T extends Element = HTMLElement>(id: string) => document.getElementById(id) as unknown as T;
+const SVG = "http://www.w3.org/2000/svg";
 
 byId("toggle").addEventListener("click", () => vscode.postMessage({ type: "toggle" }));
 byId("join").addEventListener("click", () => vscode.postMessage({ type: "join" }));
@@ -21,34 +22,33 @@ window.addEventListener("message", (event: MessageEvent<unknown>) => {
   if (!isPanelMessage(message)) return;
   switch (message.type) {
     case "hello":
-      answer.textContent = `Connected to Farmhand ${message.version}`;
+      byId("answer").textContent = `Connected to Farmhand ${message.version}`;
       render(message.snapshot);
       return;
     case "snapshot":
       render(message.snapshot);
       return;
     case "rejected":
-      answer.textContent = `Farmhand refused a message: ${message.reason}`;
+      byId("answer").textContent = `Farmhand refused a message: ${message.reason}`;
       return;
   }
 });
 
-function render(snapshot: PanelSnapshot): void {
-  vscode.setState(snapshot);
+function render(s: PanelSnapshot): void {
+  vscode.setState(s);
   byId("state").hidden = false;
-  byId("status").textContent = `Farmhand is ${describeStatus(snapshot.status)}`;
-  byId("farm").textContent = snapshot.joined ? `Farm: ${snapshot.farmUrl}` : "Not joined to a farm yet.";
-  byId("toggle").textContent = snapshot.wanted ? "Stop donating" : "Start donating";
-  byId("toggle").hidden = !snapshot.joined;
-  byId("join").hidden = snapshot.joined;
-  byId("snooze").hidden = !snapshot.joined || !snapshot.wanted;
-  byId("finish").hidden = !snapshot.joined || snapshot.jobs.length === 0;
+  byId("status").textContent = `Farmhand is ${describeStatus(s.status)}`;
+  byId("farm").textContent = s.joined ? `Farm: ${s.farmUrl}` : "Not joined to a farm yet.";
+  byId("toggle").textContent = s.wanted ? "Stop donating" : "Start donating";
+  byId("toggle").hidden = !s.joined;
+  byId("join").hidden = s.joined;
+  byId("snooze").hidden = !s.joined || !s.wanted;
+  byId("finish").hidden = !s.joined || s.jobs.length === 0;
 
-  const jobs = byId("jobs");
-  jobs.replaceChildren(
-    ...(snapshot.jobs.length === 0
+  byId("jobs").replaceChildren(
+    ...(s.jobs.length === 0
       ? [item("No jobs running.", "label")]
-      : snapshot.jobs.map((job) => {
+      : s.jobs.map((job) => {
           const li = item(`${job.type} `);
           const bar = document.createElement("progress");
           bar.max = 1;
@@ -57,10 +57,64 @@ function render(snapshot: PanelSnapshot): void {
           return li;
         })),
   );
-  byId("totals").textContent = `Done here this session: ${snapshot.totals.succeeded} succeeded, ${snapshot.totals.failed} failed, ${snapshot.totals.canceled} canceled`;
-  const p = snapshot.policy;
-  byId("policy").textContent = `${p.preset} preset · up to ${p.concurrency} job(s) · after ${p.idleMinutes} idle min · pauses above ${p.otherCpuPercent}% CPU from other programs`;
+  const c = s.contribution;
+  byId("contribution").textContent = `Given this session: ${c.succeeded} jobs done, ${c.failed} failed, ${c.canceled} canceled · ${duration(c.busyMs)} of work`;
+  const p = s.policy;
+  byId("policy").textContent = `${p.preset} preset · up to ${p.concurrency} job(s) · ${p.idleMinutes > 0 ? `after ${p.idleMinutes} idle min` : "while you work"} · pauses above ${p.otherCpuPercent}% CPU from other programs`;
   byId("problems").replaceChildren(...p.problems.map((text) => item(text)));
+
+  byId("farmPart").hidden = !s.farm;
+  if (s.farm) renderFarm(s.farm);
+  byId("farmError").hidden = !s.farmError;
+  byId("farmError").textContent = s.farmError ? `Cannot reach the farm: ${s.farmError}` : "";
+}
+
+function renderFarm(f: PanelFarm): void {
+  const n = (k: string) => f.counts[k] ?? 0;
+  byId("counts").textContent = `${n("pending")} pending · ${n("running")} running · ${n("succeeded")} succeeded · ${n("canceled")} canceled · ${n("dead")} dead`;
+  byId("throughputLabel").textContent = `${f.finishedLastHour} jobs finished in the last hour`;
+  drawChart(byId<SVGSVGElement>("chart"), f.throughput);
+  byId("workers").replaceChildren(
+    ...f.workers.map((w) => item(`${w.online ? "●" : "○"} ${w.name}${w.isMe ? " (this machine)" : ""} — ${w.online ? "online" : "offline"}`)),
+  );
+  byId("deadTitle").textContent = `Dead letters (${f.deadTotal})`;
+  byId("dead").replaceChildren(
+    ...(f.dead.length === 0
+      ? [item("None.", "label")]
+      : f.dead.map((d) => {
+          const li = item(`${d.type} · ${d.attempts} attempts · ${d.error ?? "no error text"} `);
+          if (f.canManage) li.append(action("Retry", { type: "retryDead", jobId: d.jobId }), action("Delete", { type: "purgeDead", jobId: d.jobId }));
+          return li;
+        })),
+  );
+}
+
+function drawChart(svg: SVGSVGElement, series: number[]): void {
+  const max = Math.max(1, ...series);
+  const width = 240 / series.length;
+  svg.replaceChildren(
+    ...series.map((value, i) => {
+      const bar = document.createElementNS(SVG, "rect");
+      const height = (value / max) * 46;
+      bar.setAttribute("x", String(i * width));
+      bar.setAttribute("y", String(48 - height));
+      bar.setAttribute("width", String(Math.max(1, width - 1)));
+      bar.setAttribute("height", String(height));
+      const title = document.createElementNS(SVG, "title");
+      title.textContent = `${value} finished, ${series.length - 1 - i} min ago`;
+      bar.append(title);
+      return bar;
+    }),
+  );
+}
+
+function action(label: string, request: PanelRequest): HTMLButtonElement {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "secondary small";
+  button.textContent = label;
+  button.addEventListener("click", () => vscode.postMessage(request));
+  return button;
 }
 
 function item(text: string, className?: string): HTMLLIElement {

@@ -27,3 +27,23 @@ describe("panel protocol", () => {
     expect(isPanelMessage("hello")).toBe(false);
   });
 });
+
+describe("panel protocol: job actions", () => {
+  it("accepts a well-formed job id", () => {
+    expect(parsePanelRequest({ type: "retryDead", jobId: "k57abc123" })).toEqual({ ok: true, request: { type: "retryDead", jobId: "k57abc123" } });
+  });
+
+  it.each([
+    [{ type: "retryDead" }, /needs a jobId/],
+    [{ type: "purgeDead", jobId: 7 }, /needs a jobId/],
+    [{ type: "cancelJob", jobId: "'; drop table jobs; --" }, /needs a jobId/],
+    [{ type: "cancelJob", jobId: "a".repeat(65) }, /needs a jobId/],
+    [{ type: "retryDead", jobId: "k57", force: true }, /unexpected field\(s\) force/],
+    [{ type: "toString" }, /unknown message type/],
+    [{ type: "__proto__" }, /unknown message type/],
+  ])("refuses %j", (raw, reason) => {
+    const parsed = parsePanelRequest(raw);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.reason).toMatch(reason);
+  });
+});

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { buildSnapshot, perMinute, type SnapshotParts } from "../../../extension/views/panelSnapshot";
+
+const NOW = 1_800_000_000_000;
+const parts: SnapshotParts = {
+  joined: true,
+  wanted: true,
+  farmUrl: "https://farm.example",
+  decision: { donate: true },
+  policy: { preset: "medium", concurrency: 1, idleMinutes: 5, otherCpuPercent: 50, problems: [] },
+  engine: undefined,
+  engineView: { connected: true, running: 0 },
+  busyMs: 1234,
+  overview: {
+    counts: { pending: 3, running: 1, succeeded: 10, dead: 1 },
+    lanes: [],
+    workers: [{ workerId: "w1", name: "box", online: true, revoked: false, lastSeenAt: NOW, maxConcurrentJobs: 2, isMe: true }],
+    workersOnline: 1,
+    throughput: [{ minuteStart: NOW - 120_000, finished: 4 }],
+    finishedLastHour: 4,
+    deadLetters: 1,
+    canManage: false,
+  },
+  dead: [{ jobId: "j1", type: "demo.echo", attempt: 3, maxAttempts: 3, error: "boom" }],
+  farmError: undefined,
+  now: NOW,
+};
+
+describe("panel snapshot", () => {
+  it("combines the donor, the engine and the farm", () => {
+    const s = buildSnapshot(parts);
+    expect(s.statusText).toBe("waiting for work");
+    expect(s.contribution).toEqual({ succeeded: 0, failed: 0, canceled: 0, busyMs: 1234 });
+    expect(s.farm?.dead).toEqual([{ jobId: "j1", type: "demo.echo", error: "boom", attempts: "3/3" }]);
+    expect(s.farm?.throughput).toHaveLength(60);
+    expect(s.farm?.throughput.reduce((a, b) => a + b, 0)).toBe(4);
+  });
+
+  it("shows no farm data when not joined", () => {
+    const s = buildSnapshot({ ...parts, joined: false, farmError: "boom" });
+    expect(s.farm).toBeUndefined();
+    expect(s.farmError).toBeUndefined();
+    expect(s.status).toEqual({ kind: "notJoined" });
+  });
+
+  it("lays the throughput out per minute, oldest first, dropping what is older than an hour", () => {
+    const minute = 60_000;
+    const series = perMinute(
+      [
+        { minuteStart: NOW - 61 * minute, finished: 9 }, // more than an hour ago
+        { minuteStart: NOW - 59 * minute, finished: 2 },
+        { minuteStart: NOW, finished: 5 },
+      ],
+      NOW,
+    );
+    expect(series[0]).toBe(2);
+    expect(series[59]).toBe(5);
+    expect(series.reduce((a, b) => a + b, 0)).toBe(7);
+  });
+});
