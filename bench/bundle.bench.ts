@@ -1,0 +1,17 @@
+import { execFileSync } from "node:child_process";
+import { statSync } from "node:fs";
+import { it } from "vitest";
+import { saveFigures } from "./results";
+
+// The extension's own weight: what every VS Code window loads (bundle) and what a donor downloads (.vsix).
+it("measures the packaged bundle sizes", () => {
+  execFileSync("npm", ["run", "--silent", "package"], { stdio: "ignore" });
+  const kb = (path: string) => Math.round((statSync(path).size / 1024) * 10) / 10;
+  const extension = kb("dist/extension.js");
+  saveFigures("extension-size", {
+    extension_bundle_minified: { value: extension, unit: "KB", target: "< 500", pass: extension < 500 },
+    webview_bundle_minified: { value: kb("dist/webview.js"), unit: "KB" },
+    handler_runner_minified: { value: kb("dist/handlerRunner.js"), unit: "KB" },
+    vsix: { value: kb("farmhand.vsix"), unit: "KB" },
+  });
+});
