@@ -44,6 +44,7 @@ export class ProcessPool {
 
   run(impl: ImplSpec, payload: unknown, ctx: HandlerContext): Promise<unknown> {
     if (this.closed) return Promise.reject(new HandlerError("the handler pool is closed"));
+    if (ctx.signal.aborted) return Promise.reject(ctx.signal.reason);
     const child = this.take();
     return new Promise((resolve, reject) => {
       let settled = false;
@@ -84,8 +85,7 @@ export class ProcessPool {
       };
       child.process.on("message", onMessage);
       child.process.on("exit", onExit);
-      if (ctx.signal.aborted) onAbort();
-      else ctx.signal.addEventListener("abort", onAbort);
+      ctx.signal.addEventListener("abort", onAbort);
       this.send(child, { t: "run", impl, payload, jobId: ctx.jobId, attempt: ctx.attempt });
     });
   }

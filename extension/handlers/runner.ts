@@ -48,6 +48,8 @@ async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {
   const controller = (current = new AbortController());
   try {
     const impl = await load(message.impl);
+    // Canceled while the job code was still loading: do not start it.
+    if (controller.signal.aborted) throw controller.signal.reason;
     const value = await impl(message.payload, {
       jobId: message.jobId,
       attempt: message.attempt,

@@ -24,12 +24,15 @@ describe("cancel of a running job", () => {
     const worker = engineWorker(farm, 0, { graceMs: 2_000 });
     const outcomes: string[] = [];
     worker.on("jobFinished", (e) => outcomes.push(e.outcome));
+    let handlerStarted = false;
+    worker.on("jobProgress", (e) => (handlerStarted ||= e.status === "waiting to be canceled"));
     await worker.start();
     const marker = join(mkdtempSync(join(tmpdir(), "farmhand-cancel-")), "aborted-at");
     const leaseMs = 6_000;
     const [id] = await submit(farm, [{ type: "test.waitsforabort", payload: { marker }, leaseMs }]);
-    await waitUntil(async () => (await jobsOf(farm, [id]))[0].status === "running", 10_000);
-    await sleep(300);
+    // The job code is running once it reported its first progress.
+    await waitUntil(() => handlerStarted, 15_000);
+    expect((await jobsOf(farm, [id]))[0].status).toBe("running");
 
     const canceledAt = Date.now();
     await connect(farm).mutation(anyApi.jobs.cancel, { clientKey: farm.seeded.clientKey, jobId: id });

@@ -88,6 +88,21 @@ describe("ProcessPool", () => {
     expect(f.progress.at(-1)).toEqual([1, "step 1000"]);
   });
 
+  it("does not start job code canceled while it was loading", async () => {
+    const f = fakeCtx();
+    const running = pool.run({ module: join(__dirname, "fixtures", "slowToLoad.ts") }, null, f.ctx);
+    setTimeout(() => f.controller.abort(new Error("canceled early")), 100);
+    await expect(running).rejects.toThrow("canceled early");
+  });
+
+  it("does not even start a job whose signal is already aborted", async () => {
+    const f = fakeCtx();
+    f.controller.abort(new Error("too late"));
+    const before = pool.pids.length;
+    await expect(pool.run({ builtin: "demo.echo" }, 1, f.ctx)).rejects.toThrow("too late");
+    expect(pool.pids.length).toBe(before);
+  });
+
   it("says clearly when a module does not export the function", async () => {
     await expect(pool.run(mod("nope"), null, fakeCtx().ctx)).rejects.toThrow(`${fixtures} does not export a function "nope"`);
   });
