@@ -39,10 +39,11 @@ export function prepareProfile(root, settings = {}) {
     extensionsDir: join(root, "extensions"),
     workspaceDir: join(root, "workspace"),
     chromiumDir: join(root, "chromium"),
+    tmpDir: join(root, "tmp"),
     configFile: join(root, "config.yaml"),
   };
   const allSettings = JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2);
-  for (const dir of [profile.extensionsDir, profile.workspaceDir, join(profile.userDataDir, "User"), join(profile.userDataDir, "Machine")]) {
+  for (const dir of [profile.extensionsDir, profile.workspaceDir, profile.tmpDir, join(profile.userDataDir, "User"), join(profile.userDataDir, "Machine")]) {
     mkdirSync(dir, { recursive: true });
   }
   writeFileSync(join(profile.userDataDir, "User", "settings.json"), allSettings);
@@ -91,8 +92,17 @@ export async function startCodeServer(profile, { env = {}, onLog = () => {}, tim
       "--ignore-last-opened",
       profile.workspaceDir,
     ],
-    // An unreachable gallery fails at once instead of waiting on DNS for open-vsx.
-    { env: { EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: "http://127.0.0.1:9/gallery" }), ...process.env, ...env } },
+    {
+      env: {
+        ...process.env,
+        // An unreachable gallery fails at once instead of waiting on DNS for open-vsx.
+        EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: "http://127.0.0.1:9/gallery" }),
+        // A private temp dir: Farmhand's one-donor-per-machine lock lives there, so another VS Code window that
+        // donates on this machine (a developer's, a demo) cannot hold this run's window back.
+        TMPDIR: profile.tmpDir,
+        ...env,
+      },
+    },
   );
   try {
     const port = await waitForPort(child, onLog, timeoutMs);

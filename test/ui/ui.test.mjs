@@ -51,6 +51,7 @@ describe("the packaged .vsix", function () {
     let browser;
     let page;
     const serverLog = [];
+    const browserLog = [];
     let removeInterruptHandler = () => {};
 
     const cleanUp = async () => {
@@ -79,6 +80,7 @@ describe("the packaged .vsix", function () {
       server = await startCodeServer(profile, { onLog: (line) => serverLog.push(line) });
       browser = await launchChromium(profile.chromiumDir);
       page = await browser.context.newPage();
+      page.on("console", (message) => browserLog.push(`${message.type()}: ${message.text()}`));
       await page.goto(`${server.origin}/?folder=${encodeURIComponent(profile.workspaceDir)}`);
       await waitForWorkbench(page, UI_TIMEOUT);
     });
@@ -86,6 +88,7 @@ describe("the packaged .vsix", function () {
     after(async () => {
       if (page) await page.screenshot({ path: join(screenshots, "last.png") }).catch(() => {});
       writeFileSync(join(screenshots, "code-server.log"), serverLog.join("\n") + "\n");
+      writeFileSync(join(screenshots, "browser.log"), browserLog.join("\n") + "\n");
       await cleanUp();
       removeInterruptHandler();
     });
