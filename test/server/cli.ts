@@ -6,6 +6,10 @@ import { seed } from "./seed";
 import { startTestServer } from "./server";
 
 async function main(): Promise<void> {
+  // stdout carries only the JSON line; what functions log goes to stderr.
+  console.log = console.error;
+  console.info = console.error;
+  console.debug = console.error;
   let options: CliOptions;
   try {
     options = parseCliArgs(process.argv.slice(2));

@@ -12,6 +12,8 @@ export type Session = {
   mutationReplies: Map<number, object>;
   /** Mutations queued or running; a resend of one of these is ignored, the original answers. */
   mutationsInFlight: Set<number>;
+  /** When the session last lost its connection; sessions gone long enough are forgotten. */
+  disconnectedAt?: number;
 };
 
 const pingEveryMs = 15_000;

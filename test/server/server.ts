@@ -30,6 +30,7 @@ export type TestServerOptions = {
   modules?: ModuleMap;
   /** Schema; read from convexDir/schema.ts when missing. */
   schema?: SchemaDefinition<any, boolean>;
+  /** Enforce Convex's per-transaction read/write limits, as a deployment does (default true). */
   transactionLimits?: boolean;
   /** Run the interval crons of crons.ts on real timers (default true). */
   crons?: boolean;
@@ -53,7 +54,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const convexDir = options.convexDir ?? projectConvexDir;
   const modules = options.modules ?? modulesFromDirectory(convexDir);
   const schema = options.schema ?? (await schemaFromDirectory(convexDir));
-  const t = convexTest({ schema, modules, transactionLimits: options.transactionLimits ?? false }) as TestConvex<any>;
+  const t = convexTest({ schema, modules, transactionLimits: options.transactionLimits ?? true }) as TestConvex<any>;
 
   const queue = new CallQueue();
   const runner = new FunctionRunner(t, modules);

@@ -8,6 +8,7 @@ import type { FunctionRunner, Outcome } from "./functions";
 import { encodeTs, parseClientMessage, type AddQuery, type ClientMessage, type RemoveQuery, type StateModification } from "./protocol";
 
 const repliesKeptPerSession = 5_000;
+const sessionForgottenAfterMs = 10 * 60_000;
 
 export class SyncHub {
   readonly connections = new Set<Connection>();
@@ -41,7 +42,10 @@ export class SyncHub {
   private detach(connection: Connection): void {
     connection.dispose();
     this.connections.delete(connection);
-    if (connection.session?.connection === connection) connection.session.connection = null;
+    if (connection.session?.connection === connection) {
+      connection.session.connection = null;
+      connection.session.disconnectedAt = Date.now();
+    }
   }
 
   private receive(connection: Connection, frame: string): void {
@@ -91,13 +95,24 @@ export class SyncHub {
   }
 
   private connect(connection: Connection, sessionId: string): void {
+    this.forgetOldSessions();
     let session = this.sessions.get(sessionId);
     if (!session) {
       session = { id: sessionId, connection: null, mutationReplies: new Map(), mutationsInFlight: new Set() };
       this.sessions.set(sessionId, session);
     }
     session.connection = connection;
+    session.disconnectedAt = undefined;
     connection.session = session;
+  }
+
+  private forgetOldSessions(): void {
+    const cutoff = Date.now() - sessionForgottenAfterMs;
+    for (const [id, session] of this.sessions) {
+      if (session.disconnectedAt !== undefined && session.disconnectedAt < cutoff && session.mutationsInFlight.size === 0) {
+        this.sessions.delete(id);
+      }
+    }
   }
 
   private async modifyQuerySet(
