@@ -248,6 +248,12 @@ describe("loopback test server with the fixture app", () => {
     const error = await http.mutation(api.messages.send, { author: "gus", body: "" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConvexError);
     expect((error as ConvexError<{ code: string }>).data.code).toBe("empty_body");
+    const notJson = await fetch(`${server.url}/api/mutation`, { method: "POST", body: "{oops" });
+    expect(notJson.status).toBe(400);
+    expect(((await notJson.json()) as { message: string }).message).toBe("The request body is not JSON");
+    const noPath = await fetch(`${server.url}/api/query`, { method: "POST", body: JSON.stringify({ args: {} }) });
+    expect(noPath.status).toBe(400);
+    expect(((await noPath.json()) as { message: string }).message).toBe("The request body needs a string `path`");
   });
 
   it("answers protocol violations with a FatalError", async () => {
@@ -260,6 +266,25 @@ describe("loopback test server with the fixture app", () => {
     socket.send(JSON.stringify({ type: "Mutation", requestId: 0, udfPath: "messages:send", args: [{}] }));
     expect(await first).toEqual({ type: "FatalError", error: "Expected Connect as the first message, got Mutation" });
     socket.close();
+  });
+
+  it("answers bad frames and out-of-order query set versions with a FatalError", async () => {
+    const garbage = await rawSocket(server.url);
+    garbage.send({ type: "Teleport" });
+    expect((await garbage.next("FatalError")).error).toMatch(/^Unknown client message/);
+    garbage.close();
+
+    const skipping = await rawSocket(server.url);
+    skipping.send({ type: "Connect", sessionId: "3f6c1e2a-0000-4000-8000-000000000002", connectionCount: 0, lastCloseReason: null });
+    skipping.send({ type: "ModifyQuerySet", baseVersion: 3, newVersion: 4, modifications: [] });
+    expect((await skipping.next("FatalError")).error).toBe("Invalid query set base version 3, expected 0");
+    skipping.close();
+  });
+
+  it("refuses WebSocket upgrades outside the sync path", async () => {
+    const socket = new WebSocket(`${server.url.replace("http", "ws")}/elsewhere`);
+    const failure = await new Promise<Error>((resolve) => socket.once("error", resolve));
+    expect(failure.message).toContain("404");
   });
 
   it("lets tests write directly and still pushes the change", async () => {

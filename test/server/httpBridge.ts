@@ -53,7 +53,9 @@ export class HttpBridge {
       return sendJson(response, 400, { code: "BadRequest", message: "The request body needs a string `path`" });
     }
     const path = request.path;
-    const outcome = await this.hub.callAndRefresh(() => this.runner.run(kind, path, (request.args ?? {}) as any));
+    const call = () => this.runner.run(kind, path, (request.args ?? {}) as any);
+    // A query writes nothing, so it needs no refresh of the subscriptions afterwards.
+    const outcome = kind === "query" ? await this.hub.call(call) : await this.hub.callAndRefresh(call);
     if (outcome.ok) sendJson(response, 200, { status: "success", value: outcome.value, logLines: [] });
     else sendJson(response, 560, { status: "error", errorMessage: outcome.errorMessage, errorData: outcome.errorData, logLines: [] });
   }

@@ -233,6 +233,11 @@ export class SyncHub {
     }
   }
 
+  /** Runs a read-only call from outside the sync protocol through the queue. */
+  call<T>(call: () => Promise<T>): Promise<T> {
+    return this.queue.run(call);
+  }
+
   /** Runs a function from outside the sync protocol (HTTP, seeding), through the queue, then refreshes. */
   callAndRefresh<T>(call: () => Promise<T>): Promise<T> {
     return this.queue.run(async () => {
