@@ -42,6 +42,8 @@ describe("cancel of a running job", () => {
 
     const [row] = await waitForJobs(farm, [id], 10_000);
     expect(row.status).toBe("canceled");
+    // The server's state can land before the mutation's answer reaches the worker.
+    await waitUntil(() => outcomes.length > 0, 5_000);
     expect(outcomes).toEqual(["canceled"]);
     const kinds = (await eventsOf(farm, [id])).map((e) => e.kind);
     expect(kinds).toEqual(expect.arrayContaining(["claimed", "cancel-requested", "canceled"]));
