@@ -164,6 +164,14 @@ describe("loopback test server with the fixture app", () => {
     expect(list.latest()).toEqual([{ author: "dee", body: "later" }]);
   });
 
+  it("notices a burst of scheduled functions larger than one scan page", async () => {
+    const made = client();
+    const count = watch<Message[]>(made, api.messages.list, { author: "many" });
+    await waitFor(count.latest, "first result");
+    await made.mutation(api.messages.sendManyLater, { author: "many", count: 520, delayMs: 50 });
+    await waitFor(() => (count.latest()?.length === 520 ? true : undefined), "all 520 scheduled writes");
+  });
+
   it("survives dropped connections: the client reconnects, resubscribes and finishes a mutation sent during the outage", async () => {
     const made = client();
     const list = watch<Message[]>(made, api.messages.list, { author: "eve" });

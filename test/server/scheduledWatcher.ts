@@ -4,6 +4,8 @@
 // subscriptions see the writes those functions made.
 import type { TestConvex } from "convex-test";
 
+const pageSize = 500;
+
 export class ScheduledWatcher {
   private seenUntil = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -16,17 +18,21 @@ export class ScheduledWatcher {
 
   /** Looks for newly scheduled functions. Call inside the call queue after each write. */
   async scan(): Promise<void> {
-    if (this.closed) return;
-    const since = this.seenUntil;
-    const fresh = await this.t.run(async (ctx) =>
-      ctx.db.system
-        .query("_scheduled_functions")
-        .withIndex("by_creation_time", (q) => q.gt("_creationTime", since))
-        .collect(),
-    );
-    for (const job of fresh) {
-      this.seenUntil = Math.max(this.seenUntil, job._creationTime);
-      if (job.state.kind === "pending") this.arm(job.scheduledTime);
+    for (;;) {
+      if (this.closed) return;
+      const since = this.seenUntil;
+      // In pages, so a burst of scheduling stays inside one transaction's read limits.
+      const fresh = await this.t.run(async (ctx) =>
+        ctx.db.system
+          .query("_scheduled_functions")
+          .withIndex("by_creation_time", (q) => q.gt("_creationTime", since))
+          .take(pageSize),
+      );
+      for (const job of fresh) {
+        this.seenUntil = Math.max(this.seenUntil, job._creationTime);
+        if (job.state.kind === "pending") this.arm(job.scheduledTime);
+      }
+      if (fresh.length < pageSize) return;
     }
   }
 

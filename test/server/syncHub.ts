@@ -211,7 +211,7 @@ export class SyncHub {
   async refreshSubscriptions(): Promise<void> {
     this.dirty = false;
     const ts = this.nextTs();
-    await this.afterWrite();
+    await this.afterWrite().catch((error: Error) => console.error(`Test server: after-write hook failed: ${error.message}`));
     const results = new Map<string, Promise<Outcome>>();
     for (const connection of this.connections) {
       if (!connection.open || !connection.session) continue;
