@@ -10,6 +10,8 @@ export default defineConfig({
           name: "backend",
           include: ["test/backend/**/*.test.ts"],
           environment: "edge-runtime",
+          // The deep-queue tests insert tens of thousands of jobs; on a busy 2-core CI machine that takes seconds.
+          testTimeout: 60_000,
           server: { deps: { inline: ["convex-test"] } },
         },
       },
