@@ -308,7 +308,7 @@ describe("loopback test server with the project's convex/", () => {
   it("seeds an org, a client key and enrolled workers that can watch the queue", async () => {
     const server = await startTestServer();
     try {
-      const seeded = await seed(server, 2);
+      const seeded = await server.seed(2, { capabilities: ["recipe.wordcount"] });
       expect(seeded.workerKeys).toHaveLength(2);
       expect(new Set(seeded.workerKeys).size).toBe(2);
       const made = new ConvexClient(server.url, { logger: false });
@@ -316,8 +316,22 @@ describe("loopback test server with the project's convex/", () => {
       expect(watched).toMatchObject({ available: false });
       const refused = await made.query(api.workers.watch, { apiKey: "fh_w_not-a-real-key", capabilities: [] }).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(ConvexError);
+      // The client key submits, and the extra capability was granted: the job shows up for the worker.
+      let recipeWork: { available: boolean } | undefined;
+      made.onUpdate(api.workers.watch, { apiKey: seeded.workerKeys[1], capabilities: ["recipe.wordcount"] }, (v: any) => (recipeWork = v));
+      await waitFor(() => recipeWork, "the recipe watch");
+      expect(recipeWork).toMatchObject({ available: false });
+      await made.mutation(api.jobs.submit, {
+        clientKey: seeded.clientKey,
+        type: "recipe.wordcount",
+        payload: { text: "a b c" },
+        requiredCapabilities: ["recipe.wordcount"],
+      });
+      await waitFor(() => (recipeWork?.available ? true : undefined), "the job to be available");
       await made.close();
       await expect(seed(server, -1)).rejects.toThrow(/whole number/);
+      const other = await seed(server, 1);
+      expect(other.orgId).not.toBe(seeded.orgId);
     } finally {
       await server.close();
     }

@@ -15,6 +15,7 @@ import { FunctionRunner } from "./functions";
 import { HttpBridge } from "./httpBridge";
 import { modulesFromDirectory, schemaFromDirectory, type ModuleMap } from "./modules";
 import { ScheduledWatcher } from "./scheduledWatcher";
+import { seed, type SeedOptions, type Seeded } from "./seed";
 import { SyncHub } from "./syncHub";
 
 export const projectConvexDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "convex");
@@ -42,6 +43,8 @@ export type TestServer = {
   t: TestConvex<any>;
   /** Runs a function or inline code against the data, then pushes what changed to subscribers. */
   write<T>(call: (t: TestConvex<any>) => Promise<T>): Promise<T>;
+  /** An org, a client key and `workers` enrolled workers (needs the project's admin functions). */
+  seed(workers: number, options?: SeedOptions): Promise<Seeded>;
   /** Closes every client socket and refuses new ones for `ms`; resolves when accepting again. */
   dropConnections(ms: number): Promise<void>;
   connectionCount(): number;
@@ -99,11 +102,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   // Scheduled functions left over from seeding data before any client connects.
   await queue.run(() => watcher.scan());
 
+  const write: TestServer["write"] = (call) => hub.callAndRefresh(() => call(t));
   return {
     url: `http://127.0.0.1:${port}`,
     port,
     t,
-    write: (call) => hub.callAndRefresh(() => call(t)),
+    write,
+    seed: (workers, seedOptions) => seed({ write }, workers, seedOptions),
     dropConnections(ms: number) {
       if (!Number.isFinite(ms) || ms < 0) throw new Error(`dropConnections needs a duration in ms ≥ 0, got ${ms}`);
       refuseUntil = Math.max(refuseUntil, Date.now() + ms);
