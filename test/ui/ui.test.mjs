@@ -4,7 +4,7 @@ import * as assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, it } from "mocha";
+import { after, afterEach, before, describe, it } from "mocha";
 import { launchChromium } from "../harness/browser.mjs";
 import { installExtension, prepareProfile, requireInstalledCodeServer, startCodeServer } from "../harness/codeServer.mjs";
 import { artifactsDir, extensionDir } from "../harness/paths.mjs";
@@ -83,6 +83,12 @@ describe("the packaged .vsix", function () {
       page.on("console", (message) => browserLog.push(`${message.type()}: ${message.text()}`));
       await page.goto(`${server.origin}/?folder=${encodeURIComponent(profile.workspaceDir)}`);
       await waitForWorkbench(page, UI_TIMEOUT);
+    });
+
+    afterEach(async function () {
+      if (this.currentTest?.state !== "failed" || !page) return;
+      const name = this.currentTest.title.replace(/[^\w]+/g, "-").slice(0, 60);
+      await page.screenshot({ path: join(screenshots, `failed-${name}.png`) }).catch(() => {});
     });
 
     after(async () => {
