@@ -1,5 +1,6 @@
 // The loopback Convex test server, exercised by real ConvexClients over WebSocket.
 import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { ConvexClient, ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { ConvexError } from "convex/values";
@@ -369,6 +370,17 @@ describe("loopback test server with the project's convex/", () => {
       await waitFor(() => (groupAlive() ? undefined : true), "every process of the server to stop");
     } finally {
       if (groupAlive()) process.kill(-child.pid!, "SIGKILL");
+    }
+  });
+
+  it("refuses to start on a missing folder, a folder without _generated, or a taken port", async () => {
+    await expect(startTestServer({ convexDir: "/nonexistent/convex" })).rejects.toThrow("Convex functions folder not found: /nonexistent/convex");
+    await expect(startTestServer({ convexDir: join(fixtureConvexDir, "dir") })).rejects.toThrow(/No _generated folder in .*dir/);
+    const first = await startTestServer({ convexDir: fixtureConvexDir, crons: false });
+    try {
+      await expect(startTestServer({ convexDir: fixtureConvexDir, port: first.port })).rejects.toThrow(/EADDRINUSE/);
+    } finally {
+      await first.close();
     }
   });
 
