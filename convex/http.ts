@@ -1,5 +1,5 @@
 import { httpRouter } from "convex/server";
-import { ConvexError } from "convex/values";
+import { ConvexError, convexToJson, type Value } from "convex/values";
 import { api } from "./_generated/api";
 import { httpAction, type ActionCtx } from "./_generated/server";
 import type { FarmErrorData } from "./lib/errors";
@@ -50,6 +50,19 @@ function withClientKey(handler: (ctx: ActionCtx, clientKey: string, request: Req
   });
 }
 
+/**
+ * Why a parsed JSON body cannot travel as Convex function arguments ("$"-prefixed or non-ASCII field
+ * names), or null. Without this check ctx.runMutation would throw an uncoded error: a 500.
+ */
+function convexValueProblem(body: unknown): string | null {
+  try {
+    convexToJson(body as Value);
+    return null;
+  } catch (error) {
+    return (error instanceof Error ? error.message.split("\n")[0] : String(error)).slice(0, 300);
+  }
+}
+
 /** "/api/jobs/<id>" → id, "/api/jobs/<id>/cancel" → id; null for anything else. */
 function jobIdFromPath(pathname: string, suffix: "" | "/cancel"): string | null {
   const rest = pathname.slice("/api/jobs/".length);
@@ -72,8 +85,12 @@ http.route({
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       return errorResponse("invalid_argument", "The body must be a JSON object");
     }
+    const unsendable = convexValueProblem(body);
+    if (unsendable) return errorResponse("invalid_argument", unsendable);
     const fields = body as Record<string, unknown>;
     if (Array.isArray(fields.jobs)) {
+      const notObject = fields.jobs.findIndex((job) => typeof job !== "object" || job === null || Array.isArray(job));
+      if (notObject >= 0) return errorResponse("invalid_argument", `jobs[${notObject}] must be a JSON object`);
       const jobIds = await ctx.runMutation(api.jobs.submitBatch, { clientKey, jobs: fields.jobs as never });
       return json({ jobIds }, 201);
     }

@@ -43,7 +43,8 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const type = checkText(spec.type, "type", LIMITS.typeChars);
   const payload = spec.payload ?? null;
   const payloadBytes = checkValueSize(payload, "payload", LIMITS.payloadBytes);
-  const priority = checkIntegerInRange(spec.priority ?? 0, "priority", LIMITS.priorityMin, LIMITS.priorityMax);
+  // -0 would sort after every priority-0 job (Convex orders -0 before +0 and negPriority flips the sign)
+  const priority = checkIntegerInRange(spec.priority ?? 0, "priority", LIMITS.priorityMin, LIMITS.priorityMax) || 0;
   const capabilities = checkCapabilities(spec.requiredCapabilities ?? [], "requiredCapabilities", LIMITS.capabilitiesPerJob);
   const maxAttempts = checkIntegerInRange(spec.maxAttempts ?? LIMITS.defaultMaxAttempts, "maxAttempts", 1, LIMITS.maxAttempts);
   const leaseMs = checkIntegerInRange(spec.leaseMs ?? LIMITS.defaultLeaseMs, "leaseMs", LIMITS.leaseMsMin, LIMITS.leaseMsMax);

@@ -1,6 +1,7 @@
 import { convexToJson, type Value } from "convex/values";
 import { fail } from "./errors";
 import { LIMITS } from "./limits";
+import { storableProblem } from "./storable";
 
 const CAPABILITY = /^[a-z0-9:._-]{1,64}$/;
 // Server-side grants may end in "*" ("ollama:*", or "*" alone) to allow a family of capabilities.
@@ -47,6 +48,8 @@ export function jsonBytes(value: unknown): number {
 }
 
 export function checkValueSize(value: unknown, name: string, maxBytes: number): number {
+  const problem = storableProblem(value, name);
+  if (problem) fail("invalid_argument", `${problem}; it cannot be stored`);
   const bytes = jsonBytes(value === undefined ? null : value);
   if (bytes > maxBytes) fail("too_large", `${name} is ${bytes} bytes; the cap is ${maxBytes} bytes`);
   return bytes;

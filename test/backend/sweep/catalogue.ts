@@ -1,0 +1,286 @@
+import type { FunctionReference } from "convex/server";
+import { api } from "../../../convex/_generated/api";
+import { LIMITS } from "../../../convex/lib/limits";
+import {
+  badCapabilities,
+  badFraction,
+  badInteger,
+  badSecret,
+  badText,
+  badTime,
+  badValue,
+  hugeString,
+  INJECTION,
+  UNICODE,
+  wrongType,
+  type Case,
+} from "./garbage";
+import type { Rng } from "./prng";
+import type { OrgWorld } from "./world";
+
+/** The two orgs a sweep runs against: `a` is the caller's own org, `b` another org. */
+export type Worlds = { a: OrgWorld; b: OrgWorld };
+
+/** `nullable`: null is a legal value (v.any), so "null for an optional field" is not garbage there. */
+type Field = { optional?: boolean; nullable?: boolean; garbage: (rng: Rng, w: Worlds) => Case };
+
+export type PublicFunction = {
+  name: string;
+  kind: "query" | "mutation";
+  ref: FunctionReference<"query" | "mutation">;
+  fields: Record<string, Field>;
+  /** Well-formed arguments against org a's objects (they may still be refused by the state they meet). */
+  valid: (w: Worlds, rng: Rng) => Record<string, unknown>;
+};
+
+const allKeys = (w: Worlds) => [
+  w.a.farm.clientKey,
+  w.a.worker.apiKey,
+  w.a.freshToken,
+  w.a.revokedClientKey,
+  w.a.revokedWorker.apiKey,
+];
+const workerKey: Field = {
+  garbage: (rng, w) =>
+    rng.chance(0.15)
+      ? { value: w.a.revokedWorker.apiKey, expect: "reject", label: "revoked worker key" }
+      : badSecret(rng, "fh_w_", allKeys(w).filter((k) => !k.startsWith("fh_w_"))),
+};
+const clientKey: Field = {
+  garbage: (rng, w) =>
+    rng.chance(0.15)
+      ? { value: w.a.revokedClientKey, expect: "reject", label: "revoked client key" }
+      : badSecret(rng, "fh_c_", allKeys(w).filter((k) => !k.startsWith("fh_c_"))),
+};
+const token: Field = {
+  garbage: (rng, w) =>
+    rng.chance(0.3)
+      ? { value: rng.pick([w.a.usedToken, w.a.expiredToken]), expect: "reject", label: "used or expired token" }
+      : badSecret(rng, "fh_e_", allKeys(w).filter((k) => !k.startsWith("fh_e_"))),
+};
+const text = (max: number, options: { allowEmpty?: boolean; cut?: boolean; optional?: boolean } = {}): Field => ({
+  optional: options.optional,
+  garbage: (rng) => badText(rng, max, options),
+});
+const capabilities = (max: number, optional = false): Field => ({ optional, garbage: (rng) => badCapabilities(rng, max) });
+const integer = (min: number, max: number): Field => ({ optional: true, garbage: (rng) => badInteger(rng, min, max) });
+const boolean: Field = { optional: true, garbage: (rng) => wrongType(rng, "boolean") };
+const value = (maxBytes: number, optional = true): Field => ({ optional, nullable: true, garbage: (rng) => badValue(rng, maxBytes) });
+
+/** Job ids: anything but one of org a's own jobs must read as "no such job". */
+const jobId: Field = {
+  garbage: (rng, w) => {
+    const other = [...Object.values(w.b.jobs), ...Object.values(w.a.otherIds), ...Object.values(w.b.otherIds)];
+    const choices: Array<() => Case> = [
+      () => ({ value: rng.pick(other), expect: "notFound", label: "another org's job or another table's id" }),
+      () => ({ value: rng.pick(["", "../../", "abc", "0".repeat(32), ...INJECTION, ...UNICODE]), expect: "notFound", label: "not an id" }),
+      () => ({ value: hugeString(rng), expect: "notFound", label: "huge" }),
+      () => ({ value: String(w.a.jobs.pending).toUpperCase(), expect: "notFound", label: "case-changed id" }),
+      () => wrongType(rng, "string"),
+    ];
+    return rng.pick(choices)();
+  },
+};
+
+/** Lease ids: only the live lease of the calling worker is accepted. */
+const leaseId: Field = {
+  garbage: (rng, w) => {
+    const stale = [
+      ...Object.values(w.a.staleLeases),
+      w.a.managerLease, // another worker of the same org
+      w.b.liveLease, // another org's live lease
+      ...Object.values(w.b.staleLeases),
+    ];
+    const choices: Array<() => Case> = [
+      () => ({ value: rng.pick(stale), expect: "reject", label: "stale or foreign lease" }),
+      () => ({ value: rng.pick(["", "fh_l_", "fh_l_" + "A".repeat(22), w.a.liveLease + "x", ...INJECTION]), expect: "reject", label: "not a lease" }),
+      () => ({ value: hugeString(rng), expect: "reject", label: "huge" }),
+      () => wrongType(rng, "string"),
+    ];
+    return rng.pick(choices)();
+  },
+};
+
+const WORKER_CAPS = ["cpu", "gpu"];
+
+function jobSpecFields(): Record<string, Field> {
+  return {
+    type: text(LIMITS.typeChars),
+    payload: value(LIMITS.payloadBytes),
+    priority: integer(LIMITS.priorityMin, LIMITS.priorityMax),
+    requiredCapabilities: capabilities(LIMITS.capabilitiesPerJob, true),
+    externalId: text(LIMITS.externalIdChars, { optional: true }),
+    maxAttempts: integer(1, LIMITS.maxAttempts),
+    leaseMs: integer(LIMITS.leaseMsMin, LIMITS.leaseMsMax),
+    delayMs: integer(0, LIMITS.delayMsMax),
+    runAt: { optional: true, garbage: (rng) => badTime(rng) },
+    batchId: text(LIMITS.batchIdChars, { optional: true }),
+  };
+}
+
+function validSpec(rng: Rng): Record<string, unknown> {
+  return { type: "sweep.job", payload: { n: rng.int(100) }, priority: rng.int(10), requiredCapabilities: rng.pick([[], ["cpu"]]) };
+}
+
+/** One bad job inside an otherwise good batch, or a bad batch as a whole. */
+const batchJobs: Field = {
+  garbage: (rng, w) => {
+    const specFields = jobSpecFields();
+    const choices: Array<() => Case> = [
+      () => {
+        const field = rng.pick(Object.keys(specFields));
+        const bad = specFields[field].garbage(rng, w);
+        const jobs = [validSpec(rng), { ...validSpec(rng), [field]: bad.value }];
+        return { value: jobs, expect: bad.expect, label: `jobs[1].${field}: ${bad.label}` };
+      },
+      () => ({ value: Array.from({ length: LIMITS.batchCount + 1 }, () => ({ type: "x" })), expect: "reject", label: "too many jobs" }),
+      () => ({ value: [validSpec(rng), { ...validSpec(rng), extra: 1 }], expect: "reject", label: "extra field in a job" }),
+      () => ({ value: [validSpec(rng), {}], expect: "reject", label: "job without type" }),
+      () => ({ value: [null], expect: "reject", label: "null job" }),
+      () => ({ value: [], expect: "either", label: "empty batch" }),
+      () => wrongType(rng, "array"),
+    ];
+    return rng.pick(choices)();
+  },
+};
+
+export const PUBLIC_FUNCTIONS: PublicFunction[] = [
+  {
+    name: "workers:enroll",
+    kind: "mutation",
+    ref: api.workers.enroll,
+    fields: {
+      token,
+      name: text(LIMITS.nameChars),
+      machineId: text(LIMITS.nameChars),
+      capabilities: capabilities(LIMITS.capabilitiesPerWorker),
+    },
+    valid: (w) => ({ token: w.a.freshToken, name: "sweeper", machineId: "m-sweep", capabilities: WORKER_CAPS }),
+  },
+  {
+    name: "workers:watch",
+    kind: "query",
+    ref: api.workers.watch,
+    fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker) },
+    valid: (w) => ({ apiKey: w.a.worker.apiKey, capabilities: WORKER_CAPS }),
+  },
+  {
+    name: "workers:claim",
+    kind: "mutation",
+    ref: api.workers.claim,
+    fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker), max: integer(1, LIMITS.claimMax) },
+    valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, capabilities: WORKER_CAPS, max: 1 + rng.int(2) }),
+  },
+  {
+    name: "workers:heartbeat",
+    kind: "mutation",
+    ref: api.workers.heartbeat,
+    fields: {
+      apiKey: workerKey,
+      leaseId,
+      progress: { optional: true, garbage: (rng) => badFraction(rng) },
+      status: text(LIMITS.statusTextChars, { allowEmpty: true, optional: true }),
+    },
+    valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, progress: 0.25, status: "working" }),
+  },
+  {
+    name: "workers:output",
+    kind: "mutation",
+    ref: api.workers.output,
+    fields: { apiKey: workerKey, leaseId, chunk: text(LIMITS.outputChunkChars, { allowEmpty: true }) },
+    valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, chunk: "line\n" }),
+  },
+  {
+    name: "workers:complete",
+    kind: "mutation",
+    ref: api.workers.complete,
+    fields: { apiKey: workerKey, leaseId, result: value(LIMITS.resultBytes) },
+    valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, result: { ok: true } }),
+  },
+  {
+    name: "workers:fail",
+    kind: "mutation",
+    ref: api.workers.fail,
+    fields: { apiKey: workerKey, leaseId, error: text(LIMITS.errorChars, { cut: true }), retryable: boolean },
+    valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, error: "oops", retryable: true }),
+  },
+  {
+    name: "workers:release",
+    kind: "mutation",
+    ref: api.workers.release,
+    fields: { apiKey: workerKey, leaseId },
+    valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease }),
+  },
+  {
+    name: "workers:mine",
+    kind: "query",
+    ref: api.workers.mine,
+    fields: { apiKey: workerKey },
+    valid: (w) => ({ apiKey: w.a.worker.apiKey }),
+  },
+  {
+    name: "farm:overview",
+    kind: "query",
+    ref: api.farm.overview,
+    fields: { apiKey: workerKey },
+    valid: (w) => ({ apiKey: w.a.worker.apiKey }),
+  },
+  {
+    name: "farm:deadLetters",
+    kind: "query",
+    ref: api.farm.deadLetters,
+    fields: { apiKey: workerKey, limit: integer(1, LIMITS.deadLettersListed) },
+    valid: (w) => ({ apiKey: w.a.worker.apiKey, limit: 10 }),
+  },
+  ...(["retryDead", "cancelJob", "purgeDead"] as const).map(
+    (fn): PublicFunction => ({
+      name: `farm:${fn}`,
+      kind: "mutation",
+      ref: api.farm[fn],
+      fields: { apiKey: workerKey, jobId },
+      valid: (w, rng) => ({ apiKey: w.a.manager.apiKey, jobId: rng.pick([w.a.jobs.dead, w.a.jobs.pending]) }),
+    }),
+  ),
+  {
+    name: "jobs:submit",
+    kind: "mutation",
+    ref: api.jobs.submit,
+    fields: { clientKey, ...jobSpecFields() },
+    valid: (w, rng) => ({ clientKey: w.a.farm.clientKey, ...validSpec(rng) }),
+  },
+  {
+    name: "jobs:submitBatch",
+    kind: "mutation",
+    ref: api.jobs.submitBatch,
+    fields: { clientKey, jobs: batchJobs },
+    valid: (w, rng) => ({ clientKey: w.a.farm.clientKey, jobs: [validSpec(rng), validSpec(rng)] }),
+  },
+  {
+    name: "jobs:get",
+    kind: "query",
+    ref: api.jobs.get,
+    fields: { clientKey, jobId },
+    valid: (w) => ({ clientKey: w.a.farm.clientKey, jobId: w.a.jobs.running }),
+  },
+  {
+    name: "jobs:cancel",
+    kind: "mutation",
+    ref: api.jobs.cancel,
+    fields: { clientKey, jobId },
+    valid: (w, rng) => ({ clientKey: w.a.farm.clientKey, jobId: rng.pick([w.a.jobs.succeeded, w.a.jobs.canceled]) }),
+  },
+  {
+    name: "jobs:byExternalId",
+    kind: "query",
+    ref: api.jobs.byExternalId,
+    fields: { clientKey, externalId: text(LIMITS.externalIdChars) },
+    valid: (w) => ({ clientKey: w.a.farm.clientKey, externalId: w.a.externalId }),
+  },
+  {
+    name: "jobs:batchStatus",
+    kind: "query",
+    ref: api.jobs.batchStatus,
+    fields: { clientKey, batchId: text(LIMITS.batchIdChars) },
+    valid: (w) => ({ clientKey: w.a.farm.clientKey, batchId: w.a.batchId }),
+  },
+];
