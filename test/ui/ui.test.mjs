@@ -129,11 +129,13 @@ describe("the packaged .vsix", function () {
       await page.screenshot({ path: join(screenshots, "3-control-panel.png") });
     });
 
-    it("joins the test farm through the welcome's Join a Farm… button", async () => {
+    it("joins the test farm through the welcome's Join a Farm… button; the tree shows the farm", async () => {
       await farmWelcome(page).getByRole("button", { name: "Join a Farm…" }).click();
       await answerQuickInput(page, /Join a Farm \(1\/2\)/, farm.url);
       await answerQuickInput(page, /Join a Farm \(2\/2\)/, farm.workerKey);
-      await treeRow(page, "Joined farm").waitFor({ timeout: UI_TIMEOUT });
+      await treeRow(page, "This machine").waitFor({ timeout: UI_TIMEOUT });
+      // The Queue row's counts come from the farm itself (farm:overview on the test server).
+      await assertText(treeRow(page, "Queue"), /Queue\s*0 pending/);
       await assertText(statusBarItem(page), /Farmhand: off/);
       await page.screenshot({ path: join(screenshots, "4-joined.png") });
     });
