@@ -89,6 +89,10 @@ http.route({
     if (unsendable) return errorResponse("invalid_argument", unsendable);
     const fields = body as Record<string, unknown>;
     if (Array.isArray(fields.jobs)) {
+      const unknown = Object.keys(fields).filter((name) => name !== "jobs");
+      if (unknown.length > 0) {
+        return errorResponse("invalid_argument", `A batch body holds only "jobs"; unknown field ${JSON.stringify(unknown[0])}`);
+      }
       const notObject = fields.jobs.findIndex((job) => typeof job !== "object" || job === null || Array.isArray(job));
       if (notObject >= 0) return errorResponse("invalid_argument", `jobs[${notObject}] must be a JSON object`);
       const jobIds = await ctx.runMutation(api.jobs.submitBatch, { clientKey, jobs: fields.jobs as never });

@@ -60,6 +60,8 @@ test("HTTP bodies that cannot become Convex arguments answer 400 with a JSON err
     `{"jobs":[null]}`,
     `{"jobs":[{"type":"a"},"b"]}`,
     `{"jobs":[[]]}`,
+    `{"jobs":[{"type":"a"}],"priority":5}`,
+    `{"jobs":[{"type":"a"}],"clientKey":"fh_c_x"}`,
   ];
   for (const body of bodies) {
     const res = await farm.t.fetch("/api/jobs", {
