@@ -9,6 +9,7 @@ import { downloadAndUnzipVSCode, runTests } from "@vscode/test-electron";
 import { buildHostSuite } from "./buildHostSuite.mjs";
 import { prepareProfile } from "./codeServer.mjs";
 import { runNpmScript } from "./process.mjs";
+import { startTestFarm } from "./testFarm.mjs";
 import { repoDir } from "./paths.mjs";
 
 const VSCODE_VERSION = process.env.FARMHAND_VSCODE_VERSION ?? "1.100.3";
@@ -26,6 +27,7 @@ async function main() {
   runNpmScript("build");
   const suiteEntry = await buildHostSuite();
   const root = mkdtempSync(join(tmpdir(), "farmhand-desktop-"));
+  const farm = await startTestFarm();
   try {
     const profile = prepareProfile(root);
     cpSync(join(repoDir, "test", "host", "fixtures", "context-probe"), join(profile.extensionsDir, "farmhand-tests.context-probe-0.0.1"), {
@@ -36,7 +38,13 @@ async function main() {
       vscodeExecutablePath: vscodeExecutable,
       extensionDevelopmentPath: repoDir,
       extensionTestsPath: suiteEntry,
-      extensionTestsEnv: { FARMHAND_HOST_TEST: "1", FARMHAND_HOST_RESULT_FILE: resultFile },
+      extensionTestsEnv: {
+        FARMHAND_HOST_TEST: "1",
+        FARMHAND_HOST_RESULT_FILE: resultFile,
+        FARMHAND_TEST_FARM_URL: farm.url,
+        FARMHAND_TEST_WORKER_KEY: farm.workerKey,
+        TMPDIR: profile.tmpDir,
+      },
       launchArgs: [
         profile.workspaceDir,
         "--user-data-dir", profile.userDataDir,
@@ -53,6 +61,7 @@ async function main() {
     const result = JSON.parse(readFileSync(resultFile, "utf8"));
     return { passed: result.passed, failed: result.failed + (exitCode !== 0 && result.failed === 0 ? 1 : 0) };
   } finally {
+    await farm.stop();
     rmSync(root, { recursive: true, force: true });
   }
 }
