@@ -1,0 +1,134 @@
+import { afterEach, expect, test, vi } from "vitest";
+import { api } from "../../../convex/_generated/api";
+import type { Id } from "../../../convex/_generated/dataModel";
+import { newBackend, type Backend } from "../setup";
+import { checkConsistency } from "./consistency";
+import { fullSnapshot } from "./judge";
+import { outcomeOf, type Outcome } from "./outcome";
+import { buildOrgWorld, type OrgWorld } from "./world";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Every row that belongs to one org, and every timer that will touch one of its jobs. */
+async function orgRows(t: Backend, orgId: Id<"orgs">) {
+  const all = await fullSnapshot(t);
+  const mine = (row: unknown) => (row as { orgId?: string; _id: string }).orgId === orgId || (row as { _id: string })._id === orgId;
+  const jobIds = new Set(all.jobs.filter(mine).map((j) => (j as { _id: string })._id));
+  const rows: Record<string, unknown[]> = {};
+  for (const [table, list] of Object.entries(all)) {
+    rows[table] =
+      table === "_scheduled_functions"
+        ? list.filter((s) => jobIds.has(((s as { args: Array<{ jobId?: string }> }).args[0] ?? {}).jobId ?? ""))
+        : list.filter(mine);
+  }
+  return rows;
+}
+
+type Attempt = { what: string; outcome: Outcome; ok: (o: Outcome) => boolean };
+
+const refusedWith = (code: string) => (o: Outcome) => o.kind === "refused" && o.code === code;
+const answeredNull = (o: Outcome) => o.kind === "answered" && o.value === null;
+
+test("a worker, a manager and a client key of org B try every read and write on org A's objects: all refused, A unchanged", async () => {
+  vi.useFakeTimers();
+  const t = newBackend();
+  const a: OrgWorld = await buildOrgWorld(t, "a");
+  const b: OrgWorld = await buildOrgWorld(t, "b");
+  const aJobs = Object.values(a.jobs) as string[];
+  const aJobSet = new Set(aJobs);
+  const aLeases = [a.liveLease, a.managerLease, ...Object.values(a.staleLeases)];
+  const aOtherIds = Object.values(a.otherIds);
+  const before = await orgRows(t, a.farm.orgId);
+  const attempts: Attempt[] = [];
+  const attempt = async (what: string, call: () => Promise<unknown>, ok: (o: Outcome) => boolean) => {
+    attempts.push({ what, outcome: await outcomeOf(call), ok });
+  };
+  const client = b.farm.clientKey;
+
+  // the submitter API, by job id, external id and batch id
+  for (const jobId of [...aJobs, ...aOtherIds]) {
+    await attempt(`jobs:get ${jobId}`, () => t.query(api.jobs.get, { clientKey: client, jobId }), answeredNull);
+    await attempt(`jobs:cancel ${jobId}`, () => t.mutation(api.jobs.cancel, { clientKey: client, jobId }), refusedWith("not_found"));
+    for (const fn of ["retryDead", "cancelJob", "purgeDead"] as const) {
+      for (const key of [b.manager.apiKey, b.worker.apiKey]) {
+        const expected = key === b.manager.apiKey ? "not_found" : "forbidden";
+        await attempt(`farm:${fn} ${jobId}`, () => t.mutation(api.farm[fn], { apiKey: key, jobId }), refusedWith(expected));
+      }
+    }
+    for (const [method, path] of [["GET", `/api/jobs/${jobId}`], ["POST", `/api/jobs/${jobId}/cancel`]]) {
+      await attempt(
+        `HTTP ${method} ${path}`,
+        async () => {
+          const res = await t.fetch(path, { method, headers: { authorization: `Bearer ${client}` } });
+          return { status: res.status, body: await res.json() };
+        },
+        (o) => o.kind === "answered" && (o.value as { status: number }).status === 404,
+      );
+    }
+  }
+  await attempt("jobs:byExternalId", () => t.query(api.jobs.byExternalId, { clientKey: client, externalId: a.externalId }), answeredNull);
+  await attempt(
+    "jobs:batchStatus",
+    () => t.query(api.jobs.batchStatus, { clientKey: client, batchId: a.batchId }),
+    (o) => o.kind === "answered" && (o.value as { total: number }).total === 0,
+  );
+
+  // org A's leases in org B's workers' hands
+  for (const leaseId of aLeases) {
+    for (const apiKey of [b.worker.apiKey, b.manager.apiKey]) {
+      const stale = refusedWith("stale_lease");
+      await attempt("heartbeat", () => t.mutation(api.workers.heartbeat, { apiKey, leaseId, progress: 1 }), stale);
+      await attempt("output", () => t.mutation(api.workers.output, { apiKey, leaseId, chunk: "b was here" }), stale);
+      await attempt("complete", () => t.mutation(api.workers.complete, { apiKey, leaseId, result: "stolen" }), stale);
+      await attempt("fail", () => t.mutation(api.workers.fail, { apiKey, leaseId, error: "x", retryable: false }), stale);
+      await attempt("release", () => t.mutation(api.workers.release, { apiKey, leaseId }), stale);
+    }
+  }
+
+  // claims drain org B's queue and never reach org A's ready jobs; then watch sees nothing to do
+  const claimed: string[] = [];
+  for (let round = 0; round < 4; round++) {
+    for (const worker of [b.worker, b.manager]) {
+      const got = await t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: ["cpu", "gpu"], max: 8 });
+      claimed.push(...got.map((c) => c.jobId));
+    }
+  }
+  expect(claimed.filter((id) => aJobSet.has(id))).toEqual([]);
+  expect(await t.query(api.workers.watch, { apiKey: b.worker.apiKey, capabilities: ["cpu", "gpu"] })).toMatchObject({ available: false });
+  expect((await t.query(api.workers.watch, { apiKey: a.worker.apiKey, capabilities: ["cpu", "gpu"] })).available).toBe(true);
+
+  // what org B's reads show: only org B
+  const mine = await t.query(api.workers.mine, { apiKey: b.worker.apiKey });
+  expect(mine.filter((j) => aJobSet.has(j.jobId))).toEqual([]);
+  const overview = await t.query(api.farm.overview, { apiKey: b.manager.apiKey });
+  const aWorkerIds = new Set([a.worker.workerId, a.manager.workerId, a.revokedWorker.workerId] as string[]);
+  expect(overview.workers.filter((w) => aWorkerIds.has(w.workerId))).toEqual([]);
+  const overviewA = await t.query(api.farm.overview, { apiKey: a.manager.apiKey });
+  expect(overview.counts.pending + overview.counts.running).toBe(
+    (await t.run(async (ctx) => await ctx.db.query("jobs").collect())).filter(
+      (j) => j.orgId === b.farm.orgId && (j.status === "pending" || j.status === "running"),
+    ).length,
+  );
+  expect(overviewA.counts.pending).toBeGreaterThan(0);
+  const dead = await t.query(api.farm.deadLetters, { apiKey: b.worker.apiKey });
+  expect(dead.filter((d) => aJobSet.has(d.jobId))).toEqual([]);
+
+  // re-using org A's external id and batch id from org B makes org B's own jobs
+  const ownJob = await t.mutation(api.jobs.submit, { clientKey: client, type: "b.job", externalId: a.externalId, batchId: a.batchId });
+  expect(aJobSet.has(ownJob)).toBe(false);
+  const res = await t.fetch("/api/jobs", {
+    method: "POST",
+    headers: { authorization: `Bearer ${client}`, "content-type": "application/json" },
+    body: JSON.stringify({ type: "b.http", externalId: a.externalId }),
+  });
+  expect(((await res.json()) as { jobId: string }).jobId).toBe(ownJob);
+  expect((await t.query(api.jobs.batchStatus, { clientKey: client, batchId: a.batchId })).total).toBe(1);
+
+  const refusedWrongly = attempts.filter((x) => !x.ok(x.outcome)).map((x) => `${x.what}: ${JSON.stringify(x.outcome).slice(0, 200)}`);
+  expect(refusedWrongly).toEqual([]);
+  expect(attempts.length).toBeGreaterThan(150); // 13 ids × 12 calls + 5 leases × 10 calls + 2 lookups
+  expect(await orgRows(t, a.farm.orgId)).toEqual(before);
+  expect(await checkConsistency(t)).toEqual([]);
+});
