@@ -60,16 +60,16 @@ async function main() {
 
     const page = await browser.context.newPage();
     let result;
-    const exited = new Promise((resolve) => {
-      void page.exposeFunction("codeAutomationLog", (level, args) => {
-        const text = Array.isArray(args) ? args.join(" ") : String(args);
-        if (text.startsWith(REPORTER_PREFIX)) console.log(text.slice(REPORTER_PREFIX.length));
-        else if (text.startsWith(RESULT_PREFIX)) result = JSON.parse(text.slice(RESULT_PREFIX.length));
-        else workbenchLog.push(`${level}: ${text}`);
-      });
-      void page.exposeFunction("codeAutomationExit", (code) => resolve(code));
+    let settle;
+    const exited = new Promise((resolve) => (settle = resolve));
+    await page.exposeFunction("codeAutomationLog", (level, args) => {
+      const text = Array.isArray(args) ? args.join(" ") : String(args);
+      if (text.startsWith(REPORTER_PREFIX)) console.log(text.slice(REPORTER_PREFIX.length));
+      else if (text.startsWith(RESULT_PREFIX)) result = JSON.parse(text.slice(RESULT_PREFIX.length));
+      else workbenchLog.push(`${level}: ${text}`);
     });
-    page.on("crash", () => workbenchLog.push("error: the page crashed"));
+    await page.exposeFunction("codeAutomationExit", (code) => settle(code));
+    page.on("crash", () => settle("the page crashed"));
 
     const remote = (path) => `vscode-remote://${server.remoteAuthority}${path}`;
     const payload = [
@@ -91,7 +91,7 @@ async function main() {
       return { passed: result?.passed ?? 0, failed: (result?.failed ?? 0) + 1 };
     }
     if (!result) {
-      console.error(`host tests: the suite ended (exit code ${code}) without reporting results`);
+      console.error(`host tests: the suite ended (${typeof code === "number" ? `exit code ${code}` : code}) without reporting results`);
       printTail("workbench log", workbenchLog);
       return { passed: 0, failed: 1 };
     }
