@@ -19,6 +19,7 @@ export async function launchChromium(userDataDir) {
     args: [
       "--no-sandbox",
       "--disable-gpu",
+      "--disable-dev-shm-usage",
       "--disable-quic",
       "--no-first-run",
       "--disable-background-networking",
