@@ -67,6 +67,15 @@ function percentile(sorted: number[], p: number): number {
 }
 
 const RESOLUTION_MS = 10;
+
+/** p99 lateness of this process's event loop over a quiet stretch (the histogram records tick intervals). */
+async function idleDelayP99(ms: number): Promise<number> {
+  const h = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  h.enable();
+  await new Promise((r) => setTimeout(r, ms));
+  h.disable();
+  return h.percentile(99) / 1e6 - RESOLUTION_MS;
+}
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
 describe("engine bench", () => {
@@ -167,6 +176,8 @@ describe("engine bench", () => {
     ]);
     await both;
     finished = 0;
+    // What the machine itself (other processes) adds, measured right before and right after the jobs.
+    const before = await idleDelayP99(3_000);
     const busy = new Promise<void>((resolve) => (allDone = resolve));
     const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
     histogram.enable();
@@ -179,18 +190,17 @@ describe("engine bench", () => {
     histogram.disable();
     const busySeconds = (performance.now() - busyStart) / 1000;
     if (outcomes.join() !== Array(4).fill("demo.primes:succeeded").join()) throw new Error(`primes jobs did not all succeed: ${outcomes}`);
-    figures.primes_jobs_wall_time = { value: round(busySeconds), unit: "s" };
     await Promise.all([worker.stop(), second.worker.stop()]);
-    // The histogram records the time between its timer's ticks, so the loop's lateness is that minus the resolution.
+    const after = await idleDelayP99(3_000);
     const p99 = histogram.percentile(99) / 1e6 - RESOLUTION_MS;
+    const baseline = (before + after) / 2;
+    figures.primes_jobs_wall_time = { value: round(busySeconds), unit: "s" };
     figures.event_loop_delay_p99_2_primes = { value: round(p99), unit: "ms", target: "< 20 ms", pass: p99 < 20 };
     figures.event_loop_delay_max_2_primes = { value: round(histogram.max / 1e6 - RESOLUTION_MS), unit: "ms" };
-    // The same measurement with nothing running: what the machine itself (other processes) adds.
-    const baseline = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-    baseline.enable();
-    await new Promise((r) => setTimeout(r, 3_000));
-    baseline.disable();
-    figures.event_loop_delay_p99_baseline_idle = { value: round(baseline.percentile(99) / 1e6 - RESOLUTION_MS), unit: "ms" };
+    figures.event_loop_delay_p99_baseline_idle = { value: round(baseline), unit: "ms" };
+    // On a shared machine the absolute figure includes other processes' load; this isolates the jobs' share.
+    const added = Math.max(0, p99 - baseline);
+    figures.event_loop_delay_p99_added_by_jobs = { value: round(added), unit: "ms", target: "< 20 ms", pass: added < 20 };
   });
 
   it("idle: function calls with nothing queued", async () => {

@@ -38,6 +38,21 @@ describe("Worker", () => {
     expect(farm.watcherCount).toBe(0);
   });
 
+  it("after work, goes back to idle: no calls and no timers", async () => {
+    const farm = new FakeFarm();
+    const { worker } = makeWorker(farm);
+    await worker.start();
+    farm.add("demo.echo", 1);
+    await tick();
+    await tick();
+    expect(farm.completed).toHaveLength(1);
+    const calls = farm.calls.length;
+    await tick(600_000);
+    expect(farm.calls.length).toBe(calls);
+    expect(vi.getTimerCount()).toBe(0);
+    await worker.stop();
+  });
+
   it("claims up to its free slots, runs the handler and completes", async () => {
     const farm = new FakeFarm();
     const gate = deferred();
@@ -166,8 +181,9 @@ describe("Worker", () => {
     await tick();
     expect(farm.count("heartbeat")).toBe(0);
     expect(finished[0]).toMatchObject({ outcome: "canceled" });
-    expect(farm.mineWatcherCount).toBe(0);
+    expect(farm.mineWatcherCount).toBe(1);
     await worker.stop();
+    expect(farm.mineWatcherCount).toBe(0);
   });
 
   it("drops a job quietly when its lease went stale", async () => {
