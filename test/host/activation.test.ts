@@ -1,9 +1,18 @@
 import * as assert from "node:assert/strict";
 import { describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, EXTENSION_ID, expectsRemoteWindow } from "./farmhand";
+import { activateFarmhand, EXTENSION_ID, expectsRemoteWindow, waitForValue } from "./farmhand";
 
 describe("Farmhand in a real extension host", () => {
+  it("activates on its own once the window has started, without the \"*\" activation event", async () => {
+    const extension = vscode.extensions.getExtension(EXTENSION_ID);
+    assert.ok(extension, `${EXTENSION_ID} is not loaded from the development path`);
+    const events: string[] = extension.packageJSON.activationEvents ?? [];
+    assert.ok(!events.includes("*"), `activationEvents must not include "*": ${JSON.stringify(events)}`);
+    // Nothing here calls activate(): the window's own startup must do it.
+    await waitForValue("isActive without an explicit activate()", () => extension.isActive, true, 15_000);
+  });
+
   it("activates and exports getState()", async () => {
     const api = await activateFarmhand();
     assert.equal(vscode.extensions.getExtension(EXTENSION_ID)?.isActive, true);
