@@ -3,13 +3,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Worker } from "../../extension/worker/worker";
-import { engineWorker, eventsOf, startFarm, stopFarm, submit, waitForJobs, type Farm } from "./helpers";
+import { engineWorker, eventsOf, jobsOf, sleep, startFarm, stopFarm, submit, waitForJobs, type Farm } from "./helpers";
 
 const dir = mkdtempSync(join(tmpdir(), "farmhand-faults-"));
 const badRecipe = join(dir, "bad.js");
 writeFileSync(badRecipe, `console.log("working on it");console.log("all done, no JSON here");`);
+const goodRecipe = join(dir, "good.js");
+writeFileSync(
+  goodRecipe,
+  `let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const a=JSON.parse(s);
+   console.log(JSON.stringify({progress:0.5,status:"halfway"}));console.log("thinking about " + a.word);
+   setTimeout(()=>console.log(JSON.stringify({upper:a.word.toUpperCase()})),2500);});`,
+);
 
-describe("handler faults end their jobs cleanly and the worker goes on", () => {
+describe("handlers good and bad: every job ends cleanly and the worker goes on", () => {
   let farm: Farm;
   let worker: Worker;
   const finished: Array<{ jobId: string; outcome: string; error?: string }> = [];
@@ -21,7 +28,10 @@ describe("handler faults end their jobs cleanly and the worker goes on", () => {
       fixtureTimeoutMs: 8_000,
       graceMs: 300,
       maxConsecutiveFailures: 100,
-      recipes: [{ name: "bad-output", command: process.execPath, args: [badRecipe] }],
+      recipes: [
+        { name: "bad-output", command: process.execPath, args: [badRecipe] },
+        { name: "shout", command: process.execPath, args: [goodRecipe] },
+      ],
     });
     worker.on("jobFinished", (e) => finished.push(e));
     await worker.start();
@@ -58,6 +68,23 @@ describe("handler faults end their jobs cleanly and the worker goes on", () => {
     const claimed = events.find((e) => e.kind === "claimed")!.at;
     const dead = events.find((e) => e.kind === "dead")!.at;
     expect(dead - claimed).toBeGreaterThanOrEqual(8_000);
+  });
+
+  it("a recipe gets its args on stdin; its progress, output and result reach the server", async () => {
+    const [id] = await submit(farm, [{ type: "recipe.shout", payload: { word: "hello" }, leaseMs: 5_000 }]);
+    let sawProgress = false;
+    for (let i = 0; i < 100 && !sawProgress; i++) {
+      const [row] = (await jobsOf(farm, [id])) as Array<{ progress?: number; statusText?: string }>;
+      sawProgress = row.progress === 0.5 && row.statusText === "halfway";
+      await sleep(50);
+    }
+    expect(sawProgress).toBe(true);
+    const [row] = await waitForJobs(farm, [id]);
+    expect(row).toMatchObject({ status: "succeeded", result: { upper: "HELLO" } });
+    const output = await farm.server.t.run(async (ctx: any) =>
+      (await ctx.db.query("jobOutput").withIndex("by_job_seq", (q: any) => q.eq("jobId", id)).collect()).map((c: any) => c.chunk).join(""),
+    );
+    expect(output).toBe("thinking about hello\n");
   });
 
   it("a recipe whose last line is not JSON fails clearly, without retry", async () => {
