@@ -148,6 +148,19 @@ describe("the packaged .vsix", function () {
       await item.click();
       await assertText(item, /Farmhand: off/);
     });
+
+    it("starts and stops donating from the control panel's button as well", async () => {
+      const panel = panelFrame(page);
+      const button = panel.locator("#toggle");
+      await assertText(button, /Start donating/);
+      await button.click();
+      await assertText(statusBarItem(page), /Farmhand: on/);
+      await assertText(panel.locator("#status"), /waiting for work/);
+      await assertText(button, /Stop donating/);
+      await page.screenshot({ path: join(screenshots, "6-donating-from-panel.png") });
+      await button.click();
+      await assertText(statusBarItem(page), /Farmhand: off/);
+    });
   });
 });
 
