@@ -23,6 +23,9 @@ console.log(`${outcome.passed} passed, ${outcome.failed} failed`);
 process.exit(outcome.failed > 0 ? 1 : 0);
 
 async function main() {
+  if (process.platform === "linux" && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) {
+    throw new Error("desktop VS Code needs a display: run `xvfb-run -a npm run test:desktop` on a headless machine");
+  }
   const vscodeExecutable = await downloadVSCode();
   runNpmScript("build");
   const suiteEntry = await buildHostSuite();
