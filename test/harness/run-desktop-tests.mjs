@@ -23,10 +23,10 @@ console.log(`${outcome.passed} passed, ${outcome.failed} failed`);
 process.exit(outcome.failed > 0 ? 1 : 0);
 
 async function main() {
+  const vscodeExecutable = await downloadVSCode();
   if (process.platform === "linux" && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) {
     throw new Error("desktop VS Code needs a display: run `xvfb-run -a npm run test:desktop` on a headless machine");
   }
-  const vscodeExecutable = await downloadVSCode();
   runNpmScript("build");
   const suiteEntry = await buildHostSuite();
   const root = mkdtempSync(join(tmpdir(), "farmhand-desktop-"));
