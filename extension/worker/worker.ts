@@ -317,10 +317,12 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       onError: (message, code) => this.emit("error", { message, code }),
       onKeyError: (e) => this.onServerError(e, "job"),
     });
-    const done = run.run().then((outcome) => this.onJobEnd(run, outcome));
-    this.runs.set(job.jobId, { run, done });
+    const entry = { run, done: Promise.resolve() };
+    this.runs.set(job.jobId, entry);
     this.watchMine();
+    // Announce the job before its handler can report anything about it.
     this.emit("jobStarted", { jobId: job.jobId, type: job.type, attempt: job.attempt });
+    entry.done = run.run().then((outcome) => this.onJobEnd(run, outcome));
   }
 
   private onJobEnd(run: JobRun, outcome: JobOutcome): void {

@@ -53,6 +53,27 @@ describe("Worker", () => {
     await worker.stop();
   });
 
+  it("announces a job before any of its progress, output or end", async () => {
+    const farm = new FakeFarm();
+    const eager = handler("eager", async (_p, ctx) => {
+      ctx.progress(0.1, "at once");
+      ctx.output("hi\n");
+      return 1;
+    });
+    const { worker } = makeWorker(farm, { handlers: handlersOf(eager) });
+    const order: string[] = [];
+    worker.on("jobStarted", () => order.push("started"));
+    worker.on("jobProgress", () => order.push("progress"));
+    worker.on("jobOutput", () => order.push("output"));
+    worker.on("jobFinished", () => order.push("finished"));
+    farm.add("eager");
+    await worker.start();
+    await tick();
+    await tick();
+    expect(order).toEqual(["started", "progress", "output", "finished"]);
+    await worker.stop();
+  });
+
   it("claims up to its free slots, runs the handler and completes", async () => {
     const farm = new FakeFarm();
     const gate = deferred();
