@@ -1,4 +1,4 @@
-import type * as vscode from "vscode";
+import * as vscode from "vscode";
 import type { FarmConnection } from "./farmConnection";
 import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } from "./worker";
 import type { PolicyDecision } from "./policy/policy";
@@ -107,9 +107,14 @@ export class FarmSession implements vscode.Disposable {
       worker.on("state", (e) => {
         this.log.info(`Worker ${e.state}${e.reason ? `: ${e.reason}` : ""}`);
         if (e.state === "stopped" && this.worker === worker) {
-          // The engine stopped itself (revoked key, no handlers…): keep the reason visible.
+          // The engine stopped itself (revoked key, no handlers…): keep the reason visible, and say what to do.
           this.stoppedReason = e.reason;
           void this.stop(e.reason ?? "stopped");
+          if (e.reason && /revoked|rejected this worker's key/.test(e.reason)) {
+            void vscode.window
+              .showErrorMessage(`Farmhand stopped: ${e.reason}. Join again with a new token from your operator.`, "Join a Farm…")
+              .then((choice) => choice && vscode.commands.executeCommand("farmhand.join"));
+          }
         }
         this.onChange();
       }),

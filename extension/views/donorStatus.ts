@@ -13,13 +13,14 @@ export type DonorFacts = {
   joined: boolean;
   decision: PolicyDecision;
   /** The engine's view; undefined while it is not running. */
-  engine?: { connected: boolean; running: number; pausedReason?: string };
+  engine?: { connected: boolean; running: number; pausedReason?: string; stoppedReason?: string };
 };
 
 export function donorStatus({ joined, decision, engine }: DonorFacts): DonorStatus {
   if (!joined) return { kind: "notJoined" };
   if (!decision.donate) return "off" in decision && decision.off ? { kind: "off" } : { kind: "paused", reason: decision.reason };
   if (engine?.pausedReason) return { kind: "paused", reason: engine.pausedReason };
+  if (engine?.stoppedReason) return { kind: "offline", reason: engine.stoppedReason };
   if (engine && !engine.connected) return { kind: "offline" };
   if (engine && engine.running > 0) return { kind: "working", jobs: engine.running };
   return { kind: "waiting" };

@@ -25,6 +25,12 @@ describe("donor status", () => {
     ).toEqual({ kind: "paused", reason: "3 jobs failed in a row" });
   });
 
+  it("keeps the reason the engine stopped on its own (a revoked key) visible", () => {
+    const status = donorStatus({ joined: true, decision: donate, engine: { connected: false, running: 0, stoppedReason: "this worker's key was revoked" } });
+    expect(status).toEqual({ kind: "offline", reason: "this worker's key was revoked" });
+    expect(describeStatus(status)).toBe("offline: this worker's key was revoked");
+  });
+
   it("describes each state in words", () => {
     expect(describeStatus({ kind: "working", jobs: 1 })).toBe("working (1 job)");
     expect(describeStatus({ kind: "working", jobs: 3 })).toBe("working (3 jobs)");
