@@ -53,7 +53,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     void session.apply(target, donor.decision).finally(render);
   };
   const join = async (args?: JoinArgs) => joinFarm(membership, await registry.capabilities(), log, args);
-  const toggle = () => (membership.joined ? donor.setWanted(!donor.wanted) : join());
+  let provisioning: Promise<void> | undefined;
+  const toggle = async () => {
+    await provisioning; // a provisioned join in flight decides whether this click toggles or asks to join
+    return membership.joined ? donor.setWanted(!donor.wanted) : join();
+  };
   const snooze = async () => {
     await donor.snooze(SNOOZE_MS);
     void vscode.window.showInformationMessage("Farmhand: snoozed for an hour. Running jobs finish; no new ones start.");
@@ -128,7 +132,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
 
   donor.evaluate();
   applyPolicy();
-  void joinFromEnvironment(membership, join, log);
+  provisioning = joinFromEnvironment(membership, join, log);
   return { getState: snapshot, activationMs: performance.now() - started, registerHandler: (handler) => new vscode.Disposable(registry.register(handler)) };
 }
 

@@ -1,0 +1,79 @@
+// What both demos share: code-server with the packaged extension provisioned to join a farm, and a submitter
+// that keeps a mix of jobs flowing and reports how they end.
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { ConvexHttpClient } from "convex/browser";
+import { makeFunctionReference } from "convex/server";
+import { installExtension, prepareProfile, requireInstalledCodeServer, startCodeServer } from "../harness/codeServer.mjs";
+import { repoDir, stateDir } from "../harness/paths.mjs";
+import { onInterrupt, runNpmScript } from "../harness/process.mjs";
+
+export const DEMO_CAPABILITIES = ["demo.echo", "demo.primes", "recipe.wordcount"];
+const WORDCOUNT = `let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const t=String(JSON.parse(s).text??"");console.log(JSON.stringify({progress:0.5,status:"counting"}));console.log(JSON.stringify({words:t.split(/\\s+/).filter(Boolean).length}))})`;
+const submit = makeFunctionReference("jobs:submit");
+const get = makeFunctionReference("jobs:get");
+
+const stops = [];
+export const stopAll = async () => {
+  for (const stop of stops.splice(0).reverse()) await Promise.resolve(stop()).catch(() => {});
+};
+export const onStop = (stop) => stops.push(stop);
+
+export function prepare() {
+  requireInstalledCodeServer();
+  onInterrupt(stopAll);
+  console.log("Building and packaging the extension…");
+  runNpmScript("package");
+}
+
+/** code-server with the packaged extension, provisioned to join `farmUrl` with `joinSecret` (token or key). */
+export async function launchEditor(farmUrl, joinSecret) {
+  console.log("Starting code-server with the packaged extension…");
+  const profileDir = join(stateDir, "demo");
+  rmSync(profileDir, { recursive: true, force: true });
+  const profile = prepareProfile(profileDir, {
+    "farmhand.allowRemoteDonation": true,
+    "farmhand.preset": "full",
+    "farmhand.recipes": { wordcount: { command: process.execPath, args: ["-e", WORDCOUNT], description: "counts the words of payload.text" } },
+  });
+  installExtension(profile, join(repoDir, "farmhand.vsix"));
+  const editor = await startCodeServer(profile, { env: { FARMHAND_JOIN_URL: farmUrl, FARMHAND_JOIN_TOKEN: joinSecret } });
+  onStop(editor.stop);
+  console.log(`
+Farmhand is running.
+  Open ${editor.origin}/ in a browser. The extension joins the farm at ${farmUrl} on its own;
+  click "Farmhand: off" in the status bar to start donating, then watch the Farmhand view take jobs.
+  Press Ctrl-C here to stop everything.
+`);
+  return editor;
+}
+
+/** Submit a round of jobs every 10 s and print how the previous rounds ended. Runs until stopped. */
+export async function feedJobs(url, clientKey) {
+  const client = new ConvexHttpClient(url);
+  const open = new Map();
+  for (let round = 1; ; round++) {
+    const jobs = [
+      { type: "demo.primes", payload: { n: 5_000_000 + Math.floor(Math.random() * 20_000_000) } },
+      { type: "demo.echo", payload: { text: `hello from round ${round}` } },
+      { type: "recipe.wordcount", payload: { text: "the quick brown fox jumps over the lazy dog" }, requiredCapabilities: ["recipe.wordcount"] },
+    ];
+    for (const job of jobs) {
+      try {
+        open.set(await client.mutation(submit, { clientKey, ...job }), job.type);
+      } catch (error) {
+        console.error(`submit failed: ${error.message}`);
+      }
+    }
+    const counts = {};
+    for (const [jobId, type] of open) {
+      const job = await client.query(get, { clientKey, jobId }).catch(() => null);
+      const status = job?.status ?? "unknown";
+      counts[status] = (counts[status] ?? 0) + 1;
+      if (status === "succeeded") console.log(`  ${type} ${jobId} → ${JSON.stringify(job.result)}`);
+      if (["succeeded", "dead", "canceled"].includes(status)) open.delete(jobId);
+    }
+    console.log(`[${new Date().toLocaleTimeString()}] waiting jobs: ${JSON.stringify(counts)}`);
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+  }
+}
