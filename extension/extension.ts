@@ -56,7 +56,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   let provisioning: Promise<void> | undefined;
   const toggle = async () => {
     await provisioning; // a provisioned join in flight decides whether this click toggles or asks to join
-    return membership.joined ? donor.setWanted(!donor.wanted) : join();
+    if (!membership.joined) return join();
+    if (session.resumeAfterAutoPause()) return;
+    return donor.setWanted(!donor.wanted);
   };
   const snooze = async () => {
     await donor.snooze(SNOOZE_MS);

@@ -74,6 +74,14 @@ export class FarmSession implements vscode.Disposable {
     this.onChange();
   }
 
+  /** The engine paused itself (repeated failures): take work again. */
+  resumeAfterAutoPause(): boolean {
+    if (!this.view()?.pausedReason) return false;
+    this.worker?.resume();
+    this.onChange();
+    return true;
+  }
+
   /** Stop running one job on this machine; it goes back to the queue for another worker. */
   giveBack(jobId: string): boolean {
     return this.worker?.giveBack(jobId) ?? false;
