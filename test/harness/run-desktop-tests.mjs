@@ -9,7 +9,7 @@ import { downloadAndUnzipVSCode, runTests } from "@vscode/test-electron";
 import { buildHostSuite } from "./buildHostSuite.mjs";
 import { prepareProfile } from "./codeServer.mjs";
 import { runNpmScript } from "./process.mjs";
-import { startTestFarm } from "./testFarm.mjs";
+import { startTestFarm, testFarmEnv } from "./testFarm.mjs";
 import { repoDir } from "./paths.mjs";
 
 const VSCODE_VERSION = process.env.FARMHAND_VSCODE_VERSION ?? "1.100.3";
@@ -44,8 +44,7 @@ async function main() {
       extensionTestsEnv: {
         FARMHAND_HOST_TEST: "1",
         FARMHAND_HOST_RESULT_FILE: resultFile,
-        FARMHAND_TEST_FARM_URL: farm.url,
-        FARMHAND_TEST_WORKER_KEY: farm.workerKey,
+        ...testFarmEnv(farm),
         TMPDIR: profile.tmpDir,
       },
       launchArgs: [

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { launchChromium } from "./browser.mjs";
 import { buildHostSuite } from "./buildHostSuite.mjs";
 import { prepareProfile, requireInstalledCodeServer, startCodeServer } from "./codeServer.mjs";
-import { startTestFarm } from "./testFarm.mjs";
+import { auditSecrets } from "./secretsAudit.mjs";
+import { startTestFarm, testFarmEnv } from "./testFarm.mjs";
 import { onInterrupt, runNpmScript } from "./process.mjs";
 import { artifactsDir, extensionDir, repoDir } from "./paths.mjs";
 
@@ -50,8 +51,7 @@ async function main() {
       FARMHAND_HOST_TEST: "1",
       FARMHAND_HOST_TAG_LOGS: "1",
       FARMHAND_EXPECT_REMOTE: "1",
-      FARMHAND_TEST_FARM_URL: farm.url,
-      FARMHAND_TEST_WORKER_KEY: farm.workerKey,
+      ...testFarmEnv(farm),
     };
     const server = await startCodeServer(profile, { env, onLog: (line) => serverLog.push(line) });
     cleanups.push(server.stop);
@@ -90,17 +90,25 @@ async function main() {
       printTail("workbench log", workbenchLog);
       return { passed: result?.passed ?? 0, failed: (result?.failed ?? 0) + 1 };
     }
+    // The suite's other half, from outside the extension host: where the worker key is (and is not).
+    const audit = result ? await auditSecrets({ page, profile, farmUrl: farm.url }) : [];
+    for (const check of audit) console.log(`  ${check.passed ? "✔" : "✗"} after the suite: ${check.title}${check.passed ? "" : `\n      ${check.error}`}`);
+    const auditFailed = audit.filter((c) => !c.passed);
+    for (const check of auditFailed) result.tests.push({ title: `after the suite: ${check.title}`, passed: false });
+
     if (!result) {
       console.error(`host tests: the suite ended (${typeof code === "number" ? `exit code ${code}` : code}) without reporting results`);
       printTail("workbench log", workbenchLog);
       return { passed: 0, failed: 1 };
     }
     for (const test of result.tests.filter((t) => !t.passed)) console.error(`FAILED: ${test.title}`);
+    const passed = result.passed + audit.length - auditFailed.length;
+    const failed = result.failed + auditFailed.length;
     if (code !== 0 && result.failed === 0) {
       console.error(`host tests: the extension host exited with code ${code} although every test passed`);
-      return { passed: result.passed, failed: 1 };
+      return { passed, failed: failed + 1 };
     }
-    return { passed: result.passed, failed: result.failed };
+    return { passed, failed };
   } finally {
     writeFileSync(join(outDir, "code-server.log"), serverLog.join("\n") + "\n");
     writeFileSync(join(outDir, "workbench.log"), workbenchLog.join("\n") + "\n");

@@ -1,12 +1,16 @@
-// The project's loopback Convex test server (test/server/cli.ts, the real convex/ functions through convex-test),
-// seeded with an org and one enrolled worker: a farm the extension under test can join.
+// The project's loopback Convex test server (the real convex/ functions through convex-test), started by
+// testFarmServer.ts: one org, a client key, one enrolled worker and enrollment tokens. A farm the extension under
+// test can join, and a client that can submit jobs to it.
 import { join } from "node:path";
 import { repoDir } from "./paths.mjs";
 import { forEachLine, spawnProcessGroup } from "./process.mjs";
 
-/** Starts the test server; resolves with `{ url, workerKey, stop }` once it has printed its seeded farm. */
+/**
+ * Starts the test farm; resolves once it has printed itself, with `{ url, workerKey, clientKey, tokens, stop }`.
+ * `tokens.join` is a fresh enrollment token (two jobs at once), `tokens.expired` one that has expired.
+ */
 export async function startTestFarm({ timeoutMs = 30_000 } = {}) {
-  const { child, stop } = spawnProcessGroup(process.execPath, ["--import", "tsx", join(repoDir, "test", "server", "cli.ts"), "--seed", "1"], {
+  const { child, stop } = spawnProcessGroup(process.execPath, ["--import", "tsx", join(repoDir, "test", "harness", "testFarmServer.ts")], {
     cwd: repoDir,
   });
   const errors = [];
@@ -28,12 +32,22 @@ export async function startTestFarm({ timeoutMs = 30_000 } = {}) {
         reject(new Error(`the test server exited (code ${code}): ${errors.join("\n")}`));
       });
     });
-    if (typeof farm.url !== "string" || typeof farm.workerKeys?.[0] !== "string") {
-      throw new Error(`the test server's farm has no url or worker key: ${JSON.stringify(farm)}`);
-    }
-    return { url: farm.url, workerKey: farm.workerKeys[0], stop };
+    const complete = [farm.url, farm.workerKeys?.[0], farm.clientKey, farm.tokens?.join, farm.tokens?.expired].every((v) => typeof v === "string");
+    if (!complete) throw new Error(`the test farm lacks a url, worker key, client key or token: ${JSON.stringify(farm)}`);
+    return { url: farm.url, workerKey: farm.workerKeys[0], clientKey: farm.clientKey, tokens: farm.tokens, stop };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** The variables that hand the farm to the host suite (the runner's environment reaches the extension host). */
+export function testFarmEnv(farm) {
+  return {
+    FARMHAND_TEST_FARM_URL: farm.url,
+    FARMHAND_TEST_WORKER_KEY: farm.workerKey,
+    FARMHAND_TEST_CLIENT_KEY: farm.clientKey,
+    FARMHAND_TEST_JOIN_TOKEN: farm.tokens.join,
+    FARMHAND_TEST_EXPIRED_TOKEN: farm.tokens.expired,
+  };
 }

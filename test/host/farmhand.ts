@@ -17,8 +17,12 @@ export type FarmhandState = {
   /** The policy lets this window donate now. */
   donating: boolean;
   status: { kind: string; reason?: string };
+  farmUrl: string;
+  /** Jobs running on this machine ("This machine" in the tree). */
+  jobs: Array<{ jobId: string; type: string; progress?: number; status?: string; startedAt: number }>;
+  contribution: { succeeded: number; failed: number; canceled: number; busyMs: number };
 };
-export type FarmhandApi = { getState(): FarmhandState };
+export type FarmhandApi = { getState(): FarmhandState; activationMs: number };
 
 export async function activateFarmhand(): Promise<FarmhandApi> {
   const extension = vscode.extensions.getExtension<FarmhandApi>(EXTENSION_ID);
@@ -57,12 +61,29 @@ export async function contextKey(key: "farmhand.donating" | "farmhand.joined"): 
 export const donatingContextKey = () => contextKey("farmhand.donating");
 export const joinedContextKey = () => contextKey("farmhand.joined");
 
-/** The farm the runner started for this run (the project's loopback test server) and a worker key for it. */
-export function testFarm(): { url: string; workerKey: string } {
-  const url = process.env.FARMHAND_TEST_FARM_URL;
-  const workerKey = process.env.FARMHAND_TEST_WORKER_KEY;
-  assert.ok(url && workerKey, "the runner passed no test farm (FARMHAND_TEST_FARM_URL, FARMHAND_TEST_WORKER_KEY)");
-  return { url, workerKey };
+export type TestFarm = {
+  url: string;
+  /** An enrolled worker's key (fh_w_…). */
+  workerKey: string;
+  /** A client key (fh_c_…) that may submit jobs. */
+  clientKey: string;
+  /** A fresh enrollment token (fh_e_…), good for one machine. */
+  joinToken: string;
+  /** An enrollment token that has expired. */
+  expiredToken: string;
+};
+
+/** The farm the runner started for this run (the project's loopback test server) and its secrets. */
+export function testFarm(): TestFarm {
+  const farm = {
+    url: process.env.FARMHAND_TEST_FARM_URL,
+    workerKey: process.env.FARMHAND_TEST_WORKER_KEY,
+    clientKey: process.env.FARMHAND_TEST_CLIENT_KEY,
+    joinToken: process.env.FARMHAND_TEST_JOIN_TOKEN,
+    expiredToken: process.env.FARMHAND_TEST_EXPIRED_TOKEN,
+  };
+  for (const [name, value] of Object.entries(farm)) assert.ok(value, `the runner passed no test farm ${name} (FARMHAND_TEST_* variables)`);
+  return farm as TestFarm;
 }
 
 /** Joins the runner's test farm the scripted way, unless already joined. */
@@ -71,6 +92,18 @@ export async function joinTestFarm(api: FarmhandApi): Promise<void> {
   const { url, workerKey } = testFarm();
   await vscode.commands.executeCommand("farmhand.join", { url, token: workerKey });
   assert.equal(api.getState().joined, true, "the scripted join returned but the extension is not joined");
+}
+
+/** Polls `read` until `accept` holds for its value or `timeoutMs` passes; returns that value, or fails showing the last. */
+export async function waitUntil<T>(what: string, read: () => T | Promise<T>, accept: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = await read();
+  while (!accept(last) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    last = await read();
+  }
+  assert.ok(accept(last), `${what}: not within ${timeoutMs} ms; last saw ${JSON.stringify(last)}`);
+  return last;
 }
 
 /** Polls `read` until it returns `expected` or `timeoutMs` passes; fails with the last value seen. */

@@ -1,0 +1,35 @@
+// The farm the code-server runners hand to the extension under test: the project's loopback Convex test server
+// (test/server, the real convex/ functions through convex-test), seeded with one org, a client key, one enrolled
+// worker, and enrollment tokens for the join tests. Prints ONE JSON line on stdout, then runs until SIGTERM.
+import { makeFunctionReference } from "convex/server";
+import { seed, startTestServer } from "../server";
+
+const createEnrollment = makeFunctionReference<"mutation", Record<string, unknown>, { token: string }>("admin:createEnrollment");
+const CAPABILITIES = ["demo.echo", "demo.primes"];
+
+async function main(): Promise<void> {
+  // stdout carries only the JSON line; what the functions log goes to stderr.
+  console.log = console.error;
+  console.info = console.error;
+  console.debug = console.error;
+  const server = await startTestServer();
+  const stop = () => void server.close().finally(() => process.exit(0));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+
+  const { orgId, clientKey, workerKeys } = await seed(server, 1);
+  const enrollment = (options: Record<string, unknown>) =>
+    server.write(async (t) => (await t.mutation(createEnrollment, { orgId, capabilities: CAPABILITIES, ...options })).token);
+  const tokens = {
+    // Two jobs at once: the benchmark measures the host with two demo.primes jobs running.
+    join: await enrollment({ maxConcurrentJobs: 2 }),
+    // Expired one millisecond after it was made.
+    expired: await enrollment({ ttlMs: 1 }),
+  };
+  process.stdout.write(JSON.stringify({ url: server.url, orgId, clientKey, workerKeys, tokens }) + "\n");
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`test farm: ${error.stack ?? error.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,21 @@
+// The submitter's side of the test farm, from inside the extension host: the client key over Convex's HTTP API.
+import { ConvexHttpClient } from "convex/browser";
+import { anyApi } from "convex/server";
+import { testFarm } from "./farmhand";
+
+export type JobView = { jobId: string; status: string; progress?: number; result?: unknown; error?: string };
+
+function client(): ConvexHttpClient {
+  return new ConvexHttpClient(testFarm().url);
+}
+
+/** Submits a demo.primes job (count the primes below n); returns its id. */
+export async function submitPrimes(n: number): Promise<string> {
+  return (await client().mutation(anyApi.jobs.submit, { clientKey: testFarm().clientKey, type: "demo.primes", payload: { n } })) as string;
+}
+
+export async function getJob(jobId: string): Promise<JobView> {
+  const job = (await client().query(anyApi.jobs.get, { clientKey: testFarm().clientKey, jobId })) as JobView | null;
+  if (!job) throw new Error(`the farm does not know job ${jobId}`);
+  return job;
+}
