@@ -26,6 +26,17 @@ export default defineConfig({
         },
       },
       {
+        // 8 real CLI workers × 2,000 jobs through kills, drops and a revoked key: `npm run test:faults`.
+        test: {
+          name: "faults",
+          include: ["test/faults/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 300_000,
+          hookTimeout: 120_000,
+          server: { deps: { inline: ["convex-test"] } },
+        },
+      },
+      {
         // Benchmarks: run by `npm run bench`, never by `npm test`.
         test: {
           name: "bench",

@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { checkConsistency } from "../backend/sweep/consistency";
+import { seededRng } from "../backend/sweep/prng";
+import { startTestServer, type TestServer } from "../server";
+import { auditRun } from "./audit";
+import { planFaults, runChaos } from "./chaos";
+import { backendOf, readEvents, readJobs, Submitter } from "./farm";
+import { CliFleet, SLOTS_PER_WORKER, WORKER_CAPABILITIES, writeRecipesFile } from "./fleet";
+import { DOOMED_ATTEMPTS, planJobs } from "./jobMix";
+import { formatTable } from "./summary";
+
+const TOTAL_JOBS = 2_000;
+// FARMHAND_FAULTS_SEED=<n> replays a run: the same jobs, faults, targets and timings relative to progress.
+const SEED = Number.isInteger(Number(process.env.FARMHAND_FAULTS_SEED)) ? Number(process.env.FARMHAND_FAULTS_SEED) : 20_261_122;
+
+describe("fault and load suite", () => {
+  const dir = mkdtempSync(join(tmpdir(), "farmhand-faults-"));
+  let server: TestServer | undefined;
+  let fleet: CliFleet | undefined;
+  let submitter: Submitter | undefined;
+
+  afterAll(async () => {
+    await fleet?.killAll();
+    await submitter?.close();
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(`8 CLI workers × ${TOTAL_JOBS} jobs through kills, connection drops, a revoked key, cancels and live submissions (seed ${SEED})`, async () => {
+    const rng = seededRng(SEED);
+    const jobs = planJobs(rng, TOTAL_JOBS);
+    const faults = planFaults(rng);
+    server = await startTestServer();
+    const seeded = await server.seed(WORKER_CAPABILITIES.length, { capabilities: ["recipe.flaky"], maxConcurrentJobs: SLOTS_PER_WORKER });
+    fleet = new CliFleet(
+      server.url,
+      seeded.workerIds.map((workerId, i) => ({ workerId, apiKey: seeded.workerKeys[i] })),
+      writeRecipesFile(dir),
+    );
+    await Promise.all(fleet.members.map((m) => fleet!.start(m)));
+    submitter = new Submitter(server.url, seeded.clientKey);
+
+    const started = Date.now();
+    const tally = await runChaos({ server, orgId: seeded.orgId, fleet, submitter, rng, jobs, faults, initialJobs: 600, backlog: 400, deadlineMs: 200_000 });
+    const wallMs = Date.now() - started;
+
+    // The revoked worker stopped on its own, saying why.
+    const revoked = tally.revoked!;
+    const revokedRun = fleet.current(revoked)!;
+    expect(await revokedRun.exited).toBe(4);
+    expect(revokedRun.lines.join("\n")).toMatch(/worker stopped: this worker's key was revoked \(revoked\)/);
+
+    const [rows, events] = [await readJobs(server), await readEvents(server)];
+    const workerLines = fleet.members.flatMap((m) =>
+      m.runs.flatMap((run, k) => run.lines.map((line) => ({ who: `worker ${m.index + 1} (${m.workerId}) process ${k + 1}`, line }))),
+    );
+    const { problems, figures } = auditRun({ submitted: submitter.submitted, rows, events, tally, workerLines });
+    console.log(
+      "\n" +
+        formatTable(`Fault and load suite (seed ${SEED})`, [
+          ["jobs", figures.jobs],
+          ["succeeded", figures.succeeded],
+          ["canceled (cancels asked / too late)", `${figures.canceled} (${tally.cancelsAsked} / ${tally.cancelsTooLate})`],
+          [`dead (designed to fail, ${DOOMED_ATTEMPTS} attempts)`, figures.dead],
+          ["workers / slots each", `${fleet.members.length} / ${SLOTS_PER_WORKER}`],
+          ["SIGKILLs (jobs running on them)", `${tally.kills} (${tally.jobsHeldAtKill})`],
+          ["connection drops (total ms)", `${tally.drops} (${tally.dropMs})`],
+          ["revoked worker", `#${revoked.index + 1}`],
+          ["auto-paused workers restarted", tally.autoPauseRestarts],
+          ["retries", figures.retries],
+          ["lease expiries", figures.leaseExpiries],
+          ["lost (must be 0)", figures.lost],
+          ["duplicate completions (must be 0)", figures.duplicateCompletions],
+          ["wall time", `${(wallMs / 1000).toFixed(1)} s`],
+          ["jobs/s", (figures.jobs / (wallMs / 1000)).toFixed(1)],
+        ]),
+    );
+
+    expect(problems.slice(0, 30), `${problems.length} problems`).toEqual([]);
+    expect(figures).toMatchObject({ jobs: TOTAL_JOBS, lost: 0, duplicateCompletions: 0 });
+    expect(figures.dead).toBe(jobs.filter((j) => j.kind === "doomed").length);
+    expect(tally.kills).toBe(faults.killAt.length);
+    expect(tally.drops).toBe(faults.drops.length);
+    expect(tally.mustBeCanceled.size).toBeGreaterThan(0);
+    expect(figures.leaseExpiries).toBeGreaterThan(0);
+    expect(await checkConsistency(backendOf(server))).toEqual([]);
+  });
+});
