@@ -174,7 +174,7 @@ export class JobRun {
           try {
             await this.report(() => this.client.complete(leaseId, outcome.result));
           } catch (e) {
-            if (errorCode(e) !== "too_large" && errorCode(e) !== "invalid") throw e;
+            if (!isRefusedResult(e)) throw e;
             const error = `the server refused the result: ${errorMessage(e)}`;
             await this.report(() => this.client.fail(leaseId, error, false));
             return { kind: "failed", error, retryable: false, handlerFault: true };
@@ -288,4 +288,10 @@ function jsonBytes(value: unknown): number | undefined {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The server refused the result itself (too large, not storable, not a valid value): retrying cannot help. */
+function isRefusedResult(e: unknown): boolean {
+  const code = errorCode(e);
+  return code === "too_large" || code === "invalid_argument" || /ArgumentValidationError|does not match validator/i.test(errorMessage(e));
 }

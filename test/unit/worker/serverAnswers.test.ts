@@ -32,3 +32,21 @@ describe("Worker under the server's slot limit", () => {
     await worker.stop();
   });
 });
+
+describe("Worker when the server refuses a result", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it.each(["invalid_argument", "too_large"])("fails the job without retry when complete answers %s", async (code) => {
+    const { ConvexError } = await import("convex/values");
+    const farm = new FakeFarm();
+    farm.failNext.set("complete", new ConvexError({ code, message: "Result is not storable: nested too deep" }));
+    const worker = new Worker({ client: farm, handlers: handlersOf(handler("deep", async () => ({ ok: true }))) });
+    farm.add("deep");
+    await worker.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(farm.failed).toEqual([expect.objectContaining({ retryable: false, error: expect.stringMatching(/server refused the result/) })]);
+    expect(farm.completed).toHaveLength(0);
+    await worker.stop();
+  });
+});
