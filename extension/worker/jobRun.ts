@@ -196,8 +196,12 @@ export class JobRun {
       }
     } catch (e) {
       if (isStaleLease(e)) return outcome.kind === "canceled" ? outcome : { kind: "lost", reason: errorMessage(e) };
-      if (isKeyError(e)) this.callbacks.onKeyError(e);
-      else this.callbacks.onError(`could not report job ${this.job.jobId}: ${errorMessage(e)}`, errorCode(e));
+      if (isKeyError(e)) {
+        // The server refused the write (revoked key): the job did not end here, whatever the handler did.
+        this.callbacks.onKeyError(e);
+        return { kind: "lost", reason: errorMessage(e) };
+      }
+      this.callbacks.onError(`could not report job ${this.job.jobId}: ${errorMessage(e)}`, errorCode(e));
       return outcome;
     }
   }

@@ -244,6 +244,19 @@ describe("Worker", () => {
     expect(states.at(-1)).toBe("stopped:this worker's key was revoked (revoked): Worker key revoked");
   });
 
+  it("a completion refused for a revoked key is not reported as a success", async () => {
+    const farm = new FakeFarm();
+    farm.failNext.set("complete", keyError("revoked"));
+    const { worker, finished } = makeWorker(farm);
+    farm.add("demo.echo");
+    await worker.start();
+    await tick();
+    await tick();
+    expect(finished).toEqual([expect.objectContaining({ outcome: "lost", error: "Worker key revoked" })]);
+    expect(worker.snapshot().totals.succeeded).toBe(0);
+    expect(worker.state).toBe("stopped");
+  });
+
   it("stops when the server refuses the subscription itself", async () => {
     const farm = new FakeFarm();
     const { worker } = makeWorker(farm);
