@@ -76,6 +76,14 @@ export async function runChaos(o: ChaosOptions): Promise<Tally> {
   };
   const { fleet, submitter, rng, jobs, faults } = o;
   const restarts: Array<Promise<void>> = [];
+  const restartErrors: Error[] = [];
+  // Kept handled at once: the run may end (or fail) before a replacement is up.
+  const replace = (member: Member, afterMs: number) =>
+    restarts.push(
+      sleep(afterMs)
+        .then(() => fleet.start(member))
+        .catch((e: Error) => void restartErrors.push(e)),
+    );
   const killAt = [...faults.killAt];
   const drops = [...faults.drops];
   let revokeAt: number | undefined = faults.revokeAt;
@@ -108,7 +116,7 @@ export async function runChaos(o: ChaosOptions): Promise<Tally> {
         tally.jobsHeldAtKill += rows.filter((r) => r.status === "running" && r.workerId === target.workerId).length;
         await fleet.kill(target);
         tally.kills++;
-        restarts.push(sleep(300 + rng.int(1_200)).then(() => fleet.start(target)));
+        replace(target, 300 + rng.int(1_200));
       }
     }
 
@@ -147,10 +155,11 @@ export async function runChaos(o: ChaosOptions): Promise<Tally> {
       }
     }
 
-    tally.autoPauseRestarts += await restartAutoPaused(fleet, restarts);
+    tally.autoPauseRestarts += await restartAutoPaused(fleet, replace);
     await sleep(TICK_MS);
   }
   await Promise.all(restarts);
+  if (restartErrors.length) throw restartErrors[0];
   if (killAt.length || drops.length || revokeAt !== undefined) {
     throw new Error(`the run ended before every fault struck: ${killAt.length} kills, ${drops.length} drops, revoke ${revokeAt !== undefined}`);
   }
@@ -178,12 +187,12 @@ function pickKillTarget(fleet: CliFleet, rows: JobRow[], rng: Rng): Member | und
  * The headless worker auto-pauses after repeated handler failures and has no resume: an operator would
  * restart it. Designed-to-fail jobs can trip that, so the run does what an operator would.
  */
-async function restartAutoPaused(fleet: CliFleet, restarts: Array<Promise<void>>): Promise<number> {
+async function restartAutoPaused(fleet: CliFleet, replace: (member: Member, afterMs: number) => void): Promise<number> {
   let restarted = 0;
   for (const member of fleet.up()) {
     if (!fleet.current(member)!.lines.some((l) => / worker paused: auto-paused/.test(l))) continue;
     await fleet.terminate(member);
-    restarts.push(fleet.start(member));
+    replace(member, 0);
     restarted++;
   }
   return restarted;

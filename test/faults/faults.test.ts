@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFailed } from "vitest";
 import { checkConsistency } from "../backend/sweep/consistency";
 import { seededRng } from "../backend/sweep/prng";
 import { startTestServer, type TestServer } from "../server";
@@ -13,8 +13,14 @@ import { DOOMED_ATTEMPTS, planJobs } from "./jobMix";
 import { formatTable } from "./summary";
 
 const TOTAL_JOBS = 2_000;
-// FARMHAND_FAULTS_SEED=<n> replays a run: the same jobs, faults, targets and timings relative to progress.
+// FARMHAND_FAULTS_SEED=<n> replays a run: the same jobs, faults and targets, struck at the same progress.
 const SEED = Number.isInteger(Number(process.env.FARMHAND_FAULTS_SEED)) ? Number(process.env.FARMHAND_FAULTS_SEED) : 20_261_122;
+
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
 
 describe("fault and load suite", () => {
   const dir = mkdtempSync(join(tmpdir(), "farmhand-faults-"));
@@ -29,7 +35,18 @@ describe("fault and load suite", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** Every worker process's log, tagged with the worker and the process, one line each. */
+  const workerLines = () =>
+    (fleet?.members ?? []).flatMap((m) =>
+      m.runs.flatMap((run, k) => run.lines.map((line) => ({ who: `worker ${m.index + 1} (${m.workerId}) process ${k + 1}`, line }))),
+    );
+
   it(`8 CLI workers × ${TOTAL_JOBS} jobs through kills, connection drops, a revoked key, cancels and live submissions (seed ${SEED})`, async () => {
+    onTestFailed(() => {
+      const file = join(tmpdir(), `farmhand-faults-${SEED}-workers.log`);
+      writeFileSync(file, workerLines().map((l) => `${l.who}: ${l.line}`).join("\n") + "\n");
+      console.error(`fault suite failed (seed ${SEED}); every worker's log is in ${file}`);
+    });
     const rng = seededRng(SEED);
     const jobs = planJobs(rng, TOTAL_JOBS);
     const faults = planFaults(rng);
@@ -44,20 +61,36 @@ describe("fault and load suite", () => {
     submitter = new Submitter(server.url, seeded.clientKey);
 
     const started = Date.now();
-    const tally = await runChaos({ server, orgId: seeded.orgId, fleet, submitter, rng, jobs, faults, initialJobs: 600, backlog: 400, deadlineMs: 200_000 });
+    const tally = await runChaos({
+      server,
+      orgId: seeded.orgId,
+      fleet,
+      submitter,
+      rng,
+      jobs,
+      faults,
+      initialJobs: 600,
+      backlog: 400,
+      deadlineMs: 230_000,
+    });
     const wallMs = Date.now() - started;
 
     // The revoked worker stopped on its own, saying why.
     const revoked = tally.revoked!;
     const revokedRun = fleet.current(revoked)!;
-    expect(await revokedRun.exited).toBe(4);
+    expect(await within(revokedRun.exited, 20_000, "the revoked worker's exit")).toBe(4);
     expect(revokedRun.lines.join("\n")).toMatch(/worker stopped: this worker's key was revoked \(revoked\)/);
 
     const [rows, events] = [await readJobs(server), await readEvents(server)];
-    const workerLines = fleet.members.flatMap((m) =>
-      m.runs.flatMap((run, k) => run.lines.map((line) => ({ who: `worker ${m.index + 1} (${m.workerId}) process ${k + 1}`, line }))),
-    );
-    const { problems, figures } = auditRun({ submitted: submitter.submitted, rows, events, tally, workerLines });
+    const capabilitiesOf = new Map(fleet.members.map((m) => [m.workerId, WORKER_CAPABILITIES[m.index]]));
+    const { problems, figures } = auditRun({
+      submitted: submitter.submitted,
+      rows,
+      events,
+      tally,
+      workerLines: workerLines(),
+      capabilitiesOf,
+    });
     console.log(
       "\n" +
         formatTable(`Fault and load suite (seed ${SEED})`, [
@@ -79,7 +112,7 @@ describe("fault and load suite", () => {
         ]),
     );
 
-    expect(problems.slice(0, 30), `${problems.length} problems`).toEqual([]);
+    expect(problems.slice(0, 20), `${problems.length} problems`).toEqual([]);
     expect(figures).toMatchObject({ jobs: TOTAL_JOBS, lost: 0, duplicateCompletions: 0 });
     expect(figures.dead).toBe(jobs.filter((j) => j.kind === "doomed").length);
     expect(tally.kills).toBe(faults.killAt.length);

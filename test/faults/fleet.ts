@@ -38,6 +38,8 @@ export function writeRecipesFile(dir: string): string {
 /** Eight real `farmhand-worker` processes, killed and replaced at will; every process is tracked for cleanup. */
 export class CliFleet {
   readonly members: Member[];
+  /** Set by killAll: a replacement still waiting to start must not outlive the test. */
+  private closed = false;
 
   constructor(
     private readonly url: string,
@@ -61,6 +63,7 @@ export class CliFleet {
 
   /** Start (or restart) a worker's process and wait until it works. */
   async start(member: Member, timeoutMs = 30_000): Promise<void> {
+    if (this.closed) throw new Error(`worker ${member.index + 1} not started: the fleet is shut down`);
     const run = spawnCli(this.argsFor(member));
     member.runs.push(run);
     await waitForLine(run, /working on/, timeoutMs);
@@ -96,6 +99,7 @@ export class CliFleet {
 
   /** Kill every process still alive; safe to call twice and after a failed assertion. */
   async killAll(): Promise<void> {
+    this.closed = true;
     const alive = this.allRuns().filter((r) => r.child.exitCode === null && r.child.signalCode === null);
     for (const run of alive) run.child.kill("SIGKILL");
     await Promise.all(alive.map((r) => r.exited));
