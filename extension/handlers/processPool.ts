@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { setPriority } from "node:os";
 import { join } from "node:path";
 import { HandlerError } from "../worker/errors";
@@ -109,16 +109,19 @@ export class ProcessPool {
   }
 
   private spawn(): Child {
-    const proc = fork(this.runnerPath, [], { execArgv: this.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    // Linux schedules by session ("autogroup") before it looks at niceness: a child in the host's session
+    // spends the host's own share. So on Linux the child gets a session of its own, niced as a whole.
+    const ownSession = process.platform === "linux";
+    const proc = fork(this.runnerPath, [], {
+      execArgv: this.execArgv,
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+      detached: ownSession,
+    });
     const child: Child = { process: proc, busy: false };
     this.all.add(child);
     proc.on("exit", () => this.discard(child));
     proc.on("error", () => this.discard(child));
-    try {
-      if (proc.pid) setPriority(proc.pid, this.options.niceness ?? 19);
-    } catch {
-      // Not permitted on this system: the job still runs, just at normal priority.
-    }
+    if (proc.pid) lowerPriority(proc.pid, this.options.niceness ?? 19, ownSession);
     return child;
   }
 
@@ -144,6 +147,21 @@ export class ProcessPool {
     } catch {
       // The child died; its exit event fails the job.
     }
+  }
+}
+
+/** Best effort: where it is not permitted, the job still runs, just at normal priority. */
+function lowerPriority(pid: number, niceness: number, ownSession: boolean): void {
+  try {
+    setPriority(pid, niceness);
+  } catch {
+    // not permitted
+  }
+  if (!ownSession) return;
+  try {
+    writeFileSync(`/proc/${pid}/autogroup`, String(niceness));
+  } catch {
+    // autogroups disabled, or /proc not writable
   }
 }
 

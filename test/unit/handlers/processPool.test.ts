@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -19,6 +20,13 @@ describe("ProcessPool", () => {
     const [childPid] = pool.pids;
     expect(childPid).not.toBe(process.pid);
     expect(getPriority(childPid)).toBe(10);
+    if (process.platform === "linux" && existsSync("/proc/self/autogroup")) {
+      // Its own scheduling group, niced as a whole, so it cannot spend the host's group share.
+      const own = readFileSync("/proc/self/autogroup", "utf8").split(" ")[0];
+      const [group, , nice] = readFileSync(`/proc/${childPid}/autogroup`, "utf8").trim().split(" ");
+      expect(group).not.toBe(own);
+      expect(nice).toBe("10");
+    }
   });
 
   it("reuses a healthy child for the next job", async () => {
@@ -55,7 +63,8 @@ describe("ProcessPool", () => {
   it("signals a canceled job and lets it stop by itself", async () => {
     const f = fakeCtx();
     const running = pool.run(mod("waitsForAbort"), null, f.ctx);
-    setTimeout(() => f.controller.abort(new Error("canceled")), 200);
+    for (let i = 0; i < 400 && f.progress.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    f.controller.abort(new Error("canceled"));
     // The child resolved on its own, but the job was canceled, so its child is not reused.
     await expect(running).resolves.toBe("stopped");
   });
@@ -63,7 +72,8 @@ describe("ProcessPool", () => {
   it("kills a canceled job that ignores the signal after the grace period", async () => {
     const f = fakeCtx();
     const running = pool.run(mod("hangs"), null, f.ctx);
-    await new Promise((r) => setTimeout(r, 300));
+    // Wait until the job code runs (a fresh child at low priority can take a while to start).
+    for (let i = 0; i < 400 && f.progress.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
     const pidsBefore = pool.pids.length;
     const started = Date.now();
     f.controller.abort(new Error("the job was canceled"));
