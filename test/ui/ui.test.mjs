@@ -1,21 +1,24 @@
 // UI test of the packaged extension: the .vsix from `npm run package`, installed into a fresh code-server and driven
 // in headless Chromium. Screenshots go to test/artifacts/ui/. Run through test/ui/run-ui-tests.mjs.
 import * as assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, afterEach, before, describe, it } from "mocha";
 import { launchChromium } from "../harness/browser.mjs";
 import { installExtension, prepareProfile, requireInstalledCodeServer, startCodeServer } from "../harness/codeServer.mjs";
-import { artifactsDir, extensionDir } from "../harness/paths.mjs";
+import { artifactsDir, extensionDir, repoDir } from "../harness/paths.mjs";
 import { onInterrupt } from "../harness/process.mjs";
 import { startTestFarm } from "../harness/testFarm.mjs";
+import { farmhandLog, getJob, submitPrimes } from "./farm.mjs";
 import { packageExtension, vsceList, vsixEntries } from "./packaging.mjs";
 import { vsixListProblems } from "./vsixContents.mjs";
 import {
   activityBarItem,
   farmWelcome,
+  hoverWidget,
   panelFrame,
+  panelHostFrame,
   quickInputBox,
   quickInputTitle,
   statusBarItem,
@@ -25,6 +28,12 @@ import {
 
 const screenshots = join(artifactsDir, "ui");
 const UI_TIMEOUT = 30_000;
+/** The largest demo.primes job: a few seconds of sieving in the handler's process on an idle core. */
+const N = 2_000_000_000;
+/** π(2·10⁹), the number of primes below 2,000,000,000. */
+const PRIMES_BELOW_N = 98_222_287;
+const JOBS = 2;
+const JOB_TIMEOUT = 120_000;
 
 describe("the packaged .vsix", function () {
   this.timeout(120_000);
@@ -130,10 +139,10 @@ describe("the packaged .vsix", function () {
       await page.screenshot({ path: join(screenshots, "3-control-panel.png") });
     });
 
-    it("joins the test farm through the welcome's Join a Farm… button; the tree shows the farm", async () => {
+    it("joins the test farm with an enrollment token through the welcome's Join a Farm… button; the tree shows the farm", async () => {
       await farmWelcome(page).getByRole("button", { name: "Join a Farm…" }).click();
       await answerQuickInput(page, /Join a Farm \(1\/2\)/, farm.url);
-      await answerQuickInput(page, /Join a Farm \(2\/2\)/, farm.workerKey);
+      await answerQuickInput(page, /Join a Farm \(2\/2\)/, farm.tokens.join);
       await treeRow(page, "This machine").waitFor({ timeout: UI_TIMEOUT });
       // The Queue row's counts come from the farm itself (farm:overview on the test server).
       await assertText(treeRow(page, "Queue"), /Queue\s*0 pending/);
@@ -162,8 +171,107 @@ describe("the packaged .vsix", function () {
       await button.click();
       await assertText(statusBarItem(page), /Farmhand: off/);
     });
+
+    it("runs demo.primes jobs from the farm: This machine in the tree, the status bar, its tooltip and the panel show progress", async function () {
+      this.timeout(2 * JOB_TIMEOUT);
+      const item = statusBarItem(page);
+      await clearNotifications(page);
+      await item.click();
+      await assertText(item, /Farmhand: on/);
+      const panel = panelFrame(page);
+      const doneBefore = Number(/(\d+) jobs done/.exec(await panel.locator("#contribution").textContent())?.[1]);
+      assert.ok(Number.isInteger(doneBefore), "the panel shows no jobs-done count");
+
+      // Two in a row (one at a time on the medium preset): long enough to look at in every view.
+      const jobIds = [];
+      for (let i = 0; i < JOBS; i++) jobIds.push(await submitPrimes(farm, N));
+      // The tree's row: the job type, then "<percent> · <elapsed> · <status text from the handler>", kept up to date.
+      const row = treeRow(page, "demo.primes");
+      const ROW = /demo\.primes\s*(\d+)% · \d+s · sieved up to (\d+)/;
+      await assertText(row, ROW, JOB_TIMEOUT);
+      const firstRow = await row.textContent();
+      // The row follows the job: its text changes while it runs (and a picture at a visible percent is worth waiting for).
+      await assertText(row, (text) => text !== firstRow && Number(ROW.exec(text)?.[1]) >= 10, JOB_TIMEOUT);
+      await assertText(item, /Farmhand: 1 job/);
+      await assertText(panel.locator("#status"), /Farmhand is working \(1 job\)/);
+      await assertText(panel.locator("#jobs"), /demo\.primes\s+sieved up to \d+/);
+      const progress = Number(await panel.locator("#jobs progress").getAttribute("value", { timeout: 1_000 }));
+      assert.ok(progress > 0 && progress <= 1, `the panel's progress bar reads ${progress}`);
+      await page.screenshot({ path: join(screenshots, "7-job-running.png") });
+      await page.locator(".sidebar .pane").filter({ hasText: "This machine" }).first().screenshot({ path: join(screenshots, "7a-tree-job-running.png") });
+
+      // The tooltip opens on the mouse entering the item: the click above left the mouse on it, so leave first.
+      await page.mouse.move(700, 300);
+      await item.hover();
+      const hover = hoverWidget(page);
+      await assertText(hover, /demo\.primes \d+%/);
+      await assertText(hover, /Policy: medium/);
+      await page.waitForTimeout(300); // the hover fades in
+      await page.screenshot({ path: join(screenshots, "8-status-bar-tooltip.png") });
+      await page.mouse.move(700, 300);
+
+      await assertText(panel.locator("#contribution"), new RegExp(`Given this session: ${doneBefore + JOBS} jobs done`), JOB_TIMEOUT);
+      await assertText(treeRow(page, "No jobs running here"), /No jobs running here/);
+      await assertText(panel.locator("#jobs"), /No jobs running\./);
+      await assertText(item, /Farmhand: on/);
+      await page.screenshot({ path: join(screenshots, "9-jobs-done.png") });
+      for (const jobId of jobIds) {
+        const onFarm = await getJob(farm, jobId);
+        assert.equal(onFarm.status, "succeeded");
+        assert.deepEqual(onFarm.result, { n: N, count: PRIMES_BELOW_N });
+      }
+
+      await item.click();
+      await assertText(item, /Farmhand: off/);
+      // Only a run that got here (jobs ran, showed their progress everywhere and finished) replaces the README's picture.
+      copyFileSync(join(screenshots, "7-job-running.png"), join(repoDir, "media", "screenshot.png"));
+    });
+
+    it("the panel refuses malformed messages posted from inside the webview, says so, and the extension logs a warning", async () => {
+      if (!/Farmhand: off/.test(await statusBarItem(page).textContent())) await statusBarItem(page).click();
+      await assertText(statusBarItem(page), /Farmhand: off/);
+      const host = await panelHostFrame(page);
+      const post = (message) => host.evaluate((m) => window.__vscode_post_message__("onmessage", { message: m }), message);
+      const answer = panelFrame(page).locator("#answer");
+      const malformed = [
+        [{ type: "toggle", force: true }, /unexpected field\(s\) force in "toggle"/],
+        [{ type: "retryDead", jobId: "../../etc/passwd" }, /"retryDead" needs a jobId of lowercase letters and digits/],
+        [{ type: "rm -rf" }, /unknown message type "rm -rf"/],
+        ["toggle", /message is not an object/],
+      ];
+      for (const [message, reason] of malformed) {
+        await post(message);
+        await assertText(answer, new RegExp(`Farmhand refused a message: ${reason.source}`));
+        await assertLog(profile, new RegExp(`\\[warning\\] Control panel sent a malformed message, ignored: ${reason.source}`));
+      }
+      await page.screenshot({ path: join(screenshots, "10-panel-refused-message.png") });
+      // None of them was acted on: the toggle with an extra field did not switch donating on.
+      await assertText(statusBarItem(page), /Farmhand: off/);
+      await assertText(panelFrame(page).locator("#toggle"), /Start donating/);
+    });
   });
 });
+
+/** Closes every notification toast (they cover the panel in screenshots). */
+async function clearNotifications(page) {
+  await page.keyboard.press("F1");
+  await quickInputBox(page).fill(">Notifications: Clear All Notifications");
+  await page.locator(".quick-input-list .monaco-list-row").filter({ hasText: "Clear All Notifications" }).first().waitFor({ timeout: UI_TIMEOUT });
+  await quickInputBox(page).press("Enter");
+  await page.locator(".notification-toast").first().waitFor({ state: "detached", timeout: UI_TIMEOUT }).catch(() => {});
+}
+
+/** Waits up to UI_TIMEOUT for the Farmhand log (a file under the profile's logs) to have a line matching `pattern`. */
+async function assertLog(profile, pattern) {
+  const deadline = Date.now() + UI_TIMEOUT;
+  let text = "";
+  while (Date.now() < deadline) {
+    text = farmhandLog(profile.userDataDir);
+    if (pattern.test(text)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.match(text, pattern);
+}
 
 /** Types `answer` into the quick input once its title matches, and presses Enter. */
 async function answerQuickInput(page, title, answer) {
@@ -173,14 +281,20 @@ async function answerQuickInput(page, title, answer) {
   await input.press("Enter");
 }
 
-/** Waits up to UI_TIMEOUT for the locator's text to match, then fails showing the text it last had. */
-async function assertText(locator, pattern) {
-  const deadline = Date.now() + UI_TIMEOUT;
+/**
+ * Waits up to `timeout` for the locator's text to match `expected` (a RegExp, or a predicate on the text), then fails
+ * showing the text it last had.
+ */
+async function assertText(locator, expected, timeout = UI_TIMEOUT) {
+  const matches = typeof expected === "function" ? expected : (text) => expected.test(text);
+  const deadline = Date.now() + timeout;
   let text = "";
   while (Date.now() < deadline) {
-    text = (await locator.textContent({ timeout: UI_TIMEOUT }).catch(() => "")) ?? "";
-    if (pattern.test(text)) return;
+    // A short wait per read: an element that comes and goes (a running job's row) must not stall the loop.
+    text = (await locator.textContent({ timeout: 1_000 }).catch(() => "")) ?? "";
+    if (matches(text)) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  assert.match(text, pattern);
+  if (typeof expected === "function") assert.fail(`the text never met ${expected}; last: ${JSON.stringify(text)}`);
+  assert.match(text, expected);
 }

@@ -23,6 +23,18 @@ export const quickInputBox = (page) => page.locator(".quick-input-widget .quick-
 export const panelFrame = (page) =>
   page.frameLocator('iframe.webview[src*="extensionId=farmhand.farmhand"]').frameLocator("#active-frame");
 
+/** The host page of the control panel's webview (the outer iframe): `__vscode_post_message__` there is what the panel's
+ * own `acquireVsCodeApi().postMessage` calls, so a message posted through it arrives exactly as the panel's would. */
+export async function panelHostFrame(page) {
+  const element = await page.locator('iframe.webview[src*="extensionId=farmhand.farmhand"]').elementHandle();
+  const frame = await element?.contentFrame();
+  if (!frame) throw new Error("the control panel's webview frame is not there");
+  return frame;
+}
+
+/** The hover widget (status-bar tooltips). */
+export const hoverWidget = (page) => page.locator(".workbench-hover, .monaco-hover").filter({ hasText: "Farmhand" }).first();
+
 /** Waits until the workbench has finished its first layout. */
 export async function waitForWorkbench(page, timeout) {
   await page.locator(".monaco-workbench .part.statusbar").waitFor({ timeout });
