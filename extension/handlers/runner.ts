@@ -83,5 +83,7 @@ function fatal(e: unknown): void {
 }
 process.on("uncaughtException", fatal);
 process.on("unhandledRejection", fatal);
+// Ctrl-C in a terminal reaches the whole process group; the host decides (drain or stop) and tells us.
+process.on("SIGINT", () => undefined);
 // The host went away: nothing left to report to.
 process.on("disconnect", () => process.exit(0));
