@@ -201,8 +201,10 @@ export class JobRun {
         this.callbacks.onKeyError(e);
         return { kind: "lost", reason: errorMessage(e) };
       }
-      this.callbacks.onError(`could not report job ${this.job.jobId}: ${errorMessage(e)}`, errorCode(e));
-      return outcome;
+      // Unreported, the job is still running on the server until its lease runs out: it did not end here.
+      const reason = `could not report job ${this.job.jobId}: ${errorMessage(e)}`;
+      this.callbacks.onError(reason, errorCode(e));
+      return { kind: "lost", reason };
     }
   }
 

@@ -532,4 +532,21 @@ describe("Worker", () => {
     expect(farm.completed).toEqual([{ jobId: "job1", result: "ok" }]);
     await worker.stop();
   });
+
+  it("counts a job whose end could not be reported as lost, not succeeded", async () => {
+    const farm = new FakeFarm();
+    const { worker, finished } = makeWorker(farm);
+    const errors: string[] = [];
+    worker.on("error", (e) => errors.push(e.message));
+    farm.add("demo.echo", 1);
+    const refusal = new ConvexError({ code: "conflict", message: "try later" });
+    farm.failNext.set("complete", refusal);
+    await worker.start();
+    await tick();
+    await tick();
+    expect(finished).toEqual([expect.objectContaining({ jobId: "job1", outcome: "lost", error: "could not report job job1: try later" })]);
+    expect(errors).toEqual(["could not report job job1: try later"]);
+    expect(worker.snapshot().totals).toMatchObject({ succeeded: 0, lost: 1 });
+    await worker.stop();
+  });
 });
