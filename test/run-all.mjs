@@ -1,15 +1,17 @@
 #!/usr/bin/env node
 // `npm test`: every test layer in turn, a timing per layer, and one closing line `N passed, N failed`.
-// Layers 1–3 run in vitest (unit, backend, engine); 4 and 5 in code-server (extension host, UI against the .vsix).
+// Layers 1–3 run in vitest (unit, backend, engine); 4 and 5 in code-server (extension host, UI against the .vsix);
+// then the fault and load suite (vitest "faults": real CLI workers through kills, drops and a revoked key).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const layers = [
-  { name: "unit · backend · engine (vitest)", run: vitestLayers },
+  { name: "unit · backend · engine (vitest)", run: () => vitestProjects(["unit", "backend", "engine"]) },
   { name: "extension host (code-server)", run: () => summarizedScript("test:host") },
   { name: "UI against the packaged .vsix (code-server)", run: () => summarizedScript("test:ui") },
+  { name: "fault and load suite (vitest)", run: () => vitestProjects(["faults"]) },
 ];
 
 let passed = 0;
@@ -39,11 +41,11 @@ function run(command, args) {
   });
 }
 
-async function vitestLayers() {
+async function vitestProjects(projects) {
   const dir = mkdtempSync(join(tmpdir(), "farmhand-vitest-"));
   const report = join(dir, "report.json");
   const { code } = await run("npx", [
-    "vitest", "run", "--project", "unit", "--project", "backend", "--project", "engine",
+    "vitest", "run", ...projects.flatMap((p) => ["--project", p]),
     "--reporter=default", "--reporter=json", `--outputFile.json=${report}`,
   ]);
   try {
