@@ -88,6 +88,12 @@ describe("fault and load suite", () => {
     expect(await within(revokedRun.exited, 20_000, "the revoked worker's exit")).toBe(4);
     expect(revokedRun.lines.join("\n")).toMatch(/worker stopped: this worker's key was revoked \(revoked\)/);
 
+    expect(fleet.unexpectedExits()).toEqual([]);
+    // The drops reached the real processes: they lost the connection and came back.
+    const lines = workerLines().map((l) => l.line);
+    expect(lines.filter((l) => / connection lost; reconnecting$/.test(l)).length).toBeGreaterThan(0);
+    expect(lines.filter((l) => / connected$/.test(l)).length).toBeGreaterThan(0);
+
     const [rows, events] = [await readJobs(server), await readEvents(server)];
     const capabilitiesOf = new Map(fleet.members.map((m) => [m.workerId, WORKER_CAPABILITIES[m.index]]));
     const { problems, figures } = auditRun({

@@ -40,6 +40,8 @@ export class CliFleet {
   readonly members: Member[];
   /** Set by killAll: a replacement still waiting to start must not outlive the test. */
   private closed = false;
+  /** Processes the test itself ended (killed or terminated). */
+  private readonly ended = new Set<CliRun>();
 
   constructor(
     private readonly url: string,
@@ -75,6 +77,7 @@ export class CliFleet {
     const run = this.current(member);
     member.down = true;
     if (!run || run.child.exitCode !== null || run.child.signalCode !== null) return;
+    this.ended.add(run);
     run.child.kill("SIGKILL");
     await run.exited;
   }
@@ -84,6 +87,7 @@ export class CliFleet {
     const run = this.current(member);
     member.down = true;
     if (!run || run.child.exitCode !== null || run.child.signalCode !== null) return;
+    this.ended.add(run);
     run.child.kill("SIGTERM");
     await run.exited;
   }
@@ -95,6 +99,16 @@ export class CliFleet {
 
   allRuns(): CliRun[] {
     return this.members.flatMap((m) => m.runs);
+  }
+
+  /** Processes that exited without the test ending them (a revoked worker's exit is expected, and checked apart). */
+  unexpectedExits(): string[] {
+    return this.members.flatMap((m) =>
+      m.runs
+        .filter((run) => !this.ended.has(run) && !(m.revoked && run === this.current(m)))
+        .filter((run) => run.child.exitCode !== null || run.child.signalCode !== null)
+        .map((run) => `worker ${m.index + 1} exited on its own (${run.child.exitCode ?? run.child.signalCode}): ${run.stderr().trim() || run.lines.at(-1)}`),
+    );
   }
 
   /** Kill every process still alive; safe to call twice and after a failed assertion. */
