@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+// What Farmhand costs a real extension host (code-server): two windows, one without Farmhand (the baseline: only the
+// measuring code, test/host/bench/measure.ts) and one with it (activated, joined, donating idle, two demo.primes
+// jobs running), then ACTIVATIONS - 1 more Farmhand windows that only report their activation time (it varies with
+// what else the window does while it starts). Prints one line `FARMHAND_BENCH {baseline, farmhand, activationsMs}`;
+// bench/extension.bench.ts turns it into figures. Exits non-zero if a window fails to report.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as esbuild from "esbuild";
+import { launchChromium } from "./browser.mjs";
+import { prepareProfile, requireInstalledCodeServer, startCodeServer } from "./codeServer.mjs";
+import { extensionDir, repoDir } from "./paths.mjs";
+import { onInterrupt, runNpmScript } from "./process.mjs";
+import { startTestFarm, testFarmEnv } from "./testFarm.mjs";
+
+const TIMEOUT_MS = Number(process.env.FARMHAND_HOST_TIMEOUT_MS ?? 120_000);
+const ACTIVATIONS = 5;
+/** An extension with no code: the baseline window's development extension, so both windows load one. */
+const EMPTY_EXTENSION = join(repoDir, "test", "host", "fixtures", "context-probe");
+/** Donate at once from the remote window, both cores, whatever else loads the machine. */
+const DONATE_NOW = {
+  "farmhand.preset": "full",
+  "farmhand.idleMinutes": 0,
+  "farmhand.otherCpuThresholdPercent": 100,
+  "farmhand.donateOnBattery": true,
+  "farmhand.allowRemoteDonation": true,
+};
+
+const cleanups = [];
+const cleanUp = async () => {
+  for (const step of cleanups.reverse()) await step();
+  cleanups.length = 0;
+};
+const removeInterruptHandler = onInterrupt(cleanUp);
+try {
+  requireInstalledCodeServer();
+  if (extensionDir === repoDir) runNpmScript("build");
+  const entry = join(repoDir, "dist-test", "bench", "measure.js");
+  await esbuild.build({
+    entryPoints: [join(repoDir, "test", "host", "bench", "measure.ts")],
+    outfile: entry,
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    external: ["vscode"],
+    logLevel: "warning",
+  });
+  const farm = await startTestFarm();
+  cleanups.push(farm.stop);
+  const baseline = await measureWindow(EMPTY_EXTENSION, entry, {});
+  const farmhand = await measureWindow(extensionDir, entry, testFarmEnv(farm));
+  if (baseline.farmhand || !farmhand.farmhand) throw new Error("the baseline window loaded Farmhand, or the other did not");
+  const activationsMs = [farmhand.activationMs];
+  while (activationsMs.length < ACTIVATIONS) {
+    activationsMs.push((await measureWindow(extensionDir, entry, { FARMHAND_BENCH_ACTIVATION_ONLY: "1" })).activationMs);
+  }
+  console.log(`FARMHAND_BENCH ${JSON.stringify({ baseline, farmhand, activationsMs })}`);
+} catch (error) {
+  console.error(`host bench failed: ${error instanceof Error ? error.message : error}`);
+  process.exitCode = 1;
+} finally {
+  await cleanUp();
+  removeInterruptHandler();
+}
+
+/** One code-server window with `developmentPath` as its development extension and measure.js as its test runner. */
+async function measureWindow(developmentPath, entry, env) {
+  const root = mkdtempSync(join(tmpdir(), "farmhand-bench-"));
+  const stops = [() => rmSync(root, { recursive: true, force: true })];
+  cleanups.push(async () => {
+    for (const stop of stops.reverse()) await stop();
+  });
+  const resultFile = join(root, "result.json");
+  const profile = prepareProfile(root, DONATE_NOW);
+  const log = [];
+  const server = await startCodeServer(profile, { env: { ...env, FARMHAND_BENCH_RESULT_FILE: resultFile }, onLog: (line) => log.push(line) });
+  stops.push(server.stop);
+  const browser = await launchChromium(profile.chromiumDir);
+  stops.push(browser.close);
+  const page = await browser.context.newPage();
+  let settle;
+  const exited = new Promise((resolve) => (settle = resolve));
+  await page.exposeFunction("codeAutomationLog", (level, args) => log.push(`${level}: ${Array.isArray(args) ? args.join(" ") : args}`));
+  await page.exposeFunction("codeAutomationExit", (code) => settle(code));
+  page.on("crash", () => settle("the page crashed"));
+  const remote = (path) => `vscode-remote://${server.remoteAuthority}${path}`;
+  const payload = [
+    ["extensionDevelopmentPath", remote(developmentPath)],
+    ["extensionTestsPath", remote(entry)],
+  ];
+  await page.goto(`${server.origin}/?folder=${encodeURIComponent(profile.workspaceDir)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
+  let timer;
+  const code = await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(() => resolve("timeout"), TIMEOUT_MS)))]);
+  clearTimeout(timer);
+  if (code !== 0) {
+    console.error(log.slice(-40).join("\n"));
+    throw new Error(`the measuring window ended with ${code}`);
+  }
+  const result = JSON.parse(readFileSync(resultFile, "utf8"));
+  for (const stop of stops.splice(0).reverse()) await stop();
+  return result;
+}
