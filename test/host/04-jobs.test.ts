@@ -16,12 +16,16 @@ const DONATE_NOW: Record<string, unknown> = {
 const N = 300_000_000;
 /** π(3·10⁸), the number of primes below 300,000,000. */
 const PRIMES_BELOW_N = 16_252_325;
-const JOB_TIMEOUT = 45_000;
+/** Long enough to be still running when finish-and-stop is asked for: a few seconds on an idle core. */
+const N_LONG = 1_000_000_000;
+/** π(10⁹). */
+const PRIMES_BELOW_N_LONG = 50_847_534;
+const JOB_TIMEOUT = 60_000;
 
 const runningHere = (jobId: string) => (s: FarmhandState) => s.jobs.find((j) => j.jobId === jobId);
 
 describe("donating: jobs from the farm run on this machine", function () {
-  this.timeout(90_000);
+  this.timeout(2 * JOB_TIMEOUT);
   let api: FarmhandApi;
 
   async function startDonating(): Promise<void> {
@@ -75,10 +79,11 @@ describe("donating: jobs from the farm run on this machine", function () {
 
   it("farmhand.finishAndStop lets the running job finish, starts no new one, then switches donating off", async () => {
     await startDonating();
-    const first = await submitPrimes(N);
+    const first = await submitPrimes(N_LONG);
     await waitUntil("the first job running here", () => api.getState(), (s) => runningHere(first)(s) !== undefined, JOB_TIMEOUT);
 
     const finishing = Promise.resolve(vscode.commands.executeCommand("farmhand.finishAndStop"));
+    assert.ok(runningHere(first)(api.getState()), "the job ended before finish-and-stop was asked for: the test proves nothing");
     await new Promise((resolve) => setTimeout(resolve, 300));
     // The worker has a free slot, but a draining worker must not take this one.
     const second = await submitPrimes(1_000);
@@ -91,7 +96,7 @@ describe("donating: jobs from the farm run on this machine", function () {
     assert.deepEqual(state.jobs, []);
     const firstOnFarm = await getJob(first);
     assert.equal(firstOnFarm.status, "succeeded", "the running job was not allowed to finish");
-    assert.deepEqual(firstOnFarm.result, { n: N, count: PRIMES_BELOW_N });
+    assert.deepEqual(firstOnFarm.result, { n: N_LONG, count: PRIMES_BELOW_N_LONG });
     assert.equal((await getJob(second)).status, "pending", "a job submitted while draining was started");
   });
 });
