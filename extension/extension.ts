@@ -1,6 +1,6 @@
 import * as vscode from "vscode";
 import { cpus } from "node:os";
-import { makeFunctionReference } from "convex/server";
+import { createCommands } from "./commands";
 import { Donor } from "./donor";
 import { createEngineHandlers } from "./engineHandlers";
 import { FarmConnection } from "./farmConnection";
@@ -9,9 +9,8 @@ import { FarmSession } from "./farmSession";
 import { Membership } from "./membership";
 import type { Handler } from "./worker";
 import { FarmTree } from "./views/farmTree";
-import { joinFarm, type JoinArgs } from "./views/joinFlow";
 import { PanelProvider } from "./views/panelProvider";
-import type { PanelRequest, PanelSnapshot } from "./views/panelProtocol";
+import type { PanelSnapshot } from "./views/panelProtocol";
 import { buildSnapshot } from "./views/panelSnapshot";
 import { StatusBar } from "./views/statusBar";
 
@@ -23,9 +22,6 @@ export type FarmhandApi = {
   /** Offer another job type on this machine; returns a disposable that removes it. */
   registerHandler(handler: Handler): vscode.Disposable;
 };
-
-const SNOOZE_MS = 60 * 60_000;
-const manage = (name: string) => makeFunctionReference<"mutation", { apiKey: string; jobId: string }, unknown>(`farm:${name}`);
 
 export async function activate(context: vscode.ExtensionContext): Promise<FarmhandApi> {
   const started = performance.now();
@@ -39,8 +35,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   const session = new FarmSession(connection, registry, log, () => render());
   // Our own jobs keep cores busy too; they must not count as "other programs" or donating would pause itself.
   donor.ownCpuShare = () => (session.snapshot()?.running.length ?? 0) / Math.max(1, cpus().length);
-  const statusBar = new StatusBar();
-  const tree = new FarmTree(data, () => membership.joined, () => session.snapshot()?.running ?? [], () => snapshot().statusText);
+  const { perform, joinFromEnvironment, register } = createCommands({ membership, donor, session, connection, registry, log });
 
   const snapshot = (): PanelSnapshot =>
     buildSnapshot({
@@ -48,69 +43,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
       policy: donor.policySummary(), engine: session.snapshot(), engineView: session.view(), busyMs: session.busyMs,
       overview: data.overview, dead: data.dead, farmError: data.error, now: Date.now(),
     });
-  const applyPolicy = () => {
-    const target = membership.joined && membership.apiKey ? { url: membership.url, apiKey: membership.apiKey, concurrency: donor.current.concurrency } : undefined;
-    void session.apply(target, donor.decision).finally(render);
-  };
-  const join = async (args?: JoinArgs) => joinFarm(membership, await registry.capabilities(), log, args);
-  let provisioning: Promise<void> | undefined;
-  const toggle = async () => {
-    await provisioning; // a provisioned join in flight decides whether this click toggles or asks to join
-    if (!membership.joined) return join();
-    if (session.resumeAfterAutoPause()) return;
-    return donor.setWanted(!donor.wanted);
-  };
-  const snooze = async () => {
-    await donor.snooze(SNOOZE_MS);
-    void vscode.window.showInformationMessage("Farmhand: snoozed for an hour. Running jobs finish; no new ones start.");
-  };
-  const finishAndStop = async () => {
-    await session.drain();
-    await donor.setWanted(false);
-    void vscode.window.showInformationMessage("Farmhand: current jobs finished; donating is off.");
-  };
-  const leave = async () => {
-    const sure = await vscode.window.showWarningMessage("Leave the farm? Running jobs go back to the queue and the key is forgotten.", { modal: true }, "Leave Farm");
-    if (sure !== "Leave Farm") return;
-    await session.stop("left the farm");
-    await membership.leave();
-    log.info("Left the farm");
-  };
-  const onJob = (action: "retryDead" | "purgeDead" | "cancelJob", done: string) => async (arg: string | { jobId?: string; job?: { jobId: string }; dead?: { jobId: string } }) => {
-    const jobId = typeof arg === "string" ? arg : (arg?.jobId ?? arg?.dead?.jobId ?? arg?.job?.jobId);
-    if (!jobId) return;
-    try {
-      await connection.run(manage(action), { jobId });
-      void vscode.window.showInformationMessage(`Farmhand: ${done}.`);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      log.error(`${action} ${jobId} failed: ${message}`);
-      void vscode.window.showErrorMessage(`Farmhand: ${message}`, "Show Log").then((c) => c && log.show());
-    }
-  };
-  const retryDead = onJob("retryDead", "the job is queued again");
-  const purgeDead = onJob("purgeDead", "the dead letter is deleted");
-  const cancelJob = onJob("cancelJob", "the job is canceled");
-  const giveBack = (node: { job?: { jobId: string } }) => node?.job && session.giveBack(node.job.jobId);
-  const perform = (r: Exclude<PanelRequest, { type: "ready" }>): unknown => {
-    switch (r.type) {
-      case "toggle": return toggle();
-      case "join": return join();
-      case "snooze": return snooze();
-      case "finishAndStop": return finishAndStop();
-      case "retryDead": return retryDead(r.jobId);
-      case "purgeDead": return purgeDead(r.jobId);
-      case "cancelJob": return cancelJob(r.jobId);
-    }
-  };
+  const statusBar = new StatusBar();
+  const tree = new FarmTree(data, () => membership.joined, () => session.snapshot()?.running ?? [], () => snapshot().statusText);
   const panel = new PanelProvider(context.extensionUri, data, { version: context.extension.packageJSON.version, snapshot, perform: (r) => void perform(r), log });
+  const contextKeys = new ContextKeys();
   const render = () => {
     const state = snapshot();
     statusBar.render({ status: state.status, farmUrl: state.farmUrl, jobs: state.jobs, policy: donor.describePolicy() });
-    void vscode.commands.executeCommand("setContext", "farmhand.joined", state.joined);
-    void vscode.commands.executeCommand("setContext", "farmhand.donating", state.donating);
+    contextKeys.set({ "farmhand.joined": state.joined, "farmhand.donating": state.donating });
     tree.refreshMachine();
     panel.refresh();
+  };
+  const applyPolicy = () => {
+    const key = membership.apiKey;
+    const target = membership.joined && key ? { url: membership.url, apiKey: key, concurrency: donor.current.concurrency } : undefined;
+    void session.apply(target, donor.decision).finally(render);
   };
 
   context.subscriptions.push(
@@ -120,30 +67,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     membership.onDidChange(() => (data.reset(), tree.refresh(), applyPolicy())),
     { dispose: registry.onChange(() => void session.stop("handlers changed").then(applyPolicy)) },
     vscode.window.registerWebviewViewProvider(PanelProvider.viewId, panel),
-    vscode.commands.registerCommand("farmhand.toggle", toggle),
-    vscode.commands.registerCommand("farmhand.join", join),
-    vscode.commands.registerCommand("farmhand.leave", leave),
-    vscode.commands.registerCommand("farmhand.snooze", snooze),
-    vscode.commands.registerCommand("farmhand.finishAndStop", finishAndStop),
-    vscode.commands.registerCommand("farmhand.giveBackJob", giveBack),
-    vscode.commands.registerCommand("farmhand.retryDead", retryDead),
-    vscode.commands.registerCommand("farmhand.purgeDead", purgeDead),
-    vscode.commands.registerCommand("farmhand.cancelJob", cancelJob),
-    vscode.commands.registerCommand("farmhand.showLog", () => log.show()),
+    ...register(),
   );
 
   donor.evaluate();
   applyPolicy();
-  provisioning = joinFromEnvironment(membership, join, log);
+  joinFromEnvironment();
   return { getState: snapshot, activationMs: performance.now() - started, registerHandler: (handler) => new vscode.Disposable(registry.register(handler)) };
 }
 
-/** Provisioning (fleets, demos): join once from FARMHAND_JOIN_URL + FARMHAND_JOIN_TOKEN when not joined yet. */
-async function joinFromEnvironment(membership: Membership, join: (args: JoinArgs) => Promise<boolean>, log: vscode.LogOutputChannel) {
-  const url = process.env.FARMHAND_JOIN_URL;
-  const token = process.env.FARMHAND_JOIN_TOKEN;
-  if (membership.joined || !url || !token) return;
-  await join({ url, token }).catch((error) => log.error(`Provisioned join failed: ${error instanceof Error ? error.message : error}`));
+/** `setContext` crosses to the UI process: send a key only when its value changes (render runs on every progress). */
+class ContextKeys {
+  private readonly values = new Map<string, unknown>();
+  set(keys: Record<string, unknown>): void {
+    for (const [key, value] of Object.entries(keys)) {
+      if (this.values.get(key) === value) continue;
+      this.values.set(key, value);
+      void vscode.commands.executeCommand("setContext", key, value);
+    }
+  }
 }
 
 export function deactivate(): void {}
