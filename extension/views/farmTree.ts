@@ -5,6 +5,8 @@ import { Disposable } from "./disposable";
 import { ago, duration, percent } from "./format";
 
 type SectionId = "machine" | "queue" | "workers" | "dead";
+/** Longer than VS Code's 200 ms debounce of tree changes, short enough to watch a job's progress. */
+const MACHINE_REFRESH_MS = 500;
 type Node =
   | { kind: "section"; id: SectionId }
   | { kind: "job"; job: RunningJobView }
@@ -32,6 +34,8 @@ export class FarmTree extends Disposable implements vscode.TreeDataProvider<Node
   private using: vscode.Disposable | undefined;
   private lastJson: Partial<Record<SectionId, string>> = {};
   private lastError: string | undefined;
+  private machineTimer: ReturnType<typeof setTimeout> | undefined;
+  private machineRefreshDue = false;
 
   constructor(
     private readonly data: FarmData,
@@ -44,6 +48,7 @@ export class FarmTree extends Disposable implements vscode.TreeDataProvider<Node
     this._register(this.view.onDidChangeVisibility(() => this.followVisibility()));
     this._register(data.onDidChange(() => this.onData()));
     this._register({ dispose: () => this.using?.dispose() });
+    this._register({ dispose: () => clearTimeout(this.machineTimer) });
     this.followVisibility();
   }
 
@@ -53,9 +58,23 @@ export class FarmTree extends Disposable implements vscode.TreeDataProvider<Node
     this.changed.fire(undefined);
   }
 
-  /** The engine's jobs or status changed: refresh "This machine" only. */
+  /**
+   * The engine's jobs or status changed: refresh "This machine" only, at most once per MACHINE_REFRESH_MS. VS Code
+   * debounces a tree's change events (200 ms, restarted by each event, no maximum wait), so a job reporting progress
+   * every 100 ms would otherwise keep the tree from redrawing for as long as it runs.
+   */
   refreshMachine(): void {
+    if (this.machineTimer) {
+      this.machineRefreshDue = true;
+      return;
+    }
     this.changed.fire(this.sections.machine);
+    this.machineTimer = setTimeout(() => {
+      this.machineTimer = undefined;
+      if (!this.machineRefreshDue) return;
+      this.machineRefreshDue = false;
+      this.refreshMachine();
+    }, MACHINE_REFRESH_MS);
   }
 
   getTreeItem(node: Node): vscode.TreeItem {

@@ -290,12 +290,15 @@ async function assertText(locator, expected, timeout = UI_TIMEOUT) {
   const matches = typeof expected === "function" ? expected : (text) => expected.test(text);
   const deadline = Date.now() + timeout;
   let text = "";
+  const seen = new Set();
   while (Date.now() < deadline) {
     // A short wait per read: an element that comes and goes (a running job's row) must not stall the loop.
     text = (await locator.textContent({ timeout: 1_000 }).catch(() => "")) ?? "";
     if (matches(text)) return;
+    if (text) seen.add(text);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  if (typeof expected === "function") assert.fail(`the text never met ${expected}; last: ${JSON.stringify(text)}`);
-  assert.match(text, expected);
+  const history = seen.size > 0 ? `; texts seen meanwhile: ${JSON.stringify([...seen].slice(-10))}` : "";
+  if (typeof expected === "function") assert.fail(`the text never met ${expected}; last: ${JSON.stringify(text)}${history}`);
+  assert.match(text, expected, `${JSON.stringify(text)} does not match ${expected}${history}`);
 }
