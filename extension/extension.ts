@@ -40,7 +40,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   const snapshot = (): PanelSnapshot =>
     buildSnapshot({
       joined: membership.joined, wanted: donor.wanted, farmUrl: membership.url, decision: donor.decision,
-      policy: donor.policySummary(), engine: session.snapshot(), engineView: session.view(), busyMs: session.busyMs,
+      policy: donor.policySummary(), engine: session.snapshot(), engineView: session.view(), contribution: { ...session.contribution },
       overview: data.overview, dead: data.dead, farmError: data.error, now: Date.now(),
     });
   const statusBar = new StatusBar();

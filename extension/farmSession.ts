@@ -18,8 +18,8 @@ export class FarmSession implements vscode.Disposable {
   private target: SessionTarget | undefined;
   private policyPause: string | undefined;
   private stoppedReason: string | undefined;
-  /** Wall time this machine spent on jobs in this window (what the donor gave). */
-  busyMs = 0;
+  /** What this machine gave in this window, across every start and stop of the engine. */
+  readonly contribution = { succeeded: 0, failed: 0, canceled: 0, busyMs: 0 };
   private readonly unsubscribers: Array<() => void> = [];
 
   constructor(
@@ -132,7 +132,8 @@ export class FarmSession implements vscode.Disposable {
       }),
       worker.on("jobProgress", () => this.onChange()),
       worker.on("jobFinished", (e) => {
-        this.busyMs += e.durationMs;
+        this.contribution.busyMs += e.durationMs;
+        if (e.outcome === "succeeded" || e.outcome === "failed" || e.outcome === "canceled") this.contribution[e.outcome]++;
         this.log.info(`Job ${e.jobId} (${e.type}) ${e.outcome} in ${e.durationMs} ms${e.error ? `: ${e.error}` : ""}`);
         this.onChange();
       }),

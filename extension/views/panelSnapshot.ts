@@ -13,7 +13,7 @@ export type SnapshotParts = {
   policy: PanelSnapshot["policy"];
   engine: WorkerSnapshot | undefined;
   engineView: EngineView | undefined;
-  busyMs: number;
+  contribution: PanelSnapshot["contribution"];
   overview: Overview | undefined;
   dead: DeadLetter[];
   farmError: string | undefined;
@@ -23,7 +23,6 @@ export type SnapshotParts = {
 /** Everything the views show, in one plain object: the status bar, the panel and the API read this. */
 export function buildSnapshot(p: SnapshotParts): PanelSnapshot {
   const status = donorStatus({ joined: p.joined, decision: p.decision, engine: p.engineView });
-  const totals = p.engine?.totals ?? { succeeded: 0, failed: 0, canceled: 0 };
   return {
     joined: p.joined,
     wanted: p.wanted,
@@ -33,7 +32,7 @@ export function buildSnapshot(p: SnapshotParts): PanelSnapshot {
     farmUrl: p.farmUrl,
     policy: p.policy,
     jobs: (p.engine?.running ?? []).map((j) => ({ jobId: j.jobId, type: j.type, progress: j.progress, status: j.status, startedAt: j.startedAt })),
-    contribution: { succeeded: totals.succeeded, failed: totals.failed, canceled: totals.canceled, busyMs: p.busyMs },
+    contribution: p.contribution,
     farm: p.joined && p.overview ? farmPart(p.overview, p.dead, p.now) : undefined,
     farmError: p.joined ? p.farmError : undefined,
   };

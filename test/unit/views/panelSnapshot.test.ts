@@ -10,7 +10,7 @@ const parts: SnapshotParts = {
   policy: { preset: "medium", concurrency: 1, idleMinutes: 5, otherCpuPercent: 50, problems: [] },
   engine: undefined,
   engineView: { connected: true, running: 0 },
-  busyMs: 1234,
+  contribution: { succeeded: 2, failed: 1, canceled: 0, busyMs: 1234 },
   overview: {
     counts: { pending: 3, running: 1, succeeded: 10, dead: 1 },
     lanes: [],
@@ -30,7 +30,7 @@ describe("panel snapshot", () => {
   it("combines the donor, the engine and the farm", () => {
     const s = buildSnapshot(parts);
     expect(s.statusText).toBe("waiting for work");
-    expect(s.contribution).toEqual({ succeeded: 0, failed: 0, canceled: 0, busyMs: 1234 });
+    expect(s.contribution).toEqual({ succeeded: 2, failed: 1, canceled: 0, busyMs: 1234 });
     expect(s.farm?.dead).toEqual([{ jobId: "j1", type: "demo.echo", error: "boom", attempts: "3/3" }]);
     expect(s.farm?.throughput).toHaveLength(60);
     expect(s.farm?.throughput.reduce((a, b) => a + b, 0)).toBe(4);
