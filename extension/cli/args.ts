@@ -16,6 +16,8 @@ export type CliOptions = {
   ollamaUrl?: string;
   ollama: boolean;
   jobTimeoutMs?: number;
+  /** Auto-pause after this many failed jobs in a row (0: never). */
+  maxConsecutiveFailures?: number;
   connectTimeoutMs: number;
 };
 
@@ -34,6 +36,7 @@ Pulls jobs from a Farmhand queue and runs them on this machine, without VS Code.
   --ollama-url <url>       Local Ollama (default http://127.0.0.1:11434)
   --no-ollama              Do not offer the Ollama handlers
   --job-timeout-ms <ms>    Longest a job may run before it is stopped and failed (default 30 min)
+  --max-failures <n>       Pause after n jobs failed in a row (default 5; 0 never pauses)
   --connect-timeout-ms <ms> Give up when the URL cannot be reached for this long (default 15000)
   -h, --help               Show this help
 
@@ -63,6 +66,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
       "ollama-url": { type: "string" },
       "no-ollama": { type: "boolean" },
       "job-timeout-ms": { type: "string" },
+      "max-failures": { type: "string" },
       "connect-timeout-ms": { type: "string" },
     },
   });
@@ -91,6 +95,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     ollamaUrl: values["ollama-url"],
     ollama: !values["no-ollama"],
     jobTimeoutMs: values["job-timeout-ms"] ? wholeNumber(values["job-timeout-ms"], "--job-timeout-ms", 1_000, 7 * 24 * 3_600_000) : undefined,
+    maxConsecutiveFailures: values["max-failures"] ? wholeNumber(values["max-failures"], "--max-failures", 0, 1_000_000) : undefined,
     connectTimeoutMs: wholeNumber(values["connect-timeout-ms"] ?? "15000", "--connect-timeout-ms", 100, 3_600_000),
   };
 }

@@ -143,6 +143,8 @@ async function work(
     concurrency: options.concurrency,
     onlyCapabilities: options.capabilities,
     jobTimeoutMs: options.jobTimeoutMs,
+    // 0 means never auto-pause (a fleet worker whose failures are expected, e.g. a test farm).
+    maxConsecutiveFailures: options.maxConsecutiveFailures === 0 ? Number.POSITIVE_INFINITY : options.maxConsecutiveFailures,
   });
   let keyProblem = false;
   worker.on("state", (e) => {

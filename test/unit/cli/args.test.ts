@@ -40,8 +40,15 @@ describe("farmhand-worker arguments", () => {
     [["--url", "http://x", "--concurrency", "1.5"], "--concurrency must be a whole number from 1 to 32, got 1.5"],
     [["--url", "http://x", "--capabilities", " , "], "--capabilities needs at least one name"],
     [["--url", "http://x", "--bogus"], "Unknown option '--bogus'"],
+    [["--url", "http://x", "--max-failures", "2.5"], "--max-failures must be a whole number from 0"],
   ])("rejects %j", (argv, message) => {
     expect(() => parseCliArgs(argv as string[], {})).toThrow(message);
+  });
+
+  it("takes --max-failures, where 0 means never auto-pause", () => {
+    expect(parseCliArgs(["--url", "http://x", "--key", "k", "--max-failures", "0"], {}).maxConsecutiveFailures).toBe(0);
+    expect(parseCliArgs(["--url", "http://x", "--key", "k", "--max-failures", "3"], {}).maxConsecutiveFailures).toBe(3);
+    expect(parseCliArgs(["--url", "http://x", "--key", "k"], {}).maxConsecutiveFailures).toBeUndefined();
   });
 
   it("defaults the key file under ~/.config", () => {
