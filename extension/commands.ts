@@ -64,6 +64,7 @@ export function createCommands({ membership, donor, session, connection, registr
       const sure = await vscode.window.showWarningMessage("Leave the farm? Running jobs go back to the queue and the key is forgotten.", { modal: true }, "Leave Farm");
       if (sure !== "Leave Farm") return;
       await session.stop("left the farm");
+      await donor.setWanted(false);
       await membership.leave();
       log.info("Left the farm");
     },

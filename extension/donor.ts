@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { readDonorSettings, type DonorSettings } from "./donorSettings";
 import { LoadGate } from "./policy/loadGate";
 import { MachineLock } from "./policy/machineLock";
+import { SharedActivity } from "./policy/sharedActivity";
 import { decide, type PolicyDecision } from "./policy/policy";
 import { CpuSampler, readOnBattery, readOsIdleMs } from "./policy/probes";
 import { Disposable } from "./views/disposable";
@@ -27,6 +28,7 @@ export class Donor extends Disposable {
   private readonly gate: LoadGate;
   private readonly sampler = new CpuSampler();
   private readonly lock: MachineLock;
+  private readonly activity = new SharedActivity(join(tmpdir(), `farmhand-activity-${safeUser()}`));
   private lastActivityAt = Date.now();
   private onBattery: boolean | undefined;
   private batteryReadAt = 0;
@@ -42,7 +44,10 @@ export class Donor extends Disposable {
     this.settings = readDonorSettings(cpus().length);
     this.gate = new LoadGate(this.gateOptions());
     this.lock = new MachineLock({ path: join(tmpdir(), `farmhand-donor-${safeUser()}.lock`), owner: vscode.env.sessionId });
-    const touch = () => (this.lastActivityAt = Date.now());
+    const touch = () => {
+      this.lastActivityAt = Date.now();
+      this.activity.stamp(this.lastActivityAt);
+    };
     this._register(vscode.window.onDidChangeTextEditorSelection(touch));
     this._register(vscode.workspace.onDidChangeTextDocument(touch));
     this._register(vscode.window.onDidChangeActiveTextEditor(touch));
@@ -115,18 +120,27 @@ export class Donor extends Disposable {
       windows: this.settings.windows,
       onBattery: this.onBattery,
       donateOnBattery: this.settings.donateOnBattery,
-      userIdleMs: Math.min(now - this.lastActivityAt, this.osIdleMs ?? Number.POSITIVE_INFINITY),
+      userIdleMs: Math.min(now - Math.max(this.lastActivityAt, wanted ? this.activity.latest() : 0), this.osIdleMs ?? Number.POSITIVE_INFINITY),
       idleMinutes: this.settings.idleMinutes,
       cpuBusy: this.gate.closed,
       otherCpuLoad: this.otherCpuLoad,
     });
-    if (decision.donate && !this.lock.tryAcquire()) {
+    if (wanted) this.scheduleSample();
+    else this.stopSampling();
+    if (decision.donate && !this.tryLock()) {
       return this.publish({ donate: false, reason: "another VS Code window on this machine is donating" });
     }
     if (!decision.donate) this.lock.release();
-    if (wanted) this.scheduleSample();
-    else this.stopSampling();
     return this.publish(decision);
+  }
+
+  /** One donor per machine; if the lock file cannot be used at all, donate rather than never. */
+  private tryLock(): boolean {
+    try {
+      return this.lock.tryAcquire();
+    } catch {
+      return true;
+    }
   }
 
   private publish(decision: PolicyDecision): PolicyDecision {

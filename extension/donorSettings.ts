@@ -1,5 +1,6 @@
 import * as vscode from "vscode";
 import { concurrencyFor, PRESETS, type PresetName } from "./policy/presets";
+import { MAX_CONCURRENCY } from "./worker";
 import { parseTimeWindow, type TimeWindow } from "./policy/timeWindows";
 
 /** The `farmhand.*` settings that shape donating, read once per change and resolved against the preset. */
@@ -31,7 +32,8 @@ export function readDonorSettings(cores: number): DonorSettings {
   const cpu = config.get<number | null>("otherCpuThresholdPercent", null);
   return {
     preset: presetName in PRESETS ? presetName : "medium",
-    concurrency: maxJobs && maxJobs > 0 ? Math.floor(maxJobs) : concurrencyFor(preset.coreShare, cores),
+    // The farm allows at most MAX_CONCURRENCY jobs per worker, whatever the machine or settings.json say.
+    concurrency: Math.min(MAX_CONCURRENCY, maxJobs && maxJobs > 0 ? Math.floor(maxJobs) : concurrencyFor(preset.coreShare, cores)),
     idleMinutes: idle !== null && idle >= 0 ? idle : preset.idleMinutes,
     otherCpuThreshold: cpu !== null && cpu > 0 ? Math.min(100, cpu) / 100 : preset.otherCpuThreshold,
     donateOnBattery: config.get<boolean>("donateOnBattery", false),

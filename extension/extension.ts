@@ -65,11 +65,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     donor.onDidChange(applyPolicy),
     data.onDidChange(() => panel.refresh()),
     membership.onDidChange(() => (data.reset(), tree.refresh(), applyPolicy())),
-    { dispose: registry.onChange(() => void session.stop("handlers changed").then(applyPolicy)) },
+    { dispose: registry.onChange(() => void session.refreshCapabilities()) },
     vscode.window.registerWebviewViewProvider(PanelProvider.viewId, panel),
     ...register(),
   );
 
+  stopOnDeactivate = () => session.stop("window closing");
   donor.evaluate();
   applyPolicy();
   joinFromEnvironment();
@@ -88,4 +89,9 @@ class ContextKeys {
   }
 }
 
-export function deactivate(): void {}
+/** Set by activate: give running jobs back to the queue before the connection closes. */
+let stopOnDeactivate: (() => Promise<void>) | undefined;
+
+export function deactivate(): Promise<void> | undefined {
+  return stopOnDeactivate?.();
+}

@@ -3,38 +3,39 @@ import { ConvexClient } from "convex/browser";
 import type { FunctionReference } from "convex/server";
 import type { Membership } from "./membership";
 
+type Entry = { url: string; client: ConvexClient; users: number };
+
 /**
  * One Convex client per window for the farm this machine joined, shared by the engine and the views.
  * It exists only while someone uses it (donating, or a visible Farmhand view), so an idle, hidden
- * Farmhand holds no connection at all.
+ * Farmhand holds no connection at all. When the farm changes, borrowers of the old client keep it until
+ * they are done (a stopping worker still gives its jobs back through it); new borrowers get the new one.
  */
 export class FarmConnection implements vscode.Disposable {
-  private client: ConvexClient | undefined;
-  private url: string | undefined;
-  private users = 0;
-  /** Bumped when the client is replaced, so leases on the old one do not count against the new one. */
-  private generation = 0;
+  private current: Entry | undefined;
+  private readonly all = new Set<Entry>();
 
   constructor(private readonly membership: Membership) {}
 
-  /** Borrow the client; call the returned function when done with it. */
+  /** Borrow the client; call `release` when done with it. */
   acquire(): { client: ConvexClient; apiKey: string; release: () => void } | undefined {
     const apiKey = this.membership.apiKey;
     const url = this.membership.url;
     if (!this.membership.joined || !apiKey) return undefined;
-    if (this.client && this.url !== url) this.close();
-    this.client ??= new ConvexClient(url, { unsavedChangesWarning: false });
-    this.url = url;
-    this.users++;
-    const generation = this.generation;
+    if (this.current?.url !== url) {
+      this.current = { url, client: new ConvexClient(url, { unsavedChangesWarning: false }), users: 0 };
+      this.all.add(this.current);
+    }
+    const entry = this.current;
+    entry.users++;
     let released = false;
     return {
-      client: this.client,
+      client: entry.client,
       apiKey,
       release: () => {
-        if (released || generation !== this.generation) return;
+        if (released) return;
         released = true;
-        if (--this.users === 0) this.close();
+        if (--entry.users === 0) this.close(entry);
       },
     };
   }
@@ -67,15 +68,12 @@ export class FarmConnection implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.close();
+    for (const entry of [...this.all]) this.close(entry);
   }
 
-  private close(): void {
-    const client = this.client;
-    this.client = undefined;
-    this.url = undefined;
-    this.users = 0;
-    this.generation++;
-    void client?.close();
+  private close(entry: Entry): void {
+    this.all.delete(entry);
+    if (this.current === entry) this.current = undefined;
+    void entry.client.close();
   }
 }

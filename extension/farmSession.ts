@@ -7,17 +7,25 @@ export type SessionTarget = { url: string; apiKey: string; concurrency: number }
 
 export type EngineView = { connected: boolean; running: number; pausedReason?: string; stoppedReason?: string };
 
+const KEY_REFUSED = /revoked|rejected this worker's key/;
+
 /**
- * The engine's life in this window: one Convex client and one Worker while the donor donates, driven by the
- * policy decision. Paused by policy → take no new work (running jobs finish at low OS priority); off or left
- * → stop, giving running jobs back to the queue.
+ * The engine's life in this window: one Worker on the shared farm connection while the donor donates, driven by
+ * the policy decision. Paused by policy → take no new work; running jobs finish at low OS priority, then the worker
+ * and its connection go away until the policy says donate again. Off or left → stop, giving running jobs back.
+ * Decisions are applied one at a time, always the latest, so an older decision can never win a race.
  */
 export class FarmSession implements vscode.Disposable {
   private releaseClient: (() => void) | undefined;
   private worker: Worker | undefined;
   private target: SessionTarget | undefined;
-  private policyPause: string | undefined;
+  /** The worker is paused because the policy said so (as opposed to the engine pausing itself). */
+  private pausedByPolicy = false;
   private stoppedReason: string | undefined;
+  /** The farm refused this key; do not start again with it until the donor joins again. */
+  private refusedKey: string | undefined;
+  private pending: { target: SessionTarget | undefined; decision: PolicyDecision } | undefined;
+  private applying: Promise<void> | undefined;
   /** What this machine gave in this window, across every start and stop of the engine. */
   readonly contribution = { succeeded: 0, failed: 0, canceled: 0, busyMs: 0 };
   private readonly unsubscribers: Array<() => void> = [];
@@ -30,27 +38,10 @@ export class FarmSession implements vscode.Disposable {
   ) {}
 
   /** Bring the engine in line with who we are (target) and what the policy says. */
-  async apply(target: SessionTarget | undefined, decision: PolicyDecision): Promise<void> {
-    if (!target || (!decision.donate && "off" in decision && decision.off)) {
-      await this.stop("donating switched off");
-      return;
-    }
-    if (this.target && (this.target.url !== target.url || this.target.apiKey !== target.apiKey)) {
-      await this.stop("farm changed");
-    }
-    if (!decision.donate) {
-      this.policyPause = decision.reason;
-      this.worker?.pause(decision.reason);
-      this.onChange();
-      return;
-    }
-    this.policyPause = undefined;
-    if (!this.worker) await this.begin(target);
-    const worker = this.worker;
-    if (!worker) return;
-    if (worker.concurrency !== target.concurrency) worker.setConcurrency(target.concurrency);
-    if (worker.state === "paused") worker.resume();
-    this.onChange();
+  apply(target: SessionTarget | undefined, decision: PolicyDecision): Promise<void> {
+    this.pending = { target, decision };
+    this.applying ??= this.applyPending().finally(() => (this.applying = undefined));
+    return this.applying;
   }
 
   /** Finish the running jobs, then stop. */
@@ -65,6 +56,7 @@ export class FarmSession implements vscode.Disposable {
     this.worker = undefined;
     this.releaseClient = undefined;
     this.target = undefined;
+    this.pausedByPolicy = false;
     this.unsubscribers.splice(0).forEach((u) => u());
     if (worker) {
       await worker.stop(reason);
@@ -87,6 +79,11 @@ export class FarmSession implements vscode.Disposable {
     return this.worker?.giveBack(jobId) ?? false;
   }
 
+  /** Offer the registry's current handlers without giving back running jobs. */
+  async refreshCapabilities(): Promise<void> {
+    await this.worker?.refreshCapabilities();
+  }
+
   snapshot(): WorkerSnapshot | undefined {
     return this.worker?.snapshot();
   }
@@ -95,7 +92,7 @@ export class FarmSession implements vscode.Disposable {
     const worker = this.worker;
     if (!worker) return this.stoppedReason ? { connected: false, running: 0, stoppedReason: this.stoppedReason } : undefined;
     const snap = worker.snapshot();
-    const autoPaused = snap.state === "paused" && snap.reason !== this.policyPause ? snap.reason : undefined;
+    const autoPaused = snap.state === "paused" && !this.pausedByPolicy ? snap.reason : undefined;
     return { connected: snap.connected, running: snap.running.length, pausedReason: autoPaused };
   }
 
@@ -103,27 +100,73 @@ export class FarmSession implements vscode.Disposable {
     void this.stop("window closing");
   }
 
+  private async applyPending(): Promise<void> {
+    while (this.pending) {
+      const { target, decision } = this.pending;
+      this.pending = undefined;
+      try {
+        await this.applyNow(target, decision);
+      } catch (error) {
+        this.log.error(`Could not apply the donation policy: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+
+  private async applyNow(target: SessionTarget | undefined, decision: PolicyDecision): Promise<void> {
+    if (!target || (!decision.donate && "off" in decision && decision.off)) {
+      if (this.worker) await this.stop("donating switched off");
+      return;
+    }
+    if (this.target && (this.target.url !== target.url || this.target.apiKey !== target.apiKey)) {
+      await this.stop("farm changed");
+    }
+    if (target.apiKey !== this.refusedKey) this.refusedKey = undefined;
+    if (!decision.donate) {
+      await this.pauseForPolicy(decision.reason);
+      return;
+    }
+    if (!this.worker) {
+      if (this.refusedKey) return; // the farm refused this key; joining again clears it
+      await this.begin(target);
+    }
+    const worker = this.worker;
+    if (!worker) return;
+    if (worker.concurrency !== target.concurrency) worker.setConcurrency(target.concurrency);
+    if (this.pausedByPolicy && worker.state === "paused") worker.resume();
+    this.pausedByPolicy = false;
+    this.onChange();
+  }
+
+  /** Take no new work; once nothing runs, let go of the worker and the connection until donating resumes. */
+  private async pauseForPolicy(reason: string): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    if (worker.state === "running") {
+      worker.pause(reason);
+      this.pausedByPolicy = true;
+    }
+    if (this.pausedByPolicy && worker.snapshot().running.length === 0) await this.stop(`paused: ${reason}`);
+    this.onChange();
+  }
+
   private async begin(target: SessionTarget): Promise<void> {
     this.stoppedReason = undefined;
     const lease = this.connection.acquire();
     if (!lease) return;
+    let worker: Worker;
+    try {
+      worker = new Worker({ client: convexFarmClient(lease.client, lease.apiKey), handlers: this.handlers, concurrency: target.concurrency });
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
     this.target = target;
     this.releaseClient = lease.release;
-    const worker = new Worker({ client: convexFarmClient(lease.client, lease.apiKey), handlers: this.handlers, concurrency: target.concurrency });
     this.worker = worker;
     this.unsubscribers.push(
       worker.on("state", (e) => {
         this.log.info(`Worker ${e.state}${e.reason ? `: ${e.reason}` : ""}`);
-        if (e.state === "stopped" && this.worker === worker) {
-          // The engine stopped itself (revoked key, no handlers…): keep the reason visible, and say what to do.
-          this.stoppedReason = e.reason;
-          void this.stop(e.reason ?? "stopped");
-          if (e.reason && /revoked|rejected this worker's key/.test(e.reason)) {
-            void vscode.window
-              .showErrorMessage(`Farmhand stopped: ${e.reason}. Join again with a new token from your operator.`, "Join a Farm…")
-              .then((choice) => choice && vscode.commands.executeCommand("farmhand.join"));
-          }
-        }
+        if (e.state === "stopped" && this.worker === worker) this.stoppedOnItsOwn(e.reason, target.apiKey);
         this.onChange();
       }),
       worker.on("jobStarted", (e) => {
@@ -135,6 +178,8 @@ export class FarmSession implements vscode.Disposable {
         this.contribution.busyMs += e.durationMs;
         if (e.outcome === "succeeded" || e.outcome === "failed" || e.outcome === "canceled") this.contribution[e.outcome]++;
         this.log.info(`Job ${e.jobId} (${e.type}) ${e.outcome} in ${e.durationMs} ms${e.error ? `: ${e.error}` : ""}`);
+        // Paused by policy and the last job is done: nothing left to hold the connection for.
+        if (this.pausedByPolicy && this.worker === worker && worker.snapshot().running.length === 0) void this.stop("paused, no jobs left");
         this.onChange();
       }),
       worker.on("connection", (e) => {
@@ -147,6 +192,18 @@ export class FarmSession implements vscode.Disposable {
       await worker.start();
     } catch (error) {
       this.log.error(`Could not start the worker: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** The engine stopped itself (revoked key, no handlers…): keep the reason visible, and say what to do. */
+  private stoppedOnItsOwn(reason: string | undefined, apiKey: string): void {
+    this.stoppedReason = reason;
+    void this.stop(reason ?? "stopped");
+    if (reason && KEY_REFUSED.test(reason)) {
+      this.refusedKey = apiKey;
+      void vscode.window
+        .showErrorMessage(`Farmhand stopped: ${reason}. Join again with a new token from your operator.`, "Join a Farm…")
+        .then((choice) => choice && vscode.commands.executeCommand("farmhand.join"));
     }
   }
 }

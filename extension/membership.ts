@@ -8,7 +8,21 @@ export class Membership {
   readonly onDidChange = this.changed.event;
   private key: string | undefined;
 
-  constructor(private readonly secrets: vscode.SecretStorage) {}
+  private readonly listeners: vscode.Disposable[];
+
+  constructor(private readonly secrets: vscode.SecretStorage) {
+    // Another window may join, switch farms or leave: follow it.
+    this.listeners = [
+      secrets.onDidChange(async (e) => {
+        if (e.key !== KEY_SECRET) return;
+        const key = await secrets.get(KEY_SECRET);
+        if (key === this.key) return;
+        this.key = key;
+        this.changed.fire();
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration("farmhand.deploymentUrl") && this.changed.fire()),
+    ];
+  }
 
   async load(): Promise<void> {
     this.key = await this.secrets.get(KEY_SECRET);
@@ -42,6 +56,7 @@ export class Membership {
   }
 
   dispose(): void {
+    this.listeners.forEach((l) => l.dispose());
     this.changed.dispose();
   }
 }

@@ -72,6 +72,8 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   /** What workers:watch said last. A claim that finds nothing (say, the server's slot limit for this worker is
    * reached) clears `available`, but the watch answer may not change; a freed slot must try again. */
   private watchAvailable = false;
+  private claimInFlight: Promise<void> | undefined;
+  private readonly givingBack = new Set<Promise<unknown>>();
   private claiming = false;
   private claimWanted = false;
   private claimRetryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -136,7 +138,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       await this.stop(`could not start: ${errorMessage(e)}`);
       throw e;
     }
-    if ((this._state as WorkerState) !== "running") return;
+    // Paused while the handlers were probed: still subscribe, so resume() finds work; stopped: nothing to do.
+    const state = this._state as WorkerState;
+    if (state === "stopped" || state === "stopping") return;
     if (this.capabilities.length === 0) {
       await this.stop("no handlers with capabilities are registered");
       return;
@@ -232,9 +236,11 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.unwatch?.();
     this.unwatch = undefined;
     this.clearClaimTimers();
+    // A claim already on its way may still hand us jobs: wait for it (startJob gives them straight back).
+    await this.claimInFlight;
     const pending = [...this.runs.values()];
     for (const { run } of pending) run.abort("stop");
-    await Promise.all(pending.map((r) => r.done));
+    await Promise.all([...pending.map((r) => r.done), ...this.givingBack]);
     this.unmine?.();
     this.unmine = undefined;
     this.unconnection?.();
@@ -281,7 +287,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     if (free <= 0) return;
     this.claiming = true;
     this.claimWanted = false;
-    this.options.client.claim(this.capabilities, free).then(
+    const claim = this.options.client.claim(this.capabilities, free).then(
       (jobs) => {
         this.claiming = false;
         this.claimBackoff.reset();
@@ -302,12 +308,18 @@ export class Worker extends TypedEmitter<WorkerEvents> {
         }, this.claimBackoff.next());
       },
     );
+    const tracked: Promise<void> = claim.finally(() => {
+      if (this.claimInFlight === tracked) this.claimInFlight = undefined;
+    });
+    this.claimInFlight = tracked;
   }
 
   private startJob(job: ClaimedJob): void {
     if (this._state === "stopping" || this._state === "stopped") {
-      // Claimed while shutting down: give it straight back.
-      this.options.client.release(job.leaseId).catch(() => undefined);
+      // Claimed while shutting down: give it straight back, and let shutdown wait for that.
+      const giving = this.options.client.release(job.leaseId).catch(() => undefined);
+      this.givingBack.add(giving);
+      void giving.finally(() => this.givingBack.delete(giving));
       return;
     }
     const handler = this.options.handlers.get(job.type);

@@ -1,0 +1,37 @@
+import { readFileSync, writeFileSync } from "node:fs";
+
+/**
+ * The user's last keyboard/mouse activity in ANY VS Code window on this machine, through a tiny file that each
+ * window stamps (at most every `everyMs`) and the donating window reads. Without it, a window in the background
+ * would see "idle" while the user types in another one. Unreadable or unwritable file: each window falls back
+ * to its own activity.
+ */
+export class SharedActivity {
+  private lastWritten = 0;
+
+  constructor(
+    private readonly path: string,
+    private readonly everyMs = 10_000,
+  ) {}
+
+  /** This window saw activity at `now`. */
+  stamp(now: number): void {
+    if (now - this.lastWritten < this.everyMs) return;
+    this.lastWritten = now;
+    try {
+      writeFileSync(this.path, String(now), { mode: 0o600 });
+    } catch {
+      // Not shared this time; this window still knows its own activity.
+    }
+  }
+
+  /** The latest activity any window stamped, or 0 when none is known. */
+  latest(): number {
+    try {
+      const value = Number(readFileSync(this.path, "utf8"));
+      return Number.isFinite(value) ? value : 0;
+    } catch {
+      return 0;
+    }
+  }
+}
