@@ -36,7 +36,7 @@ export class Donor extends Disposable {
   private otherCpuLoad: number | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private _decision: PolicyDecision = { donate: false, off: true };
-  /** Share of all cores our own jobs use, so they are not mistaken for "other programs". */
+  /** Share of all cores our own jobs use, where the OS reports no nice time (Windows). */
   ownCpuShare = () => 0;
 
   constructor(private readonly memento: vscode.Memento) {
@@ -151,9 +151,10 @@ export class Donor extends Disposable {
   }
 
   private sample(now: number): void {
-    const busy = this.sampler.sample();
-    if (busy !== undefined) {
-      this.otherCpuLoad = Math.max(0, busy - this.ownCpuShare());
+    const cpu = this.sampler.sample();
+    if (cpu !== undefined) {
+      const own = process.platform === "win32" ? this.ownCpuShare() : cpu.niced;
+      this.otherCpuLoad = Math.max(0, cpu.busy - own);
       this.gate.sample(this.otherCpuLoad, now);
     }
     if (now - this.batteryReadAt >= BATTERY_EVERY_MS) {

@@ -57,19 +57,22 @@ export async function readOsIdleMs(platform = process.platform): Promise<number 
 
 /**
  * Fraction (0..1) of all cores busy since the previous sample, from the kernel's per-core counters.
- * The caller subtracts the share its own jobs use to get "other programs' load".
+ * `niced` is the part spent in niced processes: Farmhand's own jobs run at the lowest priority, so on Linux and
+ * macOS "other programs' load" is `busy - niced`. Windows reports no nice time; there the caller subtracts an
+ * estimate of its own jobs' share instead.
  */
 export class CpuSampler {
   private previous: CpuInfo[] | undefined;
 
   constructor(private readonly readCpus: () => CpuInfo[] = osCpus) {}
 
-  sample(): number | undefined {
+  sample(): { busy: number; niced: number } | undefined {
     const current = this.readCpus();
     const previous = this.previous;
     this.previous = current;
     if (!previous || previous.length !== current.length) return undefined;
     let busy = 0;
+    let niced = 0;
     let total = 0;
     current.forEach((cpu, i) => {
       const before = previous[i]!.times;
@@ -77,9 +80,11 @@ export class CpuSampler {
       const idle = t.idle - before.idle;
       const all = t.user - before.user + (t.nice - before.nice) + (t.sys - before.sys) + (t.irq - before.irq) + idle;
       busy += all - idle;
+      niced += t.nice - before.nice;
       total += all;
     });
-    return total > 0 ? Math.min(1, Math.max(0, busy / total)) : undefined;
+    const fraction = (x: number) => Math.min(1, Math.max(0, x / total));
+    return total > 0 ? { busy: fraction(busy), niced: fraction(niced) } : undefined;
   }
 }
 

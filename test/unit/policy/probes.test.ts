@@ -34,10 +34,10 @@ describe("battery probe (Linux sysfs)", () => {
 });
 
 describe("CpuSampler", () => {
-  const cpu = (busy: number, idle: number): CpuInfo => ({
+  const cpu = (busy: number, idle: number, nice = 0): CpuInfo => ({
     model: "test",
     speed: 1,
-    times: { user: busy, nice: 0, sys: 0, idle, irq: 0 },
+    times: { user: busy, nice, sys: 0, idle, irq: 0 },
   });
 
   it("reports the busy fraction across cores between samples", () => {
@@ -47,6 +47,20 @@ describe("CpuSampler", () => {
     ];
     const sampler = new CpuSampler(() => readings.shift()!);
     expect(sampler.sample()).toBeUndefined(); // first sample has nothing to compare with
-    expect(sampler.sample()).toBeCloseTo(150 / 400);
+    const sample = sampler.sample()!;
+    expect(sample.busy).toBeCloseTo(150 / 400);
+    expect(sample.niced).toBe(0);
+  });
+
+  it("tells niced time (Farmhand's own low-priority jobs) apart", () => {
+    const readings = [
+      [cpu(0, 0, 0), cpu(0, 0, 0)],
+      [cpu(20, 80, 100), cpu(0, 200, 0)], // core 1: a niced job ran half the time; core 2 idle
+    ];
+    const sampler = new CpuSampler(() => readings.shift()!);
+    sampler.sample();
+    const sample = sampler.sample()!;
+    expect(sample.busy).toBeCloseTo(120 / 400);
+    expect(sample.niced).toBeCloseTo(100 / 400);
   });
 });
