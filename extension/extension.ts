@@ -33,7 +33,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   const donor = new Donor(context.globalState);
   const { registry, pool } = createEngineHandlers(log);
   const session = new FarmSession(connection, registry, log, () => render());
-  // Our own jobs keep cores busy too; they must not count as "other programs" or donating would pause itself.
+  // Where the OS reports no nice time (Windows), estimate our own jobs' CPU share so it is not "other programs".
   donor.ownCpuShare = () => (session.snapshot()?.running.length ?? 0) / Math.max(1, cpus().length);
   const { perform, joinFromEnvironment, register } = createCommands({ membership, donor, session, connection, registry, log });
 
