@@ -8,9 +8,11 @@ import { forEachLine, spawnProcessGroup } from "./process.mjs";
 /**
  * Starts the test farm; resolves once it has printed itself, with `{ url, workerKey, clientKey, tokens, stop }`.
  * `tokens.join` is a fresh enrollment token (two jobs at once), `tokens.expired` one that has expired.
+ * `capabilities` are granted on top of demo.echo and demo.primes (the demo adds its recipe).
  */
-export async function startTestFarm({ timeoutMs = 30_000 } = {}) {
-  const { child, stop } = spawnProcessGroup(process.execPath, ["--import", "tsx", join(repoDir, "test", "harness", "testFarmServer.ts")], {
+export async function startTestFarm({ timeoutMs = 30_000, capabilities = [] } = {}) {
+  const args = ["--import", "tsx", join(repoDir, "test", "harness", "testFarmServer.ts"), ...capabilities];
+  const { child, stop } = spawnProcessGroup(process.execPath, args, {
     cwd: repoDir,
   });
   const errors = [];

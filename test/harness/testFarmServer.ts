@@ -1,11 +1,12 @@
 // The farm the code-server runners hand to the extension under test: the project's loopback Convex test server
 // (test/server, the real convex/ functions through convex-test), seeded with one org, a client key, one enrolled
 // worker, and enrollment tokens for the join tests. Prints ONE JSON line on stdout, then runs until SIGTERM.
+// Arguments: extra capabilities to grant on top of demo.echo and demo.primes.
 import { makeFunctionReference } from "convex/server";
 import { seed, startTestServer } from "../server";
 
 const createEnrollment = makeFunctionReference<"mutation", Record<string, unknown>, { token: string }>("admin:createEnrollment");
-const CAPABILITIES = ["demo.echo", "demo.primes"];
+const CAPABILITIES = [...new Set(["demo.echo", "demo.primes", ...process.argv.slice(2)])];
 
 async function main(): Promise<void> {
   // stdout carries only the JSON line; what the functions log goes to stderr.
@@ -17,7 +18,7 @@ async function main(): Promise<void> {
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 
-  const { orgId, clientKey, workerKeys } = await seed(server, 1);
+  const { orgId, clientKey, workerKeys } = await seed(server, 1, { capabilities: CAPABILITIES });
   const enrollment = (options: Record<string, unknown>) =>
     server.write(async (t) => (await t.mutation(createEnrollment, { orgId, capabilities: CAPABILITIES, ...options })).token);
   const tokens = {
