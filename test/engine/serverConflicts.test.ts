@@ -71,6 +71,17 @@ describe("conflict audit with real clients", () => {
     expect(stats("items:takeFromGroup").conflicts).toBe(0);
   });
 
+  it("no conflict with the same client's earlier mutation even when not awaited: one client's mutations run in order", async () => {
+    const [a] = await pair();
+    server.resetStats();
+    const [, taken] = await Promise.all([
+      a.mutation(api.items.add, { group: "in order", rank: 1 }),
+      a.mutation(api.items.takeFromGroup, { group: "in order", count: 5 }),
+    ]);
+    expect(taken).toEqual([1]);
+    expect(stats("items:takeFromGroup")).toEqual({ calls: 1, conflicts: 0, pushes: 0 });
+  });
+
   it(".take(k) covers the range up to the last document returned: a write behind it does not conflict, one in front does", async () => {
     const [a, b] = await pair();
     for (const rank of [1, 2, 3]) await b.mutation(api.items.add, { group: "heads", rank });
