@@ -1,9 +1,11 @@
 // Turns one database syscall of a running execution into read-set and write-set entries. Only answered
 // syscalls get here: an operation that threw changed nothing.
 import type { Execution } from "./executions";
+import type { SyscallQuery } from "./readSet";
 import { isSystemTable, tableOfId, type Version } from "./writes";
 
-type Args = { table?: string; id?: string; queryId?: number; query?: never; cursor?: unknown; endCursor?: unknown };
+/** The arguments of the syscalls below (each uses some of these). */
+type Args = { table?: string; id?: string; queryId?: number; query: SyscallQuery; cursor?: unknown; endCursor?: unknown };
 
 export function recordOperation(
   execution: Execution,
@@ -16,13 +18,13 @@ export function recordOperation(
   if (!tx || !execution.running) return;
   switch (op) {
     case "1.0/queryStream":
-      tx.reads.startStream((JSON.parse(resultJson) as { queryId: number }).queryId, (JSON.parse(argsJson) as { query: never }).query);
+      tx.reads.startStream((JSON.parse(resultJson) as { queryId: number }).queryId, (JSON.parse(argsJson) as Args).query);
       return;
     case "1.0/queryStreamNext":
       tx.reads.streamNext((JSON.parse(argsJson) as Args).queryId!, resultJson);
       return;
     case "1.0/queryPage":
-      tx.reads.page(JSON.parse(argsJson), JSON.parse(resultJson));
+      tx.reads.page(JSON.parse(argsJson) as Args, JSON.parse(resultJson) as { continueCursor?: unknown });
       return;
     case "1.0/get": {
       const { id, table } = JSON.parse(argsJson) as Args;

@@ -137,7 +137,7 @@ export class ReadSet {
   }
 
   /** One `.paginate()` page: from after its cursor to its continue cursor (or the range's end). */
-  page(args: { query: SyscallQuery; cursor: unknown; endCursor?: unknown }, result: { continueCursor?: unknown }): void {
+  page(args: { query: SyscallQuery; cursor?: unknown; endCursor?: unknown }, result: { continueCursor?: unknown }): void {
     const described = this.describe(args.query);
     // A page asked for after the end cursor reads nothing.
     if (!described || args.cursor === "_end_cursor") return;
