@@ -2,7 +2,7 @@
 // actually covered, documents read by id, and whole tables. `touches` says whether a committed write falls
 // into it — what decides a subscription re-run and a would-be OCC conflict.
 import { jsonToConvex, type JSONValue, type Value } from "convex/values";
-import { keyOf, type IndexCatalog } from "./indexCatalog";
+import { keyOf, type IndexCatalog, type Projection } from "./indexCatalog";
 import { containsKey, rangeAfter, rangeFromExpressions, rangeThrough, type KeyRange, type Order, type RangeExpression } from "./keyRange";
 import type { IndexKey } from "./valueOrder";
 import { isSystemTable, tableOfId, unknownVersion, type Version, type WriteRecord } from "./writes";
@@ -81,6 +81,19 @@ function decodeCursor(cursor: string): IndexKey {
 }
 
 const realCursor = (cursor: unknown): cursor is string => typeof cursor === "string" && cursor !== "_end_cursor";
+
+/**
+ * A refresh checks each written version against every cached query's ranges of the same index: its key in
+ * that index is computed once (the catalog hands out one key-fields array per index).
+ */
+const keysOfVersions = new WeakMap<object, Map<readonly string[], IndexKey>>();
+function versionKey(version: Projection, keyFields: readonly string[]): IndexKey {
+  let keys = keysOfVersions.get(version);
+  if (!keys) keysOfVersions.set(version, (keys = new Map()));
+  let key = keys.get(keyFields);
+  if (!key) keys.set(keyFields, (key = keyOf(version, keyFields)));
+  return key;
+}
 
 export class ReadSet {
   private readonly streams = new Map<number, StreamRead>();
@@ -182,6 +195,6 @@ export class ReadSet {
   private versionIn(version: Version, range: KeyRange, keyFields: readonly string[]): boolean {
     if (version === null) return false;
     if (version === unknownVersion) return true;
-    return containsKey(range, keyOf(version, keyFields));
+    return containsKey(range, versionKey(version, keyFields));
   }
 }
