@@ -270,6 +270,8 @@ export class SyncHub {
     this.coveredSeq = this.instruments.seq;
     const rerun: CachedQuery[] = [];
     for (const entry of this.cache.stale(writes)) {
+      // Its last subscriber may have gone while an earlier query of this refresh ran.
+      if (entry.subscribers.size === 0) continue;
       const { outcome, reads } = await this.runQuery(entry.udfPath, entry.args);
       this.cache.update(entry, outcome, reads);
       rerun.push(entry);
