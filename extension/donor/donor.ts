@@ -2,12 +2,12 @@ import * as vscode from "vscode";
 import { cpus, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { readDonorSettings, type DonorSettings } from "./donorSettings";
-import { LoadGate } from "./policy/loadGate";
-import { MachineLock } from "./policy/machineLock";
-import { SharedActivity } from "./policy/sharedActivity";
-import { decide, type PolicyDecision } from "./policy/policy";
-import { CpuSampler, readOnBattery, readOsIdleMs } from "./policy/probes";
-import { Disposable } from "./views/disposable";
+import { LoadGate } from "../policy/loadGate";
+import { MachineLock } from "../policy/machineLock";
+import { SharedActivity } from "../policy/sharedActivity";
+import { decide, type PolicyDecision } from "../policy/policy";
+import { CpuSampler, readOnBattery, readOsIdleMs } from "../policy/probes";
+import { DisposableOwner } from "../lifecycle";
 
 const SAMPLE_MS = 5_000;
 const SAMPLE_UNFOCUSED_MS = 15_000;
@@ -20,7 +20,7 @@ const SNOOZE_KEY = "farmhand.snoozedUntil";
  * says (probes), and the resulting decision with its reason. Samples the machine only while the donor wants
  * to donate; when off it has no timers at all.
  */
-export class Donor extends Disposable {
+export class Donor extends DisposableOwner {
   private readonly changed = this._register(new vscode.EventEmitter<PolicyDecision>());
   readonly onDidChange = this.changed.event;
 

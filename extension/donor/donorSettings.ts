@@ -1,7 +1,7 @@
 import * as vscode from "vscode";
-import { concurrencyFor, PRESETS, type PresetName } from "./policy/presets";
-import { MAX_CONCURRENCY } from "./worker";
-import { parseTimeWindow, type TimeWindow } from "./policy/timeWindows";
+import { concurrencyFor, PRESETS, type PresetName } from "../policy/presets";
+import { MAX_CONCURRENCY } from "../worker";
+import { parseTimeWindow, type TimeWindow } from "../policy/timeWindows";
 
 /** The `farmhand.*` settings that shape donating, read once per change and resolved against the preset. */
 export type DonorSettings = {

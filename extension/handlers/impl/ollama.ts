@@ -3,7 +3,8 @@ import type { ImplContext } from "../protocol";
 
 export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
 
-export type OllamaOptions = { url?: string };
+/** `models`: the only models the donor offers (absent: any local model). */
+export type OllamaOptions = { url?: string; models?: string[] };
 
 type GeneratePayload = { model: string; prompt: string; system?: string; options?: Record<string, unknown> };
 type ChatMessage = { role: string; content: string };
@@ -12,6 +13,7 @@ type ChatPayload = { model: string; messages: ChatMessage[]; options?: Record<st
 /** ollama.generate: stream a completion from the local Ollama, token by token, as output. */
 export async function ollamaGenerate(payload: unknown, ctx: ImplContext, options: unknown): Promise<unknown> {
   const p = checkGenerate(payload);
+  checkOffered(p.model, options);
   let response = "";
   const last = await streamNdjson(urlOf(options), "/api/generate", { ...p, stream: true }, ctx, (line) => {
     const token = typeof line.response === "string" ? line.response : "";
@@ -24,6 +26,7 @@ export async function ollamaGenerate(payload: unknown, ctx: ImplContext, options
 /** ollama.chat: stream the assistant's reply to a chat from the local Ollama. */
 export async function ollamaChat(payload: unknown, ctx: ImplContext, options: unknown): Promise<unknown> {
   const p = checkChat(payload);
+  checkOffered(p.model, options);
   let content = "";
   const last = await streamNdjson(urlOf(options), "/api/chat", { ...p, stream: true }, ctx, (line) => {
     const message = line.message as { content?: unknown } | undefined;
@@ -37,6 +40,21 @@ export async function ollamaChat(payload: unknown, ctx: ImplContext, options: un
 function urlOf(options: unknown): string {
   const url = (options as OllamaOptions | undefined)?.url;
   return (typeof url === "string" && url) || DEFAULT_OLLAMA_URL;
+}
+
+/** Whether `model` is one of the `chosen` (lowercase) names; `llama3` and `llama3:latest` name the same model. */
+export function offersModel(chosen: readonly string[], model: string): boolean {
+  const name = model.toLowerCase();
+  const base = name.endsWith(":latest") ? name.slice(0, -":latest".length) : name;
+  return chosen.includes(base) || chosen.includes(`${base}:latest`);
+}
+
+/** A job may only use a model the donor chose to offer (the extension always passes the choice). */
+function checkOffered(model: string, options: unknown): void {
+  const models = (options as OllamaOptions | undefined)?.models;
+  if (!models || offersModel(models, model)) return;
+  // Retryable: another worker may offer this model.
+  throw new HandlerError(`this machine does not offer the Ollama model "${model}" (it offers ${models.join(", ")})`);
 }
 
 function stats(last: Record<string, unknown> | undefined) {

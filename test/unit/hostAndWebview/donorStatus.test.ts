@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeStatus, donorStatus } from "../../../extension/views/donorStatus";
+import { describeStatus, donorStatus } from "../../../extension/hostAndWebview/donorStatus";
 
 const donate = { donate: true as const };
 const off = { donate: false as const, off: true as const };

@@ -37,7 +37,7 @@ describe("panel snapshot", () => {
   });
 
   it("shows no farm data when not joined", () => {
-    const s = buildSnapshot({ ...parts, joined: false, farmError: "boom" });
+    const s = buildSnapshot({ ...parts, joined: false, farmError: { kind: "unreachable", message: "boom" } });
     expect(s.farm).toBeUndefined();
     expect(s.farmError).toBeUndefined();
     expect(s.status).toEqual({ kind: "notJoined" });
