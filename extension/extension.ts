@@ -36,7 +36,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   await membership.load();
   const connection = new FarmConnection(membership);
   const data = new FarmData(connection);
-  const donor = new Donor(context.globalState);
+  const donor = new Donor(context.globalState, log);
   const handlers = new EngineHandlers(log);
   const session = new FarmSession(connection, handlers.registry, log, () => render.request());
   // Where the OS reports no nice time (Windows), estimate our own jobs' CPU share so it is not "other programs".

@@ -1,6 +1,6 @@
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { userStateDir } from "../policy/privateFiles";
 import { MAX_CONCURRENCY } from "../worker/worker";
 
 export type CliOptions = {
@@ -46,8 +46,7 @@ Pulls jobs from a Farmhand queue and runs them on this machine, without VS Code.
 Ctrl-C once: finish running jobs, then exit. Twice: stop now and give the running jobs back.`;
 
 export function defaultKeyFile(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CONFIG_HOME || join(homedir(), ".config");
-  return join(base, "farmhand", "worker.json");
+  return join(userStateDir(env), "worker.json");
 }
 
 /** Parse and check the command line; throws an Error with a user-facing message. */
