@@ -85,5 +85,8 @@ process.on("uncaughtException", fatal);
 process.on("unhandledRejection", fatal);
 // Ctrl-C in a terminal reaches the whole process group; the host decides (drain or stop) and tells us.
 process.on("SIGINT", () => undefined);
+// A cancel signals this child's whole process group (the job code's own children with it): here it only aborts the
+// job, so the runner can still report how it ended; the host kills the group if the job code does not stop in time.
+process.on("SIGTERM", () => current?.abort(new Error("the job was canceled")));
 // The host went away: nothing left to report to.
 process.on("disconnect", () => process.exit(0));
