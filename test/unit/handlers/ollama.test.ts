@@ -110,4 +110,19 @@ describe("ollama handlers", () => {
     up.pool.close();
     down.pool.close();
   });
+
+  it("offers only the models the donor chose, none when none are chosen, and refuses a job for another model", async () => {
+    const chosen = createBuiltinRegistry({ ollama: { url: fake.url, models: ["tiny"] } });
+    expect(await chosen.registry.capabilities()).toEqual(["demo.echo", "demo.primes", "ollama.chat", "ollama.generate", "ollama:tiny", "ollama:tiny:latest"]);
+    const none = createBuiltinRegistry({ ollama: { url: fake.url, models: [] } });
+    expect(none.registry.types()).toEqual(["demo.echo", "demo.primes"]);
+    const options = { url: fake.url, models: ["tiny"] };
+    await expect(pool.run({ builtin: "ollama.generate", options }, { model: "qwen:0.5b", prompt: "x" }, fakeCtx().ctx)).rejects.toMatchObject({
+      message: 'this machine does not offer the Ollama model "qwen:0.5b" (it offers tiny)',
+      retryable: true,
+    });
+    expect(await pool.run({ builtin: "ollama.generate", options }, { model: "tiny:latest", prompt: "x" }, fakeCtx().ctx)).toMatchObject({ response: "Hello there." });
+    chosen.pool.close();
+    none.pool.close();
+  });
 });
