@@ -21,6 +21,10 @@ export type FarmhandState = {
   /** Jobs running on this machine ("This machine" in the tree). */
   jobs: Array<{ jobId: string; type: string; progress?: number; status?: string; startedAt: number }>;
   contribution: { succeeded: number; failed: number; canceled: number; busyMs: number };
+  /** The policy as settings resolved it; `problems`: settings that could not be read. */
+  policy: { preset: string; concurrency: number; idleMinutes: number; otherCpuPercent: number; problems: string[] };
+  /** What a click on the status-bar item (or the panel's main button) does now. */
+  toggle: "join" | "start" | "stop" | "resume";
 };
 export type FarmhandApi = { getState(): FarmhandState; activationMs: number };
 
