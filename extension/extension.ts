@@ -52,7 +52,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     });
   const statusBar = new StatusBar();
   const tree = new FarmTree(data, () => membership.joined);
-  const panel = new PanelProvider(context.extensionUri, data, { version: context.extension.packageJSON.version, snapshot, perform: (r) => void perform(r), log });
+  const panel = new PanelProvider(context.extensionUri, data, { version: String((context.extension.packageJSON as { version?: unknown }).version), snapshot, perform: (r) => void perform(r), log });
   const contextKeys = new ContextKeys();
   // One snapshot per redraw, handed to every surface.
   const render = new Throttle(() => {

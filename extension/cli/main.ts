@@ -9,7 +9,7 @@ import { Worker } from "../worker/worker";
 import { parseCliArgs, USAGE, type CliOptions } from "./args";
 import { readKeyFile, writeKeyFile } from "./keyFile";
 
-export const EXIT = { ok: 0, usage: 2, unreachable: 3, key: 4, failed: 1 } as const;
+const EXIT = { ok: 0, usage: 2, unreachable: 3, key: 4, failed: 1 } as const;
 
 export type CliIo = {
   env: NodeJS.ProcessEnv;
@@ -19,7 +19,7 @@ export type CliIo = {
   onSignal(signal: "SIGINT" | "SIGTERM", listener: () => void): () => void;
 };
 
-export const processIo: CliIo = {
+const processIo: CliIo = {
   env: process.env,
   out: (line) => process.stdout.write(line + "\n"),
   err: (line) => process.stderr.write(line + "\n"),

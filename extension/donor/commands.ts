@@ -19,7 +19,7 @@ export type CommandDeps = {
   session: FarmSession;
   connection: FarmConnection;
   /** The join dialog (views/joinFlow): asks the donor unless given a scripted request; true once joined. */
-  join(request?: JoinRequest): Promise<boolean>;
+  join: (request?: JoinRequest) => Promise<boolean>;
   log: vscode.LogOutputChannel;
 };
 

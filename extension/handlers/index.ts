@@ -13,7 +13,6 @@ export { isolatedHandler } from "./isolated";
 export { probeOllama } from "./ollama";
 export { parseRecipes, loadRecipesFile } from "./recipes";
 export type { Recipe } from "./impl/recipe";
-export { DEFAULT_OLLAMA_URL } from "./impl/ollama";
 
 /**
  * Which local Ollama models to offer: `url` of the local server; `models` the names the donor chose (only these are

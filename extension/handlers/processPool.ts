@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { setPriority } from "node:os";
 import { join } from "node:path";
-import { HandlerError } from "../worker/errors";
+import { abortReason, HandlerError } from "../worker/errors";
 import type { HandlerContext } from "../worker/handler";
 import type { ChildMessage, HostMessage, ImplSpec } from "./protocol";
 
@@ -44,7 +44,7 @@ export class ProcessPool {
 
   run(impl: ImplSpec, payload: unknown, ctx: HandlerContext): Promise<unknown> {
     if (this.closed) return Promise.reject(new HandlerError("the handler pool is closed"));
-    if (ctx.signal.aborted) return Promise.reject(ctx.signal.reason);
+    if (ctx.signal.aborted) return Promise.reject(abortReason(ctx.signal));
     const child = this.take();
     return new Promise((resolve, reject) => {
       let settled = false;
@@ -75,7 +75,7 @@ export class ProcessPool {
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
         const how = signal ? `signal ${signal}` : `code ${code}`;
         const error = ctx.signal.aborted
-          ? ctx.signal.reason
+          ? abortReason(ctx.signal)
           : new HandlerError(`the handler's process exited unexpectedly (${how})`);
         finish(false, () => reject(error));
       };

@@ -38,10 +38,11 @@ async function load(spec: ImplSpec): Promise<Impl> {
     if (!impl) throw new Error(`no built-in job code named "${spec.builtin}"`);
     return impl;
   }
-  const mod = await import(pathToFileURL(spec.module).href);
-  const impl = mod[spec.exportName ?? "run"] ?? mod.default?.[spec.exportName ?? "run"];
-  if (typeof impl !== "function") throw new Error(`${spec.module} does not export a function "${spec.exportName ?? "run"}"`);
-  return impl;
+  const name = spec.exportName ?? "run";
+  const mod = (await import(pathToFileURL(spec.module).href)) as Record<string, unknown> & { default?: Record<string, unknown> };
+  const impl = mod[name] ?? mod.default?.[name];
+  if (typeof impl !== "function") throw new Error(`${spec.module} does not export a function "${name}"`);
+  return impl as Impl;
 }
 
 async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {

@@ -91,7 +91,7 @@ export class CpuSampler {
     let niced = 0;
     let total = 0;
     current.forEach((cpu, i) => {
-      const before = previous[i]!.times;
+      const before = previous[i].times;
       const t = cpu.times;
       const idle = t.idle - before.idle;
       const all = t.user - before.user + (t.nice - before.nice) + (t.sys - before.sys) + (t.irq - before.irq) + idle;

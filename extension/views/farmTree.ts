@@ -52,7 +52,7 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
     this.view = this._register(vscode.window.createTreeView(FarmTree.viewId, { treeDataProvider: this }));
     this._register(this.view.onDidChangeVisibility(() => this.followVisibility()));
     this._register(data.onDidChange(() => this.onData()));
-    this._register({ dispose: () => this.using?.dispose() });
+    this._register({ dispose: () => void this.using?.dispose() });
     this.followVisibility();
   }
 

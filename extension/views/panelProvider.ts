@@ -38,7 +38,7 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
     // The farm's figures are fetched only while the panel can be seen.
     let using: vscode.Disposable | undefined = view.visible ? this.data.use() : undefined;
     this.viewDisposables.push(
-      { dispose: () => using?.dispose() },
+      { dispose: () => void using?.dispose() },
       view.webview.onDidReceiveMessage((raw) => this.receive(raw)),
       view.onDidChangeVisibility(() => {
         if (view.visible && !using) using = this.data.use();
@@ -107,7 +107,7 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
   <meta charset="UTF-8">
   <meta http-equiv="Content-Security-Policy" content="${csp}">
   <meta name="viewport" content="width=device-width, initial-scale=1.0">
-  <link rel="stylesheet" href="${style}">
+  <link rel="stylesheet" href="${style.toString()}">
   <title>Farmhand</title>
 </head>
 <body>
@@ -139,7 +139,7 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
     </div>
     <p id="farmError" class="warning" hidden></p>
   </section>
-  <script nonce="${nonce}" src="${script}"></script>
+  <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;
   }

@@ -66,7 +66,7 @@ const CLICK: Record<ToggleAction, string> = {
 };
 
 /** The tooltip as Markdown text (compared before it is sent). */
-export function tooltip(view: StatusBarView): string {
+function tooltip(view: StatusBarView): string {
   const lines = [`**Farmhand** — ${escape(describeStatus(view.status))}`, ""];
   if (view.toggle === "join") return [...lines, CLICK.join].join("\n");
   lines.push(`Farm: ${escape(view.farmUrl)}`, "");

@@ -163,3 +163,9 @@ export function watchKeyRefusals(client: FarmClient, onRefused: (error: Describe
     ...(client.onConnectionChange ? { onConnectionChange: (cb: (connected: boolean) => void) => client.onConnectionChange!(cb) } : {}),
   };
 }
+
+/** Why a signal was aborted, as an Error (an AbortSignal's reason can be any value). */
+export function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error(reason === undefined ? "aborted" : String(reason));
+}

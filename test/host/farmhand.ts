@@ -37,9 +37,14 @@ export async function activateFarmhand(): Promise<FarmhandApi> {
 }
 
 /** Whether the extension's manifest declares the setting `farmhand.<key>`. */
+/** The settings the extension's manifest declares. */
+export function declaredSettings(): string[] {
+  const manifest = vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON as { contributes?: { configuration?: { properties?: object } } } | undefined;
+  return Object.keys(manifest?.contributes?.configuration?.properties ?? {});
+}
+
 export function declaresSetting(key: string): boolean {
-  const properties = vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON?.contributes?.configuration?.properties;
-  return properties !== undefined && `farmhand.${key}` in properties;
+  return declaredSettings().includes(`farmhand.${key}`);
 }
 
 /** Writes a `farmhand.*` setting the way a user would (machine-scoped ones land in the remote machine settings). */
@@ -52,7 +57,7 @@ export async function setFarmhandSetting(key: string, value: unknown): Promise<v
  * test-only probe extension (test/host/fixtures/context-probe) whose command for that key is in the command
  * palette exactly while the key is true.
  */
-export async function contextKey(key: "farmhand.donating" | "farmhand.joined"): Promise<boolean> {
+async function contextKey(key: "farmhand.donating" | "farmhand.joined"): Promise<boolean> {
   assert.ok(
     vscode.extensions.getExtension("farmhand-tests.context-probe"),
     "the context-probe fixture extension is not installed; the runner copies it into the extensions dir",

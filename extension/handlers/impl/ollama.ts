@@ -1,4 +1,4 @@
-import { HandlerError } from "../../worker/errors";
+import { abortReason, HandlerError } from "../../worker/errors";
 import type { ImplContext } from "../protocol";
 
 export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
@@ -81,12 +81,13 @@ async function streamNdjson(
       signal: ctx.signal,
     });
   } catch (e) {
-    if (ctx.signal.aborted) throw ctx.signal.reason;
+    if (ctx.signal.aborted) throw abortReason(ctx.signal);
     throw new HandlerError(`Ollama is not reachable at ${base} (${causeOf(e)}); is it running? Start it with \`ollama serve\``);
   }
   if (!res.ok) {
     const text = (await res.text().catch(() => "")).slice(0, 500);
-    const detail = safeJson(text)?.error ?? text;
+    const error = safeJson(text)?.error;
+    const detail = typeof error === "string" ? error : text;
     const retryable = res.status >= 500 || res.status === 429;
     throw new HandlerError(`Ollama answered ${res.status} for ${path}: ${detail}`, { retryable });
   }
@@ -117,8 +118,8 @@ async function streamNdjson(
 
 function safeJson(text: string): Record<string, unknown> | undefined {
   try {
-    const v = JSON.parse(text);
-    return v && typeof v === "object" ? v : undefined;
+    const v: unknown = JSON.parse(text);
+    return v && typeof v === "object" ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
@@ -139,19 +140,20 @@ function checkGenerate(payload: unknown): GeneratePayload {
 
 function checkChat(payload: unknown): ChatPayload {
   const p = payload as Partial<ChatPayload> | null;
+  const model = p?.model;
+  const messages = p?.messages;
   const ok =
-    p &&
-    typeof p.model === "string" &&
-    p.model &&
-    Array.isArray(p.messages) &&
-    p.messages.length > 0 &&
-    p.messages.every((m) => m && typeof m.role === "string" && typeof m.content === "string");
+    typeof model === "string" &&
+    model !== "" &&
+    Array.isArray(messages) &&
+    messages.length > 0 &&
+    messages.every((m) => m && typeof m.role === "string" && typeof m.content === "string");
   if (!ok) {
     throw new HandlerError(`ollama.chat needs a payload { model: string, messages: [{ role, content }, ...] }, got ${brief(payload)}`, {
       retryable: false,
     });
   }
-  return { model: p!.model!, messages: p!.messages!.map((m) => ({ role: m.role, content: m.content })), ...(isObject(p!.options) ? { options: p!.options } : {}) };
+  return { model, messages: messages.map((m) => ({ role: m.role, content: m.content })), ...(isObject(p?.options) ? { options: p.options } : {}) };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

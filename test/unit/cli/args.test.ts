@@ -43,7 +43,7 @@ describe("farmhand-worker arguments", () => {
     [["--url", "http://x", "--bogus"], "Unknown option '--bogus'"],
     [["--url", "http://x", "--max-failures", "2.5"], "--max-failures must be a whole number from 0"],
   ])("rejects %j", (argv, message) => {
-    expect(() => parseCliArgs(argv as string[], {})).toThrow(message);
+    expect(() => parseCliArgs(argv, {})).toThrow(message);
   });
 
   it("takes --max-failures, where 0 means never auto-pause", () => {

@@ -16,7 +16,7 @@ function fakeOllama(): Promise<{ server: Server; url: string; requests: unknown[
         res.end(JSON.stringify({ models: [{ name: "tiny:latest" }, { name: "qwen:0.5b" }] }));
         return;
       }
-      const json = JSON.parse(body);
+      const json = JSON.parse(body) as { model?: string };
       requests.push({ url: req.url, ...json });
       if (json.model === "missing") {
         res.statusCode = 404;
