@@ -9,7 +9,7 @@ import { SharedActivity } from "../policy/sharedActivity";
 import { decide, type PolicyDecision } from "../policy/policy";
 import { CpuSampler, readOnBattery, readOsIdleMs } from "../policy/probes";
 import { DisposableOwner } from "../lifecycle";
-import { errorMessage } from "../worker/errors";
+import { messageOf } from "../worker/errors";
 
 const SAMPLE_MS = 5_000;
 const SAMPLE_UNFOCUSED_MS = 15_000;
@@ -55,7 +55,7 @@ export class Donor extends DisposableOwner {
       this.lock = new MachineLock({ path: join(stateDir, "donor.lock"), owner: vscode.env.sessionId });
       this.activity = new SharedActivity(join(stateDir, "activity"));
     } catch (error) {
-      log.warn(`One donor per machine is not enforced, and other windows' activity is not seen: ${errorMessage(error)}`);
+      log.warn(`One donor per machine is not enforced, and other windows' activity is not seen: ${messageOf(error)}`);
     }
     const touch = () => {
       this.lastActivityAt = Date.now();

@@ -1,7 +1,7 @@
 import * as vscode from "vscode";
 import { demoHandlers, HandlerRegistry, ollamaHandlers, parseRecipes, ProcessPool, recipeHandlers, type Recipe } from "../handlers";
 import { DisposableOwner } from "../lifecycle";
-import { errorMessage } from "../worker/errors";
+import { messageOf } from "../worker/errors";
 
 /** Settings that change what this machine offers; a change applies at once (no reload of the window). */
 const OFFER_SETTINGS = ["farmhand.recipes", "farmhand.ollamaUrl", "farmhand.ollamaModels"];
@@ -44,7 +44,7 @@ export class EngineHandlers extends DisposableOwner {
     try {
       return parseRecipes(declared);
     } catch (error) {
-      const message = errorMessage(error);
+      const message = messageOf(error);
       this.log.error(`farmhand.recipes ignored: ${message}`);
       void vscode.window
         .showErrorMessage(`Farmhand: your recipes setting has problems and was ignored. ${message}`, "Open Settings")

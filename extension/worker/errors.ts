@@ -58,10 +58,10 @@ const NETWORK_CODES = new Set([
 /** One description of any error: what kind it is, and the message to show. */
 export function describeError(e: unknown): DescribedError {
   const code = errorCode(e);
-  if (code !== undefined) return { kind: KIND_BY_CODE[code] ?? "failed", code, message: serverMessage(e) ?? plainMessage(e) };
+  if (code !== undefined) return { kind: KIND_BY_CODE[code] ?? "failed", code, message: serverMessage(e) ?? messageOf(e) };
   const network = networkCode(e);
   if (network) return { kind: "unreachable", code: network, message: `the farm could not be reached (${network})` };
-  return { kind: "failed", message: plainMessage(e) };
+  return { kind: "failed", message: messageOf(e) };
 }
 
 /** The `code` of a ConvexError-shaped error, if it has one. Duck-typed: the class may come from another bundle. */
@@ -70,7 +70,7 @@ export function errorCode(e: unknown): string | undefined {
   return isRecord(data) && typeof data.code === "string" ? data.code : undefined;
 }
 
-/** The message to show for any error (the server's own words where it sent some). */
+/** The message to show for an error from the farm (the server's own words where it sent some). */
 export function errorMessage(e: unknown): string {
   return describeError(e).message;
 }
@@ -118,10 +118,10 @@ function networkCode(e: unknown): string | undefined {
 }
 
 /**
- * An error's own words without the Convex client's wrapping: its "[Request ID: …] Server Error" line, an
- * "Uncaught Error:" prefix and the server's stack lines.
+ * Any thrown value's own words (the one fallback for `instanceof Error ? message : String(e)`), without the Convex
+ * client's wrapping: its "[Request ID: …] Server Error" line, an "Uncaught Error:" prefix and the server's stack lines.
  */
-function plainMessage(e: unknown): string {
+export function messageOf(e: unknown): string {
   const raw = e instanceof Error ? e.message : typeof e === "string" ? e : String(e);
   const lines = raw
     .split("\n")

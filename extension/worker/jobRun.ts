@@ -1,7 +1,7 @@
 import { LIMITS } from "../../convex/lib/limits";
 import { jsonBytes } from "../../convex/lib/validate";
 import { Backoff } from "./backoff";
-import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease } from "./errors";
+import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease, messageOf } from "./errors";
 import type { ClaimedJob, FarmClient } from "./farmClient";
 import type { Handler } from "./handler";
 import { OutputBatcher } from "./outputBatcher";
@@ -153,7 +153,7 @@ export class JobRun {
     }
     const r = await settled;
     if (r.ok) return { kind: "succeeded", result: r.value === undefined ? null : r.value };
-    return { kind: "failed", error: errorMessage(r.error) || "handler failed", retryable: isRetryable(r.error), handlerFault: true };
+    return { kind: "failed", error: messageOf(r.error) || "handler failed", retryable: isRetryable(r.error), handlerFault: true };
   }
 
   /** Report the outcome to the server. Rewrites it when the server's answer changes what happened. */
@@ -286,7 +286,7 @@ function resultSize(value: unknown): number | string {
   try {
     return jsonBytes(value);
   } catch (e) {
-    return `result is not a value the farm can store: ${errorMessage(e)}`;
+    return `result is not a value the farm can store: ${messageOf(e)}`;
   }
 }
 

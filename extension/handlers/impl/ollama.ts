@@ -1,4 +1,4 @@
-import { abortReason, HandlerError } from "../../worker/errors";
+import { abortReason, HandlerError, messageOf } from "../../worker/errors";
 import type { ImplContext } from "../protocol";
 
 export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
@@ -127,7 +127,7 @@ function safeJson(text: string): Record<string, unknown> | undefined {
 
 function causeOf(e: unknown): string {
   const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
+  return cause?.code ?? cause?.message ?? messageOf(e);
 }
 
 function checkGenerate(payload: unknown): GeneratePayload {

@@ -1,22 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { parseTimeWindows, resolveDonorSettings } from "../../../extension/policy/donorSettings";
-import { decide, type PolicyInputs } from "../../../extension/policy/policy";
+import { decide } from "../../../extension/policy/policy";
+import { policyInputs } from "./inputs";
 
 // 2026-11-16 is a Monday; local time.
 const mondayNoon = new Date(2026, 10, 16, 12, 0).getTime();
-const inputs = (now: number): PolicyInputs => ({
-  now,
-  wanted: true,
-  remoteWindow: false,
-  allowRemote: false,
-  otherWindowDonates: false,
-  windows: [],
-  onBattery: false,
-  donateOnBattery: false,
-  userIdleMs: Number.POSITIVE_INFINITY,
-  idleMinutes: 0,
-  cpuBusy: false,
-});
+const inputs = (now: number) => policyInputs({ now });
 
 describe("donor settings as VS Code hands them over", () => {
   it("takes farmhand.timeWindows all the way to the policy's decision", () => {
