@@ -51,11 +51,6 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
     );
   }
 
-  /** The number of listeners this provider holds for its view (a test reads it after the view is resolved again). */
-  get viewListenerCount(): number {
-    return this.viewDisposables.length;
-  }
-
   /** Show this state in the panel if it is showing; a hidden panel gets nothing until it shows again. */
   show(snapshot: PanelSnapshot): void {
     if (!this.view?.visible) {
