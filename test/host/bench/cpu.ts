@@ -1,14 +1,17 @@
 // Loaded by test/harness/run-host-bench.mjs (mode `cpu`) as the payload's `extensionTestsPath`: the extension host's
-// own CPU time while Farmhand runs 8 demo.primes jobs that stream progress, with the Farmhand views open (a donor
-// watching) and with them hidden. Writes its figures as JSON to FARMHAND_BENCH_RESULT_FILE.
+// own CPU time while Farmhand runs 8 jobs that each report progress 10 times a second (the most a job's progress
+// reaches the host), with the Farmhand views open (a donor watching) and with them hidden. The jobs are a handler
+// registered through the extension's API that only reports progress, so the event rate does not depend on how much
+// CPU the machine has to spare. Writes its figures as JSON to FARMHAND_BENCH_RESULT_FILE.
 import { writeFileSync } from "node:fs";
 import * as vscode from "vscode";
 import { EXTENSION_ID, waitUntil, type FarmhandApi } from "../farmhand";
-import { submitPrimes } from "../farmClient";
+import { submitJob } from "../farmClient";
 
 const JOBS = 8;
-/** The largest demo.primes job: every one runs for the whole sample, whatever the machine. */
-const N = 2_000_000_000;
+/** Granted by the test farm in this mode (run-host-bench.mjs). */
+const PROGRESS_JOB = "bench.progress";
+const PROGRESS_EVERY_MS = 100;
 const SETTLE_MS = 3_000;
 const SAMPLE_MS = 10_000;
 
@@ -17,7 +20,31 @@ export type HostCpuResult = {
   cpuMsPerSecond: Record<string, number>;
   /** Jobs still running here after the samples (all of them, or the figures do not count). */
   jobsRunning: number;
+  /** Progress reports the jobs made per second during the samples. */
+  progressPerSecond: number;
 };
+
+type ProgressContext = { signal: AbortSignal; progress(fraction?: number, status?: string): void };
+type HandlerApi = FarmhandApi & {
+  registerHandler(handler: { type: string; run(payload: unknown, ctx: ProgressContext): Promise<unknown> }): vscode.Disposable;
+};
+
+let reports = 0;
+/** Reports progress every PROGRESS_EVERY_MS until canceled; never finishes on its own. */
+function progressJob(_payload: unknown, ctx: ProgressContext): Promise<unknown> {
+  return new Promise((resolve) => {
+    let step = 0;
+    const timer = setInterval(() => {
+      step++;
+      reports++;
+      ctx.progress((step % 1_000) / 1_000, `step ${step}`);
+    }, PROGRESS_EVERY_MS);
+    ctx.signal.addEventListener("abort", () => {
+      clearInterval(timer);
+      resolve(null);
+    });
+  });
+}
 
 async function cpuPerSecond(): Promise<number> {
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
@@ -38,9 +65,10 @@ export async function run(): Promise<void> {
   await vscode.extensions.getExtension("vscode.json-language-features")?.activate();
   await vscode.workspace.getConfiguration("editor").update("fontSize", 13, vscode.ConfigurationTarget.Global);
 
-  const extension = vscode.extensions.getExtension<FarmhandApi>(EXTENSION_ID);
+  const extension = vscode.extensions.getExtension<HandlerApi>(EXTENSION_ID);
   if (!extension) throw new Error(`${EXTENSION_ID} is not loaded`);
   const api = await extension.activate();
+  const registered = api.registerHandler({ type: PROGRESS_JOB, run: progressJob });
   await vscode.commands.executeCommand("farmhand.join", { url, token });
   await vscode.commands.executeCommand("farmhand.toggle");
   await waitUntil("waiting for work", () => api.getState(), (s) => s.status.kind === "waiting", 15_000);
@@ -49,16 +77,20 @@ export async function run(): Promise<void> {
   await vscode.commands.executeCommand("workbench.view.extension.farmhand");
   cpuMsPerSecond.idleViewsOpen = await cpuPerSecond();
 
-  await Promise.all(Array.from({ length: JOBS }, () => submitPrimes(N)));
+  await Promise.all(Array.from({ length: JOBS }, () => submitJob(PROGRESS_JOB, {})));
   await waitUntil(`${JOBS} jobs running here`, () => api.getState().jobs.length, (n) => n === JOBS, 60_000);
+  const reportsBefore = reports;
+  const started = performance.now();
   cpuMsPerSecond.jobs8ViewsOpen = await cpuPerSecond();
-  const jobsRunning = api.getState().jobs.length;
 
   await vscode.commands.executeCommand("workbench.view.explorer"); // the Farmhand views are hidden, the jobs go on
   cpuMsPerSecond.jobs8ViewsHidden = await cpuPerSecond();
-  if (api.getState().jobs.length !== JOBS) throw new Error(`only ${api.getState().jobs.length} of ${JOBS} jobs were still running after the samples`);
+  const progressPerSecond = Math.round((reports - reportsBefore) / ((performance.now() - started) / 1000));
+  const jobsRunning = api.getState().jobs.length;
+  if (jobsRunning !== JOBS) throw new Error(`only ${jobsRunning} of ${JOBS} jobs were still running after the samples`);
 
   await vscode.commands.executeCommand("farmhand.toggle"); // off: the jobs go back to the queue
-  const result: HostCpuResult = { cpuMsPerSecond, jobsRunning };
+  registered.dispose();
+  const result: HostCpuResult = { cpuMsPerSecond, jobsRunning, progressPerSecond };
   writeFileSync(file, JSON.stringify(result));
 }
