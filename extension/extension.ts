@@ -1,18 +1,21 @@
 import * as vscode from "vscode";
 import { cpus } from "node:os";
-import { createCommands } from "./commands";
-import { Donor } from "./donor";
-import { createEngineHandlers } from "./engineHandlers";
-import { FarmConnection } from "./farmConnection";
-import { FarmData } from "./farmData";
-import { FarmSession } from "./farmSession";
-import { Membership } from "./membership";
+import { createCommands } from "./donor/commands";
+import { Donor } from "./donor/donor";
+import { EngineHandlers } from "./donor/engineHandlers";
+import { FarmConnection } from "./donor/farmConnection";
+import { FarmData } from "./donor/farmData";
+import { FarmSession } from "./donor/farmSession";
+import { Membership } from "./donor/membership";
+import type { PanelSnapshot } from "./hostAndWebview/panelProtocol";
 import type { Handler } from "./worker";
+import { ContextKeys } from "./views/contextKeys";
 import { FarmTree } from "./views/farmTree";
+import { joinFarm } from "./views/joinFlow";
 import { PanelProvider } from "./views/panelProvider";
-import type { PanelSnapshot } from "./views/panelProtocol";
 import { buildSnapshot } from "./views/panelSnapshot";
 import { StatusBar } from "./views/statusBar";
+import { Throttle } from "./views/throttle";
 
 /** What other extensions (and our tests) get from `extensions.getExtension("farmhand.farmhand").exports`. */
 export type FarmhandApi = {
@@ -23,6 +26,9 @@ export type FarmhandApi = {
   registerHandler(handler: Handler): vscode.Disposable;
 };
 
+/** Progress arrives up to 10 times a second per job: the views redraw at most once per this window. */
+const RENDER_EVERY_MS = 100;
+
 export async function activate(context: vscode.ExtensionContext): Promise<FarmhandApi> {
   const started = performance.now();
   const log = vscode.window.createOutputChannel("Farmhand", { log: true });
@@ -30,12 +36,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   await membership.load();
   const connection = new FarmConnection(membership);
   const data = new FarmData(connection);
-  const donor = new Donor(context.globalState);
-  const { registry, pool } = createEngineHandlers(log);
-  const session = new FarmSession(connection, registry, log, () => render());
+  const donor = new Donor(context.globalState, log);
+  const handlers = new EngineHandlers(log);
+  const session = new FarmSession(connection, handlers.registry, log, () => render.request());
   // Where the OS reports no nice time (Windows), estimate our own jobs' CPU share so it is not "other programs".
   donor.ownCpuShare = () => (session.snapshot()?.running.length ?? 0) / Math.max(1, cpus().length);
-  const { perform, joinFromEnvironment, register } = createCommands({ membership, donor, session, connection, registry, log });
+  const join = (args?: { url: string; token: string }) => joinFarm({ membership, handlers, log }, args);
+  const { perform, joinFromEnvironment, register } = createCommands({ membership, donor, session, connection, join, log });
 
   const snapshot = (): PanelSnapshot =>
     buildSnapshot({
@@ -44,28 +51,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
       overview: data.overview, dead: data.dead, farmError: data.error, now: Date.now(),
     });
   const statusBar = new StatusBar();
-  const tree = new FarmTree(data, () => membership.joined, () => session.snapshot()?.running ?? [], () => snapshot().statusText);
-  const panel = new PanelProvider(context.extensionUri, data, { version: context.extension.packageJSON.version, snapshot, perform: (r) => void perform(r), log });
+  const tree = new FarmTree(data, () => membership.joined);
+  const panel = new PanelProvider(context.extensionUri, data, { version: String((context.extension.packageJSON as { version?: unknown }).version), snapshot, perform: (r) => void perform(r), log });
   const contextKeys = new ContextKeys();
-  const render = () => {
+  // One snapshot per redraw, handed to every surface.
+  const render = new Throttle(() => {
     const state = snapshot();
-    statusBar.render({ status: state.status, farmUrl: state.farmUrl, jobs: state.jobs, policy: donor.describePolicy() });
+    statusBar.render({ ...state, policy: donor.describePolicy() });
     contextKeys.set({ "farmhand.joined": state.joined, "farmhand.donating": state.donating });
-    tree.refreshMachine();
-    panel.refresh();
-  };
+    tree.showMachine(state);
+    panel.show(state);
+  }, RENDER_EVERY_MS);
   const applyPolicy = () => {
     const key = membership.apiKey;
     const target = membership.joined && key ? { url: membership.url, apiKey: key, concurrency: donor.current.concurrency } : undefined;
-    void session.apply(target, donor.decision).finally(render);
+    void session.apply(target, donor.decision).finally(() => render.request());
   };
 
   context.subscriptions.push(
-    log, membership, connection, data, donor, session, statusBar, tree, panel, { dispose: () => pool.close() },
+    log, membership, connection, data, donor, session, handlers, statusBar, tree, panel, render,
     donor.onDidChange(applyPolicy),
-    data.onDidChange(() => panel.refresh()),
+    data.onDidChange(() => render.request()),
     membership.onDidChange(() => (data.reset(), tree.refresh(), applyPolicy())),
-    { dispose: registry.onChange(() => void session.refreshCapabilities()) },
+    { dispose: handlers.registry.onChange(() => void session.refreshCapabilities()) },
     vscode.window.registerWebviewViewProvider(PanelProvider.viewId, panel),
     ...register(),
   );
@@ -74,19 +82,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   donor.evaluate();
   applyPolicy();
   joinFromEnvironment();
-  return { getState: snapshot, activationMs: performance.now() - started, registerHandler: (handler) => new vscode.Disposable(registry.register(handler)) };
-}
-
-/** `setContext` crosses to the UI process: send a key only when its value changes (render runs on every progress). */
-class ContextKeys {
-  private readonly values = new Map<string, unknown>();
-  set(keys: Record<string, unknown>): void {
-    for (const [key, value] of Object.entries(keys)) {
-      if (this.values.get(key) === value) continue;
-      this.values.set(key, value);
-      void vscode.commands.executeCommand("setContext", key, value);
-    }
-  }
+  return { getState: snapshot, activationMs: performance.now() - started, registerHandler: (handler) => new vscode.Disposable(handlers.registry.register(handler)) };
 }
 
 /** Set by activate: give running jobs back to the queue before the connection closes. */

@@ -3,6 +3,7 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { bumpFinished, bumpLane, type FinishedStatus } from "./counters";
 import { recordEvent, type EventKind } from "./events";
+import { jitteredBackoffMs } from "./backoff";
 import { TIMING } from "./limits";
 
 const FINISH_EVENT: Record<FinishedStatus, EventKind> = { succeeded: "done", canceled: "canceled", dead: "dead" };
@@ -28,8 +29,7 @@ export async function finishJob(
 
 /** Exponential backoff with jitter: base·2^(attempt−1), capped, then scaled by a random 50–100 %. */
 export function backoffMs(attempt: number): number {
-  const ceiling = Math.min(TIMING.backoffMaxMs, TIMING.backoffBaseMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(ceiling * (0.5 + Math.random() * 0.5));
+  return jitteredBackoffMs(attempt - 1, TIMING.backoffBaseMs, TIMING.backoffMaxMs);
 }
 
 /** Put a running job back in its lane, on the same row: now (release) or after a backoff (retry). */

@@ -3,14 +3,14 @@ import { fail } from "./errors";
 import { LIMITS } from "./limits";
 import { storableProblem } from "./storable";
 
-const CAPABILITY = /^[a-z0-9:._-]{1,64}$/;
+export const CAPABILITY_PATTERN = /^[a-z0-9:._-]{1,64}$/;
 // Server-side grants may end in "*" ("ollama:*", or "*" alone) to allow a family of capabilities.
 const CAPABILITY_GRANT = /^[a-z0-9:._-]{0,64}\*?$/;
 
 export function checkCapabilities(names: string[], what: string, max: number): string[] {
   if (names.length > max) fail("invalid_argument", `${what}: at most ${max} capabilities`);
   for (const name of names) {
-    if (!CAPABILITY.test(name)) {
+    if (!CAPABILITY_PATTERN.test(name)) {
       fail("invalid_argument", `${what}: capability "${name}" must match [a-z0-9:._-]{1,64}`);
     }
   }

@@ -1,12 +1,14 @@
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { userStateDir } from "../policy/privateFiles";
 import { MAX_CONCURRENCY } from "../worker/worker";
 
 export type CliOptions = {
   help: boolean;
   url: string;
   key?: string;
+  /** Where the key came from: `--key` shows it to every user of the machine in `ps`; FARMHAND_KEY does not. */
+  keyFrom?: "argument" | "environment";
   token?: string;
   name?: string;
   keyFile: string;
@@ -26,7 +28,8 @@ export const USAGE = `Usage: farmhand-worker --url <deployment url> [--key <work
 Pulls jobs from a Farmhand queue and runs them on this machine, without VS Code.
 
   --url <url>              Convex deployment URL (https://…convex.cloud, or http://127.0.0.1:PORT locally)
-  --key <key>              Worker key (fh_w_…); otherwise read from the key file
+  --key <key>              Worker key (fh_w_…); visible to other users in \`ps\`: prefer FARMHAND_KEY or the key file
+                           (without either, FARMHAND_KEY from the environment, then the key file)
   --token <token>          Enrollment token (fh_e_…): enroll once, save the key in the key file
   --name <name>            This worker's name (needed with --token)
   --key-file <path>        Where the key is kept (default ~/.config/farmhand/worker.json, mode 0600)
@@ -43,8 +46,7 @@ Pulls jobs from a Farmhand queue and runs them on this machine, without VS Code.
 Ctrl-C once: finish running jobs, then exit. Twice: stop now and give the running jobs back.`;
 
 export function defaultKeyFile(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CONFIG_HOME || join(homedir(), ".config");
-  return join(base, "farmhand", "worker.json");
+  return join(userStateDir(env), "worker.json");
 }
 
 /** Parse and check the command line; throws an Error with a user-facing message. */
@@ -75,6 +77,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (!values.url) throw new Error("--url is required");
   checkUrl(values.url, "--url");
   if (values.key && values.token) throw new Error("give --key or --token, not both");
+  // The environment's key is the default key; an explicit --token enrolls instead.
+  const envKey = values.token ? undefined : env.FARMHAND_KEY?.trim() || undefined;
   if (values.token && !values.name) throw new Error("--token needs --name (how this worker shows up in the farm)");
   if (values["ollama-url"]) checkUrl(values["ollama-url"], "--ollama-url");
   const capabilities = values.capabilities
@@ -85,7 +89,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   return {
     help: false,
     url: values.url.replace(/\/+$/, ""),
-    key: values.key,
+    key: values.key ?? envKey,
+    keyFrom: values.key ? "argument" : envKey ? "environment" : undefined,
     token: values.token,
     name: values.name,
     keyFile,

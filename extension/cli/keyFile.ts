@@ -17,7 +17,7 @@ export function readKeyFile(path: string): StoredKey | undefined {
   }
   let value: Partial<StoredKey>;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(text) as Partial<StoredKey>;
   } catch {
     throw new Error(`key file ${path} is not valid JSON`);
   }

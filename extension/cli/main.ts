@@ -1,15 +1,15 @@
 import { createHash } from "node:crypto";
 import { hostname, userInfo } from "node:os";
 import { ConvexClient } from "convex/browser";
-import { anyApi } from "convex/server";
+import { api } from "../../convex/_generated/api";
 import { createBuiltinRegistry, loadRecipesFile, probeOllama, type Recipe } from "../handlers";
 import { convexFarmClient } from "../worker/farmClient";
-import { errorCode, errorMessage } from "../worker/errors";
+import { describeError, watchKeyRefusals } from "../worker/errors";
 import { Worker } from "../worker/worker";
 import { parseCliArgs, USAGE, type CliOptions } from "./args";
 import { readKeyFile, writeKeyFile } from "./keyFile";
 
-export const EXIT = { ok: 0, usage: 2, unreachable: 3, key: 4, failed: 1 } as const;
+const EXIT = { ok: 0, usage: 2, unreachable: 3, key: 4, failed: 1 } as const;
 
 export type CliIo = {
   env: NodeJS.ProcessEnv;
@@ -19,7 +19,7 @@ export type CliIo = {
   onSignal(signal: "SIGINT" | "SIGTERM", listener: () => void): () => void;
 };
 
-export const processIo: CliIo = {
+const processIo: CliIo = {
   env: process.env,
   out: (line) => process.stdout.write(line + "\n"),
   err: (line) => process.stderr.write(line + "\n"),
@@ -47,6 +47,9 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   if (options.help) {
     io.out(USAGE);
     return EXIT.ok;
+  }
+  if (options.keyFrom === "argument") {
+    io.err("farmhand-worker: warning: a key given with --key is visible to every user of this machine (ps); set FARMHAND_KEY or use --key-file instead");
   }
   const log = (line: string) => io.out(`${new Date().toISOString()} ${line}`);
   let recipes: Recipe[] = [];
@@ -101,28 +104,29 @@ async function waitForConnection(client: ConvexClient, options: CliOptions): Pro
   });
 }
 
-/** The worker key: --key, else enroll with --token (saving the key), else the key file. */
+/** The worker key: --key or FARMHAND_KEY, else enroll with --token (saving the key), else the key file. */
 async function credentials(client: ConvexClient, options: CliOptions, capabilities: string[], log: (l: string) => void): Promise<string> {
   if (options.key) return options.key;
   if (options.token) {
     const advertised = options.capabilities ? capabilities.filter((c) => options.capabilities!.includes(c)) : capabilities;
     let enrolled: { workerId: string; apiKey: string };
     try {
-      enrolled = await client.mutation(anyApi.workers.enroll, {
+      enrolled = await client.mutation(api.workers.enroll, {
         token: options.token,
         name: options.name!,
         machineId: machineId(),
         capabilities: advertised,
       });
     } catch (e) {
-      throw new CliError(`enrollment failed (${errorCode(e) ?? "error"}): ${errorMessage(e)}`, EXIT.key);
+      const { kind, code, message } = describeError(e);
+      throw new CliError(`enrollment failed (${code ?? kind}): ${message}`, kind === "unreachable" ? EXIT.unreachable : EXIT.key);
     }
     writeKeyFile(options.keyFile, { url: options.url, apiKey: enrolled.apiKey, workerId: enrolled.workerId, name: options.name! });
     log(`enrolled as "${options.name}" (${enrolled.workerId}); key saved to ${options.keyFile}`);
     return enrolled.apiKey;
   }
   const stored = readKeyFile(options.keyFile);
-  if (!stored) throw new CliError(`no worker key: pass --key, or --token and --name to enroll (no key file at ${options.keyFile})`, EXIT.usage);
+  if (!stored) throw new CliError(`no worker key: pass --key, or --token and --name to enroll, or set FARMHAND_KEY (no key file at ${options.keyFile})`, EXIT.usage);
   if (stored.url.replace(/\/+$/, "") !== options.url) {
     throw new CliError(`the key in ${options.keyFile} is for ${stored.url}, not ${options.url}; enroll again with --token`, EXIT.usage);
   }
@@ -137,8 +141,9 @@ async function work(
   log: (l: string) => void,
   io: CliIo,
 ): Promise<number> {
+  let keyProblem = false;
   const worker = new Worker({
-    client: convexFarmClient(client, apiKey),
+    client: watchKeyRefusals(convexFarmClient(client, apiKey), () => (keyProblem = true)),
     handlers: registry,
     concurrency: options.concurrency,
     onlyCapabilities: options.capabilities,
@@ -146,9 +151,7 @@ async function work(
     // 0 means never auto-pause (a fleet worker whose failures are expected, e.g. a test farm).
     maxConsecutiveFailures: options.maxConsecutiveFailures === 0 ? Number.POSITIVE_INFINITY : options.maxConsecutiveFailures,
   });
-  let keyProblem = false;
   worker.on("state", (e) => {
-    if (e.state === "stopping" && e.reason && /worker.s key/.test(e.reason)) keyProblem = true;
     log(`worker ${e.state}${e.reason ? `: ${e.reason}` : ""}`);
   });
   worker.on("jobFinished", (e) => {

@@ -1,26 +1,29 @@
+import type { Handler } from "../worker/handler";
 import { HandlerRegistry } from "./registry";
 import { isolatedHandler } from "./isolated";
 import { ollamaCapabilities, probeOllama } from "./ollama";
 import { ProcessPool, type ProcessPoolOptions } from "./processPool";
 import { recipeType } from "./recipes";
-import { DEFAULT_OLLAMA_URL } from "./impl/ollama";
+import { DEFAULT_OLLAMA_URL, offersModel } from "./impl/ollama";
 import type { Recipe } from "./impl/recipe";
 
 export { HandlerRegistry } from "./registry";
 export { ProcessPool } from "./processPool";
-export type { ProcessPoolOptions } from "./processPool";
 export { isolatedHandler } from "./isolated";
-export type { IsolatedHandlerSpec } from "./isolated";
-export { probeOllama, ollamaCapabilities } from "./ollama";
-export { parseRecipes, loadRecipesFile, recipeType } from "./recipes";
+export { probeOllama } from "./ollama";
+export { parseRecipes, loadRecipesFile } from "./recipes";
 export type { Recipe } from "./impl/recipe";
-export type { ImplSpec } from "./protocol";
-export { DEFAULT_OLLAMA_URL } from "./impl/ollama";
+
+/**
+ * Which local Ollama models to offer: `url` of the local server; `models` the names the donor chose (only these are
+ * advertised and run); without `models`, every local model (the CLI's default; the extension always asks).
+ */
+export type OllamaOffer = { url?: string; models?: readonly string[] };
 
 export type BuiltinOptions = {
   pool?: ProcessPoolOptions;
-  /** Offer ollama.generate / ollama.chat (only advertised while Ollama answers). Default true. */
-  ollama?: boolean | { url?: string };
+  /** Offer ollama.generate / ollama.chat (only advertised while Ollama answers). Default true, every model. */
+  ollama?: boolean | OllamaOffer;
   recipes?: Recipe[];
 };
 
@@ -28,22 +31,34 @@ export type BuiltinOptions = {
 export function createBuiltinRegistry(options: BuiltinOptions = {}): { registry: HandlerRegistry; pool: ProcessPool } {
   const pool = new ProcessPool(options.pool);
   const registry = new HandlerRegistry();
-  registry.register(isolatedHandler(pool, { type: "demo.echo", impl: { builtin: "demo.echo" } }));
-  registry.register(isolatedHandler(pool, { type: "demo.primes", impl: { builtin: "demo.primes" } }));
-  if (options.ollama !== false) {
-    const url = (typeof options.ollama === "object" && options.ollama.url) || DEFAULT_OLLAMA_URL;
-    // Not advertised at all while Ollama is not running, so no Ollama job lands here to fail.
-    const caps = (type: string) => async () => {
-      const p = await probeOllama(url);
-      return p.running ? [type, ...ollamaCapabilities(p.models)] : [];
-    };
-    for (const type of ["ollama.generate", "ollama.chat"]) {
-      registry.register(isolatedHandler(pool, { type, impl: { builtin: type, options: { url } }, capabilities: caps(type) }));
-    }
-  }
-  for (const recipe of options.recipes ?? []) {
-    const type = recipeType(recipe.name);
-    registry.register(isolatedHandler(pool, { type, impl: { builtin: "recipe", options: recipe }, timeoutMs: recipe.timeoutMs }));
-  }
+  const ollama = options.ollama === false ? [] : ollamaHandlers(pool, options.ollama === true || options.ollama === undefined ? {} : options.ollama);
+  for (const handler of [...demoHandlers(pool), ...ollama, ...recipeHandlers(pool, options.recipes ?? [])]) registry.register(handler);
   return { registry, pool };
 }
+
+export function demoHandlers(pool: ProcessPool): Handler[] {
+  return ["demo.echo", "demo.primes"].map((type) => isolatedHandler(pool, { type, impl: { builtin: type } }));
+}
+
+/** ollama.generate and ollama.chat, advertised with their models while Ollama runs; nothing when no model is chosen. */
+export function ollamaHandlers(pool: ProcessPool, offer: OllamaOffer): Handler[] {
+  const url = offer.url || DEFAULT_OLLAMA_URL;
+  const chosen = offer.models?.map((m) => m.toLowerCase());
+  if (chosen?.length === 0) return [];
+  // Not advertised at all while Ollama is not running, so no Ollama job lands here to fail.
+  const capabilities = (type: string) => async () => {
+    const p = await probeOllama(url);
+    if (!p.running) return [];
+    const models = chosen ? p.models.filter((m) => offersModel(chosen, m)) : p.models;
+    return models.length > 0 ? [type, ...ollamaCapabilities(models)] : [];
+  };
+  const options = { url, ...(chosen ? { models: chosen } : {}) };
+  return ["ollama.generate", "ollama.chat"].map((type) => isolatedHandler(pool, { type, impl: { builtin: type, options }, capabilities: capabilities(type) }));
+}
+
+export function recipeHandlers(pool: ProcessPool, recipes: readonly Recipe[]): Handler[] {
+  return recipes.map((recipe) =>
+    isolatedHandler(pool, { type: recipeType(recipe.name), impl: { builtin: "recipe", options: recipe }, timeoutMs: recipe.timeoutMs }),
+  );
+}
+

@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { setPriority } from "node:os";
 import { join } from "node:path";
-import { HandlerError } from "../worker/errors";
+import { abortReason, HandlerError } from "../worker/errors";
 import type { HandlerContext } from "../worker/handler";
 import type { ChildMessage, HostMessage, ImplSpec } from "./protocol";
 
@@ -44,7 +44,7 @@ export class ProcessPool {
 
   run(impl: ImplSpec, payload: unknown, ctx: HandlerContext): Promise<unknown> {
     if (this.closed) return Promise.reject(new HandlerError("the handler pool is closed"));
-    if (ctx.signal.aborted) return Promise.reject(ctx.signal.reason);
+    if (ctx.signal.aborted) return Promise.reject(abortReason(ctx.signal));
     const child = this.take();
     return new Promise((resolve, reject) => {
       let settled = false;
@@ -75,13 +75,15 @@ export class ProcessPool {
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
         const how = signal ? `signal ${signal}` : `code ${code}`;
         const error = ctx.signal.aborted
-          ? ctx.signal.reason
+          ? abortReason(ctx.signal)
           : new HandlerError(`the handler's process exited unexpectedly (${how})`);
         finish(false, () => reject(error));
       };
       const onAbort = () => {
         this.send(child, { t: "cancel", reason: String((ctx.signal.reason as Error)?.message ?? "aborted") });
-        killTimer = setTimeout(() => child.process.kill("SIGKILL"), this.options.graceMs ?? 5_000);
+        // The job's whole process group (the runner and whatever job code started) hears TERM, then KILL.
+        signalJob(child.process, "SIGTERM");
+        killTimer = setTimeout(() => signalJob(child.process, "SIGKILL"), this.options.graceMs ?? 5_000);
       };
       child.process.on("message", onMessage);
       child.process.on("exit", onExit);
@@ -90,10 +92,10 @@ export class ProcessPool {
     });
   }
 
-  /** Kill every child. */
+  /** Kill every child, with whatever its job code started. */
   close(): void {
     this.closed = true;
-    for (const child of this.all) child.process.kill("SIGKILL");
+    for (const child of this.all) signalJob(child.process, "SIGKILL");
     this.all.clear();
     this.idle.length = 0;
   }
@@ -109,19 +111,21 @@ export class ProcessPool {
   }
 
   private spawn(): Child {
-    // Linux schedules by session ("autogroup") before it looks at niceness: a child in the host's session
-    // spends the host's own share. So on Linux the child gets a session of its own, niced as a whole.
-    const ownSession = process.platform === "linux";
+    // Each child leads a session and process group of its own (POSIX): whatever its job code starts (a recipe's
+    // command and that command's children) is in the group, so a cancel reaches all of it. On Linux it also
+    // matters for priority: Linux schedules by session ("autogroup") before it looks at niceness, and a child in
+    // the host's session would spend the host's own share; the child's session is niced as a whole.
+    const ownGroup = process.platform !== "win32";
     const proc = fork(this.runnerPath, [], {
       execArgv: this.execArgv,
       stdio: ["ignore", "inherit", "inherit", "ipc"],
-      detached: ownSession,
+      detached: ownGroup,
     });
     const child: Child = { process: proc, busy: false };
     this.all.add(child);
     proc.on("exit", () => this.discard(child));
     proc.on("error", () => this.discard(child));
-    if (proc.pid) lowerPriority(proc.pid, this.options.niceness ?? 19, ownSession);
+    if (proc.pid) lowerPriority(proc.pid, this.options.niceness ?? 19, process.platform === "linux");
     return child;
   }
 
@@ -138,7 +142,8 @@ export class ProcessPool {
     if (!this.all.delete(child)) return;
     const i = this.idle.indexOf(child);
     if (i >= 0) this.idle.splice(i, 1);
-    if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill("SIGKILL");
+    // Its job was aborted or it crashed: end what its job code may have left running too.
+    if (child.process.exitCode === null && child.process.signalCode === null) signalJob(child.process, "SIGKILL");
   }
 
   private send(child: Child, message: HostMessage): void {
@@ -150,14 +155,35 @@ export class ProcessPool {
   }
 }
 
+/**
+ * Signal a child and its process group (the job code's own children included). Windows has no process groups:
+ * there only the child itself is signalled.
+ */
+function signalJob(child: ChildProcess, signal: NodeJS.Signals): void {
+  const pid = child.pid;
+  if (pid !== undefined && process.platform !== "win32") {
+    try {
+      process.kill(-pid, signal);
+      return;
+    } catch {
+      // the group is gone already; the child itself may still be there
+    }
+  }
+  try {
+    child.kill(signal);
+  } catch {
+    // already gone
+  }
+}
+
 /** Best effort: where it is not permitted, the job still runs, just at normal priority. */
-function lowerPriority(pid: number, niceness: number, ownSession: boolean): void {
+function lowerPriority(pid: number, niceness: number, autogroup: boolean): void {
   try {
     setPriority(pid, niceness);
   } catch {
     // not permitted
   }
-  if (!ownSession) return;
+  if (!autogroup) return;
   try {
     writeFileSync(`/proc/${pid}/autogroup`, String(niceness));
   } catch {

@@ -1,3 +1,5 @@
+import type { HandlerContext } from "../worker/handler";
+
 /** Messages between the host (ProcessPool) and a handler runner child process. */
 
 /** Which job code to run: a built-in implementation by name, or a module exporting `run(payload, ctx, options)`. */
@@ -14,13 +16,7 @@ export type ChildMessage =
   /** `fatal`: the child is about to exit (an uncaught error in job code) and must not be reused. */
   | { t: "error"; message: string; retryable: boolean; fatal?: boolean };
 
-/** The context job code gets inside the runner (mirrors HandlerContext without the host's objects). */
-export type ImplContext = {
-  jobId: string;
-  attempt: number;
-  signal: AbortSignal;
-  progress(fraction?: number, status?: string): void;
-  output(text: string): void;
-};
+/** The context job code gets inside the runner: the same as a handler's, made there from the messages. */
+export type ImplContext = HandlerContext;
 
 export type Impl = (payload: unknown, ctx: ImplContext, options: unknown) => Promise<unknown>;

@@ -1,7 +1,6 @@
 import type { Handler, HandlerSource } from "../worker/handler";
 
-/** What the server accepts as a capability (convex/lib/validate.ts); a handler's type is advertised as one. */
-export const CAPABILITY_PATTERN = /^[a-z0-9:._-]{1,64}$/;
+import { CAPABILITY_PATTERN } from "../../convex/lib/validate";
 
 /**
  * The handlers this machine offers. The extension (and other extensions, through its API) add handlers here;
@@ -10,6 +9,8 @@ export const CAPABILITY_PATTERN = /^[a-z0-9:._-]{1,64}$/;
 export class HandlerRegistry implements HandlerSource {
   private readonly handlers = new Map<string, Handler>();
   private readonly listeners = new Set<() => void>();
+  private batching = 0;
+  private changedInBatch = false;
 
   /** Add a handler; returns a function that removes it. */
   register(handler: Handler): () => void {
@@ -57,7 +58,24 @@ export class HandlerRegistry implements HandlerSource {
     return [...all].sort();
   }
 
+  /** Make several changes that listeners hear about once, at the end (a settings reload swaps many handlers). */
+  batch(change: () => void): void {
+    this.batching++;
+    try {
+      change();
+    } finally {
+      if (--this.batching === 0 && this.changedInBatch) {
+        this.changedInBatch = false;
+        this.changed();
+      }
+    }
+  }
+
   private changed(): void {
+    if (this.batching > 0) {
+      this.changedInBatch = true;
+      return;
+    }
     for (const listener of this.listeners) listener();
   }
 }

@@ -1,6 +1,7 @@
 // Entry point of a handler child process: runs job code off the host's thread, one job at a time.
 import { pathToFileURL } from "node:url";
 import { BUILTIN_IMPLS } from "./impl/builtins";
+import { messageOf } from "../worker/errors";
 import type { ChildMessage, HostMessage, Impl, ImplSpec } from "./protocol";
 
 const PROGRESS_EVERY_MS = 100;
@@ -38,10 +39,11 @@ async function load(spec: ImplSpec): Promise<Impl> {
     if (!impl) throw new Error(`no built-in job code named "${spec.builtin}"`);
     return impl;
   }
-  const mod = await import(pathToFileURL(spec.module).href);
-  const impl = mod[spec.exportName ?? "run"] ?? mod.default?.[spec.exportName ?? "run"];
-  if (typeof impl !== "function") throw new Error(`${spec.module} does not export a function "${spec.exportName ?? "run"}"`);
-  return impl;
+  const name = spec.exportName ?? "run";
+  const mod = (await import(pathToFileURL(spec.module).href)) as Record<string, unknown> & { default?: Record<string, unknown> };
+  const impl = mod[name] ?? mod.default?.[name];
+  if (typeof impl !== "function") throw new Error(`${spec.module} does not export a function "${name}"`);
+  return impl as Impl;
 }
 
 async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {
@@ -64,7 +66,7 @@ async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {
     const retryable = (e as { retryable?: unknown })?.retryable;
     send({
       t: "error",
-      message: e instanceof Error ? e.message : String(e),
+      message: messageOf(e),
       retryable: typeof retryable === "boolean" ? retryable : true,
     });
   } finally {
@@ -78,12 +80,16 @@ process.on("message", (message: HostMessage) => {
 });
 // Job code that throws outside its promise (a stray callback) fails the job; this child is then done.
 function fatal(e: unknown): void {
-  send({ t: "error", message: `uncaught error in job code: ${e instanceof Error ? e.message : String(e)}`, retryable: true, fatal: true });
+  send({ t: "error", message: `uncaught error in job code: ${messageOf(e)}`, retryable: true, fatal: true });
   process.exit(1);
 }
 process.on("uncaughtException", fatal);
 process.on("unhandledRejection", fatal);
 // Ctrl-C in a terminal reaches the whole process group; the host decides (drain or stop) and tells us.
 process.on("SIGINT", () => undefined);
+// A cancel sends TERM to this child's whole process group, for the processes the job code started; the runner
+// itself hears of the cancel (with its reason) by message, reports how the job ended, and is killed with the group
+// if the job code does not stop within the grace period.
+process.on("SIGTERM", () => undefined);
 // The host went away: nothing left to report to.
 process.on("disconnect", () => process.exit(0));

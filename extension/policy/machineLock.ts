@@ -1,9 +1,12 @@
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { renameSync, unlinkSync } from "node:fs";
+import { readPrivateFile, writePrivateFile } from "./privateFiles";
 
 /**
  * One donor per machine across VS Code windows: a small lock file that the owning window refreshes.
  * A window that crashed stops refreshing, and after `staleMs` (or as soon as its process is gone) another
  * window may take the lock over — so a crash can never keep a machine from donating for long.
+ * The file lives in the user's private state folder (privateFiles.ts) and is never read or written through a
+ * symlink: a link planted at its path counts as no lock, and the next write replaces the link, not its target.
  */
 export type LockOwner = { pid: number; owner: string; beatAt: number };
 
@@ -57,22 +60,18 @@ export class MachineLock {
     }
   }
 
-  get isHeld(): boolean {
-    return this.held;
-  }
-
   private isStale(lock: LockOwner): boolean {
     return this.now() - lock.beatAt > this.staleMs || !this.isAlive(lock.pid);
   }
 
   private read(): LockOwner | undefined {
     try {
-      const parsed = JSON.parse(readFileSync(this.options.path, "utf8")) as Partial<LockOwner>;
+      const parsed = JSON.parse(readPrivateFile(this.options.path) ?? "") as Partial<LockOwner>;
       if (typeof parsed.pid === "number" && typeof parsed.owner === "string" && typeof parsed.beatAt === "number") {
         return parsed as LockOwner;
       }
     } catch {
-      // Missing or torn file: treat as unlocked.
+      // Missing, torn or a symlink: treat as unlocked.
     }
     return undefined;
   }
@@ -80,8 +79,8 @@ export class MachineLock {
   private write(): void {
     const body: LockOwner = { pid: process.pid, owner: this.options.owner, beatAt: this.now() };
     const temp = `${this.options.path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-    writeFileSync(temp, JSON.stringify(body), { mode: 0o600 });
-    renameSync(temp, this.options.path);
+    writePrivateFile(temp, JSON.stringify(body), { exclusive: true });
+    renameSync(temp, this.options.path); // rename replaces a symlink at the path; it never writes through it
   }
 }
 

@@ -11,19 +11,31 @@ import { join } from "node:path";
 /** Linux: /sys/class/power_supply. macOS: `pmset -g batt`. Windows: the WMI battery status. */
 export async function readOnBattery(platform = process.platform, sysfsRoot = "/sys/class/power_supply"): Promise<boolean | undefined> {
   if (platform === "linux") return linuxOnBattery(sysfsRoot);
-  if (platform === "darwin") {
-    const out = await run("pmset", ["-g", "batt"]);
-    if (out?.includes("'Battery Power'")) return true;
-    if (out?.includes("'AC Power'")) return false;
-    return undefined;
-  }
-  if (platform === "win32") {
-    const out = await run("powershell.exe", ["-NoProfile", "-Command", "(Get-CimInstance Win32_Battery).BatteryStatus"]);
-    const status = Number(out?.trim().split(/\s+/)[0]);
-    // 1 = discharging; 2 = on AC; no battery → empty output.
-    return Number.isFinite(status) && out?.trim() ? status === 1 : undefined;
-  }
+  if (platform === "darwin") return parsePmsetBattery(await run("pmset", ["-g", "batt"]));
+  if (platform === "win32") return parseWindowsBatteryStatus(await run("powershell.exe", ["-NoProfile", "-Command", "(Get-CimInstance Win32_Battery).BatteryStatus"]));
   return undefined;
+}
+
+/** `pmset -g batt` prints "Now drawing from 'Battery Power'" or "'AC Power'" (or 'UPS Power') on its first line. */
+export function parsePmsetBattery(out: string | undefined): boolean | undefined {
+  const source = out && /Now drawing from '([^']+)'/.exec(out)?.[1];
+  if (source === "Battery Power") return true;
+  if (source === "AC Power" || source === "UPS Power") return false;
+  return undefined;
+}
+
+/**
+ * `Win32_Battery.BatteryStatus`, one line per battery: 1 = discharging, 2 = on AC, 3–9 charging or charged states,
+ * 10/11 = partially charged or undefined. No battery: empty output. On battery when any battery discharges.
+ */
+export function parseWindowsBatteryStatus(out: string | undefined): boolean | undefined {
+  const statuses = (out ?? "")
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0);
+  if (statuses.length === 0) return undefined;
+  return statuses.includes(1);
 }
 
 export async function linuxOnBattery(root: string): Promise<boolean | undefined> {
@@ -50,7 +62,11 @@ export async function linuxOnBattery(root: string): Promise<boolean | undefined>
 /** macOS only: the system-wide time since the last keyboard or mouse event. */
 export async function readOsIdleMs(platform = process.platform): Promise<number | undefined> {
   if (platform !== "darwin") return undefined;
-  const out = await run("ioreg", ["-c", "IOHIDSystem", "-d", "4"]);
+  return parseIoregIdleMs(await run("ioreg", ["-c", "IOHIDSystem", "-d", "4"]));
+}
+
+/** `ioreg -c IOHIDSystem` reports "HIDIdleTime" = nanoseconds since the last input event. */
+export function parseIoregIdleMs(out: string | undefined): number | undefined {
   const match = out && /"HIDIdleTime"\s*=\s*(\d+)/.exec(out);
   return match ? Math.floor(Number(match[1]) / 1e6) : undefined;
 }
@@ -75,7 +91,7 @@ export class CpuSampler {
     let niced = 0;
     let total = 0;
     current.forEach((cpu, i) => {
-      const before = previous[i]!.times;
+      const before = previous[i].times;
       const t = cpu.times;
       const idle = t.idle - before.idle;
       const all = t.user - before.user + (t.nice - before.nice) + (t.sys - before.sys) + (t.irq - before.irq) + idle;

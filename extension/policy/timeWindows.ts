@@ -14,11 +14,11 @@ export function parseTimeWindow(text: string): { ok: true; window: TimeWindow } 
   const source = text.trim();
   const match = /^([a-z,\- ]+?)(?:\s+(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2}))?$/i.exec(source);
   if (!match) return { ok: false, error: `"${text}" is not a time window like "Mon-Fri 18:00-08:00"` };
-  const days = parseDays(match[1]!);
+  const days = parseDays(match[1]);
   if (typeof days === "string") return { ok: false, error: `"${text}": ${days}` };
   if (match[2] === undefined) return { ok: true, window: { days, startMinute: 0, endMinute: 24 * 60, source } };
-  const start = toMinute(match[2], match[3]!);
-  const end = toMinute(match[4]!, match[5]!);
+  const start = toMinute(match[2], match[3]);
+  const end = toMinute(match[4], match[5]);
   if (start === undefined || end === undefined) return { ok: false, error: `"${text}": times run from 00:00 to 24:00` };
   if (start === end) return { ok: false, error: `"${text}": the window starts and ends at the same time` };
   return { ok: true, window: { days, startMinute: start, endMinute: end, source } };
@@ -46,7 +46,7 @@ function parseDays(text: string): ReadonlySet<number> | string {
   for (const part of spec.split(",").map((p) => p.trim())) {
     const [from, to, extra] = part.split("-").map((p) => p.trim());
     if (extra !== undefined) return `"${part}" is not a day or a range of days`;
-    const a = dayIndex(from!);
+    const a = dayIndex(from);
     const b = to === undefined ? a : dayIndex(to);
     if (a === undefined || b === undefined) return `"${part}" is not a day (use Mon, Tue, … Sun)`;
     for (let d = a; ; d = (d + 1) % 7) {

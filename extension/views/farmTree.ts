@@ -1,15 +1,17 @@
 import * as vscode from "vscode";
-import type { DeadLetter, FarmData, Overview } from "../farmData";
-import type { RunningJobView } from "../worker";
-import { Disposable } from "./disposable";
-import { ago, duration, percent } from "./format";
+import type { DeadLetter, FarmData, Overview } from "../donor/farmData";
+import { farmProblemText } from "../hostAndWebview/donorStatus";
+import { ago, duration, percent } from "../hostAndWebview/format";
+import type { PanelJob, PanelSnapshot } from "../hostAndWebview/panelProtocol";
+import { DisposableOwner } from "../lifecycle";
+import { Throttle } from "./throttle";
 
 type SectionId = "machine" | "queue" | "workers" | "dead";
 /** Longer than VS Code's 200 ms debounce of tree changes, short enough to watch a job's progress. */
 const MACHINE_REFRESH_MS = 500;
 type Node =
   | { kind: "section"; id: SectionId }
-  | { kind: "job"; job: RunningJobView }
+  | { kind: "job"; job: PanelJob }
   | { kind: "lane"; lane: Overview["lanes"][number] }
   | { kind: "worker"; worker: Overview["workers"][number] }
   | { kind: "dead"; dead: DeadLetter; canManage: boolean }
@@ -20,7 +22,7 @@ type Node =
  * visible, and refreshes only the sections whose data changed. Not joined or unreachable: no items, so VS Code
  * shows the matching welcome view.
  */
-export class FarmTree extends Disposable implements vscode.TreeDataProvider<Node> {
+export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider<Node> {
   static readonly viewId = "farmhand.farm";
   private readonly changed = this._register(new vscode.EventEmitter<Node | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
@@ -34,21 +36,23 @@ export class FarmTree extends Disposable implements vscode.TreeDataProvider<Node
   private using: vscode.Disposable | undefined;
   private lastJson: Partial<Record<SectionId, string>> = {};
   private lastError: string | undefined;
-  private machineTimer: ReturnType<typeof setTimeout> | undefined;
-  private machineRefreshDue = false;
+  /** What "This machine" shows: the latest snapshot the views were given. */
+  private machine: Pick<PanelSnapshot, "jobs" | "statusText"> = { jobs: [], statusText: "" };
+  /**
+   * VS Code debounces a tree's change events (200 ms, restarted by each event, no maximum wait), so a job reporting
+   * progress every 100 ms would otherwise keep the tree from redrawing for as long as it runs.
+   */
+  private readonly machineRefresh = this._register(new Throttle(() => this.changed.fire(this.sections.machine), MACHINE_REFRESH_MS));
 
   constructor(
     private readonly data: FarmData,
     private readonly isJoined: () => boolean,
-    private readonly runningJobs: () => RunningJobView[],
-    private readonly machineStatus: () => string,
   ) {
     super();
     this.view = this._register(vscode.window.createTreeView(FarmTree.viewId, { treeDataProvider: this }));
     this._register(this.view.onDidChangeVisibility(() => this.followVisibility()));
     this._register(data.onDidChange(() => this.onData()));
-    this._register({ dispose: () => this.using?.dispose() });
-    this._register({ dispose: () => clearTimeout(this.machineTimer) });
+    this._register({ dispose: () => void this.using?.dispose() });
     this.followVisibility();
   }
 
@@ -58,23 +62,10 @@ export class FarmTree extends Disposable implements vscode.TreeDataProvider<Node
     this.changed.fire(undefined);
   }
 
-  /**
-   * The engine's jobs or status changed: refresh "This machine" only, at most once per MACHINE_REFRESH_MS. VS Code
-   * debounces a tree's change events (200 ms, restarted by each event, no maximum wait), so a job reporting progress
-   * every 100 ms would otherwise keep the tree from redrawing for as long as it runs.
-   */
-  refreshMachine(): void {
-    if (this.machineTimer) {
-      this.machineRefreshDue = true;
-      return;
-    }
-    this.changed.fire(this.sections.machine);
-    this.machineTimer = setTimeout(() => {
-      this.machineTimer = undefined;
-      if (!this.machineRefreshDue) return;
-      this.machineRefreshDue = false;
-      this.refreshMachine();
-    }, MACHINE_REFRESH_MS);
+  /** The engine's jobs or status changed: refresh "This machine" only, at most once per MACHINE_REFRESH_MS. */
+  showMachine(snapshot: Pick<PanelSnapshot, "jobs" | "statusText">): void {
+    this.machine = snapshot;
+    if (this.view.visible) this.machineRefresh.request();
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
@@ -130,7 +121,7 @@ export class FarmTree extends Disposable implements vscode.TreeDataProvider<Node
     const orNote = (nodes: Node[], text: string) => (nodes.length ? nodes : [{ kind: "note" as const, text }]);
     switch (node.id) {
       case "machine":
-        return orNote(this.runningJobs().map((job) => ({ kind: "job", job })), "No jobs running here");
+        return orNote(this.machine.jobs.map((job) => ({ kind: "job", job })), "No jobs running here");
       case "queue":
         return o ? orNote(o.lanes.filter((l) => l.pending + l.running > 0).map((lane) => ({ kind: "lane", lane })), "The queue is empty") : [{ kind: "note", text: "Loading…" }];
       case "workers":
@@ -143,7 +134,7 @@ export class FarmTree extends Disposable implements vscode.TreeDataProvider<Node
   private sectionItem(id: SectionId): vscode.TreeItem {
     const o = this.data.overview;
     const labels: Record<SectionId, [string, string, string]> = {
-      machine: ["This machine", this.machineStatus(), "device-desktop"],
+      machine: ["This machine", this.machine.statusText, "device-desktop"],
       queue: ["Queue", o ? `${o.counts.pending ?? 0} pending · ${o.counts.running ?? 0} running` : "", "layers"],
       workers: ["Workers", o ? `${o.workersOnline} online` : "", "server-environment"],
       dead: ["Dead letters", o ? String(o.deadLetters) : "", "warning"],
@@ -157,7 +148,10 @@ export class FarmTree extends Disposable implements vscode.TreeDataProvider<Node
   }
 
   private followVisibility(): void {
-    if (this.view.visible && !this.using) this.using = this.data.use();
+    if (this.view.visible && !this.using) {
+      this.using = this.data.use();
+      this.machineRefresh.request(); // hidden, "This machine" was not refreshed
+    }
     if (!this.view.visible && this.using) {
       this.using.dispose();
       this.using = undefined;
@@ -165,11 +159,13 @@ export class FarmTree extends Disposable implements vscode.TreeDataProvider<Node
   }
 
   private onData(): void {
-    const { overview: o, dead, error } = this.data;
+    const { overview: o, dead } = this.data;
+    const error = this.data.error && farmProblemText(this.data.error);
     if (error !== this.lastError) {
       this.lastError = error;
-      this.view.message = error ? `Cannot reach the farm: ${error}` : undefined;
-      void vscode.commands.executeCommand("setContext", "farmhand.unreachable", error !== undefined);
+      this.view.message = error;
+      void vscode.commands.executeCommand("setContext", "farmhand.unreachable", this.data.error?.kind === "unreachable");
+      void vscode.commands.executeCommand("setContext", "farmhand.keyRefused", this.data.error?.kind === "refused");
       this.refresh();
       return;
     }

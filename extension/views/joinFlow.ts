@@ -1,15 +1,11 @@
 import * as vscode from "vscode";
-import { ConvexHttpClient } from "convex/browser";
-import { ConvexError } from "convex/values";
-import { makeFunctionReference } from "convex/server";
-import type { Membership } from "../membership";
+import { offeredModels, offerModels, type EngineHandlers } from "../donor/engineHandlers";
+import { enroll, isHttpUrl } from "../donor/enrollment";
+import type { Membership } from "../donor/membership";
+import { probeOllama } from "../handlers";
+import { describeError, type DescribedError } from "../worker/errors";
 
-const enroll = makeFunctionReference<
-  "mutation",
-  { token: string; name: string; machineId: string; capabilities: string[] },
-  { workerId: string; apiKey: string }
->("workers:enroll");
-const mine = makeFunctionReference<"query", { apiKey: string }, unknown>("workers:mine");
+export type JoinDeps = { membership: Membership; handlers: EngineHandlers; log: vscode.LogOutputChannel };
 
 /** Arguments for scripted joins (`executeCommand("farmhand.join", { url, token })`); otherwise the donor is asked. */
 export type JoinArgs = { url: string; token: string };
@@ -19,43 +15,29 @@ export type JoinArgs = { url: string; token: string };
  * key (fh_w_…), checks it with the farm, and keeps the key only in SecretStorage.
  * Returns true once joined.
  */
-export async function joinFarm(
-  membership: Membership,
-  capabilities: string[],
-  log: vscode.LogOutputChannel,
-  args?: JoinArgs,
-): Promise<boolean> {
+export async function joinFarm(deps: JoinDeps, args?: JoinArgs): Promise<boolean> {
+  const { membership, handlers, log } = deps;
   const scripted = args && typeof args.url === "string" && typeof args.token === "string";
   const url = scripted ? args.url.trim() : await askUrl(membership.url);
   if (url === undefined) return false;
   const secret = scripted ? args.token.trim() : await askSecret();
   if (secret === undefined) return false;
+  if (!scripted) await chooseOllamaModels(handlers);
 
   try {
-    if (!isHttpUrl(url)) throw new Error(`"${url}" is not an http(s) URL`);
-    const client = new ConvexHttpClient(url);
-    let apiKey: string;
-    if (secret.startsWith("fh_w_")) {
-      await client.query(mine, { apiKey: secret }); // refuses a bad or revoked key with a clear error
-      apiKey = secret;
-    } else {
-      ({ apiKey } = await client.mutation(enroll, {
-        token: secret,
-        name: `${vscode.env.appName} on ${process.env.HOSTNAME ?? "this machine"}`.slice(0, 100),
-        machineId: vscode.env.machineId,
-        capabilities,
-      }));
-    }
+    const capabilities = await handlers.registry.capabilities();
+    const name = `${vscode.env.appName} on ${process.env.HOSTNAME ?? "this machine"}`.slice(0, 100);
+    const apiKey = await enroll(url, secret, { name, machineId: vscode.env.machineId, capabilities });
     await membership.join(url, apiKey);
     log.info(`Joined the farm at ${url}`);
     if (!scripted) void vscode.window.showInformationMessage("Farmhand: joined the farm. Click Farmhand in the status bar to start donating.");
     return true;
   } catch (error) {
-    const message = describeJoinError(error);
+    const message = joinProblem(describeError(error));
     log.error(`Joining the farm at ${url} failed: ${message}`);
     if (scripted) throw new Error(`Farmhand could not join the farm: ${message}`);
     const again = await vscode.window.showErrorMessage(`Farmhand could not join the farm: ${message}`, "Try Again");
-    return again ? joinFarm(membership, capabilities, log) : false;
+    return again ? joinFarm(deps) : false;
   }
 }
 
@@ -84,26 +66,34 @@ function askSecret(): Thenable<string | undefined> {
     .then((v) => v?.trim());
 }
 
-function isHttpUrl(value: string): boolean {
-  try {
-    const parsed = new URL(value);
-    return parsed.protocol === "https:" || parsed.protocol === "http:";
-  } catch {
-    return false;
-  }
+/**
+ * Offering local Ollama models is the donor's choice: when Ollama runs here, ask which of its models the farm may
+ * use (none picked: Ollama is not offered). Escape keeps the choice as it was.
+ */
+async function chooseOllamaModels(handlers: EngineHandlers): Promise<void> {
+  const url = vscode.workspace.getConfiguration("farmhand").get<string>("ollamaUrl") || undefined;
+  const probe = await probeOllama(url);
+  if (!probe.running || probe.models.length === 0) return;
+  const offered = offeredModels();
+  const picked = await vscode.window.showQuickPick(
+    probe.models.map((model) => ({ label: model, picked: offered.includes(model.toLowerCase()) })),
+    {
+      title: "Join a Farm: offer local Ollama models?",
+      placeHolder: "Pick the models the farm may run on this machine; pick none to offer no model",
+      canPickMany: true,
+      ignoreFocusOut: true,
+    },
+  );
+  if (!picked) return;
+  await offerModels(picked.map((p) => p.label.toLowerCase()));
+  handlers.reload();
 }
 
-function describeJoinError(error: unknown): string {
-  if (error instanceof ConvexError) {
-    const data = error.data as { message?: string; code?: string } | string;
-    if (typeof data === "string") return data;
-    const next = NEXT_STEP[data.code ?? ""];
-    return `${data.message ?? data.code ?? "the farm refused the token"}${next ? ` — ${next}` : ""}`;
-  }
-  const text = error instanceof Error ? error.message : String(error);
-  if (/fetch failed|ECONNREFUSED|ENOTFOUND|EAI_AGAIN/i.test(text)) return "the deployment URL is unreachable — check it and your connection";
-  if (/Could not find public function/i.test(text)) return "that URL is a Convex deployment, but not a Farmhand farm — check the URL with your operator";
-  return text;
+/** The farm's own words, and what to do next. */
+function joinProblem(error: DescribedError): string {
+  if (error.kind === "unreachable") return `the deployment URL is unreachable (${error.code}) — check it and your connection`;
+  const next = error.code ? NEXT_STEP[error.code] : undefined;
+  return next ? `${error.message} — ${next}` : error.message;
 }
 
 const NEXT_STEP: Record<string, string> = {

@@ -1,7 +1,7 @@
 import * as vscode from "vscode";
-import type { FarmData } from "../farmData";
-import { Disposable } from "./disposable";
-import { parsePanelRequest, type PanelMessage, type PanelRequest, type PanelSnapshot } from "./panelProtocol";
+import type { FarmData } from "../donor/farmData";
+import { DisposableOwner } from "../lifecycle";
+import { parsePanelRequest, type PanelMessage, type PanelRequest, type PanelSnapshot } from "../hostAndWebview/panelProtocol";
 
 export type PanelHost = {
   version: string;
@@ -11,9 +11,13 @@ export type PanelHost = {
 };
 
 /** The control panel: one webview view with a strict CSP; every inbound message is validated. */
-export class PanelProvider extends Disposable implements vscode.WebviewViewProvider {
+export class PanelProvider extends DisposableOwner implements vscode.WebviewViewProvider {
   static readonly viewId = "farmhand.panel";
   private view?: vscode.WebviewView;
+  /** What belongs to the current view; VS Code may resolve the view again (it was moved or closed and reopened). */
+  private viewDisposables: vscode.Disposable[] = [];
+  /** A snapshot came while the panel was hidden: send the current one once it shows. */
+  private stale = false;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -21,35 +25,46 @@ export class PanelProvider extends Disposable implements vscode.WebviewViewProvi
     private readonly host: PanelHost,
   ) {
     super();
+    this._register({ dispose: () => this.releaseView() });
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
+    this.releaseView();
     this.view = view;
     const distUri = vscode.Uri.joinPath(this.extensionUri, "dist");
     const mediaUri = vscode.Uri.joinPath(this.extensionUri, "media");
     view.webview.options = { enableScripts: true, localResourceRoots: [distUri, mediaUri] };
     view.webview.html = this.html(view.webview);
-    this._register(view.webview.onDidReceiveMessage((raw) => this.receive(raw)));
     // The farm's figures are fetched only while the panel can be seen.
     let using: vscode.Disposable | undefined = view.visible ? this.data.use() : undefined;
-    this._register(
+    this.viewDisposables.push(
+      { dispose: () => void using?.dispose() },
+      view.webview.onDidReceiveMessage((raw) => this.receive(raw)),
       view.onDidChangeVisibility(() => {
         if (view.visible && !using) using = this.data.use();
         if (!view.visible && using) using = (using.dispose(), undefined);
-        if (view.visible) this.refresh();
+        if (view.visible && this.stale) this.show(this.host.snapshot());
       }),
-    );
-    this._register(
       view.onDidDispose(() => {
-        using?.dispose();
-        this.view = undefined;
+        if (this.view === view) this.releaseView();
       }),
     );
   }
 
-  /** Push the current state to the panel if it is showing. */
-  refresh(): void {
-    void this.post({ type: "snapshot", snapshot: this.host.snapshot() });
+  /** Show this state in the panel if it is showing; a hidden panel gets nothing until it shows again. */
+  show(snapshot: PanelSnapshot): void {
+    if (!this.view?.visible) {
+      this.stale = true;
+      return;
+    }
+    this.stale = false;
+    void this.post({ type: "snapshot", snapshot });
+  }
+
+  private releaseView(): void {
+    for (const d of this.viewDisposables.splice(0)) d.dispose();
+    this.view = undefined;
+    this.stale = false;
   }
 
   private receive(raw: unknown): void {
@@ -87,7 +102,7 @@ export class PanelProvider extends Disposable implements vscode.WebviewViewProvi
   <meta charset="UTF-8">
   <meta http-equiv="Content-Security-Policy" content="${csp}">
   <meta name="viewport" content="width=device-width, initial-scale=1.0">
-  <link rel="stylesheet" href="${style}">
+  <link rel="stylesheet" href="${style.toString()}">
   <title>Farmhand</title>
 </head>
 <body>
@@ -119,7 +134,7 @@ export class PanelProvider extends Disposable implements vscode.WebviewViewProvi
     </div>
     <p id="farmError" class="warning" hidden></p>
   </section>
-  <script nonce="${nonce}" src="${script}"></script>
+  <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;
   }

@@ -1,9 +1,10 @@
-import type { DeadLetter, Overview } from "../farmData";
+import type { DeadLetter, Overview } from "../donor/farmData";
 import type { PolicyDecision } from "../policy/policy";
 import type { WorkerSnapshot } from "../worker";
-import { describeStatus, donorStatus } from "./donorStatus";
-import type { EngineView } from "../farmSession";
-import type { PanelFarm, PanelSnapshot } from "./panelProtocol";
+import { describeStatus, donorStatus, toggleAction } from "../hostAndWebview/donorStatus";
+import type { DescribedError } from "../worker/errors";
+import type { EngineView } from "../donor/farmSession";
+import type { PanelFarm, PanelSnapshot } from "../hostAndWebview/panelProtocol";
 
 export type SnapshotParts = {
   joined: boolean;
@@ -16,7 +17,7 @@ export type SnapshotParts = {
   contribution: PanelSnapshot["contribution"];
   overview: Overview | undefined;
   dead: DeadLetter[];
-  farmError: string | undefined;
+  farmError: DescribedError | undefined;
   now: number;
 };
 
@@ -29,9 +30,10 @@ export function buildSnapshot(p: SnapshotParts): PanelSnapshot {
     donating: p.decision.donate,
     status,
     statusText: describeStatus(status),
+    toggle: toggleAction({ joined: p.joined, wanted: p.wanted, engine: p.engineView }),
     farmUrl: p.farmUrl,
     policy: p.policy,
-    jobs: (p.engine?.running ?? []).map((j) => ({ jobId: j.jobId, type: j.type, progress: j.progress, status: j.status, startedAt: j.startedAt })),
+    jobs: (p.engine?.running ?? []).map((j) => ({ jobId: j.jobId, type: j.type, attempt: j.attempt, progress: j.progress, status: j.status, startedAt: j.startedAt })),
     contribution: p.contribution,
     farm: p.joined && p.overview ? farmPart(p.overview, p.dead, p.now) : undefined,
     farmError: p.joined ? p.farmError : undefined,

@@ -1,19 +1,20 @@
 import * as vscode from "vscode";
-import { Disposable } from "./disposable";
-import { describeStatus, type DonorStatus } from "./donorStatus";
+import { describeStatus, type DonorStatus, type ToggleAction } from "../hostAndWebview/donorStatus";
+import { DisposableOwner } from "../lifecycle";
 
 export type StatusBarView = {
   status: DonorStatus;
+  toggle: ToggleAction;
   farmUrl: string;
   jobs: ReadonlyArray<{ type: string; progress?: number; status?: string }>;
   policy: string;
 };
 
-/** The one status-bar item: what this machine is doing for the farm; a click toggles donating. */
-export class StatusBar extends Disposable {
-  private readonly item = this._register(
-    vscode.window.createStatusBarItem("farmhand.status", vscode.StatusBarAlignment.Left, 10),
-  );
+/** The one status-bar item: what this machine is doing for the farm; a click toggles donating (or resumes). */
+export class StatusBar extends DisposableOwner {
+  private readonly item = this._register(vscode.window.createStatusBarItem("farmhand.status", vscode.StatusBarAlignment.Left, 10));
+  /** Every change of the item crosses to the window: set only what changed. */
+  private last: { text?: string; tooltip?: string; kind?: DonorStatus["kind"] } = {};
 
   constructor() {
     super();
@@ -23,12 +24,19 @@ export class StatusBar extends Disposable {
 
   render(view: StatusBarView): void {
     const { status } = view;
-    this.item.text = `${ICONS[status.kind]} Farmhand: ${SHORT[status.kind](status as never)}`;
-    this.item.command = status.kind === "notJoined" ? "farmhand.join" : "farmhand.toggle";
-    this.item.backgroundColor =
-      status.kind === "paused" || status.kind === "offline" ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
-    this.item.tooltip = tooltip(view);
-    this.item.accessibilityInformation = { label: `Farmhand ${describeStatus(status)}`, role: "button" };
+    const text = `${ICONS[status.kind]} Farmhand: ${SHORT[status.kind](status as never)}`;
+    if (text !== this.last.text) {
+      this.item.text = text;
+      this.item.accessibilityInformation = { label: `Farmhand ${describeStatus(status)}`, role: "button" };
+    }
+    if (status.kind !== this.last.kind) {
+      this.item.command = status.kind === "notJoined" ? "farmhand.join" : "farmhand.toggle";
+      this.item.backgroundColor =
+        status.kind === "paused" || status.kind === "offline" ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+    }
+    const tip = tooltip(view);
+    if (tip !== this.last.tooltip) this.item.tooltip = new vscode.MarkdownString(tip, true);
+    this.last = { text, tooltip: tip, kind: status.kind };
   }
 }
 
@@ -50,21 +58,24 @@ const SHORT: { [K in DonorStatus["kind"]]: (s: Extract<DonorStatus, { kind: K }>
   working: (s) => `${s.jobs} ${s.jobs === 1 ? "job" : "jobs"}`,
 };
 
-function tooltip(view: StatusBarView): vscode.MarkdownString {
-  const md = new vscode.MarkdownString(undefined, true);
-  md.appendMarkdown(`**Farmhand** — ${escape(describeStatus(view.status))}\n\n`);
-  if (view.status.kind === "notJoined") {
-    md.appendMarkdown("Click to join a farm with an enrollment token from its operator.");
-    return md;
-  }
-  md.appendMarkdown(`Farm: ${escape(view.farmUrl)}\n\n`);
+const CLICK: Record<ToggleAction, string> = {
+  join: "Click to join a farm with an enrollment token from its operator.",
+  start: "Click to start donating.",
+  stop: "Click to stop donating.",
+  resume: "Click to resume: take jobs again.",
+};
+
+/** The tooltip as Markdown text (compared before it is sent). */
+function tooltip(view: StatusBarView): string {
+  const lines = [`**Farmhand** — ${escape(describeStatus(view.status))}`, ""];
+  if (view.toggle === "join") return [...lines, CLICK.join].join("\n");
+  lines.push(`Farm: ${escape(view.farmUrl)}`, "");
   for (const job of view.jobs) {
     const pct = job.progress === undefined ? "" : ` ${Math.round(job.progress * 100)}%`;
-    md.appendMarkdown(`- $(gear) ${escape(job.type)}${pct}${job.status ? ` — ${escape(job.status)}` : ""}\n`);
+    lines.push(`- $(gear) ${escape(job.type)}${pct}${job.status ? ` — ${escape(job.status)}` : ""}`);
   }
-  md.appendMarkdown(`\nPolicy: ${escape(view.policy)}\n\n`);
-  md.appendMarkdown(view.status.kind === "off" ? "Click to start donating." : "Click to stop donating.");
-  return md;
+  lines.push("", `Policy: ${escape(view.policy)}`, "", CLICK[view.toggle]);
+  return lines.join("\n");
 }
 
 function escape(text: string): string {

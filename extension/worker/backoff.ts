@@ -1,3 +1,5 @@
+import { jitteredBackoffMs } from "../../convex/lib/backoff";
+
 /** Jittered exponential backoff ("full jitter"): delay is random in [base*2^n / 2, base*2^n], capped. */
 export class Backoff {
   private failures = 0;
@@ -9,9 +11,7 @@ export class Backoff {
 
   /** Record a failure and return how long to wait before the next try. */
   next(): number {
-    const ceiling = Math.min(this.maxMs, this.baseMs * 2 ** this.failures);
-    this.failures++;
-    return Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
+    return jitteredBackoffMs(this.failures++, this.baseMs, this.maxMs, this.random);
   }
 
   reset(): void {

@@ -1,6 +1,7 @@
 import { LIMITS } from "../../convex/lib/limits";
+import { jsonBytes } from "../../convex/lib/validate";
 import { Backoff } from "./backoff";
-import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease } from "./errors";
+import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease, messageOf } from "./errors";
 import type { ClaimedJob, FarmClient } from "./farmClient";
 import type { Handler } from "./handler";
 import { OutputBatcher } from "./outputBatcher";
@@ -152,7 +153,7 @@ export class JobRun {
     }
     const r = await settled;
     if (r.ok) return { kind: "succeeded", result: r.value === undefined ? null : r.value };
-    return { kind: "failed", error: errorMessage(r.error) || "handler failed", retryable: isRetryable(r.error), handlerFault: true };
+    return { kind: "failed", error: messageOf(r.error) || "handler failed", retryable: isRetryable(r.error), handlerFault: true };
   }
 
   /** Report the outcome to the server. Rewrites it when the server's answer changes what happened. */
@@ -162,12 +163,9 @@ export class JobRun {
     try {
       switch (outcome.kind) {
         case "succeeded": {
-          const size = jsonBytes(outcome.result);
-          if (size === undefined || size > this.options.maxResultBytes) {
-            const error =
-              size === undefined
-                ? "result is not JSON-serialisable"
-                : `result is ${size} bytes, over the ${this.options.maxResultBytes}-byte limit`;
+          const size = resultSize(outcome.result);
+          if (typeof size === "string" || size > this.options.maxResultBytes) {
+            const error = typeof size === "string" ? size : `result is ${size} bytes, over the ${this.options.maxResultBytes}-byte limit`;
             await this.report(() => this.client.fail(leaseId, error, false));
             return { kind: "failed", error, retryable: false, handlerFault: true };
           }
@@ -283,12 +281,12 @@ function abortMessage(reason: AbortReason, timeoutMs: number): string {
   }
 }
 
-function jsonBytes(value: unknown): number | undefined {
+/** The result's size as the server measures it, or why it is not a value the server can take at all. */
+function resultSize(value: unknown): number | string {
   try {
-    const text = JSON.stringify(value);
-    return text === undefined ? undefined : Buffer.byteLength(text, "utf8");
-  } catch {
-    return undefined;
+    return jsonBytes(value);
+  } catch (e) {
+    return `result is not a value the farm can store: ${messageOf(e)}`;
   }
 }
 
@@ -299,5 +297,5 @@ function sleep(ms: number): Promise<void> {
 /** The server refused the result itself (too large, not storable, not a valid value): retrying cannot help. */
 function isRefusedResult(e: unknown): boolean {
   const code = errorCode(e);
-  return code === "too_large" || code === "invalid_argument" || /ArgumentValidationError|does not match validator/i.test(errorMessage(e));
+  return code === "too_large" || code === "invalid_argument";
 }

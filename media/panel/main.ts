@@ -1,6 +1,6 @@
-import { describeStatus } from "../../extension/views/donorStatus";
-import { duration } from "../../extension/views/format";
-import { isPanelMessage, type PanelFarm, type PanelRequest, type PanelSnapshot } from "../../extension/views/panelProtocol";
+import { describeStatus, farmProblemText, TOGGLE_LABEL } from "../../extension/hostAndWebview/donorStatus";
+import { duration } from "../../extension/hostAndWebview/format";
+import { isPanelMessage, type PanelFarm, type PanelRequest, type PanelSnapshot } from "../../extension/hostAndWebview/panelProtocol";
 
 declare function acquireVsCodeApi(): {
   postMessage(message: PanelRequest): void;
@@ -39,7 +39,7 @@ function render(s: PanelSnapshot): void {
   byId("state").hidden = false;
   byId("status").textContent = `Farmhand is ${describeStatus(s.status)}`;
   byId("farm").textContent = s.joined ? `Farm: ${s.farmUrl}` : "Not joined to a farm yet.";
-  byId("toggle").textContent = s.wanted ? "Stop donating" : "Start donating";
+  byId("toggle").textContent = TOGGLE_LABEL[s.toggle];
   byId("toggle").hidden = !s.joined;
   byId("join").hidden = s.joined;
   byId("snooze").hidden = !s.joined || !s.wanted;
@@ -66,7 +66,7 @@ function render(s: PanelSnapshot): void {
   byId("farmPart").hidden = !s.farm;
   if (s.farm) renderFarm(s.farm);
   byId("farmError").hidden = !s.farmError;
-  byId("farmError").textContent = s.farmError ? `Cannot reach the farm: ${s.farmError}` : "";
+  byId("farmError").textContent = s.farmError ? farmProblemText(s.farmError) : "";
 }
 
 function renderFarm(f: PanelFarm): void {

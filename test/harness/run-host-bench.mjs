@@ -4,6 +4,8 @@
 // jobs running), then ACTIVATIONS - 1 more Farmhand windows that only report their activation time (it varies with
 // what else the window does while it starts). Prints one line `FARMHAND_BENCH {baseline, farmhand, activationsMs}`;
 // bench/extension.bench.ts turns it into figures. Exits non-zero if a window fails to report.
+// `run-host-bench.mjs cpu` instead runs one Farmhand window through test/host/bench/cpu.ts (the host's CPU while 8
+// jobs stream progress, 10 reports a second each) and prints `FARMHAND_BENCH_CPU {…}` for bench/hostCpu.bench.ts.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +28,7 @@ const DONATE_NOW = {
   "farmhand.donateOnBattery": true,
   "farmhand.allowRemoteDonation": true,
 };
+const MODE = process.argv[2] === "cpu" ? "cpu" : "memory";
 
 const cleanups = [];
 const cleanUp = async () => {
@@ -36,9 +39,10 @@ const removeInterruptHandler = onInterrupt(cleanUp);
 try {
   requireInstalledCodeServer();
   if (extensionDir === repoDir) runNpmScript("build");
-  const entry = join(repoDir, "dist-test", "bench", "measure.js");
+  const script = MODE === "cpu" ? "cpu" : "measure";
+  const entry = join(repoDir, "dist-test", "bench", `${script}.js`);
   await esbuild.build({
-    entryPoints: [join(repoDir, "test", "host", "bench", "measure.ts")],
+    entryPoints: [join(repoDir, "test", "host", "bench", `${script}.ts`)],
     outfile: entry,
     bundle: true,
     platform: "node",
@@ -47,16 +51,15 @@ try {
     external: ["vscode"],
     logLevel: "warning",
   });
-  const farm = await startTestFarm();
+  // The CPU mode's jobs are a handler its window registers through the extension's API (test/host/bench/cpu.ts).
+  const farm = await startTestFarm(MODE === "cpu" ? { capabilities: ["bench.progress"] } : {});
   cleanups.push(farm.stop);
-  const baseline = await measureWindow(EMPTY_EXTENSION, entry, {});
-  const farmhand = await measureWindow(extensionDir, entry, testFarmEnv(farm));
-  if (baseline.farmhand || !farmhand.farmhand) throw new Error("the baseline window loaded Farmhand, or the other did not");
-  const activationsMs = [farmhand.activationMs];
-  while (activationsMs.length < ACTIVATIONS) {
-    activationsMs.push((await measureWindow(extensionDir, entry, { FARMHAND_BENCH_ACTIVATION_ONLY: "1" })).activationMs);
+  if (MODE === "cpu") {
+    const cpu = await measureWindow(extensionDir, entry, testFarmEnv(farm), { "farmhand.maxConcurrentJobs": 8 });
+    console.log(`FARMHAND_BENCH_CPU ${JSON.stringify(cpu)}`);
+  } else {
+    await measureMemory(farm, entry);
   }
-  console.log(`FARMHAND_BENCH ${JSON.stringify({ baseline, farmhand, activationsMs })}`);
 } catch (error) {
   console.error(`host bench failed: ${error instanceof Error ? error.message : error}`);
   process.exitCode = 1;
@@ -65,15 +68,26 @@ try {
   removeInterruptHandler();
 }
 
+async function measureMemory(farm, entry) {
+  const baseline = await measureWindow(EMPTY_EXTENSION, entry, {});
+  const farmhand = await measureWindow(extensionDir, entry, testFarmEnv(farm));
+  if (baseline.farmhand || !farmhand.farmhand) throw new Error("the baseline window loaded Farmhand, or the other did not");
+  const activationsMs = [farmhand.activationMs];
+  while (activationsMs.length < ACTIVATIONS) {
+    activationsMs.push((await measureWindow(extensionDir, entry, { FARMHAND_BENCH_ACTIVATION_ONLY: "1" })).activationMs);
+  }
+  console.log(`FARMHAND_BENCH ${JSON.stringify({ baseline, farmhand, activationsMs })}`);
+}
+
 /** One code-server window with `developmentPath` as its development extension and measure.js as its test runner. */
-async function measureWindow(developmentPath, entry, env) {
+async function measureWindow(developmentPath, entry, env, settings = {}) {
   const root = mkdtempSync(join(tmpdir(), "farmhand-bench-"));
   const stops = [() => rmSync(root, { recursive: true, force: true })];
   cleanups.push(async () => {
     for (const stop of stops.reverse()) await stop();
   });
   const resultFile = join(root, "result.json");
-  const profile = prepareProfile(root, DONATE_NOW);
+  const profile = prepareProfile(root, { ...DONATE_NOW, ...settings });
   const log = [];
   const server = await startCodeServer(profile, { env: { ...env, FARMHAND_BENCH_RESULT_FILE: resultFile }, onLog: (line) => log.push(line) });
   stops.push(server.stop);

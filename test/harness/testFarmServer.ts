@@ -24,6 +24,8 @@ async function main(): Promise<void> {
   const tokens = {
     // Two jobs at once: the benchmark measures the host with two demo.primes jobs running.
     join: await enrollment({ maxConcurrentJobs: 2 }),
+    // Eight jobs at once: the benchmark of the host's CPU while jobs stream progress.
+    wide: await enrollment({ maxConcurrentJobs: 8 }),
     // Expired one millisecond after it was made.
     expired: await enrollment({ ttlMs: 1 }),
   };

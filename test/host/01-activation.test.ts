@@ -7,7 +7,7 @@ describe("Farmhand in a real extension host", () => {
   it("activates on its own once the window has started, without the \"*\" activation event", async () => {
     const extension = vscode.extensions.getExtension(EXTENSION_ID);
     assert.ok(extension, `${EXTENSION_ID} is not loaded from the development path`);
-    const events: string[] = extension.packageJSON.activationEvents ?? [];
+    const events = (extension.packageJSON as { activationEvents?: string[] }).activationEvents ?? [];
     assert.ok(!events.includes("*"), `activationEvents must not include "*": ${JSON.stringify(events)}`);
     // Nothing here calls activate(): the window's own startup must do it.
     await waitForValue("isActive without an explicit activate()", () => extension.isActive, true, 15_000);

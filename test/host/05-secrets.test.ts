@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import { before, describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, EXTENSION_ID, joinTestFarm, testFarm, type FarmhandApi } from "./farmhand";
+import { activateFarmhand, declaredSettings, joinTestFarm, testFarm, type FarmhandApi } from "./farmhand";
 import { WORKER_KEY_PATTERN } from "./secretPattern";
 
 // The other half of this check runs after the suite, in the runner (test/harness/secretsAudit.mjs): the key is in the
@@ -15,7 +15,7 @@ describe("the worker key lives in SecretStorage only", () => {
   });
 
   it("is in no farmhand.* setting, in any scope or language", () => {
-    const properties = Object.keys(vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON.contributes.configuration.properties ?? {});
+    const properties = declaredSettings();
     assert.ok(properties.includes("farmhand.deploymentUrl"), "the manifest declares no farmhand.deploymentUrl");
     const config = vscode.workspace.getConfiguration();
     for (const name of properties) {

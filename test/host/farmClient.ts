@@ -11,7 +11,12 @@ function client(): ConvexHttpClient {
 
 /** Submits a demo.primes job (count the primes below n); returns its id. */
 export async function submitPrimes(n: number): Promise<string> {
-  return (await client().mutation(anyApi.jobs.submit, { clientKey: testFarm().clientKey, type: "demo.primes", payload: { n } })) as string;
+  return submitJob("demo.primes", { n });
+}
+
+/** Submits a job of any type the test farm grants; returns its id. */
+export async function submitJob(type: string, payload: unknown): Promise<string> {
+  return (await client().mutation(anyApi.jobs.submit, { clientKey: testFarm().clientKey, type, payload })) as string;
 }
 
 export async function getJob(jobId: string): Promise<JobView> {

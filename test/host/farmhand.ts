@@ -21,6 +21,10 @@ export type FarmhandState = {
   /** Jobs running on this machine ("This machine" in the tree). */
   jobs: Array<{ jobId: string; type: string; progress?: number; status?: string; startedAt: number }>;
   contribution: { succeeded: number; failed: number; canceled: number; busyMs: number };
+  /** The policy as settings resolved it; `problems`: settings that could not be read. */
+  policy: { preset: string; concurrency: number; idleMinutes: number; otherCpuPercent: number; problems: string[] };
+  /** What a click on the status-bar item (or the panel's main button) does now. */
+  toggle: "join" | "start" | "stop" | "resume";
 };
 export type FarmhandApi = { getState(): FarmhandState; activationMs: number };
 
@@ -33,9 +37,14 @@ export async function activateFarmhand(): Promise<FarmhandApi> {
 }
 
 /** Whether the extension's manifest declares the setting `farmhand.<key>`. */
+/** The settings the extension's manifest declares. */
+export function declaredSettings(): string[] {
+  const manifest = vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON as { contributes?: { configuration?: { properties?: object } } } | undefined;
+  return Object.keys(manifest?.contributes?.configuration?.properties ?? {});
+}
+
 export function declaresSetting(key: string): boolean {
-  const properties = vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON?.contributes?.configuration?.properties;
-  return properties !== undefined && `farmhand.${key}` in properties;
+  return declaredSettings().includes(`farmhand.${key}`);
 }
 
 /** Writes a `farmhand.*` setting the way a user would (machine-scoped ones land in the remote machine settings). */
@@ -48,7 +57,7 @@ export async function setFarmhandSetting(key: string, value: unknown): Promise<v
  * test-only probe extension (test/host/fixtures/context-probe) whose command for that key is in the command
  * palette exactly while the key is true.
  */
-export async function contextKey(key: "farmhand.donating" | "farmhand.joined"): Promise<boolean> {
+async function contextKey(key: "farmhand.donating" | "farmhand.joined"): Promise<boolean> {
   assert.ok(
     vscode.extensions.getExtension("farmhand-tests.context-probe"),
     "the context-probe fixture extension is not installed; the runner copies it into the extensions dir",

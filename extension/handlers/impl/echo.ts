@@ -1,4 +1,4 @@
-import { HandlerError } from "../../worker/errors";
+import { abortReason, HandlerError } from "../../worker/errors";
 import type { ImplContext } from "../protocol";
 
 /**
@@ -19,13 +19,13 @@ export async function echo(payload: unknown, ctx: ImplContext): Promise<unknown>
   return payload ?? null;
 }
 
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
+    if (signal.aborted) return reject(abortReason(signal));
     const timer = setTimeout(resolve, ms);
     signal.addEventListener("abort", () => {
       clearTimeout(timer);
-      reject(signal.reason);
+      reject(abortReason(signal));
     });
   });
 }

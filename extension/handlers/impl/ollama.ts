@@ -1,9 +1,10 @@
-import { HandlerError } from "../../worker/errors";
+import { abortReason, HandlerError, messageOf } from "../../worker/errors";
 import type { ImplContext } from "../protocol";
 
 export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
 
-export type OllamaOptions = { url?: string };
+/** `models`: the only models the donor offers (absent: any local model). */
+export type OllamaOptions = { url?: string; models?: string[] };
 
 type GeneratePayload = { model: string; prompt: string; system?: string; options?: Record<string, unknown> };
 type ChatMessage = { role: string; content: string };
@@ -12,6 +13,7 @@ type ChatPayload = { model: string; messages: ChatMessage[]; options?: Record<st
 /** ollama.generate: stream a completion from the local Ollama, token by token, as output. */
 export async function ollamaGenerate(payload: unknown, ctx: ImplContext, options: unknown): Promise<unknown> {
   const p = checkGenerate(payload);
+  checkOffered(p.model, options);
   let response = "";
   const last = await streamNdjson(urlOf(options), "/api/generate", { ...p, stream: true }, ctx, (line) => {
     const token = typeof line.response === "string" ? line.response : "";
@@ -24,6 +26,7 @@ export async function ollamaGenerate(payload: unknown, ctx: ImplContext, options
 /** ollama.chat: stream the assistant's reply to a chat from the local Ollama. */
 export async function ollamaChat(payload: unknown, ctx: ImplContext, options: unknown): Promise<unknown> {
   const p = checkChat(payload);
+  checkOffered(p.model, options);
   let content = "";
   const last = await streamNdjson(urlOf(options), "/api/chat", { ...p, stream: true }, ctx, (line) => {
     const message = line.message as { content?: unknown } | undefined;
@@ -37,6 +40,21 @@ export async function ollamaChat(payload: unknown, ctx: ImplContext, options: un
 function urlOf(options: unknown): string {
   const url = (options as OllamaOptions | undefined)?.url;
   return (typeof url === "string" && url) || DEFAULT_OLLAMA_URL;
+}
+
+/** Whether `model` is one of the `chosen` (lowercase) names; `llama3` and `llama3:latest` name the same model. */
+export function offersModel(chosen: readonly string[], model: string): boolean {
+  const name = model.toLowerCase();
+  const base = name.endsWith(":latest") ? name.slice(0, -":latest".length) : name;
+  return chosen.includes(base) || chosen.includes(`${base}:latest`);
+}
+
+/** A job may only use a model the donor chose to offer (the extension always passes the choice). */
+function checkOffered(model: string, options: unknown): void {
+  const models = (options as OllamaOptions | undefined)?.models;
+  if (!models || offersModel(models, model)) return;
+  // Retryable: another worker may offer this model.
+  throw new HandlerError(`this machine does not offer the Ollama model "${model}" (it offers ${models.join(", ")})`);
 }
 
 function stats(last: Record<string, unknown> | undefined) {
@@ -63,12 +81,13 @@ async function streamNdjson(
       signal: ctx.signal,
     });
   } catch (e) {
-    if (ctx.signal.aborted) throw ctx.signal.reason;
+    if (ctx.signal.aborted) throw abortReason(ctx.signal);
     throw new HandlerError(`Ollama is not reachable at ${base} (${causeOf(e)}); is it running? Start it with \`ollama serve\``);
   }
   if (!res.ok) {
     const text = (await res.text().catch(() => "")).slice(0, 500);
-    const detail = safeJson(text)?.error ?? text;
+    const error = safeJson(text)?.error;
+    const detail = typeof error === "string" ? error : text;
     const retryable = res.status >= 500 || res.status === 429;
     throw new HandlerError(`Ollama answered ${res.status} for ${path}: ${detail}`, { retryable });
   }
@@ -99,8 +118,8 @@ async function streamNdjson(
 
 function safeJson(text: string): Record<string, unknown> | undefined {
   try {
-    const v = JSON.parse(text);
-    return v && typeof v === "object" ? v : undefined;
+    const v: unknown = JSON.parse(text);
+    return v && typeof v === "object" ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
@@ -108,7 +127,7 @@ function safeJson(text: string): Record<string, unknown> | undefined {
 
 function causeOf(e: unknown): string {
   const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
+  return cause?.code ?? cause?.message ?? messageOf(e);
 }
 
 function checkGenerate(payload: unknown): GeneratePayload {
@@ -121,19 +140,20 @@ function checkGenerate(payload: unknown): GeneratePayload {
 
 function checkChat(payload: unknown): ChatPayload {
   const p = payload as Partial<ChatPayload> | null;
+  const model = p?.model;
+  const messages = p?.messages;
   const ok =
-    p &&
-    typeof p.model === "string" &&
-    p.model &&
-    Array.isArray(p.messages) &&
-    p.messages.length > 0 &&
-    p.messages.every((m) => m && typeof m.role === "string" && typeof m.content === "string");
+    typeof model === "string" &&
+    model !== "" &&
+    Array.isArray(messages) &&
+    messages.length > 0 &&
+    messages.every((m) => m && typeof m.role === "string" && typeof m.content === "string");
   if (!ok) {
     throw new HandlerError(`ollama.chat needs a payload { model: string, messages: [{ role, content }, ...] }, got ${brief(payload)}`, {
       retryable: false,
     });
   }
-  return { model: p!.model!, messages: p!.messages!.map((m) => ({ role: m.role, content: m.content })), ...(isObject(p!.options) ? { options: p!.options } : {}) };
+  return { model, messages: messages.map((m) => ({ role: m.role, content: m.content })), ...(isObject(p?.options) ? { options: p.options } : {}) };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { HandlerError } from "../../worker/errors";
+import { abortReason, HandlerError } from "../../worker/errors";
 import type { ImplContext } from "../protocol";
 
 /** A named command the machine's owner declared (never taken from a job). */
@@ -38,7 +38,7 @@ export function runRecipe(payload: unknown, ctx: ImplContext, options: unknown):
       if (!line.trim()) return;
       lastLine = line;
       const json = parseJson(line);
-      if (isProgressLine(json)) ctx.progress(json.progress as number | undefined, json.status as string | undefined);
+      if (isProgressLine(json)) ctx.progress(json.progress, json.status);
       else if (json === undefined) ctx.output(line + "\n");
     };
     child.stdout.setEncoding("utf8").on("data", (text: string) => {
@@ -62,7 +62,7 @@ export function runRecipe(payload: unknown, ctx: ImplContext, options: unknown):
     child.on("close", (code, signal) => {
       ctx.signal.removeEventListener("abort", onAbort);
       if (stdoutRest) onLine(stdoutRest);
-      if (ctx.signal.aborted) return reject(ctx.signal.reason);
+      if (ctx.signal.aborted) return reject(abortReason(ctx.signal));
       const tail = stderr.trim() ? `: ${stderr.trim().split("\n").slice(-5).join(" | ")}` : "";
       if (code !== 0) {
         return reject(new HandlerError(`${label} exited with ${signal ? `signal ${signal}` : `code ${code}`}${tail}`));

@@ -29,6 +29,6 @@ describe("benchmark report", () => {
   });
 
   it("is deterministic for the same results", () => {
-    expect(renderReport(results)).toBe(renderReport(JSON.parse(JSON.stringify(results))));
+    expect(renderReport(results)).toBe(renderReport(JSON.parse(JSON.stringify(results)) as typeof results));
   });
 });

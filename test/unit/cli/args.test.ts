@@ -17,6 +17,7 @@ describe("farmhand-worker arguments", () => {
       help: false,
       url: "https://happy-otter-123.convex.cloud",
       key: "fh_w_k",
+      keyFrom: "argument",
       token: undefined,
       name: undefined,
       keyFile: "/cfg/farmhand/worker.json",
@@ -42,13 +43,37 @@ describe("farmhand-worker arguments", () => {
     [["--url", "http://x", "--bogus"], "Unknown option '--bogus'"],
     [["--url", "http://x", "--max-failures", "2.5"], "--max-failures must be a whole number from 0"],
   ])("rejects %j", (argv, message) => {
-    expect(() => parseCliArgs(argv as string[], {})).toThrow(message);
+    expect(() => parseCliArgs(argv, {})).toThrow(message);
   });
 
   it("takes --max-failures, where 0 means never auto-pause", () => {
     expect(parseCliArgs(["--url", "http://x", "--key", "k", "--max-failures", "0"], {}).maxConsecutiveFailures).toBe(0);
     expect(parseCliArgs(["--url", "http://x", "--key", "k", "--max-failures", "3"], {}).maxConsecutiveFailures).toBe(3);
     expect(parseCliArgs(["--url", "http://x", "--key", "k"], {}).maxConsecutiveFailures).toBeUndefined();
+  });
+
+  it("takes the key from FARMHAND_KEY, unless --key or --token says otherwise", () => {
+    const env = { FARMHAND_KEY: " fh_w_env " };
+    expect(parseCliArgs(["--url", "http://x"], env)).toMatchObject({ key: "fh_w_env", keyFrom: "environment" });
+    expect(parseCliArgs(["--url", "http://x", "--key", "fh_w_arg"], env)).toMatchObject({ key: "fh_w_arg", keyFrom: "argument" });
+    expect(parseCliArgs(["--url", "http://x", "--token", "fh_e_t", "--name", "n"], env)).toMatchObject({ key: undefined, keyFrom: undefined });
+    expect(parseCliArgs(["--url", "http://x"], {})).toMatchObject({ key: undefined, keyFrom: undefined });
+  });
+
+  it("warns once on stderr that a key on the command line shows in ps, and still uses it", async () => {
+    const run = async (argv: string[], env: NodeJS.ProcessEnv) => {
+      const err: string[] = [];
+      const io: CliIo = { env, out: () => undefined, err: (l) => err.push(l), onSignal: () => () => undefined };
+      // A missing recipes file stops the run right after the arguments are taken.
+      const code = await runCli(["--url", "http://127.0.0.1:1", ...argv, "--recipes", "/no/such/recipes.json"], io);
+      return { code, err };
+    };
+    const onCommandLine = await run(["--key", "fh_w_arg"], {});
+    expect(onCommandLine.code).toBe(2);
+    expect(onCommandLine.err.filter((l) => /visible to every user of this machine \(ps\)/.test(l))).toHaveLength(1);
+    expect(onCommandLine.err[0]).toMatch(/^farmhand-worker: warning: .*set FARMHAND_KEY or use --key-file instead$/);
+    const fromEnvironment = await run([], { FARMHAND_KEY: "fh_w_env" });
+    expect(fromEnvironment.err.join("\n")).not.toMatch(/warning/);
   });
 
   it("defaults the key file under ~/.config", () => {

@@ -16,7 +16,7 @@ function fakeOllama(): Promise<{ server: Server; url: string; requests: unknown[
         res.end(JSON.stringify({ models: [{ name: "tiny:latest" }, { name: "qwen:0.5b" }] }));
         return;
       }
-      const json = JSON.parse(body);
+      const json = JSON.parse(body) as { model?: string };
       requests.push({ url: req.url, ...json });
       if (json.model === "missing") {
         res.statusCode = 404;
@@ -109,5 +109,20 @@ describe("ollama handlers", () => {
     expect(await down.registry.capabilities()).toEqual(["demo.echo", "demo.primes", "recipe.build"]);
     up.pool.close();
     down.pool.close();
+  });
+
+  it("offers only the models the donor chose, none when none are chosen, and refuses a job for another model", async () => {
+    const chosen = createBuiltinRegistry({ ollama: { url: fake.url, models: ["tiny"] } });
+    expect(await chosen.registry.capabilities()).toEqual(["demo.echo", "demo.primes", "ollama.chat", "ollama.generate", "ollama:tiny", "ollama:tiny:latest"]);
+    const none = createBuiltinRegistry({ ollama: { url: fake.url, models: [] } });
+    expect(none.registry.types()).toEqual(["demo.echo", "demo.primes"]);
+    const options = { url: fake.url, models: ["tiny"] };
+    await expect(pool.run({ builtin: "ollama.generate", options }, { model: "qwen:0.5b", prompt: "x" }, fakeCtx().ctx)).rejects.toMatchObject({
+      message: 'this machine does not offer the Ollama model "qwen:0.5b" (it offers tiny)',
+      retryable: true,
+    });
+    expect(await pool.run({ builtin: "ollama.generate", options }, { model: "tiny:latest", prompt: "x" }, fakeCtx().ctx)).toMatchObject({ response: "Hello there." });
+    chosen.pool.close();
+    none.pool.close();
   });
 });

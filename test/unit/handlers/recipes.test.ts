@@ -8,6 +8,26 @@ import type { Recipe } from "../../../extension/handlers/impl/recipe";
 import { fakeCtx } from "./fakeCtx";
 
 const dir = mkdtempSync(join(tmpdir(), "farmhand-recipes-"));
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `read` until it returns a value, or fails after `timeoutMs`. */
+async function waitFor<T>(read: () => T | undefined, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 function script(name: string, body: string): Recipe {
   const file = join(dir, `${name}.js`);
   writeFileSync(file, body);
@@ -46,10 +66,9 @@ describe("recipes", () => {
   });
 
   it("fails when the command does not exist", async () => {
-    await expect(run({ name: "ghost", command: "/no/such/binary" }, {})).rejects.toMatchObject({
-      message: expect.stringContaining('recipe "ghost" could not start `/no/such/binary`: spawn /no/such/binary ENOENT'),
-      retryable: false,
-    });
+    const failing = run({ name: "ghost", command: "/no/such/binary" }, {});
+    await expect(failing).rejects.toThrow('recipe "ghost" could not start `/no/such/binary`: spawn /no/such/binary ENOENT');
+    await expect(failing).rejects.toMatchObject({ retryable: false });
   });
 
   it("stops the command when the job is canceled", async () => {
@@ -60,6 +79,26 @@ describe("recipes", () => {
     const started = Date.now();
     await expect(running).rejects.toThrow("canceled");
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it.skipIf(process.platform === "win32")("ends the recipe's whole process group on cancel: a sleeping grandchild does not survive", async () => {
+    // The recipe starts a grandchild that ignores SIGTERM, reports its pid, and waits for it.
+    const recipe: Recipe = { name: "family", command: "sh", args: ["-c", `sh -c 'trap "" TERM; sleep 300' & echo "grandchild $!"; wait`] };
+    const f = fakeCtx();
+    const running = run(recipe, {}, f);
+    const grandchild = await waitFor(() => Number(/grandchild (\d+)/.exec(f.output())?.[1]) || undefined);
+    expect(isAlive(grandchild)).toBe(true);
+    f.controller.abort(new Error("canceled"));
+    await expect(running).rejects.toThrow("canceled");
+    // TERM reaches the group at once; the grandchild ignores it and is killed after the grace period (500 ms).
+    expect(await waitFor(() => (isAlive(grandchild) ? undefined : true), 5_000)).toBe(true);
+  }, 20_000);
+
+  it("takes a result line that ends without a newline", async () => {
+    const recipe = script("terse", `process.stdout.write(JSON.stringify({progress:0.5}) + "\\n"); process.stdout.write('{"ok":1}');`);
+    const f = fakeCtx();
+    expect(await run(recipe, {}, f)).toEqual({ ok: 1 });
+    expect(f.progress).toEqual([[0.5, undefined]]);
   });
 
   it("parses a recipes file and rejects bad declarations with every problem listed", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { HandlerRegistry } from "../../../extension/handlers/registry";
 
-const noop = async () => null;
+const noop = () => Promise.resolve(null);
 
 describe("HandlerRegistry", () => {
   it("advertises exactly the registered handlers' capabilities and forgets removed ones", async () => {
@@ -10,7 +10,7 @@ describe("HandlerRegistry", () => {
     r.onChange(() => changes++);
     const removeA = r.register({ type: "a.job", run: noop });
     r.register({ type: "b.job", run: noop, capabilities: () => ["b.job", "gpu:1", "Bad Cap"] });
-    r.register({ type: "c.job", run: noop, capabilities: async () => { throw new Error("probe failed"); } });
+    r.register({ type: "c.job", run: noop, capabilities: () => Promise.reject(new Error("probe failed")) });
     expect(await r.capabilities()).toEqual(["a.job", "b.job", "gpu:1"]);
     removeA();
     expect(r.get("a.job")).toBeUndefined();

@@ -2,21 +2,10 @@ import { describe, expect, it } from "vitest";
 import { decide, type PolicyInputs } from "../../../extension/policy/policy";
 import { parseTimeWindow } from "../../../extension/policy/timeWindows";
 import { concurrencyFor, PRESETS } from "../../../extension/policy/presets";
+import { policyInputs } from "./inputs";
 
-const NOW = new Date(2026, 10, 18, 14, 0).getTime(); // a Wednesday, 14:00 local
-const base: PolicyInputs = {
-  now: NOW,
-  wanted: true,
-  remoteWindow: false,
-  allowRemote: false,
-  otherWindowDonates: false,
-  windows: [],
-  onBattery: false,
-  donateOnBattery: false,
-  userIdleMs: 10 * 60_000,
-  idleMinutes: 5,
-  cpuBusy: false,
-};
+const base = policyInputs();
+const NOW = base.now;
 
 describe("policy", () => {
   it("donates when wanted and nothing stands in the way", () => {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, type CpuInfo } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CpuSampler, linuxOnBattery } from "../../../extension/policy/probes";
+import { CpuSampler, linuxOnBattery, parseIoregIdleMs, parsePmsetBattery, parseWindowsBatteryStatus } from "../../../extension/policy/probes";
 
 describe("battery probe (Linux sysfs)", () => {
   const roots: string[] = [];
@@ -62,5 +62,51 @@ describe("CpuSampler", () => {
     const sample = sampler.sample()!;
     expect(sample.busy).toBeCloseTo(120 / 400);
     expect(sample.niced).toBeCloseTo(100 / 400);
+  });
+});
+
+// Outputs recorded from the real commands.
+const PMSET_BATTERY = "Now drawing from 'Battery Power'\n -InternalBattery-0 (id=4653155)\t87%; discharging; 5:12 remaining present: true\n";
+const PMSET_AC = "Now drawing from 'AC Power'\n -InternalBattery-0 (id=4653155)\t100%; charged; 0:00 remaining present: true\n";
+const PMSET_DESKTOP = "Now drawing from 'AC Power'\n";
+const PMSET_UPS = "Now drawing from 'UPS Power'\n -CyberPower UPS (id=1)\t100%; AC attached; not charging present: true\n";
+
+describe("battery probe (macOS pmset -g batt)", () => {
+  it("reads the power source from pmset's output", () => {
+    expect(parsePmsetBattery(PMSET_BATTERY)).toBe(true);
+    expect(parsePmsetBattery(PMSET_AC)).toBe(false);
+    expect(parsePmsetBattery(PMSET_DESKTOP)).toBe(false);
+    expect(parsePmsetBattery(PMSET_UPS)).toBe(false);
+  });
+
+  it("knows nothing when pmset failed or said something else", () => {
+    expect(parsePmsetBattery(undefined)).toBeUndefined();
+    expect(parsePmsetBattery("")).toBeUndefined();
+    expect(parsePmsetBattery("pmset: command not found")).toBeUndefined();
+  });
+});
+
+describe("battery probe (Windows Win32_Battery.BatteryStatus)", () => {
+  it("is on battery when a battery discharges (status 1), on AC otherwise", () => {
+    expect(parseWindowsBatteryStatus("1\r\n")).toBe(true);
+    expect(parseWindowsBatteryStatus("2\r\n")).toBe(false);
+    expect(parseWindowsBatteryStatus("6\r\n")).toBe(false); // charging
+    expect(parseWindowsBatteryStatus("2\r\n1\r\n")).toBe(true); // two batteries, one discharging
+  });
+
+  it("knows nothing without a battery or an answer", () => {
+    expect(parseWindowsBatteryStatus("")).toBeUndefined();
+    expect(parseWindowsBatteryStatus("\r\n")).toBeUndefined();
+    expect(parseWindowsBatteryStatus(undefined)).toBeUndefined();
+    expect(parseWindowsBatteryStatus("Get-CimInstance : Invalid class\r\n")).toBeUndefined();
+  });
+});
+
+describe("system idle time (macOS ioreg)", () => {
+  it("reads HIDIdleTime (nanoseconds) as milliseconds", () => {
+    const out = '+-o IOHIDSystem  <class IOHIDSystem, id 0x100000313>\n    |   "HIDIdleTime" = 61234567890\n    |   "HIDParameters" = {}\n';
+    expect(parseIoregIdleMs(out)).toBe(61_234);
+    expect(parseIoregIdleMs("nothing here")).toBeUndefined();
+    expect(parseIoregIdleMs(undefined)).toBeUndefined();
   });
 });

@@ -36,8 +36,15 @@ describe("panel snapshot", () => {
     expect(s.farm?.throughput.reduce((a, b) => a + b, 0)).toBe(4);
   });
 
+  it("offers Resume, not Stop, when the engine paused itself", () => {
+    expect(buildSnapshot(parts).toggle).toBe("stop");
+    const autoPaused = buildSnapshot({ ...parts, engineView: { connected: true, running: 0, pausedReason: "auto-paused after 5 failed jobs in a row" } });
+    expect(autoPaused.status).toEqual({ kind: "paused", reason: "auto-paused after 5 failed jobs in a row" });
+    expect(autoPaused.toggle).toBe("resume");
+  });
+
   it("shows no farm data when not joined", () => {
-    const s = buildSnapshot({ ...parts, joined: false, farmError: "boom" });
+    const s = buildSnapshot({ ...parts, joined: false, farmError: { kind: "unreachable", message: "boom" } });
     expect(s.farm).toBeUndefined();
     expect(s.farmError).toBeUndefined();
     expect(s.status).toEqual({ kind: "notJoined" });

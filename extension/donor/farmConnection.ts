@@ -49,7 +49,7 @@ export class FarmConnection implements vscode.Disposable {
   ): (() => void) | undefined {
     const lease = this.acquire();
     if (!lease) return undefined;
-    const unsubscribe = lease.client.onUpdate(query, { ...args, apiKey: lease.apiKey } as Q["_args"], onValue, onError);
+    const unsubscribe = lease.client.onUpdate(query, { ...args, apiKey: lease.apiKey }, onValue, onError);
     return () => {
       unsubscribe();
       lease.release();
@@ -61,7 +61,7 @@ export class FarmConnection implements vscode.Disposable {
     const lease = this.acquire();
     if (!lease) throw new Error("this machine has not joined a farm");
     try {
-      return await lease.client.mutation(mutation, { ...args, apiKey: lease.apiKey } as M["_args"]);
+      return await lease.client.mutation(mutation, { ...args, apiKey: lease.apiKey });
     } finally {
       lease.release();
     }

@@ -1,13 +1,15 @@
 import * as vscode from "vscode";
-import { cpus, tmpdir, userInfo } from "node:os";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import { readDonorSettings, type DonorSettings } from "./donorSettings";
-import { LoadGate } from "./policy/loadGate";
-import { MachineLock } from "./policy/machineLock";
-import { SharedActivity } from "./policy/sharedActivity";
-import { decide, type PolicyDecision } from "./policy/policy";
-import { CpuSampler, readOnBattery, readOsIdleMs } from "./policy/probes";
-import { Disposable } from "./views/disposable";
+import { LoadGate } from "../policy/loadGate";
+import { MachineLock } from "../policy/machineLock";
+import { ensurePrivateDir, userStateDir } from "../policy/privateFiles";
+import { SharedActivity } from "../policy/sharedActivity";
+import { decide, type PolicyDecision } from "../policy/policy";
+import { CpuSampler, readOnBattery, readOsIdleMs } from "../policy/probes";
+import { DisposableOwner } from "../lifecycle";
+import { messageOf } from "../worker/errors";
 
 const SAMPLE_MS = 5_000;
 const SAMPLE_UNFOCUSED_MS = 15_000;
@@ -20,15 +22,16 @@ const SNOOZE_KEY = "farmhand.snoozedUntil";
  * says (probes), and the resulting decision with its reason. Samples the machine only while the donor wants
  * to donate; when off it has no timers at all.
  */
-export class Donor extends Disposable {
+export class Donor extends DisposableOwner {
   private readonly changed = this._register(new vscode.EventEmitter<PolicyDecision>());
   readonly onDidChange = this.changed.event;
 
   private settings: DonorSettings;
   private readonly gate: LoadGate;
   private readonly sampler = new CpuSampler();
-  private readonly lock: MachineLock;
-  private readonly activity = new SharedActivity(join(tmpdir(), `farmhand-activity-${safeUser()}`));
+  /** Absent when the user's private state folder cannot be used: then this window decides alone. */
+  private readonly lock: MachineLock | undefined;
+  private readonly activity: SharedActivity | undefined;
   private lastActivityAt = Date.now();
   private onBattery: boolean | undefined;
   private batteryReadAt = 0;
@@ -39,14 +42,24 @@ export class Donor extends Disposable {
   /** Share of all cores our own jobs use, where the OS reports no nice time (Windows). */
   ownCpuShare = () => 0;
 
-  constructor(private readonly memento: vscode.Memento) {
+  constructor(
+    private readonly memento: vscode.Memento,
+    log: vscode.LogOutputChannel,
+    stateDir = userStateDir(),
+  ) {
     super();
     this.settings = readDonorSettings(cpus().length);
     this.gate = new LoadGate(this.gateOptions());
-    this.lock = new MachineLock({ path: join(tmpdir(), `farmhand-donor-${safeUser()}.lock`), owner: vscode.env.sessionId });
+    try {
+      ensurePrivateDir(stateDir);
+      this.lock = new MachineLock({ path: join(stateDir, "donor.lock"), owner: vscode.env.sessionId });
+      this.activity = new SharedActivity(join(stateDir, "activity"));
+    } catch (error) {
+      log.warn(`One donor per machine is not enforced, and other windows' activity is not seen: ${messageOf(error)}`);
+    }
     const touch = () => {
       this.lastActivityAt = Date.now();
-      this.activity.stamp(this.lastActivityAt);
+      this.activity?.stamp(this.lastActivityAt);
     };
     this._register(vscode.window.onDidChangeTextEditorSelection(touch));
     this._register(vscode.workspace.onDidChangeTextDocument(touch));
@@ -61,7 +74,7 @@ export class Donor extends Disposable {
       }),
     );
     this._register({ dispose: () => this.stopSampling() });
-    this._register({ dispose: () => this.lock.release() });
+    this._register({ dispose: () => this.lock?.release() });
   }
 
   get decision(): PolicyDecision {
@@ -109,7 +122,7 @@ export class Donor extends Disposable {
     const now = Date.now();
     const wanted = this.wanted;
     if (wanted) this.sample(now);
-    const holder = wanted ? this.lock.holder() : undefined;
+    const holder = wanted ? this.lock?.holder() : undefined;
     const decision = decide({
       now,
       wanted,
@@ -120,7 +133,7 @@ export class Donor extends Disposable {
       windows: this.settings.windows,
       onBattery: this.onBattery,
       donateOnBattery: this.settings.donateOnBattery,
-      userIdleMs: Math.min(now - Math.max(this.lastActivityAt, wanted ? this.activity.latest() : 0), this.osIdleMs ?? Number.POSITIVE_INFINITY),
+      userIdleMs: Math.min(now - Math.max(this.lastActivityAt, wanted ? (this.activity?.latest() ?? 0) : 0), this.osIdleMs ?? Number.POSITIVE_INFINITY),
       idleMinutes: this.settings.idleMinutes,
       cpuBusy: this.gate.closed,
       otherCpuLoad: this.otherCpuLoad,
@@ -130,14 +143,14 @@ export class Donor extends Disposable {
     if (decision.donate && !this.tryLock()) {
       return this.publish({ donate: false, reason: "another VS Code window on this machine is donating" });
     }
-    if (!decision.donate) this.lock.release();
+    if (!decision.donate) this.lock?.release();
     return this.publish(decision);
   }
 
   /** One donor per machine; if the lock file cannot be used at all, donate rather than never. */
   private tryLock(): boolean {
     try {
-      return this.lock.tryAcquire();
+      return this.lock?.tryAcquire() ?? true;
     } catch {
       return true;
     }
@@ -183,10 +196,3 @@ export class Donor extends Disposable {
   }
 }
 
-function safeUser(): string {
-  try {
-    return userInfo().username.replace(/[^a-zA-Z0-9_-]/g, "_");
-  } catch {
-    return "user";
-  }
-}

@@ -1,6 +1,7 @@
 import * as vscode from "vscode";
 import { makeFunctionReference } from "convex/server";
 import type { FarmConnection } from "./farmConnection";
+import { describeError, type DescribedError } from "../worker/errors";
 
 export type Overview = {
   counts: Record<string, number>;
@@ -26,7 +27,7 @@ export class FarmData implements vscode.Disposable {
   readonly onDidChange = this.changed.event;
   overview: Overview | undefined;
   dead: DeadLetter[] = [];
-  error: string | undefined;
+  error: DescribedError | undefined;
   private users = 0;
   private unsubscribe: Array<() => void> = [];
 
@@ -59,7 +60,7 @@ export class FarmData implements vscode.Disposable {
 
   private subscribe(): void {
     const fail = (e: Error) => {
-      this.error = e.message;
+      this.error = describeError(e);
       this.changed.fire();
     };
     const ok = (apply: () => void) => {

@@ -42,3 +42,34 @@ export function describeStatus(status: DonorStatus): string {
       return `working (${status.jobs} ${status.jobs === 1 ? "job" : "jobs"})`;
   }
 }
+
+/** What clicking the status-bar item or the panel's main button does now. */
+export type ToggleAction = "join" | "start" | "stop" | "resume";
+
+export function toggleAction({ joined, wanted, engine }: { joined: boolean; wanted: boolean; engine?: DonorFacts["engine"] }): ToggleAction {
+  if (!joined) return "join";
+  // The engine paused itself (jobs kept failing): a click takes work again, it does not switch donating off.
+  if (engine?.pausedReason) return "resume";
+  return wanted ? "stop" : "start";
+}
+
+export const TOGGLE_LABEL: Record<ToggleAction, string> = {
+  join: "Join a Farm…",
+  start: "Start donating",
+  stop: "Stop donating",
+  resume: "Resume",
+};
+
+/** Why the farm's own data (queue, workers, dead letters) cannot be shown, by kind: each reads differently. */
+export function farmProblemText(problem: { kind: string; message: string }): string {
+  switch (problem.kind) {
+    case "unreachable":
+      return `Cannot reach the farm: ${problem.message}`;
+    case "refused":
+      return `The farm refused this machine's key: ${problem.message}. Join again with a new token from your operator.`;
+    case "notAllowed":
+      return `This machine's key may not read the farm: ${problem.message}`;
+    default:
+      return `The farm answered with an error: ${problem.message}`;
+  }
+}

@@ -2,9 +2,10 @@
  * The typed message protocol between the control-panel webview and the extension.
  * Shared by both sides (media/panel/main.ts imports it too); no 'vscode' import here.
  */
-import type { DonorStatus } from "./donorStatus";
+import type { DescribedError } from "../worker/errors";
+import type { DonorStatus, ToggleAction } from "./donorStatus";
 
-export type PanelJob = { jobId: string; type: string; progress?: number; status?: string; startedAt: number };
+export type PanelJob = { jobId: string; type: string; attempt: number; progress?: number; status?: string; startedAt: number };
 
 export type PanelSnapshot = {
   joined: boolean;
@@ -14,6 +15,8 @@ export type PanelSnapshot = {
   donating: boolean;
   status: DonorStatus;
   statusText: string;
+  /** What the main button (and a click on the status-bar item) does now. */
+  toggle: ToggleAction;
   farmUrl: string;
   policy: { preset: string; concurrency: number; idleMinutes: number; otherCpuPercent: number; problems: string[] };
   jobs: PanelJob[];
@@ -21,7 +24,8 @@ export type PanelSnapshot = {
   contribution: { succeeded: number; failed: number; canceled: number; busyMs: number };
   /** The farm as a whole; absent until the first answer (or when not joined). */
   farm?: PanelFarm;
-  farmError?: string;
+  /** Why the farm's data cannot be shown (unreachable, key refused, …). */
+  farmError?: DescribedError;
 };
 
 export type PanelFarm = {
@@ -64,6 +68,11 @@ const REQUEST_FIELDS: Record<PanelRequest["type"], readonly string[]> = {
   cancelJob: ["jobId"],
 };
 const JOB_ID = /^[a-z0-9]{1,64}$/;
+
+/** A Convex document id as a job id: lowercase letters and digits. */
+export function isJobId(value: string): boolean {
+  return JOB_ID.test(value);
+}
 
 /** Validates a message that arrived from the webview; anything else is refused with the reason. */
 export function parsePanelRequest(raw: unknown): { ok: true; request: PanelRequest } | { ok: false; reason: string } {

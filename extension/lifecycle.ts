@@ -1,7 +1,10 @@
-import * as vscode from "vscode";
+import type * as vscode from "vscode";
 
-/** Base for anything that owns disposables: register them once, dispose them all together. */
-export abstract class Disposable implements vscode.Disposable {
+/**
+ * Base for anything that owns disposables: register them once, dispose them all together (last registered first).
+ * Registering after the owner was disposed disposes at once, so nothing outlives its owner.
+ */
+export abstract class DisposableOwner implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private disposed = false;
 

@@ -1,13 +1,12 @@
 import * as vscode from "vscode";
 import type { FarmConnection } from "./farmConnection";
-import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } from "./worker";
-import type { PolicyDecision } from "./policy/policy";
+import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } from "../worker";
+import { errorMessage, watchKeyRefusals, type DescribedError } from "../worker/errors";
+import type { PolicyDecision } from "../policy/policy";
 
 export type SessionTarget = { url: string; apiKey: string; concurrency: number };
 
 export type EngineView = { connected: boolean; running: number; pausedReason?: string; stoppedReason?: string };
-
-const KEY_REFUSED = /revoked|rejected this worker's key/;
 
 /**
  * The engine's life in this window: one Worker on the shared farm connection while the donor donates, driven by
@@ -24,6 +23,8 @@ export class FarmSession implements vscode.Disposable {
   private stoppedReason: string | undefined;
   /** The farm refused this key; do not start again with it until the donor joins again. */
   private refusedKey: string | undefined;
+  /** The farm refused the running worker's key (its code said so); the worker stops itself on it. */
+  private keyRefusal: DescribedError | undefined;
   private pending: { target: SessionTarget | undefined; decision: PolicyDecision } | undefined;
   private applying: Promise<void> | undefined;
   /** What this machine gave in this window, across every start and stop of the engine. */
@@ -107,7 +108,7 @@ export class FarmSession implements vscode.Disposable {
       try {
         await this.applyNow(target, decision);
       } catch (error) {
-        this.log.error(`Could not apply the donation policy: ${error instanceof Error ? error.message : String(error)}`);
+        this.log.error(`Could not apply the donation policy: ${errorMessage(error)}`);
       }
     }
   }
@@ -154,8 +155,10 @@ export class FarmSession implements vscode.Disposable {
     const lease = this.connection.acquire();
     if (!lease) return;
     let worker: Worker;
+    this.keyRefusal = undefined;
+    const client = watchKeyRefusals(convexFarmClient(lease.client, lease.apiKey), (refusal) => (this.keyRefusal ??= refusal));
     try {
-      worker = new Worker({ client: convexFarmClient(lease.client, lease.apiKey), handlers: this.handlers, concurrency: target.concurrency });
+      worker = new Worker({ client, handlers: this.handlers, concurrency: target.concurrency });
     } catch (error) {
       lease.release();
       throw error;
@@ -191,7 +194,7 @@ export class FarmSession implements vscode.Disposable {
     try {
       await worker.start();
     } catch (error) {
-      this.log.error(`Could not start the worker: ${error instanceof Error ? error.message : String(error)}`);
+      this.log.error(`Could not start the worker: ${errorMessage(error)}`);
     }
   }
 
@@ -199,10 +202,12 @@ export class FarmSession implements vscode.Disposable {
   private stoppedOnItsOwn(reason: string | undefined, apiKey: string): void {
     this.stoppedReason = reason;
     void this.stop(reason ?? "stopped");
-    if (reason && KEY_REFUSED.test(reason)) {
+    const refusal = this.keyRefusal;
+    if (refusal) {
       this.refusedKey = apiKey;
+      this.stoppedReason = `the farm refused this machine's key (${refusal.code}): ${refusal.message}`;
       void vscode.window
-        .showErrorMessage(`Farmhand stopped: ${reason}. Join again with a new token from your operator.`, "Join a Farm…")
+        .showErrorMessage(`Farmhand stopped: the farm refused this machine's key: ${refusal.message}. Join again with a new token from your operator.`, "Join a Farm…")
         .then((choice) => choice && vscode.commands.executeCommand("farmhand.join"));
     }
   }

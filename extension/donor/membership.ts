@@ -56,7 +56,7 @@ export class Membership {
   }
 
   dispose(): void {
-    this.listeners.forEach((l) => l.dispose());
+    for (const listener of this.listeners) listener.dispose();
     this.changed.dispose();
   }
 }

@@ -1,22 +1,25 @@
 import * as vscode from "vscode";
-import { makeFunctionReference } from "convex/server";
+import { api } from "../../convex/_generated/api";
+import { isJobId, type PanelRequest } from "../hostAndWebview/panelProtocol";
+import { describeError } from "../worker/errors";
+import { cancelOutcome } from "./cancelOutcome";
 import type { Donor } from "./donor";
 import type { FarmConnection } from "./farmConnection";
 import type { FarmSession } from "./farmSession";
-import type { HandlerRegistry } from "./handlers";
 import type { Membership } from "./membership";
-import { joinFarm, type JoinArgs } from "./views/joinFlow";
-import type { PanelRequest } from "./views/panelProtocol";
 
 const SNOOZE_MS = 60 * 60_000;
-const manage = (name: string) => makeFunctionReference<"mutation", { apiKey: string; jobId: string }, unknown>(`farm:${name}`);
+
+/** A scripted join's arguments (`executeCommand("farmhand.join", { url, token })`). */
+export type JoinRequest = { url: string; token: string };
 
 export type CommandDeps = {
   membership: Membership;
   donor: Donor;
   session: FarmSession;
   connection: FarmConnection;
-  registry: HandlerRegistry;
+  /** The join dialog (views/joinFlow): asks the donor unless given a scripted request; true once joined. */
+  join: (request?: JoinRequest) => Promise<boolean>;
   log: vscode.LogOutputChannel;
 };
 
@@ -25,26 +28,24 @@ type JobArg = string | { job?: { jobId: string }; dead?: { jobId: string } } | u
 const jobIdOf = (arg: JobArg) => (typeof arg === "string" ? arg : (arg?.dead?.jobId ?? arg?.job?.jobId));
 
 /** Everything a donor (or an operator with a managing key) can ask Farmhand to do. */
-export function createCommands({ membership, donor, session, connection, registry, log }: CommandDeps) {
+export function createCommands({ membership, donor, session, connection, join, log }: CommandDeps) {
   let provisioning: Promise<void> | undefined;
 
-  const join = async (args?: JoinArgs) => joinFarm(membership, await registry.capabilities(), log, args);
-
-  const manageJob = (action: "retryDead" | "purgeDead" | "cancelJob", done: string) => async (arg: JobArg) => {
-    const jobId = jobIdOf(arg);
+  /** Run one managing call on a job and tell the donor what happened, in the farm's own words when it refused. */
+  const manageJob = (action: string, call: (jobId: string) => Promise<string>) => async (arg: JobArg) => {
+    const jobId = jobIdOf(arg) ?? (await askJobId(action));
     if (!jobId) return;
     try {
-      await connection.run(manage(action), { jobId });
-      void vscode.window.showInformationMessage(`Farmhand: ${done}.`);
+      void vscode.window.showInformationMessage(`Farmhand: ${await call(jobId)}.`);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      log.error(`${action} ${jobId} failed: ${message}`);
-      void vscode.window.showErrorMessage(`Farmhand: ${message}`, "Show Log").then((c) => c && log.show());
+      const { message, code } = describeError(error);
+      log.error(`${action} ${jobId} failed${code ? ` (${code})` : ""}: ${message}`);
+      void vscode.window.showErrorMessage(`Farmhand: could not ${action}: ${message}`, "Show Log").then((c) => c && log.show());
     }
   };
 
   const commands = {
-    join,
+    join: (request?: JoinRequest) => join(request),
     toggle: async () => {
       await provisioning; // a provisioned join in flight decides whether this click toggles or asks to join
       if (!membership.joined) return join();
@@ -72,15 +73,20 @@ export function createCommands({ membership, donor, session, connection, registr
       const jobId = jobIdOf(arg);
       return jobId ? session.giveBack(jobId) : false;
     },
-    retryDead: manageJob("retryDead", "the job is queued again"),
-    purgeDead: manageJob("purgeDead", "the dead letter is deleted"),
-    cancelJob: manageJob("cancelJob", "the job is canceled"),
+    retryDead: manageJob("retry the dead letter", async (jobId) => {
+      await connection.run(api.farm.retryDead, { jobId });
+      return "the job is queued again";
+    }),
+    purgeDead: manageJob("delete the dead letter", async (jobId) => {
+      await connection.run(api.farm.purgeDead, { jobId });
+      return "the dead letter is deleted";
+    }),
+    cancelJob: manageJob("cancel the job", async (jobId) => cancelOutcome(await connection.run(api.farm.cancelJob, { jobId }))),
     showLog: () => log.show(),
   };
 
   /** The control panel's requests map onto the same commands. */
-  const perform = (r: Exclude<PanelRequest, { type: "ready" }>): unknown =>
-    "jobId" in r ? commands[r.type](r.jobId) : r.type === "join" ? join() : commands[r.type]();
+  const perform = (r: Exclude<PanelRequest, { type: "ready" }>): unknown => ("jobId" in r ? commands[r.type](r.jobId) : commands[r.type]());
 
   /** Provisioning (fleets, demos): join once from FARMHAND_JOIN_URL + FARMHAND_JOIN_TOKEN when not joined yet. */
   const joinFromEnvironment = () => {
@@ -89,7 +95,7 @@ export function createCommands({ membership, donor, session, connection, registr
     if (membership.joined || !url || !token) return;
     provisioning = join({ url, token }).then(
       () => undefined,
-      (error) => log.error(`Provisioned join failed: ${error instanceof Error ? error.message : error}`),
+      (error: unknown) => log.error(`Provisioned join failed: ${describeError(error).message}`),
     );
   };
 
@@ -97,4 +103,16 @@ export function createCommands({ membership, donor, session, connection, registr
     Object.entries(commands).map(([name, run]) => vscode.commands.registerCommand(`farmhand.${name}`, run as (...args: unknown[]) => unknown));
 
   return { commands, perform, joinFromEnvironment, register };
+}
+
+/** From the command palette: the job's id (the Farm view and the panel pass it along). */
+function askJobId(action: string): Thenable<string | undefined> {
+  return vscode.window
+    .showInputBox({
+      title: `Farmhand: ${action}`,
+      prompt: "The job's id",
+      ignoreFocusOut: true,
+      validateInput: (value) => (isJobId(value.trim()) ? undefined : "A job id is lowercase letters and digits"),
+    })
+    .then((v) => v?.trim() || undefined);
 }

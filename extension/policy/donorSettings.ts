@@ -1,0 +1,66 @@
+import { MAX_CONCURRENCY } from "../worker";
+import { concurrencyFor, PRESETS, type PresetName } from "./presets";
+import { parseTimeWindow, type TimeWindow } from "./timeWindows";
+
+/** The `farmhand.*` settings that shape donating, resolved against the preset. */
+export type DonorSettings = {
+  preset: PresetName;
+  concurrency: number;
+  idleMinutes: number;
+  otherCpuThreshold: number;
+  donateOnBattery: boolean;
+  allowRemoteDonation: boolean;
+  windows: TimeWindow[];
+  /** Time-window entries that could not be read, with why; shown to the donor, never silently dropped. */
+  windowErrors: string[];
+};
+
+/** The settings as they come from VS Code: anything a settings.json can hold. */
+export type RawDonorSettings = {
+  preset?: unknown;
+  maxConcurrentJobs?: unknown;
+  idleMinutes?: unknown;
+  otherCpuThresholdPercent?: unknown;
+  donateOnBattery?: unknown;
+  allowRemoteDonation?: unknown;
+  timeWindows?: unknown;
+};
+
+/** Resolve the raw settings against the preset; anything malformed falls back to the preset (time windows: reported). */
+export function resolveDonorSettings(raw: RawDonorSettings, cores: number): DonorSettings {
+  const presetName: PresetName = typeof raw.preset === "string" && Object.hasOwn(PRESETS, raw.preset) ? (raw.preset as PresetName) : "medium";
+  const preset = PRESETS[presetName];
+  const { windows, errors } = parseTimeWindows(raw.timeWindows);
+  const maxJobs = positive(raw.maxConcurrentJobs);
+  const idle = typeof raw.idleMinutes === "number" && raw.idleMinutes >= 0 ? raw.idleMinutes : undefined;
+  const cpu = positive(raw.otherCpuThresholdPercent);
+  return {
+    preset: presetName,
+    // The farm allows at most MAX_CONCURRENCY jobs per worker, whatever the machine or settings.json say.
+    concurrency: Math.min(MAX_CONCURRENCY, maxJobs !== undefined ? Math.max(1, Math.floor(maxJobs)) : concurrencyFor(preset.coreShare, cores)),
+    idleMinutes: idle ?? preset.idleMinutes,
+    otherCpuThreshold: cpu !== undefined ? Math.min(100, cpu) / 100 : preset.otherCpuThreshold,
+    donateOnBattery: raw.donateOnBattery === true,
+    allowRemoteDonation: raw.allowRemoteDonation === true,
+    windows,
+    windowErrors: errors,
+  };
+}
+
+/** `farmhand.timeWindows`: every entry read, or said why not. */
+export function parseTimeWindows(value: unknown): { windows: TimeWindow[]; errors: string[] } {
+  const windows: TimeWindow[] = [];
+  const errors: string[] = [];
+  if (value === undefined || value === null) return { windows, errors };
+  if (!Array.isArray(value)) return { windows, errors: [`farmhand.timeWindows must be a list of windows like "Mon-Fri 18:00-08:00"`] };
+  for (const spec of value) {
+    const parsed = typeof spec === "string" ? parseTimeWindow(spec) : { ok: false as const, error: `${JSON.stringify(spec)} is not text` };
+    if (parsed.ok) windows.push(parsed.window);
+    else errors.push(parsed.error);
+  }
+  return { windows, errors };
+}
+
+function positive(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
+}

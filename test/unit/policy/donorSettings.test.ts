@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { parseTimeWindows, resolveDonorSettings } from "../../../extension/policy/donorSettings";
+import { decide } from "../../../extension/policy/policy";
+import { policyInputs } from "./inputs";
+
+// 2026-11-16 is a Monday; local time.
+const mondayNoon = new Date(2026, 10, 16, 12, 0).getTime();
+const inputs = (now: number) => policyInputs({ now });
+
+describe("donor settings as VS Code hands them over", () => {
+  it("takes farmhand.timeWindows all the way to the policy's decision", () => {
+    const settings = resolveDonorSettings({ timeWindows: ["Sat,Sun", "Mon-Fri 18:00-08:00"] }, 4);
+    expect(settings.windows.map((w) => w.source)).toEqual(["Sat,Sun", "Mon-Fri 18:00-08:00"]);
+    expect(decide({ ...inputs(mondayNoon), windows: settings.windows })).toEqual({ donate: false, reason: "outside the donation time windows" });
+    expect(decide({ ...inputs(mondayNoon + 7 * 3_600_000), windows: settings.windows })).toEqual({ donate: true }); // Monday 19:00
+  });
+
+  it("reports every unreadable window and keeps the readable ones", () => {
+    expect(parseTimeWindows(["Sat", "Moonday", 7, "Mon 10:00-10:00"])).toMatchObject({
+      windows: [{ source: "Sat" }],
+      errors: [
+        '"Moonday": "moonday" is not a day (use Mon, Tue, … Sun)',
+        "7 is not text",
+        '"Mon 10:00-10:00": the window starts and ends at the same time',
+      ],
+    });
+    expect(parseTimeWindows("Sat")).toEqual({ windows: [], errors: ['farmhand.timeWindows must be a list of windows like "Mon-Fri 18:00-08:00"'] });
+    expect(parseTimeWindows(undefined)).toEqual({ windows: [], errors: [] });
+  });
+
+  it("resolves the preset and lets single settings override it, ignoring malformed ones", () => {
+    expect(resolveDonorSettings({}, 8)).toMatchObject({ preset: "medium", concurrency: 4, idleMinutes: 5, otherCpuThreshold: 0.5, donateOnBattery: false });
+    expect(resolveDonorSettings({ preset: "full", idleMinutes: 2, otherCpuThresholdPercent: 150, maxConcurrentJobs: 3.7 }, 8)).toMatchObject({
+      preset: "full",
+      concurrency: 3,
+      idleMinutes: 2,
+      otherCpuThreshold: 1,
+    });
+    expect(resolveDonorSettings({ preset: "turbo", maxConcurrentJobs: 500, idleMinutes: -1, donateOnBattery: "yes" }, 2)).toMatchObject({
+      preset: "medium",
+      concurrency: 32,
+      idleMinutes: 5,
+      donateOnBattery: false,
+    });
+    expect(resolveDonorSettings({ maxConcurrentJobs: 0.5 }, 2).concurrency).toBe(1);
+  });
+});
