@@ -1,17 +1,20 @@
 import { v } from "convex/values";
-import { internal } from "./_generated/api";
 import type { Doc, Id } from "./_generated/dataModel";
 import { mutation, query } from "./_generated/server";
 import { effectiveCapabilities, workerFromKey } from "./lib/auth";
+import { leaseJob, readyHeads, type Leased } from "./lib/claim";
 import { bumpLane } from "./lib/counters";
+import { declareSlots, runningCount } from "./lib/declare";
+import { setWants } from "./lib/demand";
 import { fail as reject } from "./lib/errors";
-import { recordEvent } from "./lib/events";
-import { displayPrefix, looksLikeSecret, newLeaseId, newSecret, sha256Hex } from "./lib/keys";
+import { clearResync, inboxRows, isOfferedTo, takeOffer } from "./lib/inbox";
+import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
+import { kickSummary, noteWaiter } from "./lib/kick";
 import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
-import { CLAIM_SPREAD, LIMITS } from "./lib/limits";
-import { pickJobs, readyHeads } from "./lib/claim";
-import { failAttempt, finishJob, requeue, touchWorker } from "./lib/transitions";
+import { LIMITS } from "./lib/limits";
+import { touchWorker } from "./lib/presence";
+import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
@@ -44,9 +47,10 @@ export const enroll = mutation({
       keyHash: await sha256Hex(apiKey),
       keyPrefix: displayPrefix(apiKey),
       revoked: false,
-      lastSeenAt: now,
     });
+    await ctx.db.insert("presence", { orgId: enrollment.orgId, workerId, lastSeenAt: now });
     await ctx.db.patch(enrollment._id, { usedAt: now, workerId });
+    await kickSummary(ctx, enrollment.orgId);
     return { workerId, apiKey };
   },
 });
@@ -76,6 +80,19 @@ export const watch = query({
   },
 });
 
+/** `slots` on complete/fail/release/ready: the worker's concurrency now (0 = take nothing more). */
+const slotsArg = v.optional(v.number());
+
+function checkSlots(slots: number | undefined): number | undefined {
+  return slots === undefined ? undefined : checkIntegerInRange(slots, "slots", 0, LIMITS.maxConcurrentJobs);
+}
+
+/**
+ * Up to `max` jobs, never more than the worker's free slots: first the jobs the dispatcher offered to this
+ * worker (best first), then, only while it still wants more, the ready lane heads it can serve, in strict
+ * order. If it still wants more after that, it is recorded as waiting and its doorbell will ring. An engine
+ * answering its doorbell asks for exactly its offers, so its claims read only its own rows.
+ */
 export const claim = mutation({
   args: { apiKey: v.string(), capabilities: v.array(v.string()), max: v.optional(v.number()) },
   handler: async (ctx, args) => {
@@ -83,43 +100,92 @@ export const claim = mutation({
     const max = checkIntegerInRange(args.max ?? 1, "max", 1, LIMITS.claimMax);
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
     await touchWorker(ctx, worker);
-    const running = await ctx.db
-      .query("jobs")
-      .withIndex("by_worker_status", (q) => q.eq("workerId", worker._id).eq("status", "running"))
-      .take(worker.maxConcurrentJobs);
-    const wanted = Math.min(max, worker.maxConcurrentJobs - running.length);
-    if (wanted <= 0) return [];
-    const lanes = await eligibleLanes(ctx, worker.orgId, effectiveCapabilities(worker.allowedCapabilities, advertised));
-    const picked = pickJobs(await readyHeads(ctx, lanes, wanted + CLAIM_SPREAD - 1), wanted);
     const now = Date.now();
-    const claimed = [];
-    const claimedPerLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
-    for (const candidate of picked) {
-      const job = await ctx.db.get(candidate._id);
-      if (!job || job.status !== "pending" || job.queue !== "ready") continue;
-      const leaseId = newLeaseId();
-      const attempt = job.attempt + 1;
-      const leaseExpiresAt = now + job.leaseMs;
-      await ctx.db.patch(job._id, {
-        status: "running",
-        queue: undefined,
-        attempt,
-        leaseId,
-        leaseExpiresAt,
-        workerId: worker._id,
-        startedAt: now,
-        progress: undefined,
-        statusText: undefined,
-      });
-      await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId: worker._id });
-      await ctx.scheduler.runAt(leaseExpiresAt, internal.janitor.checkLease, { jobId: job._id, leaseId });
-      const lane = claimedPerLane.get(job.laneId) ?? { job, count: 0 };
-      claimedPerLane.set(job.laneId, { job, count: lane.count + 1 });
-      claimed.push({ jobId: job._id, leaseId, type: job.type, payload: job.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt });
+    const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
+    const wanted = Math.min(max, free);
+    const claimed: Leased[] = [];
+    let held = 0; // offers left for a later claim (still reserved for this worker)
+    for (const offer of await inboxRows(ctx, worker._id, "offer")) {
+      const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
+      if (!isOfferedTo(job, worker._id)) continue;
+      if (claimed.length >= wanted) {
+        held++;
+        continue;
+      }
+      await takeOffer(ctx, offer);
+      claimed.push(await leaseJob(ctx, job, worker._id, now));
+    }
+    const fromHeads = Math.min(wanted, free - held) - claimed.length;
+    if (fromHeads <= 0) return claimed;
+
+    const capabilities = effectiveCapabilities(worker.allowedCapabilities, advertised);
+    const lanes = await eligibleLanes(ctx, worker.orgId, capabilities);
+    const heads = await readyHeads(ctx, lanes, fromHeads);
+    const perLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
+    for (const job of heads) {
+      claimed.push(await leaseJob(ctx, job, worker._id, now));
+      perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
     }
     // one counter write per lane, however many of its jobs were claimed
-    for (const { job, count } of claimedPerLane.values()) await bumpLane(ctx, job, { pending: -count, running: count });
+    for (const { job, count } of perLane.values()) await bumpLane(ctx, job, { pending: -count, running: count });
+    if (heads.length > 0) await kickSummary(ctx, worker.orgId);
+    // What this call still wants is what the worker wants now: it read every head it can serve.
+    const stillWanted = fromHeads - heads.length;
+    await setWants(ctx, worker, stillWanted, [...capabilities].sort());
+    if (stillWanted > 0) await noteWaiter(ctx, worker.orgId);
+    await clearResync(ctx, worker._id);
     return claimed;
+  },
+});
+
+/**
+ * The worker's one subscription: offers made to it (claim them with workers:claim, max = offers), cancel
+ * notices for its running jobs, and `resync` when it must declare itself again (an offer to it expired).
+ * Heartbeats, progress and output never change it.
+ */
+export const doorbell = query({
+  args: { apiKey: v.string() },
+  handler: async (ctx, { apiKey }) => {
+    const worker = await workerFromKey(ctx, apiKey);
+    const rows = await ctx.db
+      .query("inbox")
+      .withIndex("by_worker_kind", (q) => q.eq("workerId", worker._id))
+      .take(LIMITS.inboxRows);
+    return {
+      offers: rows.filter((r) => r.kind === "offer").map((r) => ({ jobId: r.jobId!, expiresAt: r.expiresAt! })),
+      cancel: rows.filter((r) => r.kind === "cancel").map((r) => r.jobId!),
+      resync: rows.some((r) => r.kind === "resync"),
+    };
+  },
+});
+
+/**
+ * Declare how many jobs this worker runs at once now (`slots`; 0 = take nothing more, e.g. paused or
+ * stopping) without reading any lane head: it waits for offers for what is free, and offers beyond that go
+ * back to the queue. Returns how many jobs it now waits for.
+ */
+export const ready = mutation({
+  args: { apiKey: v.string(), capabilities: v.array(v.string()), slots: v.number() },
+  handler: async (ctx, args) => {
+    const worker = await workerFromKey(ctx, args.apiKey);
+    const slots = checkSlots(args.slots)!;
+    const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
+    await touchWorker(ctx, worker);
+    const capabilities = [...effectiveCapabilities(worker.allowedCapabilities, advertised)].sort();
+    const waitingFor = await declareSlots(ctx, worker, slots, capabilities);
+    await clearResync(ctx, worker._id);
+    return { waitingFor };
+  },
+});
+
+/** "Still here": an engine holding only its subscriptions calls this every 5 minutes (online = within 6). */
+export const presence = mutation({
+  args: { apiKey: v.string() },
+  handler: async (ctx, { apiKey }) => {
+    const worker = await workerFromKey(ctx, apiKey);
+    const lastSeenAt = await touchWorker(ctx, worker, true);
+    await kickSummary(ctx, worker.orgId, "presence");
+    return { lastSeenAt };
   },
 });
 
@@ -164,48 +230,58 @@ export const output = mutation({
 });
 
 export const complete = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()) },
+  args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()), slots: slotsArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
     const result = args.result ?? null;
     checkValueSize(result, "result", LIMITS.resultBytes);
+    const slots = checkSlots(args.slots);
     await touchWorker(ctx, worker);
+    let status: "succeeded" | "canceled" = "succeeded";
     if (job.cancelRequested) {
       await finishJob(ctx, job, "canceled", { result, workerId: worker._id, detail: "completed after cancel" });
-      return { status: "canceled" as const };
+      status = "canceled";
+    } else {
+      await ctx.db.patch(job._id, { progress: 1 });
+      await finishJob(ctx, job, "succeeded", { result, workerId: worker._id });
     }
-    await ctx.db.patch(job._id, { progress: 1 });
-    await finishJob(ctx, job, "succeeded", { result, workerId: worker._id });
-    return { status: "succeeded" as const };
+    if (slots !== undefined) await declareSlots(ctx, worker, slots);
+    return { status };
   },
 });
 
 export const fail = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), error: v.string(), retryable: v.optional(v.boolean()) },
+  args: { apiKey: v.string(), leaseId: v.string(), error: v.string(), retryable: v.optional(v.boolean()), slots: slotsArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
     const error = args.error.slice(0, LIMITS.errorChars) || "failed";
+    const slots = checkSlots(args.slots);
     await touchWorker(ctx, worker);
     await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);
     const after = (await ctx.db.get(job._id))!;
+    if (slots !== undefined) await declareSlots(ctx, worker, slots);
     return { status: after.status, availableAt: after.status === "pending" ? after.availableAt : undefined };
   },
 });
 
 export const release = mutation({
-  args: { apiKey: v.string(), leaseId: v.string() },
+  args: { apiKey: v.string(), leaseId: v.string(), slots: slotsArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
+    const slots = checkSlots(args.slots);
     await touchWorker(ctx, worker);
+    let status: "pending" | "canceled" = "pending";
     if (job.cancelRequested) {
       await finishJob(ctx, job, "canceled", { workerId: worker._id, detail: "released after cancel" });
-      return { status: "canceled" as const };
+      status = "canceled";
+    } else {
+      await requeue(ctx, job, { kind: "release" }, worker._id);
     }
-    await requeue(ctx, job, { kind: "release" }, worker._id);
-    return { status: "pending" as const };
+    if (slots !== undefined) await declareSlots(ctx, worker, slots);
+    return { status };
   },
 });
 

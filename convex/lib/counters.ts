@@ -61,15 +61,20 @@ export async function bumpFinished(
   if (now !== undefined && delta > 0) await bumpThroughput(ctx, orgId, now);
 }
 
-async function bumpThroughput(ctx: MutationCtx, orgId: Id<"orgs">, now: number) {
+async function bumpThroughput(ctx: MutationCtx, orgId: Id<"orgs">, now: number, field: "finished" | "failed" = "finished") {
   const minute = Math.floor(now / 60_000);
   const shard = randomShard(THROUGHPUT_SHARDS);
   const row = await ctx.db
     .query("throughput")
     .withIndex("by_org_minute_shard", (q) => q.eq("orgId", orgId).eq("minute", minute).eq("shard", shard))
     .unique();
-  if (row) await ctx.db.patch(row._id, { finished: row.finished + 1 });
-  else await ctx.db.insert("throughput", { orgId, minute, shard, finished: 1 });
+  if (row) await ctx.db.patch(row._id, { [field]: (row[field] ?? 0) + 1 });
+  else await ctx.db.insert("throughput", { orgId, minute, shard, finished: 0, failed: 0, [field]: 1 });
+}
+
+/** Count one failed attempt (a fail call or an expired lease) in the minute's throughput bucket. */
+export async function bumpFailed(ctx: MutationCtx, orgId: Id<"orgs">, now: number) {
+  await bumpThroughput(ctx, orgId, now, "failed");
 }
 
 export async function orgTotals(ctx: QueryCtx, orgId: Id<"orgs">) {
@@ -102,14 +107,22 @@ export async function laneTotals(ctx: QueryCtx, orgId: Id<"orgs">, maxLanes: num
   return byLane;
 }
 
-/** Jobs finished per minute over the last hour (sparse: minutes with no finishes are omitted). */
+/** Jobs finished and attempts failed per minute over the last hour (sparse: empty minutes are omitted). */
 export async function recentThroughput(ctx: QueryCtx, orgId: Id<"orgs">, now: number) {
   const current = Math.floor(now / 60_000);
   const rows = await ctx.db
     .query("throughput")
     .withIndex("by_org_minute_shard", (q) => q.eq("orgId", orgId).gt("minute", current - 60))
     .take(60 * THROUGHPUT_SHARDS + THROUGHPUT_SHARDS);
-  const byMinute = new Map<number, number>();
-  for (const row of rows) byMinute.set(row.minute, (byMinute.get(row.minute) ?? 0) + row.finished);
-  return [...byMinute].sort((a, b) => a[0] - b[0]).map(([minute, finished]) => ({ minuteStart: minute * 60_000, finished }));
+  const byMinute = new Map<number, { finished: number; failed: number }>();
+  for (const row of rows) {
+    const sum = byMinute.get(row.minute) ?? { finished: 0, failed: 0 };
+    sum.finished += row.finished;
+    sum.failed += row.failed ?? 0;
+    byMinute.set(row.minute, sum);
+  }
+  return [...byMinute]
+    .filter(([, sum]) => sum.finished > 0 || sum.failed > 0)
+    .sort((a, b) => a[0] - b[0])
+    .map(([minute, sum]) => ({ minuteStart: minute * 60_000, ...sum }));
 }

@@ -72,5 +72,24 @@ export async function snapshot(t: Backend) {
     jobEvents: await ctx.db.query("jobEvents").collect(),
     workers: await ctx.db.query("workers").collect(),
     enrollments: await ctx.db.query("enrollments").collect(),
+    presence: await ctx.db.query("presence").collect(),
+    waiters: await ctx.db.query("waiters").collect(),
+    laneWaiters: await ctx.db.query("laneWaiters").collect(),
+    inbox: await ctx.db.query("inbox").collect(),
+    dispatchStates: await ctx.db.query("dispatchStates").collect(),
+    summaryStates: await ctx.db.query("summaryStates").collect(),
+    summaries: await ctx.db.query("summaries").collect(),
   }));
+}
+
+/** Run the summariser of every org now: farm:overview shows the summary it last wrote. */
+export async function refreshSummaries(t: Backend) {
+  const orgs = await t.run(async (ctx) => await ctx.db.query("orgs").collect());
+  for (const org of orgs) await t.mutation(internal.summary.refresh, { orgId: org._id });
+}
+
+/** farm:overview as it reads right after the summariser ran. */
+export async function overviewNow(t: Backend, apiKey: string) {
+  await refreshSummaries(t);
+  return await t.query(api.farm.overview, { apiKey });
 }
