@@ -57,7 +57,10 @@ async function laneIsEmpty(ctx: MutationCtx, lane: Doc<"lanes">): Promise<boolea
     .query("laneShards")
     .withIndex("by_lane_shard", (q) => q.eq("laneId", lane._id))
     .take(LANE_SHARDS * 2);
-  if (shards.some((s) => s.pending !== 0 || s.running !== 0)) return false;
+  // a shard alone may be negative (+1 here, −1 there): only the sum counts
+  const pending = shards.reduce((sum, s) => sum + s.pending, 0);
+  const running = shards.reduce((sum, s) => sum + s.running, 0);
+  if (pending !== 0 || running !== 0) return false;
   for (const queue of ["ready", "offered"] as const) {
     const job = await ctx.db
       .query("jobs")

@@ -3,6 +3,7 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { bumpLane } from "./counters";
 import { countDownWants, setWants, waiterOf } from "./demand";
+import { kickForWaiter } from "./kick";
 import { LIMITS, TIMING } from "./limits";
 
 /**
@@ -78,7 +79,9 @@ export async function withdrawOffer(
 export async function giveBackWant(ctx: MutationCtx, worker: Doc<"workers"> | null): Promise<void> {
   if (!worker || worker.revoked) return;
   const waiter = await waiterOf(ctx, worker._id);
-  if (waiter) await setWants(ctx, worker, waiter.wants + 1);
+  if (!waiter) return;
+  await setWants(ctx, worker, waiter.wants + 1);
+  await kickForWaiter(ctx, worker.orgId);
 }
 
 /** Tell a running job's worker, through its doorbell, that the job was canceled. */

@@ -40,6 +40,13 @@ const TABLES: TableNames[] = [
   "jobs",
   "jobOutput",
   "jobEvents",
+  "presence",
+  "waiters",
+  "laneWaiters",
+  "inbox",
+  "dispatchStates",
+  "summaryStates",
+  "summaries",
 ];
 
 /** Every row of every table plus the scheduled functions, for "nothing changed" assertions. */
