@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { hostname, userInfo } from "node:os";
 import { ConvexClient } from "convex/browser";
-import { anyApi } from "convex/server";
+import { api } from "../../convex/_generated/api";
 import { createBuiltinRegistry, loadRecipesFile, probeOllama, type Recipe } from "../handlers";
 import { convexFarmClient } from "../worker/farmClient";
 import { errorCode, errorMessage } from "../worker/errors";
@@ -108,7 +108,7 @@ async function credentials(client: ConvexClient, options: CliOptions, capabiliti
     const advertised = options.capabilities ? capabilities.filter((c) => options.capabilities!.includes(c)) : capabilities;
     let enrolled: { workerId: string; apiKey: string };
     try {
-      enrolled = await client.mutation(anyApi.workers.enroll, {
+      enrolled = await client.mutation(api.workers.enroll, {
         token: options.token,
         name: options.name!,
         machineId: machineId(),
