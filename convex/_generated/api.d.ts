@@ -38,6 +38,7 @@ import type * as lib_lanes from "../lib/lanes.js";
 import type * as lib_lease from "../lib/lease.js";
 import type * as lib_limits from "../lib/limits.js";
 import type * as lib_presence from "../lib/presence.js";
+import type * as lib_scheduled from "../lib/scheduled.js";
 import type * as lib_storable from "../lib/storable.js";
 import type * as lib_submit from "../lib/submit.js";
 import type * as lib_summary from "../lib/summary.js";
@@ -81,6 +82,7 @@ declare const fullApi: ApiFromModules<{
   "lib/lease": typeof lib_lease;
   "lib/limits": typeof lib_limits;
   "lib/presence": typeof lib_presence;
+  "lib/scheduled": typeof lib_scheduled;
   "lib/storable": typeof lib_storable;
   "lib/submit": typeof lib_submit;
   "lib/summary": typeof lib_summary;

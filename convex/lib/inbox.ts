@@ -5,6 +5,7 @@ import { bumpLane } from "./counters";
 import { countDownWants, setWants, waiterOf } from "./demand";
 import { kickForWaiter } from "./kick";
 import { LIMITS, TIMING } from "./limits";
+import { cancelIfPending } from "./scheduled";
 
 /**
  * A worker's inbox (its doorbell): offers, cancel notices, a resync notice. The rows a worker's one
@@ -51,7 +52,7 @@ export function isOfferedTo(job: Doc<"jobs"> | null, workerId: Id<"workers">): j
 
 /** The worker took its offer: drop the inbox row and the expiry check (a cancel is a write, not a run). */
 export async function takeOffer(ctx: MutationCtx, offer: Doc<"inbox">): Promise<void> {
-  if (offer.expiryCheck) await ctx.scheduler.cancel(offer.expiryCheck);
+  if (offer.expiryCheck) await cancelIfPending(ctx, offer.expiryCheck);
   await ctx.db.delete(offer._id);
 }
 
@@ -67,7 +68,7 @@ export async function withdrawOffer(
 ): Promise<void> {
   const offer = await inboxRowForJob(ctx, job._id, "offer");
   if (offer) {
-    if (offer.expiryCheck && !options.fromExpiryCheck) await ctx.scheduler.cancel(offer.expiryCheck);
+    if (offer.expiryCheck && !options.fromExpiryCheck) await cancelIfPending(ctx, offer.expiryCheck);
     await ctx.db.delete(offer._id);
   }
   if (!options.requeue) return;
@@ -95,7 +96,7 @@ export async function noticeCancel(ctx: MutationCtx, job: Doc<"jobs">): Promise<
  * pending lease check, unless that check is what is running now.
  */
 export async function leaveRunning(ctx: MutationCtx, job: Doc<"jobs">, options: { fromLeaseCheck?: boolean } = {}): Promise<void> {
-  if (job.leaseCheck && !options.fromLeaseCheck) await ctx.scheduler.cancel(job.leaseCheck);
+  if (job.leaseCheck && !options.fromLeaseCheck) await cancelIfPending(ctx, job.leaseCheck);
   if (job.cancelRequested) {
     const notice = await inboxRowForJob(ctx, job._id, "cancel");
     if (notice) await ctx.db.delete(notice._id);

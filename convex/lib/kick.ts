@@ -2,6 +2,7 @@ import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { TIMING } from "./limits";
+import { cancelIfPending } from "./scheduled";
 
 /**
  * Kicks: the only way anything but the dispatcher and the summariser touches their per-org state rows.
@@ -79,7 +80,7 @@ export async function kickSummary(ctx: MutationCtx, orgId: Id<"orgs">, reason: "
   const delay = reason === "change" ? TIMING.summaryFirstDelayMs : TIMING.summaryPresenceDelayMs;
   const due = Math.max(now + delay, state.refreshedAt + TIMING.summaryMinGapMs);
   if (state.scheduledAt !== undefined && state.scheduledAt <= due) return;
-  if (state.scheduledId) await ctx.scheduler.cancel(state.scheduledId);
+  if (state.scheduledId) await cancelIfPending(ctx, state.scheduledId);
   const scheduledId = await ctx.scheduler.runAt(due, internal.summary.refresh, { orgId });
   await ctx.db.patch(state._id, { scheduledAt: due, scheduledId });
 }

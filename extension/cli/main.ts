@@ -151,6 +151,7 @@ async function work(
     if (e.state === "stopping" && e.reason && /worker.s key/.test(e.reason)) keyProblem = true;
     log(`worker ${e.state}${e.reason ? `: ${e.reason}` : ""}`);
   });
+  worker.on("jobStarted", (e) => log(`job ${e.jobId} ${e.type} started (attempt ${e.attempt})`));
   worker.on("jobFinished", (e) => {
     log(`job ${e.jobId} ${e.type} ${e.outcome} in ${e.durationMs} ms${e.error ? `: ${e.error}` : ""}`);
   });

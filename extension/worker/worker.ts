@@ -172,11 +172,14 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       return;
     }
     const client = this.options.client;
+    let wasOnline = false;
     this.unconnection = client.onConnectionChange?.((connected) => {
-      const reconnected = connected && !this.connected && this.unbell !== undefined;
+      // Back after a drop (not the first connect): an offer to us may have passed on meanwhile and taken us
+      // out of the waiting lines, so ask again.
+      const reconnected = connected && wasOnline && !this.connected;
+      wasOnline ||= connected;
       this.connected = connected;
       this.emit("connection", { connected });
-      // Offline, an offer to us may have passed on and taken us out of the waiting lines: ask again.
       if (reconnected) this.wantFullClaim();
     });
     if (!client.onConnectionChange) this.connected = true;
