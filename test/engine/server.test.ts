@@ -347,9 +347,9 @@ describe("loopback test server with the project's convex/", () => {
     }
   });
 
-  it("`npm run testserver -- --port 0 --seed 2` prints one JSON line and stops on SIGINT", async () => {
+  it("`npm run testserver -- --port 0 --seed 2 --conflict-window-ms 7` prints one JSON line, answers its stats and stops on SIGINT", async () => {
     // Its own process group, so the signal reaches npm, the shell and the server process alike.
-    const child = spawn("npm", ["run", "--silent", "testserver", "--", "--port", "0", "--seed", "2"], {
+    const child = spawn("npm", ["run", "--silent", "testserver", "--", "--port", "0", "--seed", "2", "--conflict-window-ms", "7"], {
       cwd: process.cwd(),
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
@@ -374,6 +374,9 @@ describe("loopback test server with the project's convex/", () => {
         available: false,
       });
       await made.close();
+      const stats = (await (await fetch(`${printed.url}/__testserver/stats`)).json()) as { conflictWindowMs: number; functions: object };
+      expect(stats.conflictWindowMs).toBe(7);
+      expect(stats.functions).toHaveProperty(["workers:watch"]);
       expect(groupAlive()).toBe(true);
       process.kill(-child.pid!, "SIGINT");
       await waitFor(() => (groupAlive() ? undefined : true), "every process of the server to stop");
@@ -398,5 +401,9 @@ describe("loopback test server with the project's convex/", () => {
     expect(() => parseCliArgs(["--port", "abc"])).toThrow("--port needs a whole number from 0 to 65535");
     expect(() => parseCliArgs(["--seed"])).toThrow("--seed needs a whole number");
     expect(() => parseCliArgs(["--bogus"])).toThrow('Unknown option "--bogus"');
+    expect(parseCliArgs(["--conflict-window-ms", "50"])).toMatchObject({ conflictWindowMs: 50 });
+    expect(parseCliArgs([]).conflictWindowMs).toBeUndefined();
+    expect(() => parseCliArgs(["--conflict-window-ms", "-5"])).toThrow("--conflict-window-ms needs a whole number from 0 to 60000");
+    expect(() => parseCliArgs(["--conflict-window-ms"])).toThrow("--conflict-window-ms needs a whole number");
   });
 });

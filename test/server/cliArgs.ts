@@ -1,9 +1,12 @@
 // Command-line options of the test server CLI (see cli.ts).
 import { resolve } from "node:path";
 
-export type CliOptions = { port: number; seed?: number; capabilities: string[]; dir?: string };
+export type CliOptions = { port: number; seed?: number; capabilities: string[]; dir?: string; conflictWindowMs?: number };
 
-export const usage = "usage: npm run testserver -- [--port P] [--seed N] [--capabilities a,b] [--dir convexFolder]";
+export const usage =
+  "usage: npm run testserver -- [--port P] [--seed N] [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N]\n" +
+  "  --conflict-window-ms N  a mutation counts a would-be OCC conflict when a write committed in the N ms before it\n" +
+  "                          ran, by a caller it had not heard from yet, falls into its read set (default 20)";
 
 function wholeNumber(flag: string, text: string | undefined, max: number): number {
   const value = Number(text);
@@ -28,6 +31,9 @@ export function parseCliArgs(argv: string[]): CliOptions {
       case "--capabilities":
         if (!value) throw new Error("--capabilities needs a comma-separated list");
         options.capabilities = value.split(",").map((c) => c.trim()).filter(Boolean);
+        break;
+      case "--conflict-window-ms":
+        options.conflictWindowMs = wholeNumber(flag, value, 60_000);
         break;
       case "--dir":
         if (!value) throw new Error("--dir needs a folder");

@@ -1,9 +1,7 @@
 // One WebSocket client connection: its query set, identity version and the last state version it was sent.
-import type { JSONValue } from "convex/values";
 import type { WebSocket } from "ws";
 import { transitionMessage, type QueryId, type StateModification, type StateVersion } from "./protocol";
-
-export type Subscription = { udfPath: string; args: JSONValue[]; lastResult?: string };
+import type { Subscription } from "./queryCache";
 
 export type Session = {
   id: string;
@@ -25,6 +23,8 @@ export class Connection {
   readonly queries = new Map<QueryId, Subscription>();
   /** Set after a mutation reply: the client resolves it only on a Transition reaching its ts. */
   needsTransition = false;
+  /** The newest commit reflected in a Transition sent here: what this client could have seen. */
+  seenSeq = 0;
   private sentVersion: StateVersion = { querySet: 0, identity: 0, ts: 0n };
   private lastSendAt = Date.now();
   private readonly pinger: NodeJS.Timeout;
@@ -47,11 +47,13 @@ export class Connection {
     this.socket.send(JSON.stringify(message));
   }
 
-  sendTransition(modifications: StateModification[], ts: bigint): void {
+  /** `seenSeq`: the newest commit the state at `ts` reflects. */
+  sendTransition(modifications: StateModification[], ts: bigint, seenSeq: number): void {
     const end: StateVersion = { querySet: this.querySetVersion, identity: this.identityVersion, ts };
     this.send(transitionMessage(this.sentVersion, end, modifications));
     this.sentVersion = end;
     this.needsTransition = false;
+    if (this.open) this.seenSeq = Math.max(this.seenSeq, seenSeq);
   }
 
   fatal(error: string): void {

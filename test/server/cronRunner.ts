@@ -2,6 +2,8 @@
 // Hourly, daily, weekly, monthly and cron-expression schedules are not run.
 import type { JSONValue } from "convex/values";
 import type { FunctionRunner } from "./functions";
+import { Origin } from "./instruments/executions";
+import type { Instruments } from "./instruments/instruments";
 
 type CronSpec = { name: string; args: JSONValue[]; schedule: { type: string; seconds?: number; minutes?: number; hours?: number } };
 
@@ -18,6 +20,7 @@ export class CronRunner {
     private readonly runner: FunctionRunner,
     /** Runs one cron call through the server's call queue and refreshes subscriptions afterwards. */
     private readonly runInQueue: (call: () => Promise<void>) => void,
+    private readonly instruments: Instruments,
   ) {}
 
   async start(): Promise<string[]> {
@@ -36,9 +39,11 @@ export class CronRunner {
 
   private async fire(id: string, spec: CronSpec): Promise<void> {
     const kind = await this.runner.kindOf(spec.name);
+    // Each firing is its own caller that has seen nothing.
+    const origin = new Origin(this.instruments.uniqueCaller(`cron:${id}`), 0);
     const outcome =
       kind === "mutation" || kind === "action"
-        ? await this.runner.run(kind, spec.name, spec.args, true)
+        ? await this.runner.run(kind, spec.name, spec.args, origin, true)
         : { ok: false as const, errorMessage: `${spec.name} is not a mutation or an action` };
     if (!outcome.ok) console.error(`Cron "${id}" failed: ${outcome.errorMessage}`);
   }

@@ -1,9 +1,13 @@
 // Runs one Convex function by its path ("workers:watch", "dir/file:fn") through convex-test, the way a
 // deployment would for a client: only public functions of the requested kind, errors turned into the
-// { errorMessage, errorData } pair the sync protocol carries.
+// { errorMessage, errorData } pair the sync protocol carries. Every run is made on behalf of an origin (the
+// caller), which the instruments use to count it and to find its read set.
 import { makeFunctionReference } from "convex/server";
 import { convexToJson, jsonToConvex, type JSONValue, type Value } from "convex/values";
 import type { TestConvex } from "convex-test";
+import type { Origin } from "./instruments/executions";
+import type { Instruments } from "./instruments/instruments";
+import { modulePaths } from "./instruments/instrumentModules";
 import type { ModuleMap } from "./modules";
 
 export type FunctionKind = "query" | "mutation" | "action";
@@ -39,12 +43,9 @@ export class FunctionRunner {
   constructor(
     private readonly t: TestConvex<any>,
     modules: ModuleMap,
+    private readonly instruments: Instruments,
   ) {
-    const generated = Object.keys(modules).find((key) => key.includes("_generated"));
-    const root = generated ? generated.split("_generated")[0] : "";
-    for (const [key, load] of Object.entries(modules)) {
-      if (key.startsWith(root)) this.loaders.set(key.slice(root.length).replace(/\.[^./]+$/, ""), load);
-    }
+    for (const [key, path] of modulePaths(modules)) this.loaders.set(path, modules[key]);
   }
 
   /** The kind of any registered function at this path, public or internal; undefined when there is none. */
@@ -81,20 +82,25 @@ export class FunctionRunner {
     return null;
   }
 
-  async run(kind: FunctionKind, udfPath: string, wireArgs: JSONValue[] | JSONValue, internal = false): Promise<Outcome> {
+  async run(kind: FunctionKind, udfPath: string, wireArgs: JSONValue[] | JSONValue, origin: Origin, internal = false): Promise<Outcome> {
     const problem = internal ? null : await this.check(kind, udfPath);
     if (problem) return problem;
+    const path = canonicalPath(udfPath).path;
     const argsJson = Array.isArray(wireArgs) ? (wireArgs[0] ?? {}) : (wireArgs ?? {});
     try {
       const args = jsonToConvex(argsJson) as Record<string, Value>;
       if (typeof args !== "object" || args === null || Array.isArray(args)) {
         return { ok: false, errorMessage: `Arguments of ${udfPath} must be an object` };
       }
-      const ref = makeFunctionReference<any>(canonicalPath(udfPath).path);
-      const value = await (this.t[kind] as (ref: any, args: any) => Promise<Value | undefined>)(ref, args);
+      const ref = makeFunctionReference<any>(path);
+      const call = this.t[kind] as (ref: any, args: any) => Promise<Value | undefined>;
+      const value = await this.instruments.within(origin, () => call(ref, args));
       return { ok: true, value: convexToJson(value === undefined ? null : value) };
     } catch (error) {
       return failureFrom(error);
+    } finally {
+      // Refused before its handler ran (bad arguments): still a call, as on a deployment.
+      if (!origin.root && origin.counted) this.instruments.stats.call(path);
     }
   }
 }

@@ -1,9 +1,14 @@
 // Plain HTTP on the server's port: the ConvexHttpClient endpoints (/api/query, /api/mutation, /api/action)
-// and, for every other path, the app's own convex/http.ts routes through convex-test's t.fetch.
+// and, for every other path, the app's own convex/http.ts routes through convex-test's t.fetch. A route's
+// execution counts as "http:<METHOD> <declared path or prefix>"; each request is its own caller.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TestConvex } from "convex-test";
 import type { FunctionKind, FunctionRunner } from "./functions";
+import { Origin } from "./instruments/executions";
+import type { Instruments } from "./instruments/instruments";
 import type { SyncHub } from "./syncHub";
+
+type Router = { lookup(path: string, method: string): [unknown, string, string] | null };
 
 const clientEndpoints: Record<string, FunctionKind> = {
   "/api/query": "query",
@@ -22,12 +27,23 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
   response.end(JSON.stringify(body));
 }
 
+/** The stats key of a routed request: `http:GET /api/jobs/` for a prefix route (the router says "/api/jobs/*"). */
+export function routeKey(method: string, routedPath: string): string {
+  return `http:${method} ${routedPath.endsWith("*") ? routedPath.slice(0, -1) : routedPath}`;
+}
+
 export class HttpBridge {
   constructor(
     private readonly t: TestConvex<any>,
     private readonly runner: FunctionRunner,
     private readonly hub: SyncHub,
+    private readonly instruments: Instruments,
   ) {}
+
+  /** HTTP callers have no connection: they have seen nothing, everything committed counts against them. */
+  private origin(): Origin {
+    return new Origin(this.instruments.uniqueCaller("http"), 0);
+  }
 
   async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     try {
@@ -53,7 +69,7 @@ export class HttpBridge {
       return sendJson(response, 400, { code: "BadRequest", message: "The request body needs a string `path`" });
     }
     const path = request.path;
-    const call = () => this.runner.run(kind, path, (request.args ?? {}) as any);
+    const call = () => this.runner.run(kind, path, (request.args ?? {}) as any, this.origin());
     // A query writes nothing, so it needs no refresh of the subscriptions afterwards.
     const outcome = kind === "query" ? await this.hub.call(call) : await this.hub.callAndRefresh(call);
     if (outcome.ok) sendJson(response, 200, { status: "success", value: outcome.value, logLines: [] });
@@ -68,7 +84,14 @@ export class HttpBridge {
     }
     const method = request.method ?? "GET";
     const init: RequestInit = { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body };
-    const answer = await this.hub.callAndRefresh(() => this.t.fetch(url.pathname + url.search, init));
+    const router = (await this.runner.defaultExport("http")) as Router | undefined;
+    const match = router?.lookup(url.pathname, method);
+    const fetch = () => this.t.fetch(url.pathname + url.search, init);
+    const answer = await this.hub.callAndRefresh(() =>
+      this.instruments.within(this.origin(), () =>
+        match ? this.instruments.runExecution({ path: routeKey(match[1], match[2]), kind: "http", counted: true }, fetch) : fetch(),
+      ),
+    );
     const answerHeaders: Record<string, string> = {};
     answer.headers.forEach((value, name) => (answerHeaders[name] = value));
     response.writeHead(answer.status, answerHeaders);

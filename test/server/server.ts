@@ -13,9 +13,16 @@ import { Connection } from "./connection";
 import { CronRunner } from "./cronRunner";
 import { FunctionRunner } from "./functions";
 import { HttpBridge } from "./httpBridge";
+import { Origin } from "./instruments/executions";
+import { IndexCatalog } from "./instruments/indexCatalog";
+import { instrumentModules } from "./instruments/instrumentModules";
+import { Instruments } from "./instruments/instruments";
+import { instrumentTestConvex } from "./instruments/instrumentTestConvex";
+import type { ServerStats } from "./instruments/stats";
+import { ensureSyscallRecorder } from "./instruments/syscallRecorder";
 import { modulesFromDirectory, schemaFromDirectory, type ModuleMap } from "./modules";
-import { ScheduledWatcher } from "./scheduledWatcher";
 import { seed, type SeedOptions, type Seeded } from "./seed";
+import { answerStatsRequest } from "./statsEndpoint";
 import { SyncHub } from "./syncHub";
 
 export const projectConvexDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "convex");
@@ -35,7 +42,14 @@ export type TestServerOptions = {
   transactionLimits?: boolean;
   /** Run the interval crons of crons.ts on real timers (default true). */
   crons?: boolean;
+  /**
+   * The conflict audit counts a mutation as a would-be OCC conflict when a write committed this many ms
+   * before it ran, by a caller it had not heard from yet, falls into its read set (default 20).
+   */
+  conflictWindowMs?: number;
 };
+
+export const defaultConflictWindowMs = 20;
 
 export type TestServer = {
   url: string;
@@ -48,25 +62,41 @@ export type TestServer = {
   /** Closes every client socket and refuses new ones for `ms`; resolves when accepting again. */
   dropConnections(ms: number): Promise<void>;
   connectionCount(): number;
+  /** What GET /__testserver/stats answers: calls, would-be conflicts and pushes per function since the last reset. */
+  stats(): ServerStats;
+  /** Zeroes the stats (as POST /__testserver/stats/reset does) and returns the zeroed stats. */
+  resetStats(): ServerStats;
   close(): Promise<void>;
 };
 
 const syncPath = /^\/api\/[^/]+\/sync$/;
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const conflictWindowMs = options.conflictWindowMs ?? defaultConflictWindowMs;
+  if (!Number.isFinite(conflictWindowMs) || conflictWindowMs < 0) {
+    throw new Error(`conflictWindowMs needs a number of ms ≥ 0, got ${conflictWindowMs}`);
+  }
   const convexDir = options.convexDir ?? projectConvexDir;
-  const modules = options.modules ?? modulesFromDirectory(convexDir);
+  const appModules = options.modules ?? modulesFromDirectory(convexDir);
   const schema = options.schema ?? (await schemaFromDirectory(convexDir));
-  const t = convexTest({ schema, modules, transactionLimits: options.transactionLimits ?? true }) as TestConvex<any>;
+  const transactionLimits = options.transactionLimits ?? true;
+  const instruments = new Instruments({ catalog: IndexCatalog.fromSchema(schema), conflictWindowMs, limitsEnforced: transactionLimits });
+  const modules = instrumentModules(appModules, instruments);
+  const rawT = convexTest({ schema, modules, transactionLimits }) as TestConvex<any>;
+  ensureSyscallRecorder();
+  const t = instrumentTestConvex(rawT, instruments);
 
   const queue = new CallQueue();
-  const runner = new FunctionRunner(t, modules);
-  const watcher = new ScheduledWatcher(t, () => hub.markDirty());
-  const hub: SyncHub = new SyncHub(runner, queue, () => watcher.scan());
-  const http = new HttpBridge(t, runner, hub);
-  const crons = new CronRunner(runner, (call) => {
-    hub.callAndRefresh(call).catch((error: Error) => console.error(`Cron failed: ${error.message}`));
-  });
+  const runner = new FunctionRunner(rawT, modules, instruments);
+  const hub = new SyncHub(runner, queue, instruments);
+  const http = new HttpBridge(t, runner, hub, instruments);
+  const crons = new CronRunner(
+    runner,
+    (call) => {
+      hub.callAndRefresh(call).catch((error: Error) => console.error(`Cron failed: ${error.message}`));
+    },
+    instruments,
+  );
   if (options.crons ?? true) await crons.start();
 
   let refuseUntil = 0;
@@ -75,6 +105,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 
   const webSockets = new WebSocketServer({ noServer: true });
   const server: Server = createServer((request, response) => {
+    // The instruments answer even while connections are refused: they are not part of the deployment.
+    if (answerStatsRequest(request, response, instruments.stats)) return;
     if (refusing()) {
       response.writeHead(503, { "content-type": "text/plain" }).end("Test server is refusing connections");
       return;
@@ -99,10 +131,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  // Scheduled functions left over from seeding data before any client connects.
-  await queue.run(() => watcher.scan());
 
-  const write: TestServer["write"] = (call) => hub.callAndRefresh(() => call(t));
+  // Direct writes stand in for an operator's `npx convex run`: counted, by a caller that has seen nothing.
+  const write: TestServer["write"] = (call) => hub.callAndRefresh(() => instruments.within(new Origin("test", 0), () => call(t)));
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -122,8 +153,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       });
     },
     connectionCount: () => hub.connections.size,
+    stats: () => instruments.stats.snapshot(),
+    resetStats: () => instruments.stats.reset(),
     async close() {
-      watcher.close();
+      instruments.close();
       crons.close();
       for (const [timer, resolve] of outages) {
         clearTimeout(timer);

@@ -1,11 +1,18 @@
 // The server side of the Convex sync protocol: routes client messages through the single call queue,
-// answers mutations and actions, and keeps every subscribed query current by re-running the queries after
-// each write and pushing only the results that changed.
+// answers mutations and actions, and keeps every subscribed query current the way a deployment does: after a
+// commit it re-runs only the subscribed queries whose read set the commit's writes fall into (identical
+// queries share one run and one cached result, see queryCache.ts) and pushes only the results that changed.
 import type { JSONValue } from "convex/values";
 import type { CallQueue } from "./callQueue";
-import { Connection, type Session, type Subscription } from "./connection";
-import type { FunctionRunner, Outcome } from "./functions";
+import { Connection, type Session } from "./connection";
+import { canonicalPath, type FunctionRunner, type Outcome } from "./functions";
+import type { Commit } from "./instruments/conflictAudit";
+import { Origin } from "./instruments/executions";
+import type { Instruments } from "./instruments/instruments";
+import type { ReadSet } from "./instruments/readSet";
+import type { WriteRecord } from "./instruments/writes";
 import { encodeTs, parseClientMessage, type AddQuery, type ClientMessage, type RemoveQuery, type StateModification } from "./protocol";
+import { QueryCache, type CachedQuery } from "./queryCache";
 
 const repliesKeptPerSession = 5_000;
 const sessionForgottenAfterMs = 10 * 60_000;
@@ -13,17 +20,36 @@ const sessionForgottenAfterMs = 10 * 60_000;
 export class SyncHub {
   readonly connections = new Set<Connection>();
   private readonly sessions = new Map<string, Session>();
+  private readonly cache = new QueryCache();
   private ts: bigint = BigInt(Date.now()) * 1_000_000n;
-  /** Data may have changed since subscriptions were last re-run. */
+  /** Data may have changed since subscriptions were last brought up to date. */
   private dirty = false;
   private refreshQueued = false;
+  /** Writes committed since then, by any caller (scheduled functions commit outside the queue). */
+  private pendingWrites: WriteRecord[] = [];
+  /** The newest commit the subscriptions' results reflect. */
+  private coveredSeq = 0;
+  private refreshAfterBurst = false;
 
   constructor(
     private readonly runner: FunctionRunner,
     private readonly queue: CallQueue,
-    /** Called inside the queue after anything that may have written. */
-    private readonly afterWrite: () => Promise<void>,
-  ) {}
+    private readonly instruments: Instruments,
+  ) {
+    instruments.onCommit((commit) => this.committed(commit));
+  }
+
+  private committed(commit: Commit): void {
+    for (const write of commit.writes) this.pendingWrites.push(write);
+    this.dirty = true;
+    // Scheduled functions due together all run in one turn of the event loop: one refresh after the burst.
+    if (this.refreshAfterBurst) return;
+    this.refreshAfterBurst = true;
+    setImmediate(() => {
+      this.refreshAfterBurst = false;
+      if (this.dirty) this.markDirty();
+    });
+  }
 
   /** A new commit timestamp: nanoseconds of wall time, strictly increasing. */
   private nextTs(): bigint {
@@ -42,6 +68,7 @@ export class SyncHub {
   private detach(connection: Connection): void {
     connection.dispose();
     this.connections.delete(connection);
+    this.releaseQueries(connection);
     if (connection.session?.connection === connection) {
       connection.session.connection = null;
       connection.session.disconnectedAt = Date.now();
@@ -68,12 +95,14 @@ export class SyncHub {
       this.receiveMutation(connection, message);
       return;
     }
-    void this.queue.run(() => this.handle(connection, message)).catch((error: Error) => {
+    // What the client had seen when it sent the message, not when the queue gets to it.
+    const seenSeq = connection.seenSeq;
+    void this.queue.run(() => this.handle(connection, message, seenSeq)).catch((error: Error) => {
       connection.fatal(`Test server failed on ${message.type}: ${error.message}`);
     });
   }
 
-  private async handle(connection: Connection, message: ClientMessage): Promise<void> {
+  private async handle(connection: Connection, message: ClientMessage, seenSeq: number): Promise<void> {
     switch (message.type) {
       case "ModifyQuerySet":
         return this.modifyQuerySet(connection, message.baseVersion, message.newVersion, message.modifications);
@@ -84,9 +113,9 @@ export class SyncHub {
         }
         await this.refreshIfDirty();
         connection.identityVersion = message.baseVersion + 1;
-        return connection.sendTransition([], this.ts);
+        return connection.sendTransition([], this.ts, this.coveredSeq);
       case "Action":
-        return this.action(connection, message.requestId, message.udfPath, message.args);
+        return this.action(connection, message.requestId, message.udfPath, message.args, seenSeq);
       case "Connect":
       case "Event":
       case "Mutation":
@@ -128,19 +157,42 @@ export class SyncHub {
     await this.refreshIfDirty();
     const changes: StateModification[] = [];
     for (const modification of modifications) {
+      const earlier = connection.queries.get(modification.queryId);
+      if (earlier) this.cache.unsubscribe(earlier);
       if (modification.type === "Add") {
-        const subscription: Subscription = { udfPath: modification.udfPath, args: modification.args };
-        connection.queries.set(modification.queryId, subscription);
-        const outcome = await this.runner.run("query", subscription.udfPath, subscription.args);
-        subscription.lastResult = JSON.stringify(outcome);
-        changes.push(queryModification(modification.queryId, outcome));
+        const entry = await this.cachedQuery(modification.udfPath, modification.args);
+        connection.queries.set(modification.queryId, this.cache.subscribe(connection, modification.queryId, entry));
+        changes.push(queryModification(modification.queryId, entry.outcome));
+        this.instruments.stats.push(entry.path);
       } else {
         connection.queries.delete(modification.queryId);
         changes.push({ type: "QueryRemoved", queryId: modification.queryId });
       }
     }
+    // The socket may have closed while a query ran: nothing would ever release these subscriptions.
+    if (!this.connections.has(connection)) return this.releaseQueries(connection);
     connection.querySetVersion = newVersion;
-    connection.sendTransition(changes, this.ts);
+    connection.sendTransition(changes, this.ts, this.coveredSeq);
+  }
+
+  /** The cached result of a subscribed query, or a fresh run when nobody subscribes to it yet. */
+  private async cachedQuery(udfPath: string, args: JSONValue[]): Promise<CachedQuery> {
+    const path = canonicalPath(udfPath).path;
+    const cached = this.cache.get(QueryCache.key(path, args));
+    if (cached) return cached;
+    const { outcome, reads } = await this.runQuery(udfPath, args);
+    return this.cache.get(QueryCache.key(path, args)) ?? this.cache.create(path, udfPath, args, outcome, reads);
+  }
+
+  private async runQuery(udfPath: string, args: JSONValue[]): Promise<{ outcome: Outcome; reads: ReadSet | undefined }> {
+    const origin = new Origin("subscriptions", this.instruments.seq);
+    const outcome = await this.runner.run("query", udfPath, args, origin);
+    return { outcome, reads: this.instruments.readsOf(origin) };
+  }
+
+  private releaseQueries(connection: Connection): void {
+    for (const subscription of connection.queries.values()) this.cache.unsubscribe(subscription);
+    connection.queries.clear();
   }
 
   private receiveMutation(connection: Connection, message: ClientMessage & { type: "Mutation" }): void {
@@ -152,19 +204,20 @@ export class SyncHub {
       void this.queue.run(async () => {
         await this.refreshIfDirty();
         connection.send(earlierReply);
-        connection.sendTransition([], this.ts);
+        connection.sendTransition([], this.ts, this.coveredSeq);
       });
       return;
     }
     session.mutationsInFlight.add(requestId);
+    const seenSeq = connection.seenSeq;
     void this.queue
-      .run(() => this.mutation(session, requestId, message.udfPath, message.args))
+      .run(() => this.mutation(session, requestId, message.udfPath, message.args, seenSeq))
       .catch((error: Error) => session.connection?.fatal(`Test server failed on a mutation: ${error.message}`))
       .finally(() => session.mutationsInFlight.delete(requestId));
   }
 
-  private async mutation(session: Session, requestId: number, udfPath: string, args: JSONValue[]): Promise<void> {
-    const outcome = await this.runner.run("mutation", udfPath, args);
+  private async mutation(session: Session, requestId: number, udfPath: string, args: JSONValue[], seenSeq: number): Promise<void> {
+    const outcome = await this.runner.run("mutation", udfPath, args, new Origin(`session:${session.id}`, seenSeq));
     const reply = outcome.ok
       ? { type: "MutationResponse", requestId, success: true, result: outcome.value, ts: encodeTs(this.nextTs()), logLines: [] }
       : { type: "MutationResponse", requestId, success: false, result: outcome.errorMessage, errorData: outcome.errorData, logLines: [] };
@@ -177,13 +230,13 @@ export class SyncHub {
     this.markDirty();
   }
 
-  private async action(connection: Connection, requestId: number, udfPath: string, args: JSONValue[]): Promise<void> {
-    const outcome = await this.runner.run("action", udfPath, args);
+  private async action(connection: Connection, requestId: number, udfPath: string, args: JSONValue[], seenSeq: number): Promise<void> {
+    const outcome = await this.runner.run("action", udfPath, args, new Origin(`session:${connection.session!.id}`, seenSeq));
     const reply = outcome.ok
       ? { type: "ActionResponse", requestId, success: true, result: outcome.value, logLines: [] }
       : { type: "ActionResponse", requestId, success: false, result: outcome.errorMessage, errorData: outcome.errorData, logLines: [] };
+    // Its mutations' commits have queued the refresh already.
     (connection.session?.connection ?? connection).send(reply);
-    this.markDirty();
   }
 
   /**
@@ -205,31 +258,40 @@ export class SyncHub {
   }
 
   /**
-   * Re-runs every subscribed query once (identical queries share one run), pushes the changed results,
-   * and acknowledges pending mutation timestamps. Must run inside the call queue.
+   * Re-runs each subscribed query a write committed since the last refresh falls into (once, however many
+   * subscribe to it), pushes the changed results, and acknowledges pending mutation timestamps. Must run
+   * inside the call queue.
    */
   async refreshSubscriptions(): Promise<void> {
     this.dirty = false;
     const ts = this.nextTs();
-    await this.afterWrite().catch((error: Error) => console.error(`Test server: after-write hook failed: ${error.message}`));
-    const results = new Map<string, Promise<Outcome>>();
+    const writes = this.pendingWrites;
+    this.pendingWrites = [];
+    this.coveredSeq = this.instruments.seq;
+    const rerun: CachedQuery[] = [];
+    for (const entry of this.cache.stale(writes)) {
+      // Its last subscriber may have gone while an earlier query of this refresh ran.
+      if (entry.subscribers.size === 0) continue;
+      const { outcome, reads } = await this.runQuery(entry.udfPath, entry.args);
+      this.cache.update(entry, outcome, reads);
+      rerun.push(entry);
+    }
+    const changes = new Map<Connection, StateModification[]>();
+    for (const entry of rerun) {
+      for (const subscription of entry.subscribers) {
+        const { connection } = subscription;
+        if (subscription.lastResult === entry.serialized || !connection.open || !connection.session) continue;
+        subscription.lastResult = entry.serialized;
+        const modifications = changes.get(connection) ?? [];
+        modifications.push(queryModification(subscription.queryId, entry.outcome));
+        changes.set(connection, modifications);
+        this.instruments.stats.push(entry.path);
+      }
+    }
     for (const connection of this.connections) {
       if (!connection.open || !connection.session) continue;
-      const changes: StateModification[] = [];
-      for (const [queryId, subscription] of connection.queries) {
-        const key = JSON.stringify([subscription.udfPath, subscription.args]);
-        let result = results.get(key);
-        if (!result) {
-          result = this.runner.run("query", subscription.udfPath, subscription.args);
-          results.set(key, result);
-        }
-        const outcome = await result;
-        const serialized = JSON.stringify(outcome);
-        if (serialized === subscription.lastResult) continue;
-        subscription.lastResult = serialized;
-        changes.push(queryModification(queryId, outcome));
-      }
-      if (changes.length > 0 || connection.needsTransition) connection.sendTransition(changes, ts);
+      const modifications = changes.get(connection);
+      if (modifications || connection.needsTransition) connection.sendTransition(modifications ?? [], ts, this.coveredSeq);
     }
   }
 
