@@ -104,17 +104,18 @@ export const claim = mutation({
     const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
     const wanted = Math.min(max, free);
     const claimed: Leased[] = [];
-    let held = 0; // offers left for a later claim (still reserved for this worker)
-    for (const offer of await inboxRows(ctx, worker._id, "offer")) {
+    // Read only as many offers as it takes: the range read ends at the last one taken, so the dispatcher
+    // adding a later offer for this worker meanwhile does not conflict with this claim.
+    const offers = wanted > 0 ? await inboxRows(ctx, worker._id, "offer", wanted) : [];
+    for (const offer of offers) {
       const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
       if (!isOfferedTo(job, worker._id)) continue;
-      if (claimed.length >= wanted) {
-        held++;
-        continue;
-      }
       await takeOffer(ctx, offer);
       claimed.push(await leaseJob(ctx, job, worker._id, now));
     }
+    if (offers.length === wanted || claimed.length >= wanted) return claimed;
+    // It wants more than it was offered: whatever offers remain are counted, then the heads are read.
+    const held = (await inboxRows(ctx, worker._id, "offer")).length;
     const fromHeads = Math.min(wanted, free - held) - claimed.length;
     if (fromHeads <= 0) return claimed;
 

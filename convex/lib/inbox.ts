@@ -12,11 +12,12 @@ import { cancelIfPending } from "./scheduled";
  * subscription reads; nothing a heartbeat writes lives here.
  */
 
-export async function inboxRows(ctx: QueryCtx, workerId: Id<"workers">, kind: Doc<"inbox">["kind"]) {
+/** This worker's inbox rows of one kind (offers best first), at most `limit`. */
+export async function inboxRows(ctx: QueryCtx, workerId: Id<"workers">, kind: Doc<"inbox">["kind"], limit: number = LIMITS.inboxRows) {
   return await ctx.db
     .query("inbox")
     .withIndex("by_worker_kind", (q) => q.eq("workerId", workerId).eq("kind", kind))
-    .take(LIMITS.inboxRows);
+    .take(limit);
 }
 
 async function inboxRowForJob(ctx: QueryCtx, jobId: Id<"jobs">, kind: Doc<"inbox">["kind"]) {

@@ -83,6 +83,8 @@ export class Worker extends TypedEmitter<WorkerEvents> {
 
   /** Offers the doorbell shows that this engine has not claimed yet. */
   private offers = new Set<string>();
+  /** Counts doorbell values, so a claim's answer can tell whether a newer value arrived meanwhile. */
+  private bellValues = 0;
   /** Claim up to the free slots (reading the lane heads) on the next chance: at start, after resume, reconnect or resync. */
   private fullClaimWanted = false;
   private claimInFlight: Promise<void> | undefined;
@@ -297,6 +299,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private onDoorbell(v: DoorbellValue): void {
     if (this._state === "stopped" || this._state === "stopping") return;
     for (const jobId of v.cancel) this.runs.get(jobId)?.run.abort("cancel");
+    this.bellValues++;
     this.offers = new Set(v.offers.map((o) => o.jobId as string).filter((id) => !this.runs.has(id)));
     if (v.resync) this.wantFullClaim();
     else this.maybeClaim();
@@ -357,12 +360,14 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.claimWanted = false;
     this.fullClaimWanted = false;
     const asked = [...this.offers];
+    const bellBefore = this.bellValues;
     const claim = this.options.client.claim(this.capabilities, max).then(
       (jobs) => {
         this.claiming = false;
         this.claimBackoff.reset();
-        // Offers it asked for are claimed now or gone (expired, canceled): either way not to be asked for again.
-        for (const id of asked) this.offers.delete(id);
+        // The claim takes the best offers, which may not be the ones this engine saw: only a doorbell value
+        // newer than the claim says which are left. Without one, what it asked for is taken or gone.
+        if (this.bellValues === bellBefore) for (const id of asked) this.offers.delete(id);
         for (const job of jobs) this.startJob(job);
         if (this.claimWanted || this.offers.size > 0 || this.fullClaimWanted) this.maybeClaim();
       },

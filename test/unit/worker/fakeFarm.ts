@@ -80,6 +80,15 @@ export class FakeFarm implements FarmClient {
     if (leaseId) this.leases.delete(leaseId);
   }
 
+  /** Jobs the dispatcher offered to this worker without the doorbell having rung yet. */
+  offerQuietly(...types: string[]): JobId[] {
+    return types.map((type) => {
+      const jobId = `job${++this.seq}` as JobId;
+      this.offered.push({ jobId, leaseId: "", type, payload: {}, attempt: 1, leaseMs: 30_000, leaseExpiresAt: 0 });
+      return jobId;
+    });
+  }
+
   /** An offer was not claimed in time: it goes back, this worker stops waiting and is asked to resync. */
   expireOffers(): void {
     this.pending.unshift(...this.offered.splice(0));
@@ -105,8 +114,7 @@ export class FakeFarm implements FarmClient {
     };
   }
 
-  ring(): void {
-    const value = this.value();
+  ring(value: DoorbellValue = this.value()): void {
     for (const d of this.doorbells) queueMicrotask(() => d.onValue(value));
   }
 

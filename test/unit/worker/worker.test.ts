@@ -465,6 +465,21 @@ describe("Worker", () => {
     await worker.stop();
   });
 
+  it("an offer it saw is not lost when its claim took a better one it had not seen yet", async () => {
+    const farm = new FakeFarm();
+    const slow = handler("slow", () => new Promise(() => undefined));
+    const { worker } = makeWorker(farm, { handlers: handlersOf(slow), concurrency: 2 });
+    await worker.start();
+    await tick();
+    const [best, seen] = farm.offerQuietly("slow", "slow");
+    farm.ring({ offers: [{ jobId: seen, expiresAt: Date.now() + 5_000 }], cancel: [], resync: false });
+    await tick();
+    await tick();
+    expect(worker.snapshot().running.map((r) => r.jobId).sort()).toEqual([best, seen].sort());
+    expect(farm.offered).toEqual([]);
+    await worker.stop();
+  });
+
   it("keeps no wake-up timer for delayed jobs: a promoted job arrives as an offer", async () => {
     const farm = new FakeFarm();
     const { worker } = makeWorker(farm);
