@@ -59,6 +59,13 @@ export default defineSchema({
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"]),
 
+  /** How many jobs each worker runs (lib/workerSlots.ts): written when one of its jobs starts or stops running. */
+  workerSlots: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    running: v.number(),
+  }).index("by_worker", ["workerId"]),
+
   /**
    * How many more jobs each worker wants offered now (`wants`), declared by the worker and counted down by
    * the dispatcher; `since` is set while wants > 0; `capabilities` are its effective capabilities as last

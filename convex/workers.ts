@@ -4,7 +4,7 @@ import { mutation, query } from "./_generated/server";
 import { effectiveCapabilities, workerFromKey } from "./lib/auth";
 import { leaseJob, readyHeads, type Leased } from "./lib/claim";
 import { bumpLane } from "./lib/counters";
-import { declareSlots, runningCount } from "./lib/declare";
+import { declareSlots } from "./lib/declare";
 import { setWants } from "./lib/demand";
 import { fail as reject } from "./lib/errors";
 import { clearResync, inboxRows, isOfferedTo, takeOffer } from "./lib/inbox";
@@ -15,6 +15,7 @@ import { leasedJob } from "./lib/lease";
 import { LIMITS } from "./lib/limits";
 import { touchWorker } from "./lib/presence";
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
+import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
@@ -99,7 +100,6 @@ export const claim = mutation({
     const worker = await workerFromKey(ctx, args.apiKey);
     const max = checkIntegerInRange(args.max ?? 1, "max", 1, LIMITS.claimMax);
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
-    await touchWorker(ctx, worker);
     const now = Date.now();
     const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
     const wanted = Math.min(max, free);
@@ -113,12 +113,20 @@ export const claim = mutation({
       await takeOffer(ctx, offer);
       claimed.push(await leaseJob(ctx, job, worker._id, now));
     }
-    if (offers.length === wanted || claimed.length >= wanted) return claimed;
+    if (offers.length === wanted || claimed.length >= wanted) {
+      if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
+      return claimed;
+    }
     // It wants more than it was offered: whatever offers remain are counted, then the heads are read.
     const held = (await inboxRows(ctx, worker._id, "offer")).length;
     const fromHeads = Math.min(wanted, free - held) - claimed.length;
-    if (fromHeads <= 0) return claimed;
+    if (fromHeads <= 0) {
+      if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
+      return claimed;
+    }
 
+    // A claim that reads the heads is a worker declaring itself (an engine's start, or a simple caller).
+    await touchWorker(ctx, worker);
     const capabilities = effectiveCapabilities(worker.allowedCapabilities, advertised);
     const lanes = await eligibleLanes(ctx, worker.orgId, capabilities);
     const heads = await readyHeads(ctx, lanes, fromHeads);
@@ -135,6 +143,7 @@ export const claim = mutation({
     await setWants(ctx, worker, stillWanted, [...capabilities].sort());
     if (stillWanted > 0) await noteWaiter(ctx, worker.orgId);
     await clearResync(ctx, worker._id);
+    if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
     return claimed;
   },
 });
@@ -204,7 +213,6 @@ export const heartbeat = mutation({
     if (args.progress !== undefined) patch.progress = args.progress;
     if (statusText !== undefined) patch.statusText = statusText;
     await ctx.db.patch(job._id, patch);
-    await touchWorker(ctx, worker);
     return { cancel: job.cancelRequested === true, leaseExpiresAt };
   },
 });
@@ -238,7 +246,6 @@ export const complete = mutation({
     const result = args.result ?? null;
     checkValueSize(result, "result", LIMITS.resultBytes);
     const slots = checkSlots(args.slots);
-    await touchWorker(ctx, worker);
     let status: "succeeded" | "canceled" = "succeeded";
     if (job.cancelRequested) {
       await finishJob(ctx, job, "canceled", { result, workerId: worker._id, detail: "completed after cancel" });
@@ -259,7 +266,6 @@ export const fail = mutation({
     const job = await leasedJob(ctx, worker, args.leaseId);
     const error = args.error.slice(0, LIMITS.errorChars) || "failed";
     const slots = checkSlots(args.slots);
-    await touchWorker(ctx, worker);
     await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);
     const after = (await ctx.db.get(job._id))!;
     if (slots !== undefined) await declareSlots(ctx, worker, slots);
@@ -273,7 +279,6 @@ export const release = mutation({
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
     const slots = checkSlots(args.slots);
-    await touchWorker(ctx, worker);
     let status: "pending" | "canceled" = "pending";
     if (job.cancelRequested) {
       await finishJob(ctx, job, "canceled", { workerId: worker._id, detail: "released after cancel" });

@@ -44,6 +44,7 @@ import type * as lib_submit from "../lib/submit.js";
 import type * as lib_summary from "../lib/summary.js";
 import type * as lib_transitions from "../lib/transitions.js";
 import type * as lib_validate from "../lib/validate.js";
+import type * as lib_workerSlots from "../lib/workerSlots.js";
 import type * as retention from "../retention.js";
 import type * as summary from "../summary.js";
 import type * as workers from "../workers.js";
@@ -88,6 +89,7 @@ declare const fullApi: ApiFromModules<{
   "lib/summary": typeof lib_summary;
   "lib/transitions": typeof lib_transitions;
   "lib/validate": typeof lib_validate;
+  "lib/workerSlots": typeof lib_workerSlots;
   retention: typeof retention;
   summary: typeof summary;
   workers: typeof workers;

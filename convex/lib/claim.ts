@@ -42,10 +42,11 @@ export type Leased = {
 
 /**
  * Start one attempt of a pending job on this worker: a fresh lease, its one lazy lease check, a claimed
- * event. Counters are the caller's business (an offered job is already counted as running).
+ * event. Counters are the caller's business (an offered job is already counted as running in its lane;
+ * the worker's running count moves once per claim).
  */
 export async function leaseJob(ctx: MutationCtx, job: Doc<"jobs">, workerId: Id<"workers">, now: number): Promise<Leased> {
-  const leaseId = newLeaseId();
+  const leaseId = newLeaseId(job._id);
   const attempt = job.attempt + 1;
   const leaseExpiresAt = now + job.leaseMs;
   const leaseCheck = await ctx.scheduler.runAt(leaseExpiresAt, internal.janitor.checkLease, { jobId: job._id, leaseId });

@@ -1,17 +1,9 @@
 import type { Doc } from "../_generated/dataModel";
-import type { MutationCtx, QueryCtx } from "../_generated/server";
+import type { MutationCtx } from "../_generated/server";
 import { setWants } from "./demand";
 import { inboxRows, isOfferedTo, withdrawOffer } from "./inbox";
 import { kickForJobs, kickForWaiter } from "./kick";
-
-/** This worker's running jobs (read through the index; at most its slot limit). */
-export async function runningCount(ctx: QueryCtx, worker: Doc<"workers">): Promise<number> {
-  const running = await ctx.db
-    .query("jobs")
-    .withIndex("by_worker_status", (q) => q.eq("workerId", worker._id).eq("status", "running"))
-    .take(worker.maxConcurrentJobs + 1);
-  return running.length;
-}
+import { runningCount } from "./workerSlots";
 
 /**
  * The worker says how many jobs it runs at once right now (`slots`, its concurrency; 0 = take nothing more).

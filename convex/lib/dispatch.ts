@@ -1,11 +1,9 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { compareJobs, laneHead } from "./claim";
+import { compareJobs } from "./claim";
 import { bumpLane } from "./counters";
 import { offerJob } from "./inbox";
 import { orgLanes } from "./lanes";
-
-type Head = { lane: Doc<"lanes">; job: Doc<"jobs"> };
 
 export type DispatchOutcome = {
   offered: number;
@@ -16,6 +14,9 @@ export type DispatchOutcome = {
   /** Some worker of the org still waits. */
   waiters: boolean;
 };
+
+/** A lane's next ready jobs, read once per round (one index range per lane, however many are offered). */
+type LaneQueue = { lane: Doc<"lanes">; jobs: Doc<"jobs">[]; next: number; waiterLeft: boolean };
 
 /** The oldest worker waiting in this lane that still wants a job; stale rows on the way are removed. */
 async function oldestWaiter(ctx: MutationCtx, laneId: Id<"lanes">): Promise<Doc<"waiters"> | null> {
@@ -41,34 +42,44 @@ async function oldestWaiter(ctx: MutationCtx, laneId: Id<"lanes">): Promise<Doc<
  */
 export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget: number): Promise<DispatchOutcome> {
   const now = Date.now();
-  const heads: Head[] = [];
+  const queues: LaneQueue[] = [];
   for (const lane of await orgLanes(ctx, orgId)) {
-    const job = await laneHead(ctx, lane._id);
-    if (job) heads.push({ lane, job });
+    const jobs = await ctx.db
+      .query("jobs")
+      .withIndex("by_lane_ready", (q) => q.eq("laneId", lane._id).eq("queue", "ready"))
+      .take(budget);
+    if (jobs.length > 0) queues.push({ lane, jobs, next: 0, waiterLeft: true });
   }
   const offeredPerLane = new Map<Id<"lanes">, { lane: Doc<"lanes">; count: number }>();
   let offered = 0;
   let readyJobs = false;
   let more = false;
-  while (heads.length > 0) {
+  for (;;) {
+    const open = queues.filter((q) => q.next < q.jobs.length);
+    if (open.length === 0) {
+      // a lane read to its batch's end may hold more ready jobs for the workers still waiting on it
+      more = queues.some((q) => q.waiterLeft && q.jobs.length === budget);
+      readyJobs ||= more;
+      break;
+    }
     if (offered >= budget) {
       more = true;
       readyJobs = true;
       break;
     }
-    heads.sort((a, b) => compareJobs(a.job, b.job));
-    const head = heads.shift()!;
-    const waiter = await oldestWaiter(ctx, head.lane._id);
+    const best = open.reduce((a, b) => (compareJobs(b.jobs[b.next], a.jobs[a.next]) < 0 ? b : a));
+    const waiter = await oldestWaiter(ctx, best.lane._id);
     if (!waiter) {
+      // nobody waits for this lane: its jobs stay ready
       readyJobs = true;
+      best.next = best.jobs.length;
+      best.waiterLeft = false;
       continue;
     }
-    await offerJob(ctx, head.job, waiter, now);
+    await offerJob(ctx, best.jobs[best.next++], waiter, now);
     offered++;
-    const tally = offeredPerLane.get(head.lane._id) ?? { lane: head.lane, count: 0 };
-    offeredPerLane.set(head.lane._id, { lane: head.lane, count: tally.count + 1 });
-    const next = await laneHead(ctx, head.lane._id);
-    if (next) heads.push({ lane: head.lane, job: next });
+    const tally = offeredPerLane.get(best.lane._id) ?? { lane: best.lane, count: 0 };
+    offeredPerLane.set(best.lane._id, { lane: best.lane, count: tally.count + 1 });
   }
   for (const { lane, count } of offeredPerLane.values()) {
     await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: -count, running: count });

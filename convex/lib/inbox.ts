@@ -6,6 +6,7 @@ import { countDownWants, setWants, waiterOf } from "./demand";
 import { kickForWaiter } from "./kick";
 import { LIMITS, TIMING } from "./limits";
 import { cancelIfPending } from "./scheduled";
+import { addRunning } from "./workerSlots";
 
 /**
  * A worker's inbox (its doorbell): offers, cancel notices, a resync notice. The rows a worker's one
@@ -98,6 +99,7 @@ export async function noticeCancel(ctx: MutationCtx, job: Doc<"jobs">): Promise<
  */
 export async function leaveRunning(ctx: MutationCtx, job: Doc<"jobs">, options: { fromLeaseCheck?: boolean } = {}): Promise<void> {
   if (job.leaseCheck && !options.fromLeaseCheck) await cancelIfPending(ctx, job.leaseCheck);
+  if (job.workerId) await addRunning(ctx, job.orgId, job.workerId, -1);
   if (job.cancelRequested) {
     const notice = await inboxRowForJob(ctx, job._id, "cancel");
     if (notice) await ctx.db.delete(notice._id);

@@ -46,11 +46,12 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     readAll(t, "jobOutput"),
     readAll(t, "jobEvents"),
   ]);
-  const [inbox, waiters, laneWaiters, dispatchStates] = await Promise.all([
+  const [inbox, waiters, laneWaiters, dispatchStates, workerSlots] = await Promise.all([
     readAll(t, "inbox"),
     readAll(t, "waiters"),
     readAll(t, "laneWaiters"),
     readAll(t, "dispatchStates"),
+    readAll(t, "workerSlots"),
   ]);
   const orgIds = new Set(orgs.map((o) => o._id as string));
   const lanesById = new Map(lanes.map((l) => [l._id as string, l]));
@@ -162,6 +163,10 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   for (const [workerId, running] of runningPerWorker) {
     const worker = workersById.get(workerId)!;
     if (running > worker.maxConcurrentJobs) problems.push(`worker ${workerId} runs ${running} jobs, max ${worker.maxConcurrentJobs}`);
+  }
+  for (const row of workerSlots) {
+    const really = jobs.filter((j) => j.workerId === row.workerId && j.status === "running").length;
+    if (row.running !== really) problems.push(`worker ${row.workerId} counts ${row.running} running jobs, really ${really}`);
   }
 
   // children
