@@ -6,13 +6,13 @@ import { dispatchBatch } from "./lib/dispatch";
 import { recordEvent } from "./lib/events";
 import { isOfferedTo, noticeResync, withdrawOffer } from "./lib/inbox";
 import { dispatchStateOf, kickForJobs, kickSummary } from "./lib/kick";
-import { LIMITS } from "./lib/limits";
+import { LIMITS, TIMING } from "./lib/limits";
 
 /**
  * The org's dispatcher: the one writer that matches ready jobs with waiting workers. Kicked (lib/kick.ts)
  * whenever a job becomes claimable while someone waits, or a worker declares free slots while work waits;
- * it runs in bounded batches, reschedules itself while matches remain, then goes idle and records what it
- * saw. `generation` makes a stray second schedule a no-op.
+ * it runs in bounded batches and keeps rescheduling itself while its rounds find matches and work remains,
+ * then goes idle and records what it saw. `generation` makes a stray second schedule a no-op.
  */
 export const run = internalMutation({
   args: { orgId: v.id("orgs"), generation: v.number() },
@@ -20,14 +20,15 @@ export const run = internalMutation({
     const state = await dispatchStateOf(ctx, orgId);
     if (!state || !state.scheduled || state.generation !== generation) return { stale: true, offered: 0 };
     const outcome = await dispatchBatch(ctx, orgId, LIMITS.dispatchBatch);
-    const next = generation + 1;
-    if (outcome.more) {
-      await ctx.db.patch(state._id, { generation: next });
-      await ctx.scheduler.runAfter(0, internal.dispatch.run, { orgId, generation: next });
-    } else {
-      await ctx.db.patch(state._id, { scheduled: false, generation: next, readyJobs: outcome.readyJobs, waiters: outcome.waiters });
-    }
     if (outcome.offered > 0) await kickSummary(ctx, orgId);
+    if (outcome.more) {
+      // Still busy: run again after a short wait for more freed workers, and leave the state row alone, so
+      // the stream of completions kicking it reads a row that does not change.
+      const full = outcome.offered >= LIMITS.dispatchBatch;
+      await ctx.scheduler.runAfter(full ? 0 : TIMING.dispatchBatchDelayMs, internal.dispatch.run, { orgId, generation });
+      return { stale: false, offered: outcome.offered };
+    }
+    await ctx.db.patch(state._id, { scheduled: false, generation: generation + 1, readyJobs: outcome.readyJobs, waiters: outcome.waiters });
     return { stale: false, offered: outcome.offered };
   },
 });

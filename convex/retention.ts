@@ -3,13 +3,15 @@ import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
 import type { Doc } from "./_generated/dataModel";
 import type { MutationCtx } from "./_generated/server";
+import { unfoldedLaneCounts } from "./lib/counters";
 import { purgeJob } from "./lib/deadLetters";
-import { LANE_SHARDS, TIMING } from "./lib/limits";
+import { TIMING } from "./lib/limits";
 
 const JOBS_PER_BATCH = 10;
 const BUCKETS_PER_BATCH = 200;
 const LANES_PER_BATCH = 25;
 const WAITERS_PER_LANE = 500;
+const SHARDS_PER_LANE = 16;
 
 /** Retention age: args, else the FARMHAND_RETENTION_MS environment variable, else 7 days. */
 function retentionMs(olderThanMs?: number): number {
@@ -56,10 +58,12 @@ async function laneIsEmpty(ctx: MutationCtx, lane: Doc<"lanes">): Promise<boolea
   const shards = await ctx.db
     .query("laneShards")
     .withIndex("by_lane_shard", (q) => q.eq("laneId", lane._id))
-    .take(LANE_SHARDS * 2);
-  // a shard alone may be negative (+1 here, −1 there): only the sum counts
-  const pending = shards.reduce((sum, s) => sum + s.pending, 0);
-  const running = shards.reduce((sum, s) => sum + s.running, 0);
+    .take(SHARDS_PER_LANE);
+  const unfolded = await unfoldedLaneCounts(ctx, lane._id, 500);
+  if (!unfolded.complete) return false;
+  // a total alone may be off by what is not folded yet: only the sum counts
+  const pending = shards.reduce((sum, s) => sum + s.pending, unfolded.pending);
+  const running = shards.reduce((sum, s) => sum + s.running, unfolded.running);
   if (pending !== 0 || running !== 0) return false;
   for (const queue of ["ready", "offered"] as const) {
     const job = await ctx.db
@@ -100,8 +104,13 @@ export const sweepLanes = internalMutation({
       const shards = await ctx.db
         .query("laneShards")
         .withIndex("by_lane_shard", (q) => q.eq("laneId", lane._id))
-        .take(LANE_SHARDS * 2);
+        .take(SHARDS_PER_LANE);
       for (const shard of shards) await ctx.db.delete(shard._id);
+      const deltas = await ctx.db
+        .query("counterDeltas")
+        .withIndex("by_lane", (q) => q.eq("laneId", lane._id))
+        .take(500);
+      for (const delta of deltas) await ctx.db.delete(delta._id);
       await ctx.db.delete(lane._id);
       deleted++;
     }

@@ -136,7 +136,7 @@ export default defineSchema({
     refreshedAt: v.number(),
     counts: v.object({ pending: v.number(), running: v.number(), succeeded: v.number(), canceled: v.number(), dead: v.number() }),
     lanes: v.array(
-      v.object({ routingKey: v.string(), capabilities: v.array(v.string()), pending: v.number(), running: v.number(), waiting: v.number() }),
+      v.object({ routingKey: v.string(), capabilities: v.array(v.string()), pending: v.number(), running: v.number() }),
     ),
     workers: v.array(
       v.object({
@@ -177,7 +177,26 @@ export default defineSchema({
     capabilities: v.array(v.string()),
   }).index("by_org_key", ["orgId", "routingKey"]),
 
-  // Sharded counters: a write picks one shard at random, a read sums all shards.
+  /**
+   * Counter changes, inserted by transitions (an insert conflicts with nobody) and folded into the totals
+   * below by the summariser, the totals' only writer (lib/counters.ts).
+   */
+  counterDeltas: defineTable({
+    orgId: v.id("orgs"),
+    laneId: v.optional(v.id("lanes")),
+    pending: v.optional(v.number()),
+    running: v.optional(v.number()),
+    succeeded: v.optional(v.number()),
+    canceled: v.optional(v.number()),
+    dead: v.optional(v.number()),
+    minute: v.optional(v.number()),
+    finished: v.optional(v.number()),
+    failed: v.optional(v.number()),
+  })
+    .index("by_org", ["orgId"])
+    .index("by_lane", ["laneId"]),
+
+  // Counter totals: shard 0 is written by the summariser; other shards are left from older versions.
   laneShards: defineTable({
     orgId: v.id("orgs"),
     laneId: v.id("lanes"),

@@ -14,8 +14,14 @@ export class ServerProcess {
     readonly seeded: Seeded,
   ) {}
 
-  static async start(args: string[]): Promise<ServerProcess> {
-    const child = spawn(process.execPath, [...(process.env.FANOUT_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.FANOUT_PROF] : []), "--import", "tsx", "test/server/cli.ts", "--port", "0", ...args], {
+  /**
+   * `tableScan`: preload bench/fanout/tableScan.cjs, so a query iterates its own table rather than the whole
+   * database. FANOUT_PROF=<folder> writes a CPU profile of each server process there.
+   */
+  static async start(args: string[], options: { tableScan?: boolean } = {}): Promise<ServerProcess> {
+    const profile = process.env.FANOUT_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.FANOUT_PROF] : [];
+    const scan = options.tableScan ? ["--require", "./bench/fanout/tableScan.cjs"] : [];
+    const child = spawn(process.execPath, [...profile, ...scan, "--import", "tsx", "test/server/cli.ts", "--port", "0", ...args], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     const seeded = await new Promise<Seeded>((resolve, reject) => {

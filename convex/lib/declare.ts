@@ -2,7 +2,7 @@ import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { setWants } from "./demand";
 import { inboxRows, isOfferedTo, withdrawOffer } from "./inbox";
-import { kickForJobs, kickForWaiter } from "./kick";
+import { kickForJobs, kickForWaiter, kickSummary } from "./kick";
 import { runningCount } from "./workerSlots";
 
 /**
@@ -32,7 +32,10 @@ export async function declareSlots(
     await withdrawOffer(ctx, job, { requeue: true });
     declined++;
   }
-  if (declined > 0) await kickForJobs(ctx, worker.orgId);
+  if (declined > 0) {
+    await kickForJobs(ctx, worker.orgId);
+    await kickSummary(ctx, worker.orgId);
+  }
   const wants = await setWants(ctx, worker, capacity - kept, capabilities);
   if (wants > 0) await kickForWaiter(ctx, worker.orgId);
   return wants;

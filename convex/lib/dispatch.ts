@@ -7,7 +7,7 @@ import { orgLanes } from "./lanes";
 
 export type DispatchOutcome = {
   offered: number;
-  /** The batch ran out while matches may remain: run again. */
+  /** Run another round: the batch ran out, or it made offers and work is left, or workers came meanwhile. */
   more: boolean;
   /** A ready job is left that no waiting worker could take. */
   readyJobs: boolean;
@@ -18,12 +18,16 @@ export type DispatchOutcome = {
 /** A lane's next ready jobs, read once per round (one index range per lane, however many are offered). */
 type LaneQueue = { lane: Doc<"lanes">; jobs: Doc<"jobs">[]; next: number; waiterLeft: boolean };
 
-/** The oldest worker waiting in this lane that still wants a job; stale rows on the way are removed. */
-async function oldestWaiter(ctx: MutationCtx, laneId: Id<"lanes">): Promise<Doc<"waiters"> | null> {
+/**
+ * The oldest worker waiting in this lane since before this round began (`before`) that still wants a job;
+ * stale rows on the way are removed. Reading only up to `before` keeps workers that start waiting during
+ * the round out of its read set, so they do not make it retry; the round's end looks for them.
+ */
+async function oldestWaiter(ctx: MutationCtx, laneId: Id<"lanes">, before: number): Promise<Doc<"waiters"> | null> {
   for (;;) {
     const row = await ctx.db
       .query("laneWaiters")
-      .withIndex("by_lane_since", (q) => q.eq("laneId", laneId))
+      .withIndex("by_lane_since", (q) => q.eq("laneId", laneId).lte("since", before))
       .first();
     if (!row) return null;
     const waiter = await ctx.db
@@ -68,7 +72,7 @@ export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget:
       break;
     }
     const best = open.reduce((a, b) => (compareJobs(b.jobs[b.next], a.jobs[a.next]) < 0 ? b : a));
-    const waiter = await oldestWaiter(ctx, best.lane._id);
+    const waiter = await oldestWaiter(ctx, best.lane._id, now);
     if (!waiter) {
       // nobody waits for this lane: its jobs stay ready
       readyJobs = true;
@@ -84,9 +88,17 @@ export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget:
   for (const { lane, count } of offeredPerLane.values()) {
     await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: -count, running: count });
   }
+  if (more || (offered > 0 && readyJobs)) return { offered, more: true, readyJobs, waiters: true };
+  // About to go idle: now look at every waiting worker, those who came during the round included (a
+  // concurrent new waiter makes this round retry, or sees the idle state it writes and kicks again).
   const anyWaiter = await ctx.db
     .query("waiters")
     .withIndex("by_org_since", (q) => q.eq("orgId", orgId).gte("since", 0))
     .first();
-  return { offered, more, readyJobs, waiters: anyWaiter !== null };
+  const newcomer = await ctx.db
+    .query("waiters")
+    .withIndex("by_org_since", (q) => q.eq("orgId", orgId).gt("since", now))
+    .first();
+  // Workers that came during the round while work is left: another round, not idle.
+  return { offered, more: readyJobs && newcomer !== null, readyJobs, waiters: anyWaiter !== null };
 }

@@ -64,7 +64,3 @@ export const TIMING = {
   defaultRetentionMs: 7 * 24 * 60 * 60 * 1000,
 } as const;
 
-/** How many counter shards exist. */
-export const LANE_SHARDS = 4;
-export const ORG_SHARDS = 4;
-export const THROUGHPUT_SHARDS = 2;

@@ -8,28 +8,20 @@ import { LIMITS } from "./limits";
 export type Summary = Omit<Doc<"summaries">, "_id" | "_creationTime">;
 
 /**
- * What farm:overview shows for an org, from the sharded counters, the lane waiting lines, the workers and
- * their presence, the minute buckets and the newest dead letters: O(lanes + workers) documents, never the
- * queue. Only the summariser runs it (and overview, for an org that has no summary yet).
+ * What farm:overview shows for an org, from the counter totals, the workers and their presence, the minute
+ * buckets and the newest dead letters: O(lanes + workers) documents, never the queue. Only the summariser
+ * runs it, after folding the counter deltas (and overview, for an org that has no summary yet).
  */
 export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: number): Promise<Summary> {
   const lanes = await orgLanes(ctx, orgId);
   const perLane = await laneTotals(ctx, orgId, lanes.length);
   const finished = await orgTotals(ctx, orgId);
-  const laneRows = [];
-  for (const lane of lanes) {
-    const waiting = await ctx.db
-      .query("laneWaiters")
-      .withIndex("by_lane_since", (q) => q.eq("laneId", lane._id))
-      .take(LIMITS.workersListed);
-    laneRows.push({
-      routingKey: lane.routingKey,
-      capabilities: lane.capabilities,
-      pending: perLane.get(lane._id)?.pending ?? 0,
-      running: perLane.get(lane._id)?.running ?? 0,
-      waiting: waiting.length,
-    });
-  }
+  const laneRows = lanes.map((lane) => ({
+    routingKey: lane.routingKey,
+    capabilities: lane.capabilities,
+    pending: perLane.get(lane._id)?.pending ?? 0,
+    running: perLane.get(lane._id)?.running ?? 0,
+  }));
   const workers = await ctx.db
     .query("workers")
     .withIndex("by_org", (q) => q.eq("orgId", orgId))

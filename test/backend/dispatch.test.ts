@@ -116,13 +116,16 @@ describe("the dispatcher", () => {
   test("offers a new job to the oldest waiting worker: job offered, inbox row with its expiry check, counters moved", async () => {
     const farm = await newFarm();
     const [w1, w2] = await waitingWorkers(farm, 3);
+    const submittedAt = Date.now();
     const jobId = await submit(farm);
     await runDue(farm.t);
-    const offeredAt = Date.now();
-    expect(await jobRow(farm.t, jobId)).toMatchObject({ status: "pending", queue: "offered", workerId: w1.workerId, offerExpiresAt: offeredAt + TIMING.offerTtlMs, attempt: 0 });
+    const expiresAt = (await jobRow(farm.t, jobId)).offerExpiresAt!;
+    expect(expiresAt - submittedAt).toBeGreaterThanOrEqual(TIMING.offerTtlMs);
+    expect(expiresAt - submittedAt).toBeLessThanOrEqual(TIMING.offerTtlMs + 4 * TIMING.dispatchBatchDelayMs);
+    expect(await jobRow(farm.t, jobId)).toMatchObject({ status: "pending", queue: "offered", workerId: w1.workerId, attempt: 0 });
     const [offer] = await inboxOf(farm.t, w1.workerId);
-    expect(offer).toMatchObject({ kind: "offer", jobId, expiresAt: offeredAt + TIMING.offerTtlMs });
-    expect(await scheduled(farm.t, "offerExpired", "pending")).toEqual([expect.objectContaining({ _id: offer.expiryCheck, scheduledTime: offeredAt + TIMING.offerTtlMs })]);
+    expect(offer).toMatchObject({ kind: "offer", jobId, expiresAt });
+    expect(await scheduled(farm.t, "offerExpired", "pending")).toEqual([expect.objectContaining({ _id: offer.expiryCheck, scheduledTime: expiresAt })]);
     // w1 wanted one job: it leaves every waiting line; the others keep their places
     expect(await waiterRow(farm.t, w1.workerId)).toMatchObject({ wants: 0 });
     expect((await waiterRow(farm.t, w1.workerId))!.since).toBeUndefined();
@@ -131,7 +134,7 @@ describe("the dispatcher", () => {
     expect(await laneCounts(farm)).toEqual({ "": { pending: 0, running: 1 } });
     expect(await dispatchState(farm)).toEqual({ scheduled: false, readyJobs: false, waiters: true });
     expect(await farm.t.query(api.workers.doorbell, { apiKey: w1.apiKey })).toEqual({
-      offers: [{ jobId, expiresAt: offeredAt + TIMING.offerTtlMs }],
+      offers: [{ jobId, expiresAt }],
       cancel: [],
       resync: false,
     });

@@ -44,9 +44,10 @@ describe("the lane maintenance pass", () => {
     expect(await laneKeys(farm)).toEqual(["busy", "late", "offer", "ready"]);
     const leftovers = await farm.t.run(async (ctx) => ({
       shards: (await ctx.db.query("laneShards").collect()).filter((s) => s.laneId === doneLane),
+      deltas: (await ctx.db.query("counterDeltas").collect()).filter((d) => d.laneId === doneLane),
       lines: (await ctx.db.query("laneWaiters").collect()).filter((r) => r.laneId === doneLane),
     }));
-    expect(leftovers).toEqual({ shards: [], lines: [] });
+    expect(leftovers).toEqual({ shards: [], deltas: [], lines: [] });
     expect(await checkConsistency(farm.t)).toEqual([]);
   });
 

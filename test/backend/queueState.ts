@@ -1,13 +1,17 @@
 import { vi } from "vitest";
 import type { Id } from "../../convex/_generated/dataModel";
+import { TIMING } from "../../convex/lib/limits";
 import type { Backend, Farm } from "./setup";
 
 /** Helpers for the dispatcher tests: read the rows a transition wrote, run what came due. */
 
-/** Run the scheduled functions due now (runAfter(0): the dispatcher, its follow-ups), not later ones. */
+/**
+ * Run the dispatcher and its follow-ups (due now, or after the short batching wait of a freed worker's kick),
+ * nothing later (offer expiries, summaries, lease checks).
+ */
 export async function runDue(t: Backend, rounds = 4) {
   for (let i = 0; i < rounds; i++) {
-    vi.advanceTimersByTime(0);
+    vi.advanceTimersByTime(TIMING.dispatchBatchDelayMs);
     await t.finishInProgressScheduledFunctions();
   }
 }
@@ -58,16 +62,17 @@ export async function eventKinds(t: Backend, jobId: Id<"jobs">) {
   return await t.run(async (ctx) => (await ctx.db.query("jobEvents").withIndex("by_job", (q) => q.eq("jobId", jobId)).collect()).map((e) => e.kind));
 }
 
-/** Lane counters summed over shards, per routing key. */
+/** Lane counters (totals plus changes not folded yet), per routing key. */
 export async function laneCounts(farm: Farm) {
   return await farm.t.run(async (ctx) => {
     const out: Record<string, { pending: number; running: number }> = {};
     for (const lane of await ctx.db.query("lanes").collect()) {
       if (lane.orgId !== farm.orgId) continue;
       const shards = await ctx.db.query("laneShards").withIndex("by_lane_shard", (q) => q.eq("laneId", lane._id)).collect();
+      const deltas = await ctx.db.query("counterDeltas").withIndex("by_lane", (q) => q.eq("laneId", lane._id)).collect();
       out[lane.routingKey] = {
-        pending: shards.reduce((s, x) => s + x.pending, 0),
-        running: shards.reduce((s, x) => s + x.running, 0),
+        pending: shards.reduce((s, x) => s + x.pending, 0) + deltas.reduce((s, x) => s + (x.pending ?? 0), 0),
+        running: shards.reduce((s, x) => s + x.running, 0) + deltas.reduce((s, x) => s + (x.running ?? 0), 0),
       };
     }
     return out;

@@ -67,6 +67,7 @@ export async function snapshot(t: Backend) {
   return await t.run(async (ctx) => ({
     jobs: await ctx.db.query("jobs").collect(),
     laneShards: await ctx.db.query("laneShards").collect(),
+    counterDeltas: await ctx.db.query("counterDeltas").collect(),
     orgShards: await ctx.db.query("orgShards").collect(),
     jobOutput: await ctx.db.query("jobOutput").collect(),
     jobEvents: await ctx.db.query("jobEvents").collect(),
@@ -85,7 +86,7 @@ export async function snapshot(t: Backend) {
 /** Run the summariser of every org now: farm:overview shows the summary it last wrote. */
 export async function refreshSummaries(t: Backend) {
   const orgs = await t.run(async (ctx) => await ctx.db.query("orgs").collect());
-  for (const org of orgs) await t.mutation(internal.summary.refresh, { orgId: org._id });
+  for (const org of orgs) await t.mutation(internal.summary.refresh, { orgId: org._id, all: true });
 }
 
 /** farm:overview as it reads right after the summariser ran. */

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
-import { api } from "../../convex/_generated/api";
+import { api, internal } from "../../convex/_generated/api";
+import { FOLD_AGE_MS } from "../../convex/lib/counters";
+import { installReadRecorder, recordReads } from "../../bench/compare/readRecorder";
 import { LIMITS, TIMING } from "../../convex/lib/limits";
 import { measure } from "./metrics";
 import { scheduled } from "./queueState";
@@ -83,6 +85,48 @@ describe("the summariser", () => {
     expect((await scheduled(farm.t, "summary:refresh", "pending")).map((s) => s.scheduledTime)).toEqual([Date.now() + TIMING.summaryPresenceDelayMs]);
     await submit(farm);
     expect((await scheduled(farm.t, "summary:refresh", "pending")).map((s) => s.scheduledTime)).toEqual([Date.now() + TIMING.summaryFirstDelayMs]);
+  });
+});
+
+describe("counters", () => {
+  test("transitions only insert counter changes; the summariser folds those older than FOLD_AGE_MS into one total per lane and org", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm, { maxConcurrentJobs: 4 });
+    await settle(farm, 10_000);
+    await submit(farm);
+    await submit(farm);
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    installReadRecorder();
+    const { docs } = await recordReads(() => farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1, slots: 4 }));
+    const counterTables = ["laneShards", "orgShards", "throughput", "counterDeltas"];
+    expect([...docs.keys()].filter((id) => counterTables.some((t) => id.endsWith(t)))).toEqual([]);
+    const totals = async () =>
+      farm.t.run(async (ctx) => ({
+        lane: (await ctx.db.query("laneShards").collect()).map((r) => [r.pending, r.running]),
+        org: (await ctx.db.query("orgShards").collect()).map((r) => r.succeeded),
+        deltas: (await ctx.db.query("counterDeltas").collect()).length,
+      }));
+    expect(await totals()).toEqual({ lane: [[0, 0]], org: [0], deltas: 5 });
+    await farm.t.mutation(internal.summary.refresh, { orgId: farm.orgId });
+    expect((await totals()).deltas).toBe(5); // all younger than FOLD_AGE_MS: left for the next round
+    vi.advanceTimersByTime(FOLD_AGE_MS + 1);
+    await farm.t.mutation(internal.summary.refresh, { orgId: farm.orgId });
+    expect(await totals()).toEqual({ lane: [[1, 0]], org: [1], deltas: 0 });
+    expect((await farm.t.query(api.farm.overview, { apiKey: w.apiKey })).counts).toMatchObject({ pending: 1, running: 0, succeeded: 1 });
+  });
+
+  test("a refresh that left young changes behind runs again, so the summary catches up without another change", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm);
+    await settle(farm, 10_000);
+    await submit(farm);
+    // the refresh the submit asked for runs now, before its change is old enough to fold
+    for (const s of await scheduled(farm.t, "summary:refresh", "pending")) await farm.t.run(async (ctx) => await ctx.scheduler.cancel(s._id));
+    await farm.t.mutation(internal.summary.refresh, { orgId: farm.orgId });
+    expect((await farm.t.query(api.farm.overview, { apiKey: w.apiKey })).counts.pending).toBe(0);
+    await settle(farm, TIMING.summaryMinGapMs + 1_000);
+    expect((await farm.t.query(api.farm.overview, { apiKey: w.apiKey })).counts.pending).toBe(1);
+    expect(await farm.t.run(async (ctx) => (await ctx.db.query("counterDeltas").collect()).length)).toBe(0);
   });
 });
 

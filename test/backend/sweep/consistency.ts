@@ -46,12 +46,13 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     readAll(t, "jobOutput"),
     readAll(t, "jobEvents"),
   ]);
-  const [inbox, waiters, laneWaiters, dispatchStates, workerSlots] = await Promise.all([
+  const [inbox, waiters, laneWaiters, dispatchStates, workerSlots, counterDeltas] = await Promise.all([
     readAll(t, "inbox"),
     readAll(t, "waiters"),
     readAll(t, "laneWaiters"),
     readAll(t, "dispatchStates"),
     readAll(t, "workerSlots"),
+    readAll(t, "counterDeltas"),
   ]);
   const orgIds = new Set(orgs.map((o) => o._id as string));
   const lanesById = new Map(lanes.map((l) => [l._id as string, l]));
@@ -140,6 +141,15 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     add(counted, `${s.laneId}:pending`, s.pending);
     add(counted, `${s.laneId}:running`, s.running);
   }
+  const orgCounted = new Map<string, number>();
+  for (const d of counterDeltas) {
+    if (d.laneId) {
+      if (!lanesById.has(d.laneId)) problems.push(`counter change ${d._id} of a missing lane`);
+      add(counted, `${d.laneId}:pending`, d.pending ?? 0);
+      add(counted, `${d.laneId}:running`, d.running ?? 0);
+    }
+    for (const status of ["succeeded", "canceled", "dead"] as const) add(orgCounted, `${d.orgId}:${status}`, d[status] ?? 0);
+  }
   for (const lane of lanes) {
     for (const status of ["pending", "running"]) {
       const key = `${lane._id}:${status}`;
@@ -148,7 +158,6 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
       if (want !== have) problems.push(`lane "${lane.routingKey}" counts ${have} ${status}, really ${want}`);
     }
   }
-  const orgCounted = new Map<string, number>();
   for (const s of orgShards) {
     for (const status of ["succeeded", "canceled", "dead"] as const) add(orgCounted, `${s.orgId}:${status}`, s[status]);
   }

@@ -41,6 +41,8 @@ const TABLES: TableNames[] = [
   "jobOutput",
   "jobEvents",
   "presence",
+  "workerSlots",
+  "counterDeltas",
   "waiters",
   "laneWaiters",
   "inbox",
