@@ -265,7 +265,6 @@ describe("fan-out bench", () => {
       `would-be conflicts in ${otherCalls} other executions (completions, dispatcher rounds: retried by Convex, never a claim)`,
     );
     // The same on the stock test server, where each query walks the whole database: for reference only.
-    if (process.env.FANOUT_QUICK) return;
     const oursStock = await farmhandSaturated(false);
     const seedStock = await seedStyleSaturated(false);
     figure("saturated_throughput_stock_test_server", round(oursStock.jobsPerSecond), "jobs/s (every query walks the whole database)");
