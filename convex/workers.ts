@@ -1,15 +1,13 @@
 import { v } from "convex/values";
-import type { Doc, Id } from "./_generated/dataModel";
+import type { Doc } from "./_generated/dataModel";
 import { mutation, query } from "./_generated/server";
 import { effectiveCapabilities, workerFromKey } from "./lib/auth";
-import { leaseJob, readyHeads, type Leased } from "./lib/claim";
-import { bumpLane } from "./lib/counters";
+import { claimFromHeads, takeOffers } from "./lib/claimWork";
 import { declareSlots } from "./lib/declare";
-import { setWants } from "./lib/demand";
 import { fail as reject } from "./lib/errors";
-import { clearResync, inboxRows, isOfferedTo, takeOffer } from "./lib/inbox";
+import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
-import { kickSummary, noteWaiter } from "./lib/kick";
+import { kickSummary } from "./lib/kick";
 import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
 import { LIMITS } from "./lib/limits";
@@ -103,46 +101,13 @@ export const claim = mutation({
     const now = Date.now();
     const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
     const wanted = Math.min(max, free);
-    const claimed: Leased[] = [];
-    // Read only as many offers as it takes: the range read ends at the last one taken, so the dispatcher
-    // adding a later offer for this worker meanwhile does not conflict with this claim.
-    const offers = wanted > 0 ? await inboxRows(ctx, worker._id, "offer", wanted) : [];
-    for (const offer of offers) {
-      const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
-      if (!isOfferedTo(job, worker._id)) continue;
-      await takeOffer(ctx, offer);
-      claimed.push(await leaseJob(ctx, job, worker._id, now));
+    const { claimed, complete } = await takeOffers(ctx, worker, wanted, now);
+    if (claimed.length < wanted && complete) {
+      // It wants more than it was offered (an engine's first claim, a simple caller): read the heads.
+      const held = (await inboxRows(ctx, worker._id, "offer")).length;
+      const fromHeads = Math.min(wanted, free - held) - claimed.length;
+      if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now)));
     }
-    if (offers.length === wanted || claimed.length >= wanted) {
-      if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
-      return claimed;
-    }
-    // It wants more than it was offered: whatever offers remain are counted, then the heads are read.
-    const held = (await inboxRows(ctx, worker._id, "offer")).length;
-    const fromHeads = Math.min(wanted, free - held) - claimed.length;
-    if (fromHeads <= 0) {
-      if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
-      return claimed;
-    }
-
-    // A claim that reads the heads is a worker declaring itself (an engine's start, or a simple caller).
-    await touchWorker(ctx, worker);
-    const capabilities = effectiveCapabilities(worker.allowedCapabilities, advertised);
-    const lanes = await eligibleLanes(ctx, worker.orgId, capabilities);
-    const heads = await readyHeads(ctx, lanes, fromHeads);
-    const perLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
-    for (const job of heads) {
-      claimed.push(await leaseJob(ctx, job, worker._id, now));
-      perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
-    }
-    // one counter write per lane, however many of its jobs were claimed
-    for (const { job, count } of perLane.values()) await bumpLane(ctx, job, { pending: -count, running: count });
-    if (heads.length > 0) await kickSummary(ctx, worker.orgId);
-    // What this call still wants is what the worker wants now: it read every head it can serve.
-    const stillWanted = fromHeads - heads.length;
-    await setWants(ctx, worker, stillWanted, [...capabilities].sort());
-    if (stillWanted > 0) await noteWaiter(ctx, worker.orgId);
-    await clearResync(ctx, worker._id);
     if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
     return claimed;
   },

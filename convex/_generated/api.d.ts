@@ -23,6 +23,7 @@ import type * as jobs from "../jobs.js";
 import type * as lib_auth from "../lib/auth.js";
 import type * as lib_cancel from "../lib/cancel.js";
 import type * as lib_claim from "../lib/claim.js";
+import type * as lib_claimWork from "../lib/claimWork.js";
 import type * as lib_counters from "../lib/counters.js";
 import type * as lib_deadLetters from "../lib/deadLetters.js";
 import type * as lib_declare from "../lib/declare.js";
@@ -68,6 +69,7 @@ declare const fullApi: ApiFromModules<{
   "lib/auth": typeof lib_auth;
   "lib/cancel": typeof lib_cancel;
   "lib/claim": typeof lib_claim;
+  "lib/claimWork": typeof lib_claimWork;
   "lib/counters": typeof lib_counters;
   "lib/deadLetters": typeof lib_deadLetters;
   "lib/declare": typeof lib_declare;

@@ -26,9 +26,9 @@ export async function ensureDispatchState(ctx: MutationCtx, orgId: Id<"orgs">): 
   return (await ctx.db.get(id))!;
 }
 
-async function scheduleDispatch(ctx: MutationCtx, state: Doc<"dispatchStates">, delayMs = 0) {
+async function scheduleDispatch(ctx: MutationCtx, state: Doc<"dispatchStates">) {
   await ctx.db.patch(state._id, { scheduled: true });
-  await ctx.scheduler.runAfter(delayMs, internal.dispatch.run, { orgId: state.orgId, generation: state.generation });
+  await ctx.scheduler.runAfter(0, internal.dispatch.run, { orgId: state.orgId, generation: state.generation });
 }
 
 /** Jobs became claimable (submit, promotion, release, expiry, retry): wake the dispatcher if a worker waits. */
@@ -40,16 +40,11 @@ export async function kickForJobs(ctx: MutationCtx, orgId: Id<"orgs">): Promise<
   if (!state.readyJobs) await ctx.db.patch(state._id, { readyJobs: true });
 }
 
-/**
- * A worker declared free slots without reading the lane heads: wake the dispatcher if work may be there.
- * Work waiting for workers means a busy farm, where workers free up every few milliseconds: the
- * dispatcher starts a moment later (dispatchBatchDelayMs) so that one round reads the lane heads for
- * several of them.
- */
+/** A worker declared free slots without reading the lane heads: wake the dispatcher if work may be there. */
 export async function kickForWaiter(ctx: MutationCtx, orgId: Id<"orgs">): Promise<void> {
   const state = await ensureDispatchState(ctx, orgId);
   if (state.scheduled) return;
-  if (state.readyJobs) return await scheduleDispatch(ctx, state, TIMING.dispatchBatchDelayMs);
+  if (state.readyJobs) return await scheduleDispatch(ctx, state);
   if (!state.waiters) await ctx.db.patch(state._id, { waiters: true });
 }
 

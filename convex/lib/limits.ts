@@ -49,8 +49,8 @@ export const TIMING = {
   presenceEveryMs: 5 * 60_000,
   /** Online = a call within this window (one presence interval plus a minute of slack). */
   onlineWindowMs: 6 * 60_000,
-  /** A worker freed while work waits (a busy farm) wakes the dispatcher this much later, to batch a few. */
-  dispatchBatchDelayMs: 100,
+  /** A busy dispatcher's next round comes this much later, so that one round serves a few freed workers. */
+  dispatchBatchDelayMs: 25,
   /** An offer not claimed within this time passes to another waiting worker. */
   offerTtlMs: 5_000,
   /** The per-org summary is refreshed this long after the first change of a quiet spell… */
