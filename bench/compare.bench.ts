@@ -9,7 +9,9 @@ import { saveFigures, type Figure } from "./results";
  * code) versus Farmhand's workers:claim, side by side in one process: 8 clients claim in rounds on the
  * same 10,000-deep mixed-capability queue. Each round, every client's claim is first run against the
  * round's starting state and rolled back (as if all 8 ran at the same instant) to count the documents it
- * reads and which job documents; then the clients claim and finish for real, one after another.
+ * reads and which job documents; then the clients claim and finish for real, one after another. Farmhand's
+ * clients work as its engine does: they wait, the dispatcher offers them the heads between rounds, and each
+ * claim takes the client's own offer (the dispatcher's reads are not claims and are not counted here).
  */
 const DEPTH = 10_000;
 // convex-test sorts a whole table for every indexed query, so each claim on a 10,000-deep queue costs

@@ -2,59 +2,42 @@ import { v } from "convex/values";
 import { mutation, query } from "./_generated/server";
 import { jobInOrg, managerFromKey, workerFromKey } from "./lib/auth";
 import { cancelJob as cancelOneJob } from "./lib/cancel";
-import { laneTotals, orgTotals, recentThroughput } from "./lib/counters";
 import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
 import { fail } from "./lib/errors";
-import { orgLanes } from "./lib/lanes";
-import { LIMITS, TIMING } from "./lib/limits";
+import { TIMING } from "./lib/limits";
+import { computeSummary, summaryOf } from "./lib/summary";
 
 /**
- * The farm at a glance for the worker's org. Reads O(lanes + workers) documents: lanes, their counter
- * shards, the org's counter shards, the workers and at most an hour of minute buckets — never jobs.
+ * The farm at a glance for the worker's org, from the one summary row the summariser rewrites at most every
+ * few seconds while things change (convex/summary.ts): an open view re-runs when that row changes, never per
+ * job transition. `online` and `workersOnline` are as of this run; clients can compute them afresh from
+ * `lastSeenAt` (online = a call within `onlineWindowMs`).
  */
 export const overview = query({
   args: { apiKey: v.string() },
   handler: async (ctx, { apiKey }) => {
     const me = await workerFromKey(ctx, apiKey);
     const now = Date.now();
-    const lanes = await orgLanes(ctx, me.orgId);
-    const perLane = await laneTotals(ctx, me.orgId, lanes.length);
-    const finished = await orgTotals(ctx, me.orgId);
-    const workers = await ctx.db
-      .query("workers")
-      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
-      .take(LIMITS.workersListed);
-    const throughput = await recentThroughput(ctx, me.orgId, now);
-    const laneRows = lanes.map((lane) => ({
-      routingKey: lane.routingKey,
-      capabilities: lane.capabilities,
-      pending: perLane.get(lane._id)?.pending ?? 0,
-      running: perLane.get(lane._id)?.running ?? 0,
-    }));
-    const workerRows = workers.map((w) => ({
-      workerId: w._id,
-      name: w.name,
-      machineId: w.machineId,
-      keyPrefix: w.keyPrefix,
-      maxConcurrentJobs: w.maxConcurrentJobs,
-      lastSeenAt: w.lastSeenAt,
-      revoked: w.revoked,
+    // An org that has never been summarised (made before summaries existed) is computed live until it is.
+    const summary = (await summaryOf(ctx, me.orgId)) ?? (await computeSummary(ctx, me.orgId, now));
+    const workers = summary.workers.map((w) => ({
+      ...w,
       online: !w.revoked && now - w.lastSeenAt <= TIMING.onlineWindowMs,
-      isMe: w._id === me._id,
+      isMe: w.workerId === me._id,
     }));
+    const throughput = summary.throughput.filter((m) => m.minuteStart > now - 60 * 60_000);
     return {
-      counts: {
-        pending: laneRows.reduce((s, l) => s + l.pending, 0),
-        running: laneRows.reduce((s, l) => s + l.running, 0),
-        ...finished,
-      },
-      lanes: laneRows,
-      workers: workerRows,
-      workersOnline: workerRows.filter((w) => w.online).length,
+      counts: summary.counts,
+      lanes: summary.lanes,
+      workers,
+      workersOnline: workers.filter((w) => w.online).length,
       throughput,
       finishedLastHour: throughput.reduce((s, m) => s + m.finished, 0),
-      deadLetters: finished.dead,
+      deadLetters: summary.counts.dead,
+      deadLetterList: summary.deadLetters,
       canManage: me.canManage,
+      refreshedAt: summary.refreshedAt,
+      onlineWindowMs: TIMING.onlineWindowMs,
       now,
     };
   },

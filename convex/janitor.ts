@@ -1,12 +1,15 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
+import { bumpFailed } from "./lib/counters";
 import { recordEvent } from "./lib/events";
+import { kickForJobs } from "./lib/kick";
 import { finishJob, requeue } from "./lib/transitions";
 
 /**
  * Lazy lease janitor: claim schedules ONE check at the lease's expiry. Heartbeats only move
- * leaseExpiresAt; when the check finds the lease extended it re-arms itself at the new expiry.
+ * leaseExpiresAt; when the check finds the lease extended it re-arms itself at the new expiry. A job that
+ * ends before its lease cancels its check (a cancel is a write, never a run).
  */
 export const checkLease = internalMutation({
   args: { jobId: v.id("jobs"), leaseId: v.string() },
@@ -15,19 +18,24 @@ export const checkLease = internalMutation({
     if (!job || job.status !== "running" || job.leaseId !== leaseId) return "gone";
     const now = Date.now();
     if (job.leaseExpiresAt !== undefined && job.leaseExpiresAt > now) {
-      await ctx.scheduler.runAt(job.leaseExpiresAt, internal.janitor.checkLease, { jobId, leaseId });
+      const leaseCheck = await ctx.scheduler.runAt(job.leaseExpiresAt, internal.janitor.checkLease, { jobId, leaseId });
+      await ctx.db.patch(jobId, { leaseCheck });
       return "re-armed";
     }
     await recordEvent(ctx, job, "heartbeat-expired", { workerId: job.workerId });
     const error = `lease expired (no heartbeat for ${job.leaseMs} ms)`;
-    if (job.cancelRequested) await finishJob(ctx, job, "canceled", { detail: "lease expired after cancel" });
-    else if (job.attempt < job.maxAttempts) await requeue(ctx, job, { kind: "retry", error });
-    else await finishJob(ctx, job, "dead", { error });
+    const fromLeaseCheck = true;
+    if (job.cancelRequested) await finishJob(ctx, job, "canceled", { detail: "lease expired after cancel", fromLeaseCheck });
+    else {
+      await bumpFailed(ctx, job.orgId, now);
+      if (job.attempt < job.maxAttempts) await requeue(ctx, job, { kind: "retry", error }, undefined, { fromLeaseCheck });
+      else await finishJob(ctx, job, "dead", { error, fromLeaseCheck });
+    }
     return "expired";
   },
 });
 
-/** A delayed job (delayMs/runAt or retry backoff) becomes claimable. */
+/** A delayed job (delayMs/runAt or retry backoff) becomes claimable: the dispatcher hears of it. */
 export const promote = internalMutation({
   args: { jobId: v.id("jobs") },
   handler: async (ctx, { jobId }) => {
@@ -38,5 +46,6 @@ export const promote = internalMutation({
       return;
     }
     await ctx.db.patch(jobId, { queue: "ready" });
+    await kickForJobs(ctx, job.orgId);
   },
 });

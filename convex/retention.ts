@@ -1,11 +1,17 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
+import type { Doc } from "./_generated/dataModel";
+import type { MutationCtx } from "./_generated/server";
+import { unfoldedLaneCounts } from "./lib/counters";
 import { purgeJob } from "./lib/deadLetters";
 import { TIMING } from "./lib/limits";
 
 const JOBS_PER_BATCH = 10;
 const BUCKETS_PER_BATCH = 200;
+const LANES_PER_BATCH = 25;
+const WAITERS_PER_LANE = 500;
+const SHARDS_PER_LANE = 16;
 
 /** Retention age: args, else the FARMHAND_RETENTION_MS environment variable, else 7 days. */
 function retentionMs(olderThanMs?: number): number {
@@ -42,6 +48,74 @@ export const sweep = internalMutation({
     for (const bucket of buckets) await ctx.db.delete(bucket._id);
     if (buckets.length === BUCKETS_PER_BATCH) more = true;
     if (more) await ctx.scheduler.runAfter(0, internal.retention.sweep, { olderThanMs: age });
+    else await ctx.scheduler.runAfter(0, internal.retention.sweepLanes, {});
     return { deletedJobs: jobs.length, deletedBuckets: buckets.length, more };
+  },
+});
+
+/** Nothing pending (ready, offered or delayed) and nothing running: a lane that only costs reads. */
+async function laneIsEmpty(ctx: MutationCtx, lane: Doc<"lanes">): Promise<boolean> {
+  const shards = await ctx.db
+    .query("laneShards")
+    .withIndex("by_lane_shard", (q) => q.eq("laneId", lane._id))
+    .take(SHARDS_PER_LANE);
+  const unfolded = await unfoldedLaneCounts(ctx, lane._id, 500);
+  if (!unfolded.complete) return false;
+  // a total alone may be off by what is not folded yet: only the sum counts
+  const pending = shards.reduce((sum, s) => sum + s.pending, unfolded.pending);
+  const running = shards.reduce((sum, s) => sum + s.running, unfolded.running);
+  if (pending !== 0 || running !== 0) return false;
+  for (const queue of ["ready", "offered"] as const) {
+    const job = await ctx.db
+      .query("jobs")
+      .withIndex("by_lane_ready", (q) => q.eq("laneId", lane._id).eq("queue", queue))
+      .first();
+    if (job) return false;
+  }
+  const delayed = await ctx.db
+    .query("jobs")
+    .withIndex("by_lane_delayed", (q) => q.eq("laneId", lane._id).eq("queue", "delayed"))
+    .first();
+  return delayed === null;
+}
+
+/**
+ * The maintenance pass (run by the retention sweep when it is done, so one writer): delete lanes that
+ * hold nothing pending or running, with their counter shards and waiting lines, a bounded batch per
+ * transaction. An org cannot fill its lane cap for good: a later submit or a retried dead letter makes
+ * its lane again (and the new lane learns about the workers already waiting).
+ */
+export const sweepLanes = internalMutation({
+  args: { after: v.optional(v.number()) },
+  handler: async (ctx, { after }) => {
+    const lanes = await ctx.db
+      .query("lanes")
+      .withIndex("by_creation_time", (q) => q.gt("_creationTime", after ?? 0))
+      .take(LANES_PER_BATCH);
+    let deleted = 0;
+    for (const lane of lanes) {
+      if (!(await laneIsEmpty(ctx, lane))) continue;
+      const waiting = await ctx.db
+        .query("laneWaiters")
+        .withIndex("by_lane_since", (q) => q.eq("laneId", lane._id))
+        .take(WAITERS_PER_LANE + 1);
+      if (waiting.length > WAITERS_PER_LANE) continue; // left for a quieter pass
+      for (const row of waiting) await ctx.db.delete(row._id);
+      const shards = await ctx.db
+        .query("laneShards")
+        .withIndex("by_lane_shard", (q) => q.eq("laneId", lane._id))
+        .take(SHARDS_PER_LANE);
+      for (const shard of shards) await ctx.db.delete(shard._id);
+      const deltas = await ctx.db
+        .query("counterDeltas")
+        .withIndex("by_lane", (q) => q.eq("laneId", lane._id))
+        .take(500);
+      for (const delta of deltas) await ctx.db.delete(delta._id);
+      await ctx.db.delete(lane._id);
+      deleted++;
+    }
+    const more = lanes.length === LANES_PER_BATCH;
+    if (more) await ctx.scheduler.runAfter(0, internal.retention.sweepLanes, { after: lanes[lanes.length - 1]._creationTime });
+    return { deletedLanes: deleted, more };
   },
 });

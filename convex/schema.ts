@@ -11,7 +11,11 @@ export const jobStatus = v.union(
 
 // Only pending jobs carry a queue: "ready" ones are claimable now, "delayed" ones wait for availableAt
 // (a scheduled promotion flips them to ready), so delayed heads never hide ready jobs from a claim.
-export const queueState = v.union(v.literal("ready"), v.literal("delayed"));
+// "offered" ones were handed by the dispatcher to one waiting worker (workerId) until offerExpiresAt;
+// they are out of the ready range, and the lane counters count them as running.
+export const queueState = v.union(v.literal("ready"), v.literal("delayed"), v.literal("offered"));
+
+export const inboxKind = v.union(v.literal("offer"), v.literal("cancel"), v.literal("resync"));
 
 export default defineSchema({
   orgs: defineTable({ name: v.string() }),
@@ -39,10 +43,125 @@ export default defineSchema({
     keyHash: v.string(),
     keyPrefix: v.string(),
     revoked: v.boolean(),
-    lastSeenAt: v.number(),
+    // Written by older versions only: presence now lives in `presence`, so that a presence call does not
+    // re-run every subscription that authenticates with this worker's key.
+    lastSeenAt: v.optional(v.number()),
   })
     .index("by_hash", ["keyHash"])
     .index("by_org", ["orgId"]),
+
+  /** When each worker last called (presence calls, and other calls at most once a minute). */
+  presence: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    lastSeenAt: v.number(),
+  })
+    .index("by_worker", ["workerId"])
+    .index("by_org", ["orgId"]),
+
+  /** How many jobs each worker runs (lib/workerSlots.ts): written when one of its jobs starts or stops running. */
+  workerSlots: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    running: v.number(),
+  }).index("by_worker", ["workerId"]),
+
+  /**
+   * How many more jobs each worker wants offered now (`wants`), declared by the worker and counted down by
+   * the dispatcher; `since` is set while wants > 0; `capabilities` are its effective capabilities as last
+   * declared (a new lane checks them to learn about workers already waiting).
+   */
+  waiters: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    wants: v.number(),
+    since: v.optional(v.number()),
+    capabilities: v.array(v.string()),
+  })
+    .index("by_worker", ["workerId"])
+    .index("by_org_since", ["orgId", "since"]),
+
+  /** One row per (lane, waiting worker that can serve it): the dispatcher's "oldest waiter of this lane". */
+  laneWaiters: defineTable({
+    orgId: v.id("orgs"),
+    laneId: v.id("lanes"),
+    workerId: v.id("workers"),
+    since: v.number(),
+  })
+    .index("by_lane_since", ["laneId", "since"])
+    .index("by_worker", ["workerId"])
+    .index("by_org", ["orgId"]),
+
+  /**
+   * A worker's doorbell: offers made to it, cancel notices for its running jobs, and a resync notice after
+   * an offer to it expired. Only the dispatcher, cancels and the worker's own calls write here; heartbeats
+   * never do, so the worker's one subscription (workers:doorbell) stays quiet while jobs run.
+   */
+  inbox: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    kind: inboxKind,
+    jobId: v.optional(v.id("jobs")),
+    // offers: the job's order (priority desc, then availableAt), so a claim takes the best offer first
+    negPriority: v.optional(v.number()),
+    availableAt: v.optional(v.number()),
+    expiresAt: v.optional(v.number()),
+    expiryCheck: v.optional(v.id("_scheduled_functions")),
+  })
+    .index("by_worker_kind", ["workerId", "kind", "negPriority", "availableAt"])
+    .index("by_job", ["jobId"]),
+
+  /** One per org: whether its dispatcher is scheduled, and what it saw when it last went idle. */
+  dispatchStates: defineTable({
+    orgId: v.id("orgs"),
+    scheduled: v.boolean(),
+    generation: v.number(),
+    // a ready job may be waiting that no waiting worker could take
+    readyJobs: v.boolean(),
+    // some worker is waiting
+    waiters: v.boolean(),
+  }).index("by_org", ["orgId"]),
+
+  /** One per org: when the summariser last ran and whether (and when) it is scheduled. */
+  summaryStates: defineTable({
+    orgId: v.id("orgs"),
+    refreshedAt: v.number(),
+    scheduledAt: v.optional(v.number()),
+    scheduledId: v.optional(v.id("_scheduled_functions")),
+  }).index("by_org", ["orgId"]),
+
+  /** One per org: what farm:overview shows, written only by the summariser. */
+  summaries: defineTable({
+    orgId: v.id("orgs"),
+    refreshedAt: v.number(),
+    counts: v.object({ pending: v.number(), running: v.number(), succeeded: v.number(), canceled: v.number(), dead: v.number() }),
+    lanes: v.array(
+      v.object({ routingKey: v.string(), capabilities: v.array(v.string()), pending: v.number(), running: v.number() }),
+    ),
+    workers: v.array(
+      v.object({
+        workerId: v.id("workers"),
+        name: v.string(),
+        machineId: v.string(),
+        keyPrefix: v.string(),
+        maxConcurrentJobs: v.number(),
+        lastSeenAt: v.number(),
+        revoked: v.boolean(),
+      }),
+    ),
+    throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
+    deadLetters: v.array(
+      v.object({
+        jobId: v.id("jobs"),
+        type: v.string(),
+        attempt: v.number(),
+        maxAttempts: v.number(),
+        error: v.optional(v.string()),
+        requiredCapabilities: v.array(v.string()),
+        finishedAt: v.optional(v.number()),
+      }),
+    ),
+  }).index("by_org", ["orgId"]),
 
   clientKeys: defineTable({
     orgId: v.id("orgs"),
@@ -58,7 +177,26 @@ export default defineSchema({
     capabilities: v.array(v.string()),
   }).index("by_org_key", ["orgId", "routingKey"]),
 
-  // Sharded counters: a write picks one shard at random, a read sums all shards.
+  /**
+   * Counter changes, inserted by transitions (an insert conflicts with nobody) and folded into the totals
+   * below by the summariser, the totals' only writer (lib/counters.ts).
+   */
+  counterDeltas: defineTable({
+    orgId: v.id("orgs"),
+    laneId: v.optional(v.id("lanes")),
+    pending: v.optional(v.number()),
+    running: v.optional(v.number()),
+    succeeded: v.optional(v.number()),
+    canceled: v.optional(v.number()),
+    dead: v.optional(v.number()),
+    minute: v.optional(v.number()),
+    finished: v.optional(v.number()),
+    failed: v.optional(v.number()),
+  })
+    .index("by_org", ["orgId"])
+    .index("by_lane", ["laneId"]),
+
+  // Counter totals: shard 0 is written by the summariser; other shards are left from older versions.
   laneShards: defineTable({
     orgId: v.id("orgs"),
     laneId: v.id("lanes"),
@@ -82,6 +220,8 @@ export default defineSchema({
     minute: v.number(),
     shard: v.number(),
     finished: v.number(),
+    // attempts that failed in this minute (a fail call or an expired lease), retried or not
+    failed: v.optional(v.number()),
   })
     .index("by_org_minute_shard", ["orgId", "minute", "shard"])
     .index("by_minute", ["minute"]),
@@ -110,6 +250,9 @@ export default defineSchema({
     result: v.optional(v.any()),
     error: v.optional(v.string()),
     cancelRequested: v.optional(v.boolean()),
+    offerExpiresAt: v.optional(v.number()),
+    // the pending lease check of a running job, canceled when the job ends before its lease does
+    leaseCheck: v.optional(v.id("_scheduled_functions")),
     startedAt: v.optional(v.number()),
     finishedAt: v.optional(v.number()),
   })

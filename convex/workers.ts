@@ -1,17 +1,19 @@
 import { v } from "convex/values";
-import { internal } from "./_generated/api";
-import type { Doc, Id } from "./_generated/dataModel";
+import type { Doc } from "./_generated/dataModel";
 import { mutation, query } from "./_generated/server";
 import { effectiveCapabilities, workerFromKey } from "./lib/auth";
-import { bumpLane } from "./lib/counters";
+import { claimFromHeads, takeOffers } from "./lib/claimWork";
+import { declareSlots } from "./lib/declare";
 import { fail as reject } from "./lib/errors";
-import { recordEvent } from "./lib/events";
-import { displayPrefix, looksLikeSecret, newLeaseId, newSecret, sha256Hex } from "./lib/keys";
+import { clearResync, inboxRows } from "./lib/inbox";
+import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
+import { kickSummary } from "./lib/kick";
 import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
-import { CLAIM_SPREAD, LIMITS } from "./lib/limits";
-import { pickJobs, readyHeads } from "./lib/claim";
-import { failAttempt, finishJob, requeue, touchWorker } from "./lib/transitions";
+import { LIMITS } from "./lib/limits";
+import { touchWorker } from "./lib/presence";
+import { failAttempt, finishJob, requeue } from "./lib/transitions";
+import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
@@ -44,9 +46,10 @@ export const enroll = mutation({
       keyHash: await sha256Hex(apiKey),
       keyPrefix: displayPrefix(apiKey),
       revoked: false,
-      lastSeenAt: now,
     });
+    await ctx.db.insert("presence", { orgId: enrollment.orgId, workerId, lastSeenAt: now });
     await ctx.db.patch(enrollment._id, { usedAt: now, workerId });
+    await kickSummary(ctx, enrollment.orgId);
     return { workerId, apiKey };
   },
 });
@@ -76,50 +79,88 @@ export const watch = query({
   },
 });
 
+/** `slots` on complete/fail/release/ready: the worker's concurrency now (0 = take nothing more). */
+const slotsArg = v.optional(v.number());
+
+function checkSlots(slots: number | undefined): number | undefined {
+  return slots === undefined ? undefined : checkIntegerInRange(slots, "slots", 0, LIMITS.maxConcurrentJobs);
+}
+
+/**
+ * Up to `max` jobs, never more than the worker's free slots: first the jobs the dispatcher offered to this
+ * worker (best first), then, only while it still wants more, the ready lane heads it can serve, in strict
+ * order. If it still wants more after that, it is recorded as waiting and its doorbell will ring. An engine
+ * answering its doorbell asks for exactly its offers, so its claims read only its own rows.
+ */
 export const claim = mutation({
   args: { apiKey: v.string(), capabilities: v.array(v.string()), max: v.optional(v.number()) },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const max = checkIntegerInRange(args.max ?? 1, "max", 1, LIMITS.claimMax);
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
-    await touchWorker(ctx, worker);
-    const running = await ctx.db
-      .query("jobs")
-      .withIndex("by_worker_status", (q) => q.eq("workerId", worker._id).eq("status", "running"))
-      .take(worker.maxConcurrentJobs);
-    const wanted = Math.min(max, worker.maxConcurrentJobs - running.length);
-    if (wanted <= 0) return [];
-    const lanes = await eligibleLanes(ctx, worker.orgId, effectiveCapabilities(worker.allowedCapabilities, advertised));
-    const picked = pickJobs(await readyHeads(ctx, lanes, wanted + CLAIM_SPREAD - 1), wanted);
     const now = Date.now();
-    const claimed = [];
-    const claimedPerLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
-    for (const candidate of picked) {
-      const job = await ctx.db.get(candidate._id);
-      if (!job || job.status !== "pending" || job.queue !== "ready") continue;
-      const leaseId = newLeaseId();
-      const attempt = job.attempt + 1;
-      const leaseExpiresAt = now + job.leaseMs;
-      await ctx.db.patch(job._id, {
-        status: "running",
-        queue: undefined,
-        attempt,
-        leaseId,
-        leaseExpiresAt,
-        workerId: worker._id,
-        startedAt: now,
-        progress: undefined,
-        statusText: undefined,
-      });
-      await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId: worker._id });
-      await ctx.scheduler.runAt(leaseExpiresAt, internal.janitor.checkLease, { jobId: job._id, leaseId });
-      const lane = claimedPerLane.get(job.laneId) ?? { job, count: 0 };
-      claimedPerLane.set(job.laneId, { job, count: lane.count + 1 });
-      claimed.push({ jobId: job._id, leaseId, type: job.type, payload: job.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt });
+    const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
+    const wanted = Math.min(max, free);
+    const { claimed, complete } = await takeOffers(ctx, worker, wanted, now);
+    if (claimed.length < wanted && complete) {
+      // It wants more than it was offered (an engine's first claim, a simple caller): read the heads.
+      const held = (await inboxRows(ctx, worker._id, "offer")).length;
+      const fromHeads = Math.min(wanted, free - held) - claimed.length;
+      if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now)));
     }
-    // one counter write per lane, however many of its jobs were claimed
-    for (const { job, count } of claimedPerLane.values()) await bumpLane(ctx, job, { pending: -count, running: count });
+    if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
     return claimed;
+  },
+});
+
+/**
+ * The worker's one subscription: offers made to it (claim them with workers:claim, max = offers), cancel
+ * notices for its running jobs, and `resync` when it must declare itself again (an offer to it expired).
+ * Heartbeats, progress and output never change it.
+ */
+export const doorbell = query({
+  args: { apiKey: v.string() },
+  handler: async (ctx, { apiKey }) => {
+    const worker = await workerFromKey(ctx, apiKey);
+    const rows = await ctx.db
+      .query("inbox")
+      .withIndex("by_worker_kind", (q) => q.eq("workerId", worker._id))
+      .take(LIMITS.inboxRows);
+    return {
+      offers: rows.filter((r) => r.kind === "offer").map((r) => ({ jobId: r.jobId!, expiresAt: r.expiresAt! })),
+      cancel: rows.filter((r) => r.kind === "cancel").map((r) => r.jobId!),
+      resync: rows.some((r) => r.kind === "resync"),
+    };
+  },
+});
+
+/**
+ * Declare how many jobs this worker runs at once now (`slots`; 0 = take nothing more, e.g. paused or
+ * stopping) without reading any lane head: it waits for offers for what is free, and offers beyond that go
+ * back to the queue. Returns how many jobs it now waits for.
+ */
+export const ready = mutation({
+  args: { apiKey: v.string(), capabilities: v.array(v.string()), slots: v.number() },
+  handler: async (ctx, args) => {
+    const worker = await workerFromKey(ctx, args.apiKey);
+    const slots = checkSlots(args.slots)!;
+    const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
+    await touchWorker(ctx, worker);
+    const capabilities = [...effectiveCapabilities(worker.allowedCapabilities, advertised)].sort();
+    const waitingFor = await declareSlots(ctx, worker, slots, capabilities);
+    await clearResync(ctx, worker._id);
+    return { waitingFor };
+  },
+});
+
+/** "Still here": an engine holding only its subscriptions calls this every 5 minutes (online = within 6). */
+export const presence = mutation({
+  args: { apiKey: v.string() },
+  handler: async (ctx, { apiKey }) => {
+    const worker = await workerFromKey(ctx, apiKey);
+    const lastSeenAt = await touchWorker(ctx, worker, true);
+    await kickSummary(ctx, worker.orgId, "presence");
+    return { lastSeenAt };
   },
 });
 
@@ -137,7 +178,6 @@ export const heartbeat = mutation({
     if (args.progress !== undefined) patch.progress = args.progress;
     if (statusText !== undefined) patch.statusText = statusText;
     await ctx.db.patch(job._id, patch);
-    await touchWorker(ctx, worker);
     return { cancel: job.cancelRequested === true, leaseExpiresAt };
   },
 });
@@ -164,48 +204,55 @@ export const output = mutation({
 });
 
 export const complete = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()) },
+  args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()), slots: slotsArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
     const result = args.result ?? null;
     checkValueSize(result, "result", LIMITS.resultBytes);
-    await touchWorker(ctx, worker);
+    const slots = checkSlots(args.slots);
+    let status: "succeeded" | "canceled" = "succeeded";
     if (job.cancelRequested) {
       await finishJob(ctx, job, "canceled", { result, workerId: worker._id, detail: "completed after cancel" });
-      return { status: "canceled" as const };
+      status = "canceled";
+    } else {
+      await ctx.db.patch(job._id, { progress: 1 });
+      await finishJob(ctx, job, "succeeded", { result, workerId: worker._id });
     }
-    await ctx.db.patch(job._id, { progress: 1 });
-    await finishJob(ctx, job, "succeeded", { result, workerId: worker._id });
-    return { status: "succeeded" as const };
+    if (slots !== undefined) await declareSlots(ctx, worker, slots);
+    return { status };
   },
 });
 
 export const fail = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), error: v.string(), retryable: v.optional(v.boolean()) },
+  args: { apiKey: v.string(), leaseId: v.string(), error: v.string(), retryable: v.optional(v.boolean()), slots: slotsArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
     const error = args.error.slice(0, LIMITS.errorChars) || "failed";
-    await touchWorker(ctx, worker);
+    const slots = checkSlots(args.slots);
     await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);
     const after = (await ctx.db.get(job._id))!;
+    if (slots !== undefined) await declareSlots(ctx, worker, slots);
     return { status: after.status, availableAt: after.status === "pending" ? after.availableAt : undefined };
   },
 });
 
 export const release = mutation({
-  args: { apiKey: v.string(), leaseId: v.string() },
+  args: { apiKey: v.string(), leaseId: v.string(), slots: slotsArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
-    await touchWorker(ctx, worker);
+    const slots = checkSlots(args.slots);
+    let status: "pending" | "canceled" = "pending";
     if (job.cancelRequested) {
       await finishJob(ctx, job, "canceled", { workerId: worker._id, detail: "released after cancel" });
-      return { status: "canceled" as const };
+      status = "canceled";
+    } else {
+      await requeue(ctx, job, { kind: "release" }, worker._id);
     }
-    await requeue(ctx, job, { kind: "release" }, worker._id);
-    return { status: "pending" as const };
+    if (slots !== undefined) await declareSlots(ctx, worker, slots);
+    return { status };
   },
 });
 

@@ -1,5 +1,7 @@
 import { convexTest } from "convex-test";
+import { vi } from "vitest";
 import { api } from "../../convex/_generated/api";
+import { TIMING } from "../../convex/lib/limits";
 import type { Doc } from "../../convex/_generated/dataModel";
 import { enrollWorker, newFarm, type Enrolled } from "../../test/backend/setup";
 import { api as seedApi } from "../seedStyle/convex/_generated/api";
@@ -45,13 +47,28 @@ async function dryRun(t: Runner, ref: unknown, args: unknown, pickedOf: (result:
   return measured!;
 }
 
+/**
+ * Farmhand as its workers use it: each client waits (slots 1), the org's dispatcher offers the ready heads
+ * to the waiting clients, and a client's claim takes its own offer. Fake timers, so the dispatcher runs when
+ * the bench says (between rounds), never in the middle of one.
+ */
 export async function farmhandDesign(): Promise<Design> {
+  vi.useFakeTimers();
   const farm = await newFarm();
   const workers: Enrolled[] = [];
   for (const client of CLIENTS) {
     workers.push(await enrollWorker(farm, { capabilities: client.capabilities, maxConcurrentJobs: 32, name: client.name }));
   }
   const t = farm.t as unknown as Runner;
+  /** Run the dispatcher's rounds until it goes idle. */
+  const dispatch = async () => {
+    for (let round = 0; round < 50; round++) {
+      vi.advanceTimersByTime(TIMING.dispatchBatchDelayMs);
+      await farm.t.finishInProgressScheduledFunctions();
+      const state = await farm.t.run(async (ctx) => await ctx.db.query("dispatchStates").first());
+      if (!state?.scheduled) return;
+    }
+  };
   return {
     name: "farmhand",
     // The first job of each capability set is a real jobs:submit (it makes the lane and its counters);
@@ -87,6 +104,9 @@ export async function farmhandDesign(): Promise<Design> {
           }
         });
       }
+      // every client waits for one job; the dispatcher hands out the first round's offers
+      for (const w of workers) await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: w.capabilities, slots: 1 });
+      await dispatch();
     },
     async dryClaim(client) {
       const w = workers[client];
@@ -99,9 +119,11 @@ export async function farmhandDesign(): Promise<Design> {
       let claimed = 0;
       for (const w of workers) {
         const claims = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 1 });
-        for (const c of claims) await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: null });
+        // the last write declares its slot again, so the next round's offers come without another call
+        for (const c of claims) await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: null, slots: 1 });
         claimed += claims.length;
       }
+      await dispatch();
       return claimed;
     },
   };

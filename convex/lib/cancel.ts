@@ -1,12 +1,14 @@
 import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { recordEvent } from "./events";
+import { noticeCancel } from "./inbox";
 import { finishJob } from "./transitions";
 
 /**
- * Pending → canceled at once. Running → flagged: the worker sees cancel:true on its next heartbeat and in
- * workers:mine, and its next terminal write (complete, fail or release) ends the job "canceled"; if it never
- * writes again, the lease janitor ends it "canceled" at lease expiry. Finished jobs are left as they are.
+ * Pending (offered included) → canceled at once. Running → flagged: the worker sees cancel:true on its next
+ * heartbeat and at once through its doorbell (workers:doorbell), and its next terminal write (complete, fail
+ * or release) ends the job "canceled"; if it never writes again, the lease janitor ends it "canceled" at
+ * lease expiry. Finished jobs are left as they are.
  */
 export async function cancelJob(ctx: MutationCtx, job: Doc<"jobs">, detail: string) {
   if (job.status === "pending") {
@@ -16,6 +18,7 @@ export async function cancelJob(ctx: MutationCtx, job: Doc<"jobs">, detail: stri
   if (job.status === "running") {
     if (!job.cancelRequested) {
       await ctx.db.patch(job._id, { cancelRequested: true });
+      await noticeCancel(ctx, job);
       await recordEvent(ctx, job, "cancel-requested", { detail });
     }
     return { status: "running" as const, cancelRequested: true };

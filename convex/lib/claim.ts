@@ -1,40 +1,68 @@
-import type { Doc } from "../_generated/dataModel";
-import type { QueryCtx } from "../_generated/server";
-import { CLAIM_SPREAD, TIMING } from "./limits";
+import { internal } from "../_generated/api";
+import type { Doc, Id } from "../_generated/dataModel";
+import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { recordEvent } from "./events";
+import { newLeaseId } from "./keys";
 
-/** The best few ready jobs of each lane, merged in claim order (priority desc, then availableAt asc). */
-export async function readyHeads(ctx: QueryCtx, lanes: Doc<"lanes">[], perLane: number) {
+/** Claim order: higher priority first, then the job that became ready first (FIFO, ties by insertion). */
+export function compareJobs(a: Doc<"jobs">, b: Doc<"jobs">): number {
+  return a.negPriority - b.negPriority || a.availableAt - b.availableAt || a._creationTime - b._creationTime;
+}
+
+/** The first ready job of a lane (the range from the lane's start to it is what a claim or dispatch reads). */
+export async function laneHead(ctx: QueryCtx, laneId: Id<"lanes">): Promise<Doc<"jobs"> | null> {
+  return await ctx.db
+    .query("jobs")
+    .withIndex("by_lane_ready", (q) => q.eq("laneId", laneId).eq("queue", "ready"))
+    .first();
+}
+
+/** The best `count` ready jobs over these lanes, in strict claim order. */
+export async function readyHeads(ctx: QueryCtx, lanes: Doc<"lanes">[], count: number): Promise<Doc<"jobs">[]> {
   const heads: Doc<"jobs">[] = [];
   for (const lane of lanes) {
     const jobs = await ctx.db
       .query("jobs")
       .withIndex("by_lane_ready", (q) => q.eq("laneId", lane._id).eq("queue", "ready"))
-      .take(perLane);
+      .take(count);
     heads.push(...jobs);
   }
-  return heads.sort((a, b) => a.negPriority - b.negPriority || a.availableAt - b.availableAt);
+  return heads.sort(compareJobs).slice(0, count);
 }
 
+export type Leased = {
+  jobId: Id<"jobs">;
+  leaseId: string;
+  type: string;
+  payload: unknown;
+  attempt: number;
+  leaseMs: number;
+  leaseExpiresAt: number;
+};
+
 /**
- * Take `count` jobs from sorted candidates. Each pick is random among the first CLAIM_SPREAD candidates
- * that share the best priority and became ready within fifoSlackMs of the best one, so concurrent workers
- * spread over near-simultaneous jobs while priority and FIFO order still hold.
+ * Start one attempt of a pending job on this worker: a fresh lease, its one lazy lease check, a claimed
+ * event. Counters are the caller's business (an offered job is already counted as running in its lane;
+ * the worker's running count moves once per claim).
  */
-export function pickJobs(sorted: Doc<"jobs">[], count: number): Doc<"jobs">[] {
-  const remaining = [...sorted];
-  const picked: Doc<"jobs">[] = [];
-  while (picked.length < count && remaining.length > 0) {
-    const best = remaining[0];
-    let pool = 1;
-    while (
-      pool < Math.min(CLAIM_SPREAD, remaining.length) &&
-      remaining[pool].priority === best.priority &&
-      remaining[pool].availableAt <= best.availableAt + TIMING.fifoSlackMs
-    ) {
-      pool++;
-    }
-    const [job] = remaining.splice(Math.floor(Math.random() * pool), 1);
-    picked.push(job);
-  }
-  return picked;
+export async function leaseJob(ctx: MutationCtx, job: Doc<"jobs">, workerId: Id<"workers">, now: number): Promise<Leased> {
+  const leaseId = newLeaseId(job._id);
+  const attempt = job.attempt + 1;
+  const leaseExpiresAt = now + job.leaseMs;
+  const leaseCheck = await ctx.scheduler.runAt(leaseExpiresAt, internal.janitor.checkLease, { jobId: job._id, leaseId });
+  await ctx.db.patch(job._id, {
+    status: "running",
+    queue: undefined,
+    offerExpiresAt: undefined,
+    attempt,
+    leaseId,
+    leaseExpiresAt,
+    leaseCheck,
+    workerId,
+    startedAt: now,
+    progress: undefined,
+    statusText: undefined,
+  });
+  await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId });
+  return { jobId: job._id, leaseId, type: job.type, payload: job.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt };
 }

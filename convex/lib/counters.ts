@@ -1,46 +1,46 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
-import { LANE_SHARDS, ORG_SHARDS, THROUGHPUT_SHARDS } from "./limits";
+
+/**
+ * Counters without hot documents. A transition never reads a counter: it only inserts a small
+ * `counterDeltas` row (an insert conflicts with nobody). The summariser, the only writer of the totals,
+ * folds the deltas older than a second into one total row per lane (`laneShards`, shard 0), per org
+ * (`orgShards`, shard 0) and per minute (`throughput`, shard 0), and deletes them. Totals from older
+ * versions, spread over several shards, are still summed.
+ */
 
 export type FinishedStatus = "succeeded" | "canceled" | "dead";
 
-function randomShard(shards: number): number {
-  return Math.floor(Math.random() * shards);
+/** Deltas younger than this are left for the next fold, so a fold never reads a range that inserts land in. */
+export const FOLD_AGE_MS = 500;
+/** Deltas folded per transaction. */
+export const FOLD_BATCH = 4_000;
+const LEGACY_SHARDS = 16;
+
+type Delta = Omit<Doc<"counterDeltas">, "_id" | "_creationTime" | "orgId">;
+
+async function addDelta(ctx: MutationCtx, orgId: Id<"orgs">, delta: Delta) {
+  await ctx.db.insert("counterDeltas", { orgId, ...delta });
 }
 
 export async function createOrgShards(ctx: MutationCtx, orgId: Id<"orgs">) {
-  for (let shard = 0; shard < ORG_SHARDS; shard++) {
-    await ctx.db.insert("orgShards", { orgId, shard, succeeded: 0, canceled: 0, dead: 0 });
-  }
+  await ctx.db.insert("orgShards", { orgId, shard: 0, succeeded: 0, canceled: 0, dead: 0 });
 }
 
 export async function createLaneShards(ctx: MutationCtx, orgId: Id<"orgs">, laneId: Id<"lanes">) {
-  for (let shard = 0; shard < LANE_SHARDS; shard++) {
-    await ctx.db.insert("laneShards", { orgId, laneId, shard, pending: 0, running: 0 });
-  }
+  await ctx.db.insert("laneShards", { orgId, laneId, shard: 0, pending: 0, running: 0 });
 }
 
-/** Add to one random shard of a lane's pending/running counts. */
+/** Change a lane's pending/running counts. */
 export async function bumpLane(
   ctx: MutationCtx,
   job: Pick<Doc<"jobs">, "orgId" | "laneId">,
   delta: { pending?: number; running?: number },
 ) {
-  const shard = randomShard(LANE_SHARDS);
-  const row = await ctx.db
-    .query("laneShards")
-    .withIndex("by_lane_shard", (q) => q.eq("laneId", job.laneId).eq("shard", shard))
-    .unique();
-  const pending = delta.pending ?? 0;
-  const running = delta.running ?? 0;
-  if (row) {
-    await ctx.db.patch(row._id, { pending: row.pending + pending, running: row.running + running });
-  } else {
-    await ctx.db.insert("laneShards", { orgId: job.orgId, laneId: job.laneId, shard, pending, running });
-  }
+  await addDelta(ctx, job.orgId, { laneId: job.laneId, pending: delta.pending, running: delta.running });
 }
 
-/** Count a finished status (org shard) and, for a new finish, the minute's throughput bucket. */
+/** Count a finished status and, for a new finish, the minute's throughput. */
 export async function bumpFinished(
   ctx: MutationCtx,
   orgId: Id<"orgs">,
@@ -48,28 +48,94 @@ export async function bumpFinished(
   delta: number,
   now?: number,
 ) {
-  const shard = randomShard(ORG_SHARDS);
-  const row = await ctx.db
-    .query("orgShards")
-    .withIndex("by_org_shard", (q) => q.eq("orgId", orgId).eq("shard", shard))
-    .unique();
-  if (row) {
-    await ctx.db.patch(row._id, { [status]: row[status] + delta });
-  } else {
-    await ctx.db.insert("orgShards", { orgId, shard, succeeded: 0, canceled: 0, dead: 0, [status]: delta });
-  }
-  if (now !== undefined && delta > 0) await bumpThroughput(ctx, orgId, now);
+  const counted = now !== undefined && delta > 0;
+  await addDelta(ctx, orgId, {
+    [status]: delta,
+    ...(counted ? { minute: Math.floor(now / 60_000), finished: 1 } : {}),
+  });
 }
 
-async function bumpThroughput(ctx: MutationCtx, orgId: Id<"orgs">, now: number) {
-  const minute = Math.floor(now / 60_000);
-  const shard = randomShard(THROUGHPUT_SHARDS);
-  const row = await ctx.db
-    .query("throughput")
-    .withIndex("by_org_minute_shard", (q) => q.eq("orgId", orgId).eq("minute", minute).eq("shard", shard))
-    .unique();
-  if (row) await ctx.db.patch(row._id, { finished: row.finished + 1 });
-  else await ctx.db.insert("throughput", { orgId, minute, shard, finished: 1 });
+/** Count one failed attempt (a fail call or an expired lease) in the minute's throughput. */
+export async function bumpFailed(ctx: MutationCtx, orgId: Id<"orgs">, now: number) {
+  await addDelta(ctx, orgId, { minute: Math.floor(now / 60_000), failed: 1 });
+}
+
+/**
+ * Fold the org's deltas older than FOLD_AGE_MS (as of `now`) into the totals (the summariser's job).
+ * Returns true when a full batch was folded, so more may be left and the caller runs again.
+ */
+export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: number): Promise<boolean> {
+  const deltas = await ctx.db
+    .query("counterDeltas")
+    .withIndex("by_org", (q) => (Number.isFinite(now) ? q.eq("orgId", orgId).lt("_creationTime", now - FOLD_AGE_MS) : q.eq("orgId", orgId)))
+    .take(FOLD_BATCH);
+  const lanes = new Map<Id<"lanes">, { pending: number; running: number }>();
+  const org = { succeeded: 0, canceled: 0, dead: 0 };
+  const minutes = new Map<number, { finished: number; failed: number }>();
+  for (const d of deltas) {
+    if (d.laneId) {
+      const t = lanes.get(d.laneId) ?? { pending: 0, running: 0 };
+      t.pending += d.pending ?? 0;
+      t.running += d.running ?? 0;
+      lanes.set(d.laneId, t);
+    }
+    org.succeeded += d.succeeded ?? 0;
+    org.canceled += d.canceled ?? 0;
+    org.dead += d.dead ?? 0;
+    if (d.minute !== undefined) {
+      const m = minutes.get(d.minute) ?? { finished: 0, failed: 0 };
+      m.finished += d.finished ?? 0;
+      m.failed += d.failed ?? 0;
+      minutes.set(d.minute, m);
+    }
+    await ctx.db.delete(d._id);
+  }
+  for (const [laneId, t] of lanes) {
+    const row = await ctx.db
+      .query("laneShards")
+      .withIndex("by_lane_shard", (q) => q.eq("laneId", laneId).eq("shard", 0))
+      .unique();
+    if (row) await ctx.db.patch(row._id, { pending: row.pending + t.pending, running: row.running + t.running });
+    else await ctx.db.insert("laneShards", { orgId, laneId, shard: 0, ...t });
+  }
+  if (org.succeeded || org.canceled || org.dead) {
+    const row = await ctx.db
+      .query("orgShards")
+      .withIndex("by_org_shard", (q) => q.eq("orgId", orgId).eq("shard", 0))
+      .unique();
+    if (row) {
+      await ctx.db.patch(row._id, { succeeded: row.succeeded + org.succeeded, canceled: row.canceled + org.canceled, dead: row.dead + org.dead });
+    } else {
+      await ctx.db.insert("orgShards", { orgId, shard: 0, ...org });
+    }
+  }
+  for (const [minute, m] of minutes) {
+    const row = await ctx.db
+      .query("throughput")
+      .withIndex("by_org_minute_shard", (q) => q.eq("orgId", orgId).eq("minute", minute).eq("shard", 0))
+      .unique();
+    if (row) await ctx.db.patch(row._id, { finished: row.finished + m.finished, failed: (row.failed ?? 0) + m.failed });
+    else await ctx.db.insert("throughput", { orgId, minute, shard: 0, ...m });
+  }
+  return deltas.length === FOLD_BATCH;
+}
+
+/** Are any of the org's counter changes not folded yet? (Reads up to the first one only.) */
+export async function hasDeltas(ctx: QueryCtx, orgId: Id<"orgs">): Promise<boolean> {
+  return (await ctx.db.query("counterDeltas").withIndex("by_org", (q) => q.eq("orgId", orgId)).first()) !== null;
+}
+
+/** A lane's deltas not folded yet (the maintenance pass adds them to the totals before judging a lane empty). */
+export async function unfoldedLaneCounts(ctx: QueryCtx, laneId: Id<"lanes">, limit: number) {
+  const rows = await ctx.db
+    .query("counterDeltas")
+    .withIndex("by_lane", (q) => q.eq("laneId", laneId))
+    .take(limit + 1);
+  return {
+    pending: rows.reduce((s, d) => s + (d.pending ?? 0), 0),
+    running: rows.reduce((s, d) => s + (d.running ?? 0), 0),
+    complete: rows.length <= limit,
+  };
 }
 
 export async function orgTotals(ctx: QueryCtx, orgId: Id<"orgs">) {
@@ -77,7 +143,7 @@ export async function orgTotals(ctx: QueryCtx, orgId: Id<"orgs">) {
   const rows = await ctx.db
     .query("orgShards")
     .withIndex("by_org_shard", (q) => q.eq("orgId", orgId))
-    .take(ORG_SHARDS * 2);
+    .take(LEGACY_SHARDS);
   for (const row of rows) {
     totals.succeeded += row.succeeded;
     totals.canceled += row.canceled;
@@ -86,12 +152,12 @@ export async function orgTotals(ctx: QueryCtx, orgId: Id<"orgs">) {
   return totals;
 }
 
-/** Pending/running per lane, summed over shards (reads lanes × LANE_SHARDS documents). */
+/** Pending/running per lane, from the totals (reads about one row per lane). */
 export async function laneTotals(ctx: QueryCtx, orgId: Id<"orgs">, maxLanes: number) {
   const rows = await ctx.db
     .query("laneShards")
     .withIndex("by_org", (q) => q.eq("orgId", orgId))
-    .take(maxLanes * LANE_SHARDS * 2);
+    .take(maxLanes * LEGACY_SHARDS);
   const byLane = new Map<Id<"lanes">, { pending: number; running: number }>();
   for (const row of rows) {
     const t = byLane.get(row.laneId) ?? { pending: 0, running: 0 };
@@ -102,14 +168,22 @@ export async function laneTotals(ctx: QueryCtx, orgId: Id<"orgs">, maxLanes: num
   return byLane;
 }
 
-/** Jobs finished per minute over the last hour (sparse: minutes with no finishes are omitted). */
+/** Jobs finished and attempts failed per minute over the last hour (sparse: empty minutes are omitted). */
 export async function recentThroughput(ctx: QueryCtx, orgId: Id<"orgs">, now: number) {
   const current = Math.floor(now / 60_000);
   const rows = await ctx.db
     .query("throughput")
     .withIndex("by_org_minute_shard", (q) => q.eq("orgId", orgId).gt("minute", current - 60))
-    .take(60 * THROUGHPUT_SHARDS + THROUGHPUT_SHARDS);
-  const byMinute = new Map<number, number>();
-  for (const row of rows) byMinute.set(row.minute, (byMinute.get(row.minute) ?? 0) + row.finished);
-  return [...byMinute].sort((a, b) => a[0] - b[0]).map(([minute, finished]) => ({ minuteStart: minute * 60_000, finished }));
+    .take(61 * LEGACY_SHARDS);
+  const byMinute = new Map<number, { finished: number; failed: number }>();
+  for (const row of rows) {
+    const sum = byMinute.get(row.minute) ?? { finished: 0, failed: 0 };
+    sum.finished += row.finished;
+    sum.failed += row.failed ?? 0;
+    byMinute.set(row.minute, sum);
+  }
+  return [...byMinute]
+    .filter(([, sum]) => sum.finished > 0 || sum.failed > 0)
+    .sort((a, b) => a[0] - b[0])
+    .map(([minute, sum]) => ({ minuteStart: minute * 60_000, ...sum }));
 }

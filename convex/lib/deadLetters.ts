@@ -3,6 +3,8 @@ import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { bumpFinished, bumpLane, type FinishedStatus } from "./counters";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
+import { kickForJobs, kickSummary } from "./kick";
+import { laneFor } from "./lanes";
 import { LIMITS } from "./limits";
 import { checkIntegerInRange } from "./validate";
 
@@ -26,10 +28,17 @@ export async function listDeadLetters(ctx: QueryCtx, orgId: Id<"orgs">, limit?: 
   }));
 }
 
-/** A dead letter goes back to the head of its lane with a fresh set of attempts. */
+/**
+ * A dead letter goes back to the head of its lane with a fresh set of attempts. Its lane may have been
+ * deleted by the maintenance pass meanwhile: it finds (or recreates) the lane of its routing key.
+ */
 export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">) {
   if (job.status !== "dead") fail("invalid_argument", `Only dead jobs can be retried; this one is ${job.status}`);
+  const lane = await laneFor(ctx, job.orgId, job.requiredCapabilities);
+  job = { ...job, laneId: lane._id };
   await ctx.db.patch(job._id, {
+    laneId: lane._id,
+    workerId: undefined,
     status: "pending",
     queue: "ready",
     attempt: 0,
@@ -42,6 +51,8 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">) {
   await bumpFinished(ctx, job.orgId, "dead", -1);
   await bumpLane(ctx, job, { pending: 1 });
   await recordEvent(ctx, { ...job, attempt: 0 }, "retried", { detail: "dead letter retried by operator" });
+  await kickForJobs(ctx, job.orgId);
+  await kickSummary(ctx, job.orgId);
 }
 
 /**
@@ -67,5 +78,6 @@ export async function purgeJob(ctx: MutationCtx, job: Doc<"jobs">): Promise<bool
   if (budget <= 0) return false;
   await ctx.db.delete(job._id);
   await bumpFinished(ctx, job.orgId, job.status as FinishedStatus, -1);
+  await kickSummary(ctx, job.orgId);
   return true;
 }

@@ -5,6 +5,7 @@ export type EventKind =
   | "submitted"
   | "claimed"
   | "released"
+  | "offer-expired"
   | "heartbeat-expired"
   | "retried"
   | "failed"

@@ -12,9 +12,18 @@ export function newSecret(kind: SecretKind): string {
   return kind + base64Url(crypto.getRandomValues(new Uint8Array(SECRET_BYTES)));
 }
 
-/** A short random id (lease ids): not a credential, just unique and unpredictable. */
-export function newLeaseId(): string {
-  return "fh_l_" + base64Url(crypto.getRandomValues(new Uint8Array(16)));
+/**
+ * A lease id: not a credential, just unique and unpredictable. It names its job ("fh_l_<jobId>.<random>"),
+ * so every worker write finds the job with one point read.
+ */
+export function newLeaseId(jobId: string): string {
+  return `fh_l_${jobId}.${base64Url(crypto.getRandomValues(new Uint8Array(16)))}`;
+}
+
+/** The job id a lease id names, or null for one that names none (malformed, or made by an older version). */
+export function jobIdOfLease(leaseId: string): string | null {
+  const match = /^fh_l_([A-Za-z0-9]+)\.[A-Za-z0-9_-]{22}$/.exec(leaseId);
+  return match ? match[1] : null;
 }
 
 export function looksLikeSecret(kind: SecretKind, value: string): boolean {

@@ -1,6 +1,8 @@
+import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { createLaneShards } from "./counters";
+import { backfillLane } from "./demand";
 import { fail } from "./errors";
 import { LIMITS } from "./limits";
 
@@ -9,6 +11,11 @@ export function routingKey(sortedCapabilities: string[]): string {
   return sortedCapabilities.join(",");
 }
 
+/**
+ * The lane of a capability set, made when missing (a maintenance pass deletes lanes that hold nothing, so a
+ * retried job may recreate its own). A new lane learns at once about the oldest workers already waiting
+ * that can serve it; a scheduled pass adds the rest.
+ */
 export async function laneFor(ctx: MutationCtx, orgId: Id<"orgs">, sortedCapabilities: string[]) {
   const key = routingKey(sortedCapabilities);
   const lane = await ctx.db
@@ -22,7 +29,10 @@ export async function laneFor(ctx: MutationCtx, orgId: Id<"orgs">, sortedCapabil
   }
   const laneId = await ctx.db.insert("lanes", { orgId, routingKey: key, capabilities: sortedCapabilities });
   await createLaneShards(ctx, orgId, laneId);
-  return (await ctx.db.get(laneId))!;
+  const created = (await ctx.db.get(laneId))!;
+  const next = await backfillLane(ctx, created, 0, LIMITS.laneBackfill);
+  if (next !== null) await ctx.scheduler.runAfter(0, internal.dispatch.backfill, { laneId, after: Math.max(next, 1) });
+  return created;
 }
 
 export async function orgLanes(ctx: QueryCtx, orgId: Id<"orgs">): Promise<Doc<"lanes">[]> {

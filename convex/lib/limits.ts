@@ -30,22 +30,37 @@ export const LIMITS = {
   workersListed: 200,
   batchStatusScan: 5_000,
   deadLettersListed: 100,
+  /** Dead letters the per-org summary (and so farm:overview) carries, newest first, errors cut short. */
+  summaryDeadLetters: 20,
+  summaryErrorChars: 500,
+  /** A worker's doorbell: at most one offer and one cancel notice per slot, plus a resync flag. */
+  inboxRows: 2 * 32 + 1,
+  /** Offers the dispatcher makes in one transaction before it reschedules itself. */
+  dispatchBatch: 32,
+  /** Waiting workers a new lane learns about in the submit that creates it (the rest in a scheduled pass). */
+  laneBackfill: 64,
 } as const;
 
 /** Timing knobs of the queue. */
 export const TIMING = {
+  /** Worker calls other than presence write lastSeenAt at most this often. */
   lastSeenWriteEveryMs: 60_000,
-  onlineWindowMs: 3 * 60_000,
+  /** An engine that holds only its subscriptions calls workers:presence this often, and no more. */
+  presenceEveryMs: 5 * 60_000,
+  /** Online = a call within this window (one presence interval plus a minute of slack). */
+  onlineWindowMs: 6 * 60_000,
+  /** A busy dispatcher's next round comes this much later, so that one round serves a few freed workers. */
+  dispatchBatchDelayMs: 25,
+  /** An offer not claimed within this time passes to another waiting worker. */
+  offerTtlMs: 5_000,
+  /** The per-org summary is refreshed this long after the first change of a quiet spell… */
+  summaryFirstDelayMs: 1_000,
+  /** …and at most once per this interval while things change. */
+  summaryMinGapMs: 5_000,
+  /** A presence call alone (nothing else changed) refreshes the summary within this time. */
+  summaryPresenceDelayMs: 30_000,
   backoffBaseMs: 2_000,
   backoffMaxMs: 10 * 60_000,
-  // Jobs of the same priority made ready within this window are treated as simultaneous:
-  // a claim picks among them at random so concurrent workers rarely collide on one document.
-  fifoSlackMs: 1_000,
   defaultRetentionMs: 7 * 24 * 60 * 60 * 1000,
 } as const;
 
-/** How many of the best ready jobs a claim chooses among, and how many counter shards exist. */
-export const CLAIM_SPREAD = 4;
-export const LANE_SHARDS = 4;
-export const ORG_SHARDS = 4;
-export const THROUGHPUT_SHARDS = 2;

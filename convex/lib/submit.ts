@@ -5,6 +5,7 @@ import type { MutationCtx } from "../_generated/server";
 import { bumpLane } from "./counters";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
+import { kickForJobs, kickSummary } from "./kick";
 import { laneFor } from "./lanes";
 import { LIMITS } from "./limits";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./validate";
@@ -101,5 +102,7 @@ export async function insertCheckedJob(ctx: MutationCtx, orgId: Id<"orgs">, spec
   await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });
   await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");
   if (delayed) await ctx.scheduler.runAt(spec.availableAt, internal.janitor.promote, { jobId });
+  else await kickForJobs(ctx, orgId);
+  await kickSummary(ctx, orgId);
   return jobId;
 }

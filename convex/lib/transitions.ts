@@ -1,30 +1,40 @@
 import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { bumpFinished, bumpLane, type FinishedStatus } from "./counters";
+import { bumpFailed, bumpFinished, bumpLane, type FinishedStatus } from "./counters";
 import { recordEvent, type EventKind } from "./events";
 import { jitteredBackoffMs } from "./backoff";
+import { giveBackWant, leaveRunning, withdrawOffer } from "./inbox";
+import { kickForJobs, kickSummary } from "./kick";
 import { TIMING } from "./limits";
 
 const FINISH_EVENT: Record<FinishedStatus, EventKind> = { succeeded: "done", canceled: "canceled", dead: "dead" };
 
-const LEASE_CLEARED = { leaseId: undefined, leaseExpiresAt: undefined, queue: undefined } as const;
+const LEASE_CLEARED = { leaseId: undefined, leaseExpiresAt: undefined, leaseCheck: undefined, queue: undefined } as const;
 
-/** Move a pending or running job to a final status, keeping every counter in step. */
-export async function finishJob(
-  ctx: MutationCtx,
-  job: Doc<"jobs">,
-  status: FinishedStatus,
-  extra: { result?: unknown; error?: string; workerId?: Id<"workers">; detail?: string } = {},
-) {
+/** Offered jobs are pending to their submitter but count as running in the lane counters (a slot is taken). */
+export function countedAs(job: Doc<"jobs">): "pending" | "running" {
+  return job.status === "running" || (job.status === "pending" && job.queue === "offered") ? "running" : "pending";
+}
+
+type FinishExtra = { result?: unknown; error?: string; workerId?: Id<"workers">; detail?: string; fromLeaseCheck?: boolean };
+
+/** Move a pending or running job to a final status, keeping every counter, notice and timer in step. */
+export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: FinishedStatus, extra: FinishExtra = {}) {
   const now = Date.now();
-  await bumpLane(ctx, job, job.status === "running" ? { running: -1 } : { pending: -1 });
-  const patch: Partial<Doc<"jobs">> = { status, finishedAt: now, ...LEASE_CLEARED };
+  if (job.status === "running") await leaveRunning(ctx, job, { fromLeaseCheck: extra.fromLeaseCheck });
+  if (job.status === "pending" && job.queue === "offered") {
+    await withdrawOffer(ctx, job, { requeue: false });
+    await giveBackWant(ctx, job.workerId ? await ctx.db.get(job.workerId) : null);
+  }
+  await bumpLane(ctx, job, countedAs(job) === "running" ? { running: -1 } : { pending: -1 });
+  const patch: Partial<Doc<"jobs">> = { status, finishedAt: now, offerExpiresAt: undefined, ...LEASE_CLEARED };
   if (extra.result !== undefined) patch.result = extra.result;
   if (extra.error !== undefined) patch.error = extra.error;
   await ctx.db.patch(job._id, patch);
   await bumpFinished(ctx, job.orgId, status, 1, now);
   await recordEvent(ctx, job, FINISH_EVENT[status], { workerId: extra.workerId, detail: extra.detail ?? extra.error });
+  await kickSummary(ctx, job.orgId);
 }
 
 /** Exponential backoff with jitter: base·2^(attempt−1), capped, then scaled by a random 50–100 %. */
@@ -36,14 +46,18 @@ export function backoffMs(attempt: number): number {
 export async function requeue(
   ctx: MutationCtx,
   job: Doc<"jobs">,
-  how: { kind: "release" } | { kind: "retry"; error?: string },
+  how: { kind: "release"; detail?: string } | { kind: "retry"; error?: string },
   workerId?: Id<"workers">,
+  options: { fromLeaseCheck?: boolean } = {},
 ) {
+  await leaveRunning(ctx, job, options);
   await bumpLane(ctx, job, { running: -1, pending: 1 });
+  await kickSummary(ctx, job.orgId);
   if (how.kind === "release") {
     const attempt = Math.max(0, job.attempt - 1);
     await ctx.db.patch(job._id, { ...LEASE_CLEARED, status: "pending", queue: "ready", attempt, workerId: undefined });
-    await recordEvent(ctx, { ...job, attempt }, "released", { workerId });
+    await recordEvent(ctx, { ...job, attempt }, "released", { workerId, detail: how.detail });
+    await kickForJobs(ctx, job.orgId);
     return;
   }
   const availableAt = Date.now() + backoffMs(job.attempt);
@@ -68,13 +82,8 @@ export async function failAttempt(
   workerId?: Id<"workers">,
 ) {
   if (job.cancelRequested) return await finishJob(ctx, job, "canceled", { error, workerId });
+  await bumpFailed(ctx, job.orgId, Date.now());
   await recordEvent(ctx, job, "failed", { workerId, detail: error });
   if (retryable && job.attempt < job.maxAttempts) return await requeue(ctx, job, { kind: "retry", error }, workerId);
   await finishJob(ctx, job, "dead", { error, workerId });
-}
-
-/** Mark the worker seen, writing its document at most once a minute. */
-export async function touchWorker(ctx: MutationCtx, worker: Doc<"workers">) {
-  const now = Date.now();
-  if (now - worker.lastSeenAt >= TIMING.lastSeenWriteEveryMs) await ctx.db.patch(worker._id, { lastSeenAt: now });
 }

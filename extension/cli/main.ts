@@ -4,7 +4,8 @@ import { ConvexClient } from "convex/browser";
 import { api } from "../../convex/_generated/api";
 import { createBuiltinRegistry, loadRecipesFile, probeOllama, type Recipe } from "../handlers";
 import { convexFarmClient } from "../worker/farmClient";
-import { describeError, watchKeyRefusals } from "../worker/errors";
+import { describeError } from "../worker/errors";
+import { watchKeyRefusals } from "../worker/keyRefusals";
 import { Worker } from "../worker/worker";
 import { parseCliArgs, USAGE, type CliOptions } from "./args";
 import { readKeyFile, writeKeyFile } from "./keyFile";
@@ -154,6 +155,7 @@ async function work(
   worker.on("state", (e) => {
     log(`worker ${e.state}${e.reason ? `: ${e.reason}` : ""}`);
   });
+  worker.on("jobStarted", (e) => log(`job ${e.jobId} ${e.type} started (attempt ${e.attempt})`));
   worker.on("jobFinished", (e) => {
     log(`job ${e.jobId} ${e.type} ${e.outcome} in ${e.durationMs} ms${e.error ? `: ${e.error}` : ""}`);
   });

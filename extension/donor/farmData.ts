@@ -1,26 +1,16 @@
 import * as vscode from "vscode";
-import { makeFunctionReference } from "convex/server";
+import type { FunctionReturnType } from "convex/server";
+import { api } from "../../convex/_generated/api";
 import type { FarmConnection } from "./farmConnection";
 import { describeError, type DescribedError } from "../worker/errors";
 
-export type Overview = {
-  counts: Record<string, number>;
-  lanes: Array<{ routingKey: string; capabilities: string[]; pending: number; running: number }>;
-  workers: Array<{ workerId: string; name: string; online: boolean; revoked: boolean; lastSeenAt: number; maxConcurrentJobs: number; isMe: boolean }>;
-  workersOnline: number;
-  throughput: Array<{ minuteStart: number; finished: number }>;
-  finishedLastHour: number;
-  deadLetters: number;
-  canManage: boolean;
-};
-export type DeadLetter = { jobId: string; type: string; attempt: number; maxAttempts: number; error?: string; finishedAt?: number };
-
-const overviewQuery = makeFunctionReference<"query", { apiKey: string }, Overview>("farm:overview");
-const deadLettersQuery = makeFunctionReference<"query", { apiKey: string; limit?: number }, DeadLetter[]>("farm:deadLetters");
+export type Overview = FunctionReturnType<typeof api.farm.overview>;
+export type DeadLetter = Overview["deadLetterList"][number];
 
 /**
- * The farm as the views show it (overview + newest dead letters), subscribed only while some view that shows it
- * is visible. Views call `use()` when they become visible and dispose the result when hidden.
+ * The farm as the views show it: one subscription to farm:overview (the per-org summary, dead letters
+ * included, which changes at most every few seconds however many jobs move), held only while some view
+ * that shows it is visible. Views call `use()` when they become visible and dispose the result when hidden.
  */
 export class FarmData implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -29,7 +19,7 @@ export class FarmData implements vscode.Disposable {
   dead: DeadLetter[] = [];
   error: DescribedError | undefined;
   private users = 0;
-  private unsubscribe: Array<() => void> = [];
+  private unsubscribe: (() => void) | undefined;
 
   constructor(private readonly connection: FarmConnection) {}
 
@@ -59,22 +49,24 @@ export class FarmData implements vscode.Disposable {
   }
 
   private subscribe(): void {
-    const fail = (e: Error) => {
-      this.error = describeError(e);
-      this.changed.fire();
-    };
-    const ok = (apply: () => void) => {
-      apply();
-      this.error = undefined;
-      this.changed.fire();
-    };
-    this.unsubscribe = [
-      this.connection.watch(overviewQuery, {}, (o) => ok(() => (this.overview = o)), fail),
-      this.connection.watch(deadLettersQuery, { limit: 20 }, (d) => ok(() => (this.dead = d)), fail),
-    ].filter((u): u is () => void => u !== undefined);
+    this.unsubscribe = this.connection.watch(
+      api.farm.overview,
+      {},
+      (overview) => {
+        this.overview = overview;
+        this.dead = overview.deadLetterList;
+        this.error = undefined;
+        this.changed.fire();
+      },
+      (e) => {
+        this.error = describeError(e);
+        this.changed.fire();
+      },
+    );
   }
 
   private unsubscribeAll(): void {
-    this.unsubscribe.splice(0).forEach((u) => u());
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
   }
 }

@@ -1,7 +1,8 @@
 import * as vscode from "vscode";
 import type { FarmConnection } from "./farmConnection";
 import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } from "../worker";
-import { errorMessage, watchKeyRefusals, type DescribedError } from "../worker/errors";
+import { errorMessage, type DescribedError } from "../worker/errors";
+import { watchKeyRefusals } from "../worker/keyRefusals";
 import type { PolicyDecision } from "../policy/policy";
 
 export type SessionTarget = { url: string; apiKey: string; concurrency: number };

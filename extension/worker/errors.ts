@@ -1,5 +1,3 @@
-import type { FarmClient } from "./farmClient";
-
 /**
  * Errors as every surface (engine, CLI, status bar, tree, panel, toasts) tells them apart: by the server's
  * `ConvexError` code (`data.code`, see convex/lib/errors.ts) or the network error's system code, never by
@@ -133,35 +131,6 @@ export function messageOf(e: unknown): string {
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null;
-}
-
-/**
- * The same client, telling `onRefused` whenever the farm refuses its key (an unknown or revoked worker key), on any
- * call or subscription. The worker stops itself on such an error; its owner learns why from the code, not its text.
- */
-export function watchKeyRefusals(client: FarmClient, onRefused: (error: DescribedError) => void): FarmClient {
-  const check = (e: unknown) => {
-    const described = describeError(e);
-    if (described.kind === "refused") onRefused(described);
-  };
-  const checked =
-    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> =>
-      call(...args).catch((e: unknown) => {
-        check(e);
-        throw e;
-      });
-  return {
-    watch: (capabilities, onValue, onError) => client.watch(capabilities, onValue, (e) => (check(e), onError(e))),
-    mine: (onValue, onError) => client.mine(onValue, (e) => (check(e), onError(e))),
-    claim: checked((capabilities: string[], max: number) => client.claim(capabilities, max)),
-    heartbeat: checked((leaseId: string, progress?: number, status?: string) => client.heartbeat(leaseId, progress, status)),
-    output: checked((leaseId: string, chunk: string) => client.output(leaseId, chunk)),
-    complete: checked((leaseId: string, result: unknown) => client.complete(leaseId, result)),
-    fail: checked((leaseId: string, error: string, retryable: boolean) => client.fail(leaseId, error, retryable)),
-    release: checked((leaseId: string) => client.release(leaseId)),
-    ...(client.onConnectionChange ? { onConnectionChange: (cb: (connected: boolean) => void) => client.onConnectionChange!(cb) } : {}),
-  };
 }
 
 /** Why a signal was aborted, as an Error (an AbortSignal's reason can be any value). */

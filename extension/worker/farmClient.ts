@@ -1,61 +1,62 @@
 import type { ConvexClient } from "convex/browser";
-import { anyApi } from "convex/server";
+import type { FunctionArgs, FunctionReturnType } from "convex/server";
+import { api } from "../../convex/_generated/api";
+
+type Workers = typeof api.workers;
 
 /** A job handed to this worker by workers:claim. */
-export type ClaimedJob = {
-  jobId: string;
-  leaseId: string;
-  type: string;
-  payload: unknown;
-  attempt: number;
-  leaseMs: number;
-};
-
-export type WatchResult = { available: boolean; nextAvailableAt?: number };
-export type HeartbeatResult = { cancel: boolean; leaseExpiresAt?: number };
-export type MineEntry = { jobId: string; leaseId?: string; cancel?: boolean; cancelRequested?: boolean };
+export type ClaimedJob = FunctionReturnType<Workers["claim"]>[number];
+/** The worker's one subscription: offers to claim, cancel notices, a request to declare itself again. */
+export type DoorbellValue = FunctionReturnType<Workers["doorbell"]>;
+export type HeartbeatResult = FunctionReturnType<Workers["heartbeat"]>;
+export type ReadyResult = FunctionReturnType<Workers["ready"]>;
+export type PresenceResult = FunctionReturnType<Workers["presence"]>;
+/** The worker's concurrency as complete/fail/release/ready declare it (0 = take nothing more). */
+export type Slots = NonNullable<FunctionArgs<Workers["complete"]>["slots"]>;
+export type Capabilities = FunctionArgs<Workers["claim"]>["capabilities"];
 
 /**
  * The narrow slice of the Convex client the engine needs. The engine only talks to this interface so it can
- * be unit-tested with a fake; `convexFarmClient` adapts a real `ConvexClient`.
+ * be unit-tested with a fake (which implements the same types, so a server change the engine does not follow
+ * breaks the build); `convexFarmClient` adapts a real `ConvexClient`.
  */
 export interface FarmClient {
-  watch(capabilities: string[], onValue: (v: WatchResult) => void, onError: (e: Error) => void): () => void;
-  mine(onValue: (v: MineEntry[]) => void, onError: (e: Error) => void): () => void;
-  claim(capabilities: string[], max: number): Promise<ClaimedJob[]>;
+  doorbell(onValue: (v: DoorbellValue) => void, onError: (e: Error) => void): () => void;
+  claim(capabilities: Capabilities, max: number): Promise<ClaimedJob[]>;
+  ready(capabilities: Capabilities, slots: Slots): Promise<ReadyResult>;
+  presence(): Promise<PresenceResult>;
   heartbeat(leaseId: string, progress?: number, status?: string): Promise<HeartbeatResult>;
   output(leaseId: string, chunk: string): Promise<void>;
-  complete(leaseId: string, result: unknown): Promise<void>;
-  fail(leaseId: string, error: string, retryable: boolean): Promise<void>;
-  release(leaseId: string): Promise<void>;
+  /** `slots`: the worker's concurrency after this job ends; the server then knows what it wants offered. */
+  complete(leaseId: string, result: unknown, slots?: Slots): Promise<void>;
+  fail(leaseId: string, error: string, retryable: boolean, slots?: Slots): Promise<void>;
+  release(leaseId: string, slots?: Slots): Promise<void>;
   /** Called with true/false as the connection comes and goes; returns an unsubscribe. */
   onConnectionChange?(cb: (connected: boolean) => void): () => void;
 }
 
 /** Adapt a real ConvexClient that authenticates with a worker api key. */
 export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClient {
-  const w = anyApi.workers;
+  const w = api.workers;
   return {
-    watch(capabilities, onValue, onError) {
-      return client.onUpdate(w.watch, { apiKey, capabilities }, onValue, onError);
-    },
-    mine(onValue, onError) {
-      return client.onUpdate(w.mine, { apiKey }, (v: unknown) => onValue(normaliseMine(v)), onError);
+    doorbell(onValue, onError) {
+      return client.onUpdate(w.doorbell, { apiKey }, onValue, onError);
     },
     claim: (capabilities, max) => client.mutation(w.claim, { apiKey, capabilities, max }),
-    heartbeat: (leaseId, progress, status) =>
-      client.mutation(w.heartbeat, dropUndefined({ apiKey, leaseId, progress, status })),
+    ready: (capabilities, slots) => client.mutation(w.ready, { apiKey, capabilities, slots }),
+    presence: () => client.mutation(w.presence, { apiKey }),
+    heartbeat: (leaseId, progress, status) => client.mutation(w.heartbeat, withoutUndefined({ apiKey, leaseId, progress, status })),
     output: async (leaseId, chunk) => {
       await client.mutation(w.output, { apiKey, leaseId, chunk });
     },
-    complete: async (leaseId, result) => {
-      await client.mutation(w.complete, { apiKey, leaseId, result });
+    complete: async (leaseId, result, slots) => {
+      await client.mutation(w.complete, withoutUndefined({ apiKey, leaseId, result, slots }));
     },
-    fail: async (leaseId, error, retryable) => {
-      await client.mutation(w.fail, { apiKey, leaseId, error, retryable });
+    fail: async (leaseId, error, retryable, slots) => {
+      await client.mutation(w.fail, withoutUndefined({ apiKey, leaseId, error, retryable, slots }));
     },
-    release: async (leaseId) => {
-      await client.mutation(w.release, { apiKey, leaseId });
+    release: async (leaseId, slots) => {
+      await client.mutation(w.release, withoutUndefined({ apiKey, leaseId, slots }));
     },
     onConnectionChange(cb) {
       let last: boolean | undefined;
@@ -68,12 +69,6 @@ export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClie
   };
 }
 
-function normaliseMine(v: unknown): MineEntry[] {
-  if (Array.isArray(v)) return v as MineEntry[];
-  if (v && typeof v === "object" && Array.isArray((v as { jobs?: unknown }).jobs)) return (v as { jobs: MineEntry[] }).jobs;
-  return [];
-}
-
-function dropUndefined<T extends Record<string, unknown>>(o: T): T {
+function withoutUndefined<T extends Record<string, unknown>>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }

@@ -2,7 +2,7 @@ export { Worker, MAX_CONCURRENCY } from "./worker";
 export type { WorkerEvents, WorkerOptions, WorkerSnapshot, WorkerState, RunningJobView } from "./worker";
 export type { JobOutcome } from "./jobRun";
 export { convexFarmClient } from "./farmClient";
-export type { FarmClient, ClaimedJob, WatchResult, HeartbeatResult, MineEntry } from "./farmClient";
+export type { FarmClient, ClaimedJob, DoorbellValue, HeartbeatResult, Slots } from "./farmClient";
 export type { Handler, HandlerContext, HandlerSource } from "./handler";
 export { HandlerError, errorCode, errorMessage } from "./errors";
 export { Backoff } from "./backoff";

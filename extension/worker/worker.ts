@@ -1,8 +1,8 @@
-import { LIMITS } from "../../convex/lib/limits";
+import { LIMITS, TIMING } from "../../convex/lib/limits";
 import { Backoff } from "./backoff";
 import { errorCode, errorMessage, isKeyError } from "./errors";
 import { TypedEmitter } from "./events";
-import type { ClaimedJob, FarmClient, MineEntry, WatchResult } from "./farmClient";
+import type { ClaimedJob, DoorbellValue, FarmClient, Slots } from "./farmClient";
 import type { HandlerSource } from "./handler";
 import { JobRun, type JobOutcome, type JobRunOptions } from "./jobRun";
 
@@ -29,6 +29,8 @@ export type WorkerOptions = Partial<JobRunOptions> & {
   maxConsecutiveFailures?: number;
   /** Base delay of the jittered backoff after a failed claim. */
   claimBackoffMs?: number;
+  /** How often an engine holding only its subscriptions says it is still there. */
+  presenceEveryMs?: number;
 };
 
 export type RunningJobView = {
@@ -52,11 +54,22 @@ export type WorkerSnapshot = {
 
 const PERMANENT_CODES = new Set(["invalid_argument", "forbidden"]);
 
+/** How long a stopping engine waits for its last "take nothing more" to reach the server. */
+const STOP_DECLARE_WAIT_MS = 2_000;
+
+/** The key was refused: nothing more can be said to the server with it. */
+function isKeyReason(reason: string): boolean {
+  return /worker.s key/.test(reason);
+}
+
 export const MAX_CONCURRENCY = LIMITS.maxConcurrentJobs;
 
 /**
- * The work-stealing loop. Idle, it holds one subscription (workers:watch) and nothing else: no calls, no
- * timers, except one wake-up timer when the server says work becomes available at a known time.
+ * The work-stealing loop. Idle, it holds one subscription (workers:doorbell, its own offers and cancel
+ * notices) and one timer (a presence call every 5 minutes), and makes no other call: the server's
+ * dispatcher offers it jobs when there are some, and the doorbell rings. It claims exactly its offers; a
+ * finished job's last write says how many jobs it runs at once, so it waits for the next offer without
+ * another call.
  */
 export class Worker extends TypedEmitter<WorkerEvents> {
   private _state: WorkerState = "stopped";
@@ -68,23 +81,26 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private readonly totals = { succeeded: 0, failed: 0, canceled: 0, released: 0, lost: 0 };
   private consecutiveFailures = 0;
 
-  private available = false;
-  /** What workers:watch said last. A claim that finds nothing (say, the server's slot limit for this worker is
-   * reached) clears `available`, but the watch answer may not change; a freed slot must try again. */
-  private watchAvailable = false;
+  /** Offers the doorbell shows that this engine has not claimed yet. */
+  private offers = new Set<string>();
+  /** Counts doorbell values, so a claim's answer can tell whether a newer value arrived meanwhile. */
+  private bellValues = 0;
+  /** Claim up to the free slots (reading the lane heads) on the next chance: at start, after resume, reconnect or resync. */
+  private fullClaimWanted = false;
   private claimInFlight: Promise<void> | undefined;
   private readonly givingBack = new Set<Promise<unknown>>();
   private claiming = false;
   private claimWanted = false;
   private claimRetryTimer: ReturnType<typeof setTimeout> | undefined;
-  private wakeTimer: ReturnType<typeof setTimeout> | undefined;
+  private presenceTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly claimBackoff: Backoff;
-  private unwatch: (() => void) | undefined;
-  private unmine: (() => void) | undefined;
+  private unbell: (() => void) | undefined;
   private unconnection: (() => void) | undefined;
   private stopped: Promise<void> | undefined;
   private readonly idleWaiters: Array<() => void> = [];
   private readonly runOptions: JobRunOptions;
+  /** The client each job's run reports through: its last write also says how many jobs this engine runs now. */
+  private readonly jobClient: FarmClient;
 
   constructor(private readonly options: WorkerOptions) {
     super();
@@ -96,6 +112,18 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       maxResultBytes: options.maxResultBytes ?? LIMITS.resultBytes,
       maxChunkChars: options.maxChunkChars ?? LIMITS.outputChunkChars,
       outputFlushMs: options.outputFlushMs ?? 200,
+    };
+    const client = options.client;
+    this.jobClient = {
+      doorbell: (onValue, onError) => client.doorbell(onValue, onError),
+      claim: (capabilities, max) => client.claim(capabilities, max),
+      ready: (capabilities, slots) => client.ready(capabilities, slots),
+      presence: () => client.presence(),
+      heartbeat: (leaseId, progress, status) => client.heartbeat(leaseId, progress, status),
+      output: (leaseId, chunk) => client.output(leaseId, chunk),
+      complete: (leaseId, result) => client.complete(leaseId, result, this.slotsNow()),
+      fail: (leaseId, error, retryable) => client.fail(leaseId, error, retryable, this.slotsNow()),
+      release: (leaseId) => client.release(leaseId, this.slotsNow()),
     };
   }
 
@@ -146,39 +174,48 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       return;
     }
     const client = this.options.client;
+    let wasOnline = false;
     this.unconnection = client.onConnectionChange?.((connected) => {
+      // Back after a drop (not the first connect): an offer to us may have passed on meanwhile and taken us
+      // out of the waiting lines, so ask again.
+      const reconnected = connected && wasOnline && !this.connected;
+      wasOnline ||= connected;
       this.connected = connected;
       this.emit("connection", { connected });
+      if (reconnected) this.wantFullClaim();
     });
     if (!client.onConnectionChange) this.connected = true;
-    this.unwatch = client.watch(
-      this.capabilities,
-      (v) => this.onWatch(v),
-      (e) => this.onServerError(e, "watch"),
+    this.unbell = client.doorbell(
+      (v) => this.onDoorbell(v),
+      (e) => this.onServerError(e, "doorbell"),
     );
+    this.schedulePresence();
+    this.wantFullClaim();
   }
 
   /** Take no new work; running jobs go on. */
   pause(reason = "paused"): void {
     if (this._state !== "running") return;
-    this.clearClaimTimers();
+    this.clearClaimTimer();
     this.setState("paused", reason);
+    this.declare();
   }
 
   resume(): void {
     if (this._state !== "paused") return;
     this.consecutiveFailures = 0;
     this.setState("running", "resumed");
-    this.available ||= this.watchAvailable;
-    this.maybeClaim();
+    this.wantFullClaim();
   }
 
   /** Finish the running jobs, take no new ones, then stop. */
   drain(): Promise<void> {
     if (this._state === "running" || this._state === "paused") {
-      this.clearClaimTimers();
+      this.clearClaimTimer();
+      const wasRunning = this._state === "running";
       this.setState("draining", "draining");
       if (this.runs.size === 0) return this.stop("drained");
+      if (wasRunning) this.declare();
     }
     if (this._state === "stopped") return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
@@ -203,18 +240,12 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     if (next.join() === this.capabilities.join() || state === "stopped" || state === "stopping") return this.capabilities;
     this.capabilities = next;
     this.emit("capabilities", { capabilities: [...next] });
-    this.unwatch?.();
-    this.unwatch = undefined;
-    this.available = false;
     if (next.length === 0) {
       this.pause("no handler capabilities to offer");
       return next;
     }
-    this.unwatch = this.options.client.watch(
-      next,
-      (v) => this.onWatch(v),
-      (e) => this.onServerError(e, "watch"),
-    );
+    // The waiting lines are per capability set: declare again with the new set.
+    this.declare();
     return next;
   }
 
@@ -226,26 +257,30 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   }
 
   setConcurrency(n: number): void {
+    const before = this._concurrency;
     this._concurrency = checkConcurrency(n);
-    this.available ||= this.watchAvailable;
+    if (this._concurrency !== before && this._state === "running") this.declare();
     this.maybeClaim();
   }
 
   private async shutdown(reason: string): Promise<void> {
+    const wasStarted = this.unbell !== undefined;
     this.setState("stopping", reason);
-    this.unwatch?.();
-    this.unwatch = undefined;
-    this.clearClaimTimers();
+    this.clearClaimTimer();
+    this.clearPresence();
     // A claim already on its way may still hand us jobs: wait for it (startJob gives them straight back).
     await this.claimInFlight;
     const pending = [...this.runs.values()];
     for (const { run } of pending) run.abort("stop");
     await Promise.all([...pending.map((r) => r.done), ...this.givingBack]);
-    this.unmine?.();
-    this.unmine = undefined;
+    // Out of every waiting line, offers handed back: no offer waits out its time on a stopped engine.
+    if (wasStarted && !isKeyReason(reason)) await this.declareBeforeStop();
+    this.unbell?.();
+    this.unbell = undefined;
     this.unconnection?.();
     this.unconnection = undefined;
-    this.available = this.watchAvailable = false;
+    this.offers.clear();
+    this.fullClaimWanted = false;
     this.setState("stopped", reason);
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
@@ -261,45 +296,84 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     return all.filter((c) => only.includes(c));
   }
 
-  private onWatch(v: WatchResult): void {
+  private onDoorbell(v: DoorbellValue): void {
     if (this._state === "stopped" || this._state === "stopping") return;
-    this.available = this.watchAvailable = Boolean(v?.available);
-    if (this.wakeTimer) clearTimeout(this.wakeTimer);
-    this.wakeTimer = undefined;
-    if (!this.available && typeof v?.nextAvailableAt === "number") {
-      const delay = Math.max(0, v.nextAvailableAt - Date.now());
-      this.wakeTimer = setTimeout(() => {
-        this.wakeTimer = undefined;
-        this.available = true;
-        this.maybeClaim();
-      }, delay);
-    }
+    for (const jobId of v.cancel) this.runs.get(jobId)?.run.abort("cancel");
+    this.bellValues++;
+    this.offers = new Set(v.offers.map((o) => o.jobId as string).filter((id) => !this.runs.has(id)));
+    if (v.resync) this.wantFullClaim();
+    else this.maybeClaim();
+  }
+
+  private wantFullClaim(): void {
+    this.fullClaimWanted = true;
     this.maybeClaim();
   }
 
+  /** How many jobs this engine runs at once right now, as the server should count it. */
+  private slotsNow(): Slots {
+    return this._state === "running" ? this._concurrency : 0;
+  }
+
+  /** Tell the server how many jobs this engine runs at once now (it waits for offers for what is free). */
+  private declare(): Promise<void> {
+    const declared = this.options.client.ready(this.capabilities, this.slotsNow()).then(
+      () => undefined,
+      (e) => void this.onServerError(e, "ready"),
+    );
+    return declared;
+  }
+
+  /** On the way out, with a bound: a stop must not hang on a connection that is gone. */
+  private async declareBeforeStop(): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_DECLARE_WAIT_MS)));
+    await Promise.race([this.declare(), bound]);
+    clearTimeout(timer);
+  }
+
+  /**
+   * Claim what the doorbell offers (exactly that many, so the server reads only this worker's own rows), or,
+   * when a full claim is wanted, up to the free slots: that one reads the lane heads and, if it finds fewer
+   * jobs than slots, records this worker as waiting.
+   */
   private maybeClaim(): void {
-    if (this._state !== "running" || !this.available || this.claimRetryTimer) return;
+    if (this._state !== "running" || this.claimRetryTimer) return;
     if (this.claiming) {
       this.claimWanted = true;
       return;
     }
     const free = this._concurrency - this.runs.size;
-    if (free <= 0) return;
+    const full = this.fullClaimWanted;
+    if (free <= 0) {
+      // Offers wait for the job that is ending (the server only offers what this engine declared room for).
+      // A resync is answered with a declaration: there is no room to claim into.
+      if (full) {
+        this.fullClaimWanted = false;
+        void this.declare();
+      }
+      return;
+    }
+    const max = full ? free : Math.min(free, this.offers.size);
+    if (max <= 0) return;
     this.claiming = true;
     this.claimWanted = false;
-    const claim = this.options.client.claim(this.capabilities, free).then(
+    this.fullClaimWanted = false;
+    const asked = [...this.offers];
+    const bellBefore = this.bellValues;
+    const claim = this.options.client.claim(this.capabilities, max).then(
       (jobs) => {
         this.claiming = false;
         this.claimBackoff.reset();
-        for (const job of jobs ?? []) this.startJob(job);
-        if (jobs?.length === 0) this.available = false;
-        if ((jobs?.length ?? 0) > 0 || this.claimWanted) {
-          this.available = this.available || this.claimWanted;
-          this.maybeClaim();
-        }
+        // The claim takes the best offers, which may not be the ones this engine saw: only a doorbell value
+        // newer than the claim says which are left. Without one, what it asked for is taken or gone.
+        if (this.bellValues === bellBefore) for (const id of asked) this.offers.delete(id);
+        for (const job of jobs) this.startJob(job);
+        if (this.claimWanted || this.offers.size > 0 || this.fullClaimWanted) this.maybeClaim();
       },
       (e) => {
         this.claiming = false;
+        if (full) this.fullClaimWanted = true;
         if (this.onServerError(e, "claim")) return;
         if (this._state !== "running") return;
         this.claimRetryTimer = setTimeout(() => {
@@ -322,8 +396,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       void giving.finally(() => this.givingBack.delete(giving));
       return;
     }
+    this.offers.delete(job.jobId);
     const handler = this.options.handlers.get(job.type);
-    const run = new JobRun(job, handler, this.options.client, this.runOptions, {
+    const run = new JobRun(job, handler, this.jobClient, this.runOptions, {
       onProgress: (progress, status) => this.emit("jobProgress", { jobId: job.jobId, progress, status }),
       onOutput: (text) => this.emit("jobOutput", { jobId: job.jobId, text }),
       onError: (message, code) => this.emit("error", { message, code }),
@@ -331,7 +406,6 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     });
     const entry = { run, done: Promise.resolve() };
     this.runs.set(job.jobId, entry);
-    this.watchMine();
     // Announce the job before its handler can report anything about it.
     this.emit("jobStarted", { jobId: job.jobId, type: job.type, attempt: job.attempt });
     entry.done = run.run().then((outcome) => this.onJobEnd(run, outcome));
@@ -358,25 +432,26 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     if (this.runs.size === 0) {
       if (this._state === "draining") void this.stop("drained");
     }
-    this.available ||= this.watchAvailable;
+    // A job that ended without a last write (its lease went stale, or the write failed) told the server
+    // nothing about this engine's free slot: say it now.
+    if (outcome.kind === "lost" && this._state === "running") void this.declare();
     this.maybeClaim();
   }
 
-  /**
-   * From the first job on, the worker's own-jobs query delivers cancels between heartbeats. It stays subscribed
-   * until stop: subscribing and unsubscribing around every job cost more than half the engine's time per job,
-   * and an unchanged query costs nothing while idle.
-   */
-  private watchMine(): void {
-    if (this.unmine) return;
-    this.unmine = this.options.client.mine(
-      (entries: MineEntry[]) => {
-        for (const entry of entries) {
-          if (entry.cancel || entry.cancelRequested) this.runs.get(entry.jobId)?.run.abort("cancel");
-        }
-      },
-      (e) => this.onServerError(e, "mine"),
-    );
+  /** One presence call every presenceEveryMs while started; online = a call within the last 6 minutes. */
+  private schedulePresence(): void {
+    this.clearPresence();
+    this.presenceTimer = setTimeout(() => {
+      this.presenceTimer = undefined;
+      if (this._state === "stopped" || this._state === "stopping") return;
+      this.options.client.presence().catch((e) => this.onServerError(e, "presence"));
+      this.schedulePresence();
+    }, this.options.presenceEveryMs ?? TIMING.presenceEveryMs);
+  }
+
+  private clearPresence(): void {
+    if (this.presenceTimer) clearTimeout(this.presenceTimer);
+    this.presenceTimer = undefined;
   }
 
   /** Returns true when the error stopped the worker. */
@@ -387,7 +462,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       void this.stop(`${why} (${code}): ${errorMessage(e)}`);
       return true;
     }
-    if ((what === "watch" || what === "claim") && PERMANENT_CODES.has(errorCode(e) ?? "")) {
+    if ((what === "claim" || what === "ready") && PERMANENT_CODES.has(errorCode(e) ?? "")) {
       // Asking again would fail the same way (e.g. a capability the server does not accept).
       void this.stop(`the server refused this worker's ${what} (${errorCode(e)}): ${errorMessage(e)}`);
       return true;
@@ -396,11 +471,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     return false;
   }
 
-  private clearClaimTimers(): void {
+  private clearClaimTimer(): void {
     if (this.claimRetryTimer) clearTimeout(this.claimRetryTimer);
-    if (this.wakeTimer) clearTimeout(this.wakeTimer);
     this.claimRetryTimer = undefined;
-    this.wakeTimer = undefined;
   }
 
   private setState(state: WorkerState, reason?: string): void {

@@ -1,6 +1,6 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
-import { enrollWorker, newFarm } from "./setup";
+import { enrollWorker, newFarm, overviewNow } from "./setup";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -20,7 +20,7 @@ test("a pending job is canceled at once and never claimed", async () => {
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
   expect(await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId })).toEqual({ status: "canceled" });
   expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] })).toEqual([]);
-  const overview = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
+  const overview = await overviewNow(farm.t, w.apiKey);
   expect(overview.counts).toMatchObject({ pending: 0, canceled: 1 });
   // canceling again is harmless
   expect(await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId })).toEqual({ status: "canceled" });
@@ -34,7 +34,7 @@ test("a running job is flagged; the worker learns it from heartbeat and mine; it
   expect((await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId }))!.status).toBe("running");
   await farm.t.mutation(api.workers.fail, { apiKey: w.apiKey, leaseId: claim.leaseId, error: "aborted" });
   expect(await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId })).toMatchObject({ status: "canceled" });
-  const overview = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
+  const overview = await overviewNow(farm.t, w.apiKey);
   expect(overview.counts).toMatchObject({ running: 0, canceled: 1, dead: 0 });
 });
 

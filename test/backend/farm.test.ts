@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm } from "./setup";
+import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, overviewNow } from "./setup";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -37,7 +37,7 @@ describe("dead letters (operator)", () => {
       events: (await ctx.db.query("jobEvents").collect()).filter((e) => e.jobId === jobId),
     }));
     expect(left).toEqual({ job: null, output: [], events: [] });
-    expect((await farm.t.query(api.farm.overview, { apiKey: w.apiKey })).deadLetters).toBe(0);
+    expect((await overviewNow(farm.t, w.apiKey)).deadLetters).toBe(0);
   });
 
   test("purge refuses unfinished jobs", async () => {
@@ -96,13 +96,13 @@ describe("farm:overview", () => {
     vi.advanceTimersByTime(60_000);
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: claimed[1].leaseId, result: 1 });
     await farm.t.mutation(api.workers.fail, { apiKey: w.apiKey, leaseId: claimed[2].leaseId, error: "x", retryable: false });
-    vi.advanceTimersByTime(3 * 60_000);
+    vi.advanceTimersByTime(6 * 60_000); // the idle worker's last call is now older than the online window
     await farm.t.mutation(api.workers.heartbeat, {
       apiKey: w.apiKey,
       leaseId: (await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["gpu"] }))[0].leaseId,
     });
 
-    const o = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
+    const o = await overviewNow(farm.t, w.apiKey);
     expect(o.counts).toEqual({ pending: 0, running: 1, succeeded: 2, canceled: 0, dead: 1 });
     expect(o.deadLetters).toBe(1);
     expect(o.lanes.map((l) => [l.routingKey, l.pending, l.running]).sort()).toEqual([["", 0, 0], ["gpu", 0, 1]]);
@@ -110,12 +110,12 @@ describe("farm:overview", () => {
     expect(o.workers.find((x) => x.workerId === idle.workerId)!.online).toBe(false);
     const minute = (iso: string) => Math.floor(Date.parse(iso) / 60_000) * 60_000;
     expect(o.throughput).toEqual([
-      { minuteStart: minute("2026-01-01T10:00:00Z"), finished: 1 },
-      { minuteStart: minute("2026-01-01T10:01:00Z"), finished: 2 },
+      { minuteStart: minute("2026-01-01T10:00:00Z"), finished: 1, failed: 0 },
+      { minuteStart: minute("2026-01-01T10:01:00Z"), finished: 2, failed: 1 },
     ]);
     expect(o.finishedLastHour).toBe(3);
     vi.advanceTimersByTime(59 * 60_000);
-    expect((await farm.t.query(api.farm.overview, { apiKey: w.apiKey })).throughput).toEqual([]);
+    expect((await overviewNow(farm.t, w.apiKey)).throughput).toEqual([]);
   });
 
   test("every transition leaves an audit event", async () => {

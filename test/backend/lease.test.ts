@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { LIMITS, TIMING } from "../../convex/lib/limits";
-import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm } from "./setup";
+import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, overviewNow } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -150,7 +150,7 @@ describe("results and failures", () => {
     const { farm, w, jobId, claim } = await oneRunning({ maxAttempts: 5 });
     await farm.t.mutation(api.workers.fail, { apiKey: w.apiKey, leaseId: claim.leaseId, error: "bad input", retryable: false });
     expect(await getJob(farm, jobId)).toMatchObject({ status: "dead", error: "bad input" });
-    const overview = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
+    const overview = await overviewNow(farm.t, w.apiKey);
     expect(overview.deadLetters).toBe(1);
   });
 

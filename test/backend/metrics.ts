@@ -7,7 +7,7 @@ export type Usage = { documentsRead: number; documentsWritten: number; databaseQ
  * Run one query or mutation nested inside a t.run transaction and report what it used, from the
  * transaction-limit accounting that convex-test keeps (ctx.meta.getTransactionMetrics before and after).
  */
-export async function measure<Ref extends FunctionReference<"query" | "mutation">>(
+export async function measure<Ref extends FunctionReference<"query" | "mutation", "public" | "internal">>(
   t: Backend,
   kind: Ref["_type"],
   ref: Ref,
@@ -17,8 +17,8 @@ export async function measure<Ref extends FunctionReference<"query" | "mutation"
     const before = await ctx.meta.getTransactionMetrics();
     const result =
       kind === "query"
-        ? await ctx.runQuery(ref as FunctionReference<"query">, args)
-        : await ctx.runMutation(ref as FunctionReference<"mutation">, args);
+        ? await ctx.runQuery(ref as unknown as FunctionReference<"query">, args)
+        : await ctx.runMutation(ref as unknown as FunctionReference<"mutation">, args);
     const after = await ctx.meta.getTransactionMetrics();
     const used = (k: keyof Usage) => after[k].used - before[k].used;
     return {

@@ -1,6 +1,6 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { enrollWorker, newFarm } from "./setup";
+import { enrollWorker, newFarm, overviewNow } from "./setup";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -42,7 +42,7 @@ test("the sweep deletes old finished jobs with output and events in bounded batc
   expect(left.output).toEqual([]);
   expect(new Set(left.events.map((e) => e.jobId))).toEqual(new Set(left.jobs.map((j) => j._id)));
   expect(left.buckets.every((b) => b.minute * 60_000 > Date.now() - 2 * 3600_000)).toBe(true);
-  const overview = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
+  const overview = await overviewNow(farm.t, w.apiKey);
   expect(overview.counts).toMatchObject({ succeeded: 1, pending: 4 });
 });
 

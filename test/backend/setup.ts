@@ -67,10 +67,30 @@ export async function snapshot(t: Backend) {
   return await t.run(async (ctx) => ({
     jobs: await ctx.db.query("jobs").collect(),
     laneShards: await ctx.db.query("laneShards").collect(),
+    counterDeltas: await ctx.db.query("counterDeltas").collect(),
     orgShards: await ctx.db.query("orgShards").collect(),
     jobOutput: await ctx.db.query("jobOutput").collect(),
     jobEvents: await ctx.db.query("jobEvents").collect(),
     workers: await ctx.db.query("workers").collect(),
     enrollments: await ctx.db.query("enrollments").collect(),
+    presence: await ctx.db.query("presence").collect(),
+    waiters: await ctx.db.query("waiters").collect(),
+    laneWaiters: await ctx.db.query("laneWaiters").collect(),
+    inbox: await ctx.db.query("inbox").collect(),
+    dispatchStates: await ctx.db.query("dispatchStates").collect(),
+    summaryStates: await ctx.db.query("summaryStates").collect(),
+    summaries: await ctx.db.query("summaries").collect(),
   }));
+}
+
+/** Run the summariser of every org now: farm:overview shows the summary it last wrote. */
+export async function refreshSummaries(t: Backend) {
+  const orgs = await t.run(async (ctx) => await ctx.db.query("orgs").collect());
+  for (const org of orgs) await t.mutation(internal.summary.refresh, { orgId: org._id, all: true });
+}
+
+/** farm:overview as it reads right after the summariser ran. */
+export async function overviewNow(t: Backend, apiKey: string) {
+  await refreshSummaries(t);
+  return await t.query(api.farm.overview, { apiKey });
 }

@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import { api } from "../../convex/_generated/api";
-import { enrollWorker, expectCode, newBackend, newFarm, snapshot } from "./setup";
+import { enrollWorker, expectCode, newBackend, newFarm, snapshot, overviewNow } from "./setup";
 
 test("nothing crosses orgs: jobs, claims, cancels, counts, dead letters", async () => {
   const t = newBackend();
@@ -33,8 +33,8 @@ test("nothing crosses orgs: jobs, claims, cancels, counts, dead letters", async 
   );
 
   // counts are per org
-  const overviewA = await t.query(api.farm.overview, { apiKey: workerA.apiKey });
-  const overviewB = await t.query(api.farm.overview, { apiKey: workerB.apiKey });
+  const overviewA = await overviewNow(t, workerA.apiKey);
+  const overviewB = await overviewNow(t, workerB.apiKey);
   expect(overviewA.counts).toMatchObject({ pending: 1, running: 0 });
   expect(overviewB.counts).toMatchObject({ pending: 0, running: 1 });
   expect(overviewA.workers.map((w) => w.workerId)).toEqual([workerA.workerId]);

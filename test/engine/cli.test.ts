@@ -40,6 +40,7 @@ describe("farmhand-worker (the headless CLI)", () => {
     await waitForLine(first, /working on/);
     const [slow] = await submit(farm, [{ type: "demo.echo", payload: { delayMs: 1_500, n: 1 } }]);
     await waitUntilRunning(farm, slow);
+    await waitForLine(first, new RegExp(`job ${slow} demo.echo started`));
     first.child.kill("SIGINT");
     await waitForLine(first, /draining: finishing 1 running job/);
     expect(await first.exited).toBe(0);
@@ -60,6 +61,7 @@ describe("farmhand-worker (the headless CLI)", () => {
     await waitForLine(run, /working on/);
     const [long] = await submit(farm, [{ type: "demo.echo", payload: { delayMs: 30_000 } }]);
     await waitUntilRunning(farm, long);
+    await waitForLine(run, new RegExp(`job ${long} demo.echo started`));
     run.child.kill("SIGINT");
     await waitForLine(run, /draining/);
     run.child.kill("SIGINT");

@@ -56,7 +56,7 @@ export async function stopFarm(farm: Farm): Promise<void> {
   await farm.server.close();
 }
 
-export type JobSpec = { type: string; payload?: unknown; leaseMs?: number; maxAttempts?: number };
+export type JobSpec = { type: string; payload?: unknown; leaseMs?: number; maxAttempts?: number; requiredCapabilities?: string[] };
 
 export async function submit(farm: Farm, jobs: JobSpec[]): Promise<string[]> {
   const client = farm.clients[0] ?? connect(farm);

@@ -21,6 +21,8 @@ export type Figures = {
   dead: number;
   retries: number;
   leaseExpiries: number;
+  /** Offers not claimed within their TTL (the worker was killed, cut off or revoked) that went to another worker. */
+  offersPassedOn: number;
   lost: number;
   duplicateCompletions: number;
 };
@@ -125,6 +127,7 @@ export function auditRun({ submitted, rows, events, tally, workerLines, capabili
       dead: status.get("dead") ?? 0,
       retries: events.filter((e) => e.kind === "retried").length,
       leaseExpiries: events.filter((e) => e.kind === "heartbeat-expired").length,
+      offersPassedOn: events.filter((e) => e.kind === "offer-expired").length,
       lost,
       duplicateCompletions,
     },

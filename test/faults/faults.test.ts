@@ -118,6 +118,7 @@ describe("fault and load suite", () => {
           ["auto-paused workers restarted", tally.autoPauseRestarts],
           ["retries", figures.retries],
           ["lease expiries", figures.leaseExpiries],
+          ["offers that passed on (TTL out)", figures.offersPassedOn],
           ["lost (must be 0)", figures.lost],
           ["duplicate completions (must be 0)", figures.duplicateCompletions],
           ["wall time", `${(wallMs / 1000).toFixed(1)} s`],

@@ -52,3 +52,12 @@ export const complete = mutation({
     await ctx.db.patch(jobId, { status: "done" });
   },
 });
+
+/** Fill the queue for a benchmark in one call (the seed design had no batch submit; this only inserts). */
+export const submitBatch = mutation({
+  args: { jobs: v.array(v.object({ type: v.string(), requiredCapabilities: v.array(v.string()) })) },
+  handler: async (ctx, { jobs }) => {
+    for (const job of jobs) await ctx.db.insert("jobs", { ...job, status: "pending" });
+    if (jobs.length > 0) await setFlag(ctx, true);
+  },
+});

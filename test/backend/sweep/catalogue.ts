@@ -65,6 +65,8 @@ const text = (max: number, options: { allowEmpty?: boolean; cut?: boolean; optio
 const capabilities = (max: number, optional = false): Field => ({ optional, garbage: (rng) => badCapabilities(rng, max) });
 const integer = (min: number, max: number): Field => ({ optional: true, garbage: (rng) => badInteger(rng, min, max) });
 const boolean: Field = { optional: true, garbage: (rng) => wrongType(rng, "boolean") };
+/** A worker's concurrency as it declares it: a whole number from 0 to the per-worker cap. */
+const slots = (optional = true): Field => ({ optional, garbage: (rng) => badInteger(rng, 0, LIMITS.maxConcurrentJobs) });
 const value = (maxBytes: number, optional = true): Field => ({ optional, nullable: true, garbage: (rng) => badValue(rng, maxBytes) });
 
 /** Job ids: anything but one of org a's own jobs must read as "no such job". */
@@ -172,6 +174,27 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, capabilities: WORKER_CAPS, max: 1 + rng.int(2) }),
   },
   {
+    name: "workers:doorbell",
+    kind: "query",
+    ref: api.workers.doorbell,
+    fields: { apiKey: workerKey },
+    valid: (w) => ({ apiKey: w.a.worker.apiKey }),
+  },
+  {
+    name: "workers:ready",
+    kind: "mutation",
+    ref: api.workers.ready,
+    fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker), slots: slots(false) },
+    valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, capabilities: WORKER_CAPS, slots: rng.int(4) }),
+  },
+  {
+    name: "workers:presence",
+    kind: "mutation",
+    ref: api.workers.presence,
+    fields: { apiKey: workerKey },
+    valid: (w) => ({ apiKey: w.a.worker.apiKey }),
+  },
+  {
     name: "workers:heartbeat",
     kind: "mutation",
     ref: api.workers.heartbeat,
@@ -194,22 +217,22 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:complete",
     kind: "mutation",
     ref: api.workers.complete,
-    fields: { apiKey: workerKey, leaseId, result: value(LIMITS.resultBytes) },
-    valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, result: { ok: true } }),
+    fields: { apiKey: workerKey, leaseId, result: value(LIMITS.resultBytes), slots: slots() },
+    valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, result: { ok: true }, slots: rng.int(3) }),
   },
   {
     name: "workers:fail",
     kind: "mutation",
     ref: api.workers.fail,
-    fields: { apiKey: workerKey, leaseId, error: text(LIMITS.errorChars, { cut: true }), retryable: boolean },
+    fields: { apiKey: workerKey, leaseId, error: text(LIMITS.errorChars, { cut: true }), retryable: boolean, slots: slots() },
     valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, error: "oops", retryable: true }),
   },
   {
     name: "workers:release",
     kind: "mutation",
     ref: api.workers.release,
-    fields: { apiKey: workerKey, leaseId },
-    valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease }),
+    fields: { apiKey: workerKey, leaseId, slots: slots() },
+    valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, slots: rng.int(2) }),
   },
   {
     name: "workers:mine",

@@ -15,7 +15,7 @@ export async function readAll<T extends TableNames>(t: Backend, table: T): Promi
   }
 }
 
-type Scheduled = { name: string; args: unknown[]; state: { kind: string } };
+type Scheduled = { _id: string; name: string; args: unknown[]; state: { kind: string } };
 
 async function pendingScheduled(t: Backend): Promise<Scheduled[]> {
   const rows = await t.run(async (ctx) => await ctx.db.system.query("_scheduled_functions").collect());
@@ -28,9 +28,11 @@ function add(map: Map<string, number>, key: string, n = 1) {
 
 /**
  * Check the queue's invariants over every table; returns the problems found (empty when consistent):
- * lane and org counters equal the real job counts, every job is in exactly one well-formed state, running
- * jobs hold a lease from a live row of their org, lease ids are unique, children belong to live jobs of
- * the same org, every delayed job has a promotion and every running job a lease check scheduled.
+ * lane and org counters equal the real job counts (offered jobs count as running), every job is in exactly
+ * one well-formed state, running jobs hold a lease from a live row of their org, offered ones an inbox offer
+ * and an expiry check, lease ids are unique, children belong to live jobs of the same org, every delayed job
+ * has a promotion and every running job its lease check scheduled, the waiting lines match what each worker
+ * wants, and an idle dispatcher left no ready job that a waiting worker could take.
  */
 export async function checkConsistency(t: Backend): Promise<string[]> {
   const problems: string[] = [];
@@ -43,6 +45,14 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     readAll(t, "workers"),
     readAll(t, "jobOutput"),
     readAll(t, "jobEvents"),
+  ]);
+  const [inbox, waiters, laneWaiters, dispatchStates, workerSlots, counterDeltas] = await Promise.all([
+    readAll(t, "inbox"),
+    readAll(t, "waiters"),
+    readAll(t, "laneWaiters"),
+    readAll(t, "dispatchStates"),
+    readAll(t, "workerSlots"),
+    readAll(t, "counterDeltas"),
   ]);
   const orgIds = new Set(orgs.map((o) => o._id as string));
   const lanesById = new Map(lanes.map((l) => [l._id as string, l]));
@@ -61,10 +71,13 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   const leaseIds = new Map<string, string>();
   const runningPerWorker = new Map<string, number>();
   for (const job of jobs) {
-    const where = `job ${job._id} (${job.status})`;
+    const where = `job ${job._id} (${job.status}${job.queue ? `, ${job.queue}` : ""})`;
     const lane = lanesById.get(job.laneId);
-    if (!lane) problems.push(`${where} is in a missing lane`);
-    else if (lane.orgId !== job.orgId) problems.push(`${where} is in another org's lane`);
+    const finished = job.status === "succeeded" || job.status === "canceled" || job.status === "dead";
+    // the maintenance pass deletes lanes that hold nothing: a finished job may point at one
+    if (!lane) {
+      if (!finished) problems.push(`${where} is in a missing lane`);
+    } else if (lane.orgId !== job.orgId) problems.push(`${where} is in another org's lane`);
     else if (lane.routingKey !== job.requiredCapabilities.join(",")) problems.push(`${where} sits in the wrong lane`);
     if (!orgIds.has(job.orgId)) problems.push(`${where} belongs to a missing org`);
     if (!Object.is(job.negPriority, -job.priority)) problems.push(`${where} negPriority is not -priority`);
@@ -72,10 +85,24 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     const leased = job.leaseId !== undefined || job.leaseExpiresAt !== undefined;
     switch (job.status) {
       case "pending":
-        if (job.queue !== "ready" && job.queue !== "delayed") problems.push(`${where} has no queue`);
+        if (job.queue !== "ready" && job.queue !== "delayed" && job.queue !== "offered") problems.push(`${where} has no queue`);
         if (leased) problems.push(`${where} still holds a lease`);
         if (job.finishedAt !== undefined) problems.push(`${where} has finishedAt`);
-        add(realLane, `${job.laneId}:pending`);
+        if (job.queue === "offered") {
+          const worker = job.workerId ? workersById.get(job.workerId) : undefined;
+          if (!worker) problems.push(`${where} is offered to no worker`);
+          else if (worker.orgId !== job.orgId) problems.push(`${where} is offered to another org's worker`);
+          else if (worker.revoked) problems.push(`${where} is offered to a revoked worker`);
+          if (job.offerExpiresAt === undefined) problems.push(`${where} has no offer expiry`);
+          if (!inbox.some((r) => r.kind === "offer" && r.jobId === job._id && r.workerId === job.workerId)) {
+            problems.push(`${where} has no offer in its worker's inbox`);
+          }
+          if (job.workerId) add(runningPerWorker, job.workerId);
+          add(realLane, `${job.laneId}:running`);
+        } else {
+          if (job.workerId !== undefined) problems.push(`${where} is queued but names a worker`);
+          add(realLane, `${job.laneId}:pending`);
+        }
         break;
       case "running": {
         if (job.queue !== undefined) problems.push(`${where} is also queued as ${job.queue}`);
@@ -114,6 +141,15 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     add(counted, `${s.laneId}:pending`, s.pending);
     add(counted, `${s.laneId}:running`, s.running);
   }
+  const orgCounted = new Map<string, number>();
+  for (const d of counterDeltas) {
+    if (d.laneId) {
+      if (!lanesById.has(d.laneId)) problems.push(`counter change ${d._id} of a missing lane`);
+      add(counted, `${d.laneId}:pending`, d.pending ?? 0);
+      add(counted, `${d.laneId}:running`, d.running ?? 0);
+    }
+    for (const status of ["succeeded", "canceled", "dead"] as const) add(orgCounted, `${d.orgId}:${status}`, d[status] ?? 0);
+  }
   for (const lane of lanes) {
     for (const status of ["pending", "running"]) {
       const key = `${lane._id}:${status}`;
@@ -122,7 +158,6 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
       if (want !== have) problems.push(`lane "${lane.routingKey}" counts ${have} ${status}, really ${want}`);
     }
   }
-  const orgCounted = new Map<string, number>();
   for (const s of orgShards) {
     for (const status of ["succeeded", "canceled", "dead"] as const) add(orgCounted, `${s.orgId}:${status}`, s[status]);
   }
@@ -137,6 +172,10 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   for (const [workerId, running] of runningPerWorker) {
     const worker = workersById.get(workerId)!;
     if (running > worker.maxConcurrentJobs) problems.push(`worker ${workerId} runs ${running} jobs, max ${worker.maxConcurrentJobs}`);
+  }
+  for (const row of workerSlots) {
+    const really = jobs.filter((j) => j.workerId === row.workerId && j.status === "running").length;
+    if (row.running !== really) problems.push(`worker ${row.workerId} counts ${row.running} running jobs, really ${really}`);
   }
 
   // children
@@ -159,16 +198,126 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
 
   // the timers that move jobs on
   const scheduled = await pendingScheduled(t);
+  const scheduledIds = new Set(scheduled.map((s) => s._id as string));
   const promotions = new Set(scheduled.filter((s) => s.name.includes("promote")).map((s) => (s.args[0] as { jobId: string }).jobId));
   const leaseChecks = new Set(
     scheduled.filter((s) => s.name.includes("checkLease")).map((s) => (s.args[0] as { leaseId: string }).leaseId),
+  );
+  const offerChecks = new Set(
+    scheduled.filter((s) => s.name.includes("offerExpired")).map((s) => (s.args[0] as { jobId: string }).jobId),
   );
   for (const job of jobs) {
     if (job.status === "pending" && job.queue === "delayed" && !promotions.has(job._id)) {
       problems.push(`delayed job ${job._id} has no promotion scheduled`);
     }
+    if (job.status === "pending" && job.queue === "offered" && !offerChecks.has(job._id)) {
+      problems.push(`offered job ${job._id} has no offer expiry scheduled`);
+    }
     if (job.status === "running" && job.leaseId && !leaseChecks.has(job.leaseId)) {
       problems.push(`running job ${job._id} has no lease check scheduled`);
+    }
+    if (job.status === "running" && job.leaseCheck && !scheduledIds.has(job.leaseCheck)) {
+      problems.push(`running job ${job._id} names a lease check that is not pending`);
+    }
+  }
+
+  problems.push(...checkWaiting({ jobs, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }));
+  return problems;
+}
+
+type WaitingTables = {
+  jobs: Doc<"jobs">[];
+  lanes: Doc<"lanes">[];
+  workers: Doc<"workers">[];
+  inbox: Doc<"inbox">[];
+  waiters: Doc<"waiters">[];
+  laneWaiters: Doc<"laneWaiters">[];
+  dispatchStates: Doc<"dispatchStates">[];
+};
+
+/** Inbox rows, waiting lines and the dispatcher's idle state agree with the jobs and the workers. */
+function checkWaiting({ jobs, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }: WaitingTables): string[] {
+  const problems: string[] = [];
+  const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
+  const workersById = new Map(workers.map((w) => [w._id as string, w]));
+  const lanesById = new Map(lanes.map((l) => [l._id as string, l]));
+  const waiterOf = new Map(waiters.map((w) => [w.workerId as string, w]));
+
+  const held = new Map<string, number>();
+  for (const row of inbox) {
+    const where = `inbox ${row.kind} ${row._id} of worker ${row.workerId}`;
+    const worker = workersById.get(row.workerId);
+    if (!worker) problems.push(`${where}: no such worker`);
+    else if (worker.orgId !== row.orgId) problems.push(`${where}: in another org than its worker`);
+    if (row.kind === "resync") continue;
+    const job = row.jobId ? jobsById.get(row.jobId) : undefined;
+    if (!job) {
+      problems.push(`${where}: its job is missing`);
+      continue;
+    }
+    if (row.kind === "offer" && !(job.status === "pending" && job.queue === "offered" && job.workerId === row.workerId)) {
+      problems.push(`${where}: job ${job._id} is ${job.status}/${job.queue}, not offered to this worker`);
+    }
+    if (row.kind === "cancel" && !(job.status === "running" && job.cancelRequested && job.workerId === row.workerId)) {
+      problems.push(`${where}: job ${job._id} is not a cancel-requested job running there`);
+    }
+    if (row.kind === "offer") held.set(row.workerId, (held.get(row.workerId) ?? 0) + 1);
+  }
+  for (const job of jobs) {
+    if (job.status === "running" && job.cancelRequested && !inbox.some((r) => r.kind === "cancel" && r.jobId === job._id)) {
+      problems.push(`running job ${job._id} was canceled but its worker's doorbell has no cancel notice`);
+    }
+  }
+
+  for (const waiter of waiters) {
+    const where = `worker ${waiter.workerId}`;
+    const worker = workersById.get(waiter.workerId);
+    if (!worker) {
+      problems.push(`${where}: waiters row of a missing worker`);
+      continue;
+    }
+    if (waiter.wants < 0) problems.push(`${where} wants ${waiter.wants}`);
+    if ((waiter.wants > 0) !== (waiter.since !== undefined)) problems.push(`${where} wants ${waiter.wants} but since is ${waiter.since}`);
+    if (waiter.wants > 0 && worker.revoked) problems.push(`${where} is revoked but still waiting`);
+    const running = jobs.filter((j) => j.workerId === waiter.workerId && j.status === "running").length;
+    if (waiter.wants + running + (held.get(waiter.workerId) ?? 0) > worker.maxConcurrentJobs) {
+      problems.push(`${where} wants ${waiter.wants} with ${running} running and ${held.get(waiter.workerId) ?? 0} offered, max ${worker.maxConcurrentJobs}`);
+    }
+    if (waiter.wants > 0) {
+      const caps = new Set(waiter.capabilities);
+      for (const lane of lanes) {
+        if (lane.orgId !== waiter.orgId || !lane.capabilities.every((c) => caps.has(c))) continue;
+        if (!laneWaiters.some((r) => r.laneId === lane._id && r.workerId === waiter.workerId)) {
+          problems.push(`${where} waits but is missing from lane "${lane.routingKey}"'s line`);
+        }
+      }
+    }
+  }
+  for (const row of laneWaiters) {
+    const where = `lane waiter ${row._id} (worker ${row.workerId})`;
+    const lane = lanesById.get(row.laneId);
+    const waiter = waiterOf.get(row.workerId);
+    if (!lane) problems.push(`${where}: its lane is missing`);
+    else if (lane.orgId !== row.orgId) problems.push(`${where}: in another org than its lane`);
+    if (!waiter || waiter.wants <= 0) problems.push(`${where}: the worker wants nothing`);
+    else if (waiter.since !== row.since) problems.push(`${where}: since ${row.since}, the worker's is ${waiter.since}`);
+    if (waiter && lane && !lane.capabilities.every((c) => waiter.capabilities.includes(c))) {
+      problems.push(`${where}: the worker cannot serve lane "${lane.routingKey}"`);
+    }
+  }
+
+  for (const state of dispatchStates) {
+    if (state.scheduled) continue;
+    const orgLanes = lanes.filter((l) => l.orgId === state.orgId);
+    const ready = (laneId: string) => jobs.some((j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready");
+    for (const lane of orgLanes) {
+      if (ready(lane._id) && laneWaiters.some((r) => r.laneId === lane._id)) {
+        problems.push(`the idle dispatcher left a ready job in lane "${lane.routingKey}" while a worker waits there`);
+      }
+    }
+    if (!state.readyJobs && orgLanes.some((l) => ready(l._id))) problems.push(`org ${state.orgId}: dispatcher idle, says no ready jobs, but there are`);
+    if (!state.waiters && waiters.some((w) => w.orgId === state.orgId && w.wants > 0)) {
+      problems.push(`org ${state.orgId}: dispatcher idle, says nobody waits, but somebody does`);
     }
   }
   return problems;

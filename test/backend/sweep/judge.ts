@@ -40,6 +40,15 @@ const TABLES: TableNames[] = [
   "jobs",
   "jobOutput",
   "jobEvents",
+  "presence",
+  "workerSlots",
+  "counterDeltas",
+  "waiters",
+  "laneWaiters",
+  "inbox",
+  "dispatchStates",
+  "summaryStates",
+  "summaries",
 ];
 
 /** Every row of every table plus the scheduled functions, for "nothing changed" assertions. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Id } from "../../../convex/_generated/dataModel";
 import { buildSnapshot, perMinute, type SnapshotParts } from "../../../extension/views/panelSnapshot";
 
 const NOW = 1_800_000_000_000;
@@ -12,16 +13,22 @@ const parts: SnapshotParts = {
   engineView: { connected: true, running: 0 },
   contribution: { succeeded: 2, failed: 1, canceled: 0, busyMs: 1234 },
   overview: {
-    counts: { pending: 3, running: 1, succeeded: 10, dead: 1 },
+    counts: { pending: 3, running: 1, succeeded: 10, canceled: 0, dead: 1 },
     lanes: [],
-    workers: [{ workerId: "w1", name: "box", online: true, revoked: false, lastSeenAt: NOW, maxConcurrentJobs: 2, isMe: true }],
+    workers: [
+      { workerId: "w1" as Id<"workers">, name: "box", machineId: "m1", keyPrefix: "fh_w_abcd", online: true, revoked: false, lastSeenAt: NOW, maxConcurrentJobs: 2, isMe: true },
+    ],
     workersOnline: 1,
-    throughput: [{ minuteStart: NOW - 120_000, finished: 4 }],
+    throughput: [{ minuteStart: NOW - 120_000, finished: 4, failed: 0 }],
     finishedLastHour: 4,
     deadLetters: 1,
+    deadLetterList: [],
     canManage: false,
+    refreshedAt: NOW,
+    onlineWindowMs: 360_000,
+    now: NOW,
   },
-  dead: [{ jobId: "j1", type: "demo.echo", attempt: 3, maxAttempts: 3, error: "boom" }],
+  dead: [{ jobId: "j1" as Id<"jobs">, type: "demo.echo", attempt: 3, maxAttempts: 3, error: "boom", requiredCapabilities: [] }],
   farmError: undefined,
   now: NOW,
 };

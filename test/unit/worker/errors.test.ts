@@ -3,7 +3,8 @@ import { ConvexHttpClient } from "convex/browser";
 import { ConvexError } from "convex/values";
 import { describe, expect, it } from "vitest";
 import { api } from "../../../convex/_generated/api";
-import { describeError, errorMessage, isKeyError, watchKeyRefusals } from "../../../extension/worker/errors";
+import { describeError, errorMessage, isKeyError } from "../../../extension/worker/errors";
+import { watchKeyRefusals } from "../../../extension/worker/keyRefusals";
 import type { FarmClient } from "../../../extension/worker/farmClient";
 
 /** A ConvexError as the Convex clients raise it: the server's data, and the client's own wrapper text as message. */
@@ -63,9 +64,10 @@ describe("watchKeyRefusals", () => {
     let subscriptionError: ((e: Error) => void) | undefined;
     const fail = (e: unknown) => () => Promise.reject(e);
     const client: FarmClient = {
-      watch: (_c, _v, onError) => ((subscriptionError = onError), () => undefined),
-      mine: () => () => undefined,
+      doorbell: (_v, onError) => ((subscriptionError = onError), () => undefined),
       claim: fail(serverError("revoked", "This worker key has been revoked")),
+      ready: fail(new Error("boom")),
+      presence: fail(new Error("boom")),
       heartbeat: fail(serverError("stale_lease", "lease moved on")),
       output: fail(new Error("boom")),
       complete: fail(new Error("boom")),
@@ -75,7 +77,7 @@ describe("watchKeyRefusals", () => {
     const refusals: string[] = [];
     const watched = watchKeyRefusals(client, (e) => refusals.push(`${e.code}: ${e.message}`));
     const seen: unknown[] = [];
-    watched.watch(["demo.echo"], () => undefined, (e) => seen.push(e));
+    watched.doorbell(() => undefined, (e) => seen.push(e));
     subscriptionError?.(serverError("bad_key", "Unknown worker key"));
     await expect(watched.claim(["demo.echo"], 1)).rejects.toMatchObject({ data: { code: "revoked" } });
     await expect(watched.heartbeat("l1")).rejects.toMatchObject({ data: { code: "stale_lease" } });

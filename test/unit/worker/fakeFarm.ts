@@ -1,14 +1,33 @@
 import { ConvexError } from "convex/values";
-import type { ClaimedJob, FarmClient, HeartbeatResult, MineEntry, WatchResult } from "../../../extension/worker/farmClient";
+import type {
+  Capabilities,
+  ClaimedJob,
+  DoorbellValue,
+  FarmClient,
+  HeartbeatResult,
+  PresenceResult,
+  ReadyResult,
+  Slots,
+} from "../../../extension/worker/farmClient";
 import type { Handler, HandlerSource } from "../../../extension/worker/handler";
 
 type Call = { name: string; args: unknown[] };
 type Lease = { job: ClaimedJob; cancel: boolean };
+type JobId = ClaimedJob["jobId"];
+type Doorbell = { onValue: (v: DoorbellValue) => void; onError: (e: Error) => void };
 
-/** An in-memory stand-in for the server side of FarmClient, recording every call. */
+/**
+ * An in-memory stand-in for the server side of FarmClient, recording every call. It keeps the server's
+ * rules the engine relies on: a claim takes this worker's offers first, then ready jobs ("heads"), and
+ * records what it still wants; a declaration (`slots` on complete/fail/release, or ready) sets what it
+ * wants to slots − running − offers held; the dispatcher offers pending jobs to a waiting worker at once
+ * and rings its doorbell. It implements the server's own types (derived from convex/), so a server change
+ * the engine does not follow breaks the build here too.
+ */
 export class FakeFarm implements FarmClient {
   readonly calls: Call[] = [];
   readonly pending: ClaimedJob[] = [];
+  readonly offered: ClaimedJob[] = [];
   readonly leases = new Map<string, Lease>();
   readonly completed: Array<{ jobId: string; result: unknown }> = [];
   readonly failed: Array<{ jobId: string; error: string; retryable: boolean }> = [];
@@ -16,17 +35,22 @@ export class FakeFarm implements FarmClient {
   readonly outputs = new Map<string, string[]>();
   /** Throw this from the next call of the given name (once). */
   readonly failNext = new Map<string, unknown>();
-  private watchers = new Set<{ caps: string[]; onValue: (v: WatchResult) => void; onError: (e: Error) => void }>();
-  private mineWatchers = new Set<(v: MineEntry[]) => void>();
-  nextAvailableAt: number | undefined;
+  /** How many more jobs the server would offer this worker now. */
+  wants = 0;
+  resync = false;
+  /** Claims that read the ready queue (what collides under load on a real deployment). */
+  headClaims = 0;
   /** Like the server's maxConcurrentJobs for this worker: claims never hold more leases than this. */
   slotLimit = Number.POSITIVE_INFINITY;
+  /** Set by a test that plays connection drops. */
+  onConnectionChange?: (cb: (connected: boolean) => void) => () => void;
+  private readonly doorbells = new Set<Doorbell>();
   private seq = 0;
 
   add(type: string, payload: unknown = {}, leaseMs = 30_000): string {
-    const jobId = `job${++this.seq}`;
-    this.pending.push({ jobId, leaseId: "", type, payload, attempt: 1, leaseMs });
-    this.publish();
+    const jobId = `job${++this.seq}` as JobId;
+    this.pending.push({ jobId, leaseId: "", type, payload, attempt: 1, leaseMs, leaseExpiresAt: 0 });
+    this.dispatch();
     return jobId;
   }
 
@@ -34,20 +58,20 @@ export class FakeFarm implements FarmClient {
     return this.calls.filter((c) => c.name === name).length;
   }
 
+  names(): string[] {
+    return this.calls.map((c) => c.name);
+  }
+
   leaseOf(jobId: string): string | undefined {
     for (const [leaseId, l] of this.leases) if (l.job.jobId === jobId) return leaseId;
     return undefined;
   }
 
-  requestCancel(jobId: string): void {
+  /** Cancel a running job: flagged for heartbeats, and a notice through the doorbell (as the server does). */
+  requestCancel(jobId: string, options: { ring?: boolean } = { ring: true }): void {
     const leaseId = this.leaseOf(jobId);
     if (leaseId) this.leases.get(leaseId)!.cancel = true;
-  }
-
-  /** Push the worker's own jobs (with cancel flags) to the mine subscribers. */
-  publishMine(): void {
-    const entries = [...this.leases.values()].map((l) => ({ jobId: l.job.jobId, cancel: l.cancel }));
-    for (const w of this.mineWatchers) w(entries);
+    if (options.ring !== false) this.ring();
   }
 
   /** Forget a lease as if it expired and went to another worker. */
@@ -56,45 +80,82 @@ export class FakeFarm implements FarmClient {
     if (leaseId) this.leases.delete(leaseId);
   }
 
-  get watcherCount(): number {
-    return this.watchers.size;
+  /** Jobs the dispatcher offered to this worker without the doorbell having rung yet. */
+  offerQuietly(...types: string[]): JobId[] {
+    return types.map((type) => {
+      const jobId = `job${++this.seq}` as JobId;
+      this.offered.push({ jobId, leaseId: "", type, payload: {}, attempt: 1, leaseMs: 30_000, leaseExpiresAt: 0 });
+      return jobId;
+    });
   }
 
-  get mineWatcherCount(): number {
-    return this.mineWatchers.size;
+  /** An offer was not claimed in time: it goes back, this worker stops waiting and is asked to resync. */
+  expireOffers(): void {
+    this.pending.unshift(...this.offered.splice(0));
+    this.wants = 0;
+    this.resync = true;
+    this.ring();
   }
 
-  watchError(e: Error): void {
-    for (const w of this.watchers) w.onError(e);
+  get doorbellCount(): number {
+    return this.doorbells.size;
   }
 
-  publish(): void {
-    const value: WatchResult = { available: this.pending.length > 0 };
-    if (!value.available && this.nextAvailableAt !== undefined) value.nextAvailableAt = this.nextAvailableAt;
-    for (const w of this.watchers) queueMicrotask(() => w.onValue(value));
+  doorbellError(e: Error): void {
+    for (const d of this.doorbells) d.onError(e);
   }
 
-  watch(caps: string[], onValue: (v: WatchResult) => void, onError: (e: Error) => void): () => void {
-    this.calls.push({ name: "watch", args: [caps] });
-    const entry = { caps, onValue, onError };
-    this.watchers.add(entry);
-    this.publish();
-    return () => this.watchers.delete(entry);
+  /** The current doorbell value, as workers:doorbell answers it. */
+  value(): DoorbellValue {
+    return {
+      offers: this.offered.map((j) => ({ jobId: j.jobId, expiresAt: Date.now() + 5_000 })),
+      cancel: [...this.leases.values()].filter((l) => l.cancel).map((l) => l.job.jobId),
+      resync: this.resync,
+    };
   }
 
-  mine(onValue: (v: MineEntry[]) => void): () => void {
-    this.calls.push({ name: "mine", args: [] });
-    this.mineWatchers.add(onValue);
-    return () => this.mineWatchers.delete(onValue);
+  ring(value: DoorbellValue = this.value()): void {
+    for (const d of this.doorbells) queueMicrotask(() => d.onValue(value));
   }
 
-  async claim(capabilities: string[], max: number): Promise<ClaimedJob[]> {
+  doorbell(onValue: (v: DoorbellValue) => void, onError: (e: Error) => void): () => void {
+    this.calls.push({ name: "doorbell", args: [] });
+    const entry = { onValue, onError };
+    this.doorbells.add(entry);
+    queueMicrotask(() => onValue(this.value()));
+    return () => this.doorbells.delete(entry);
+  }
+
+  async claim(capabilities: Capabilities, max: number): Promise<ClaimedJob[]> {
     this.record("claim", capabilities, max);
-    const free = Math.max(0, Math.min(max, this.slotLimit - this.leases.size));
-    const jobs = this.pending.splice(0, free).map((j) => ({ ...j, leaseId: `lease-${j.jobId}-${++this.seq}` }));
+    const serverFree = this.slotLimit - this.leases.size;
+    const wanted = Math.max(0, Math.min(max, serverFree));
+    const taken = this.offered.splice(0, wanted);
+    const fromHeads = Math.min(wanted, serverFree - this.offered.length) - taken.length;
+    if (fromHeads > 0) {
+      this.headClaims++;
+      const heads = this.pending.splice(0, fromHeads);
+      taken.push(...heads);
+      this.wants = fromHeads - heads.length;
+      this.resync = false;
+    }
+    const jobs = taken.map((j) => ({ ...j, leaseId: `lease-${j.jobId}-${++this.seq}`, leaseExpiresAt: Date.now() + j.leaseMs }));
     for (const job of jobs) this.leases.set(job.leaseId, { job, cancel: false });
-    if (jobs.length) this.publish();
+    this.ring();
     return jobs;
+  }
+
+  async ready(capabilities: Capabilities, slots: Slots): Promise<ReadyResult> {
+    this.record("ready", capabilities, slots);
+    this.declare(slots);
+    this.resync = false;
+    this.ring();
+    return { waitingFor: this.wants };
+  }
+
+  async presence(): Promise<PresenceResult> {
+    this.record("presence");
+    return { lastSeenAt: Date.now() };
   }
 
   async heartbeat(leaseId: string, progress?: number, status?: string): Promise<HeartbeatResult> {
@@ -109,26 +170,53 @@ export class FakeFarm implements FarmClient {
     this.outputs.set(job.jobId, [...(this.outputs.get(job.jobId) ?? []), chunk]);
   }
 
-  async complete(leaseId: string, result: unknown): Promise<void> {
-    this.record("complete", leaseId, result);
+  async complete(leaseId: string, result: unknown, slots?: Slots): Promise<void> {
+    this.record("complete", leaseId, result, slots);
     const { job } = this.lease(leaseId);
     this.leases.delete(leaseId);
     this.completed.push({ jobId: job.jobId, result });
+    this.ended(slots);
   }
 
-  async fail(leaseId: string, error: string, retryable: boolean): Promise<void> {
-    this.record("fail", leaseId, error, retryable);
+  async fail(leaseId: string, error: string, retryable: boolean, slots?: Slots): Promise<void> {
+    this.record("fail", leaseId, error, retryable, slots);
     const { job } = this.lease(leaseId);
     this.leases.delete(leaseId);
     this.failed.push({ jobId: job.jobId, error, retryable });
+    this.ended(slots);
   }
 
-  async release(leaseId: string): Promise<void> {
-    this.record("release", leaseId);
+  async release(leaseId: string, slots?: Slots): Promise<void> {
+    this.record("release", leaseId, slots);
     const { job } = this.lease(leaseId);
     this.leases.delete(leaseId);
     this.released.push(job.jobId);
     this.pending.unshift({ ...job, leaseId: "" });
+    this.ended(slots);
+  }
+
+  private ended(slots: Slots | undefined): void {
+    if (slots !== undefined) this.declare(slots);
+    this.ring();
+  }
+
+  /** The server's declareSlots: keep the offers that fit, hand back the rest, want what is left. */
+  private declare(slots: Slots): void {
+    const capacity = Math.max(0, Math.min(slots, this.slotLimit) - this.leases.size);
+    this.pending.unshift(...this.offered.splice(capacity));
+    this.wants = capacity - this.offered.length;
+    this.dispatch();
+  }
+
+  /** The dispatcher: offer pending jobs while this worker wants some. */
+  private dispatch(): void {
+    let moved = false;
+    while (this.wants > 0 && this.pending.length > 0) {
+      this.offered.push(this.pending.shift()!);
+      this.wants--;
+      moved = true;
+    }
+    if (moved) this.ring();
   }
 
   private record(name: string, ...args: unknown[]): void {

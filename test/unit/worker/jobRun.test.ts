@@ -5,7 +5,7 @@ import { JobRun, type AbortReason, type JobRunOptions } from "../../../extension
 
 const LEASE_MS = 300; // a heartbeat every 100 ms
 const OPTIONS: JobRunOptions = { jobTimeoutMs: 1_000, graceMs: 200, maxResultBytes: 1_000_000, maxChunkChars: 8_000, outputFlushMs: 50 };
-const JOB: ClaimedJob = { jobId: "j1", leaseId: "l1", type: "test.job", payload: {}, attempt: 1, leaseMs: LEASE_MS };
+const JOB: ClaimedJob = { jobId: "j1" as ClaimedJob["jobId"], leaseId: "l1", type: "test.job", payload: {}, attempt: 1, leaseMs: LEASE_MS, leaseExpiresAt: Date.now() + LEASE_MS };
 
 /** A farm that records every write; heartbeats wait until the test lets them answer when `holdHeartbeats` is on. */
 function recordingFarm() {
@@ -13,9 +13,10 @@ function recordingFarm() {
   const heldHeartbeats: Array<() => void> = [];
   let holdHeartbeats = false;
   const client: FarmClient = {
-    watch: () => () => undefined,
-    mine: () => () => undefined,
+    doorbell: () => () => undefined,
     claim: async () => [],
+    ready: async () => ({ waitingFor: 0 }),
+    presence: async () => ({ lastSeenAt: Date.now() }),
     heartbeat: (leaseId) => {
       calls.push(`heartbeat ${leaseId}`);
       const answer = { cancel: false, leaseExpiresAt: Date.now() + LEASE_MS };

@@ -19,7 +19,7 @@ describe("Worker lifecycle races", () => {
     worker.pause("user came back");
     probe.resolve(["demo.echo"]);
     await starting;
-    expect(farm.watcherCount).toBe(1);
+    expect(farm.doorbellCount).toBe(1);
     await vi.advanceTimersByTimeAsync(0);
     expect(farm.completed).toHaveLength(0); // paused: nothing taken
     worker.resume();

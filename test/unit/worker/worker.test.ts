@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConvexError } from "convex/values";
 import { HandlerError } from "../../../extension/worker/errors";
+import { TIMING } from "../../../convex/lib/limits";
 import { Worker, type WorkerOptions } from "../../../extension/worker/worker";
 import { deferred, FakeFarm, handler, handlersOf, keyError } from "./fakeFarm";
 
@@ -25,31 +26,62 @@ describe("Worker", () => {
     vi.useRealTimers();
   });
 
-  it("idles with one subscription, no calls and no timers", async () => {
+  it("idles with its doorbell and one presence call every 5 minutes, nothing else", async () => {
     const farm = new FakeFarm();
     const { worker } = makeWorker(farm);
     await worker.start();
-    await tick(60_000);
-    expect(farm.calls.map((c) => c.name)).toEqual(["watch"]);
-    expect(farm.calls[0].args[0]).toEqual(["demo.echo"]);
-    expect(vi.getTimerCount()).toBe(0);
+    await tick();
+    // one subscription, and one claim that finds nothing and so records the worker as waiting
+    expect(farm.names()).toEqual(["doorbell", "claim"]);
+    expect(farm.calls[1].args).toEqual([["demo.echo"], 1]);
+    expect(farm.wants).toBe(1);
+    expect(vi.getTimerCount()).toBe(1); // the presence timer
+    await tick(TIMING.presenceEveryMs - 1);
+    expect(farm.names()).toEqual(["doorbell", "claim"]);
+    await tick(1);
+    expect(farm.names()).toEqual(["doorbell", "claim", "presence"]);
+    await tick(3 * TIMING.presenceEveryMs);
+    expect(farm.names()).toEqual(["doorbell", "claim", "presence", "presence", "presence", "presence"]);
+    expect(vi.getTimerCount()).toBe(1);
     expect(worker.snapshot().state).toBe("running");
     await worker.stop();
-    expect(farm.watcherCount).toBe(0);
+    expect(farm.doorbellCount).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("after work, goes back to idle: no calls and no timers", async () => {
+  it("after work, goes back to idle without another call: the completion said how many jobs it runs", async () => {
     const farm = new FakeFarm();
     const { worker } = makeWorker(farm);
     await worker.start();
+    await tick();
     farm.add("demo.echo", 1);
     await tick();
     await tick();
     expect(farm.completed).toHaveLength(1);
-    const calls = farm.calls.length;
-    await tick(600_000);
-    expect(farm.calls.length).toBe(calls);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(farm.calls.find((c) => c.name === "complete")!.args).toEqual([expect.any(String), 1, 1]);
+    expect(farm.wants).toBe(1);
+    const calls = farm.names();
+    await tick(TIMING.presenceEveryMs - 1_000);
+    expect(farm.names()).toEqual(calls);
+    expect(vi.getTimerCount()).toBe(1);
+    await worker.stop();
+  });
+
+  it("answers its doorbell by claiming exactly its offers; after a job it never reads the queue again", async () => {
+    const farm = new FakeFarm();
+    const { worker, finished } = makeWorker(farm, { concurrency: 2 });
+    await worker.start();
+    await tick();
+    expect(farm.headClaims).toBe(1); // the first claim at start
+    for (let i = 0; i < 10; i++) farm.add("demo.echo", i);
+    for (let i = 0; i < 20 && finished.length < 10; i++) await tick();
+    expect(finished.map((f) => f.outcome)).toEqual(Array(10).fill("succeeded"));
+    const claims = farm.calls.filter((c) => c.name === "claim").slice(1);
+    expect(claims.length).toBeGreaterThan(0);
+    // each claim asks for the offers the doorbell showed, never more
+    expect(claims.every((c) => (c.args[1] as number) <= 2)).toBe(true);
+    expect(farm.headClaims).toBe(1);
+    expect(farm.count("ready")).toBe(0);
     await worker.stop();
   });
 
@@ -189,22 +221,21 @@ describe("Worker", () => {
     await worker.stop();
   });
 
-  it("aborts a job flagged canceled through workers:mine before the next heartbeat", async () => {
+  it("aborts a job canceled through its doorbell at once, long before the next heartbeat", async () => {
     const farm = new FakeFarm();
     const h = handler("long", (_p, ctx) => new Promise((_r, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason))));
     const { worker, finished } = makeWorker(farm, { handlers: handlersOf(h) });
     farm.add("long", {}, 60_000);
     await worker.start();
     await tick();
-    expect(farm.mineWatcherCount).toBe(1);
+    expect(worker.snapshot().running).toHaveLength(1);
     farm.requestCancel("job1");
-    farm.publishMine();
     await tick();
     expect(farm.count("heartbeat")).toBe(0);
     expect(finished[0]).toMatchObject({ outcome: "canceled" });
-    expect(farm.mineWatcherCount).toBe(1);
+    expect(farm.failed).toEqual([{ jobId: "job1", error: "canceled while running", retryable: false }]);
     await worker.stop();
-    expect(farm.mineWatcherCount).toBe(0);
+    expect(farm.doorbellCount).toBe(0);
   });
 
   it("drops a job quietly when its lease went stale", async () => {
@@ -238,10 +269,12 @@ describe("Worker", () => {
     const farm = new FakeFarm();
     const { worker, states } = makeWorker(farm);
     await worker.start();
-    farm.watchError(keyError("revoked"));
+    await tick();
+    farm.doorbellError(keyError("revoked"));
     await tick();
     expect(worker.state).toBe("stopped");
     expect(states.at(-1)).toBe("stopped:this worker's key was revoked (revoked): Worker key revoked");
+    expect(farm.count("ready")).toBe(0); // nothing more is said with a refused key
   });
 
   it("a completion refused for a revoked key is not reported as a success", async () => {
@@ -257,29 +290,30 @@ describe("Worker", () => {
     expect(worker.state).toBe("stopped");
   });
 
-  it("stops when the server refuses the subscription itself", async () => {
+  it("stops when the server refuses its claim as invalid (e.g. a capability it does not accept)", async () => {
     const farm = new FakeFarm();
+    farm.failNext.set("claim", new ConvexError({ code: "invalid_argument", message: 'capability "X" must match [a-z0-9:._-]{1,64}' }));
     const { worker } = makeWorker(farm);
     await worker.start();
-    farm.watchError(new ConvexError({ code: "invalid_argument", message: 'capability "X" must match [a-z0-9:._-]{1,64}' }));
     await tick();
     expect(worker.state).toBe("stopped");
     expect(worker.snapshot().reason).toBe(
-      `the server refused this worker's watch (invalid_argument): capability "X" must match [a-z0-9:._-]{1,64}`,
+      `the server refused this worker's claim (invalid_argument): capability "X" must match [a-z0-9:._-]{1,64}`,
     );
   });
 
-  it("keeps going after a passing watch error", async () => {
+  it("keeps going after a passing doorbell error", async () => {
     const farm = new FakeFarm();
     const { worker } = makeWorker(farm);
     const errors: string[] = [];
     worker.on("error", (e) => errors.push(e.message));
     await worker.start();
-    farm.watchError(new Error("query crashed"));
+    await tick();
+    farm.doorbellError(new Error("query crashed"));
     farm.add("demo.echo", 5);
     await tick();
     await tick();
-    expect(errors).toEqual(["watch failed: query crashed"]);
+    expect(errors).toEqual(["doorbell failed: query crashed"]);
     expect(farm.completed).toEqual([{ jobId: "job1", result: 5 }]);
     await worker.stop();
   });
@@ -394,7 +428,11 @@ describe("Worker", () => {
     expect(farm.released.sort()).toEqual(["job1", "job2"]);
     expect(finished.map((f) => f.outcome)).toEqual(["released", "released"]);
     expect(worker.snapshot()).toMatchObject({ state: "stopped", reason: "bye", running: [] });
-    expect(farm.watcherCount + farm.mineWatcherCount).toBe(0);
+    expect(farm.doorbellCount).toBe(0);
+    // the releases said "take nothing more", and so did the last word on the way out
+    expect(farm.calls.filter((c) => c.name === "release").map((c) => c.args[1])).toEqual([0, 0]);
+    expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["stubborn"], 0] });
+    expect(farm.wants).toBe(0);
   });
 
   it("fails a job that runs past its time limit, heartbeating until then", async () => {
@@ -427,19 +465,128 @@ describe("Worker", () => {
     await worker.stop();
   });
 
-  it("wakes once at nextAvailableAt when the server says work comes later", async () => {
+  it("an offer it saw is not lost when its claim took a better one it had not seen yet", async () => {
     const farm = new FakeFarm();
-    farm.nextAvailableAt = Date.now() + 10_000;
+    const slow = handler("slow", () => new Promise(() => undefined));
+    const { worker } = makeWorker(farm, { handlers: handlersOf(slow), concurrency: 2 });
+    await worker.start();
+    await tick();
+    const [best, seen] = farm.offerQuietly("slow", "slow");
+    farm.ring({ offers: [{ jobId: seen, expiresAt: Date.now() + 5_000 }], cancel: [], resync: false });
+    await tick();
+    await tick();
+    expect(worker.snapshot().running.map((r) => r.jobId).sort()).toEqual([best, seen].sort());
+    expect(farm.offered).toEqual([]);
+    await worker.stop();
+  });
+
+  it("keeps no wake-up timer for delayed jobs: a promoted job arrives as an offer", async () => {
+    const farm = new FakeFarm();
     const { worker } = makeWorker(farm);
     await worker.start();
     await tick();
-    expect(vi.getTimerCount()).toBe(1);
-    farm.pending.push({ jobId: "late", leaseId: "", type: "demo.echo", payload: 7, attempt: 1, leaseMs: 30_000 });
-    await tick(9_999);
-    expect(farm.count("claim")).toBe(0);
-    await tick(1);
+    expect(vi.getTimerCount()).toBe(1); // presence only
+    await tick(10_000);
+    farm.add("demo.echo", 7); // the server promoted a delayed job and offered it
     await tick();
-    expect(farm.completed).toEqual([{ jobId: "late", result: 7 }]);
+    await tick();
+    expect(farm.completed).toEqual([{ jobId: "job1", result: 7 }]);
+    await worker.stop();
+  });
+
+  it("a doorbell asking it to resync (an offer to it expired) makes one full claim", async () => {
+    const farm = new FakeFarm();
+    const { worker } = makeWorker(farm);
+    await worker.start();
+    await tick();
+    farm.add("demo.echo", 1); // offered...
+    farm.expireOffers(); // ...but it passed on before the engine claimed (say, it froze)
+    await tick();
+    await tick();
+    expect(farm.resync).toBe(false);
+    expect(farm.headClaims).toBe(2);
+    expect(farm.completed).toEqual([{ jobId: "job1", result: 1 }]);
+    await worker.stop();
+  });
+
+  it("after a reconnect it claims once in full: offline, it may have been taken out of the waiting lines", async () => {
+    const farm = new FakeFarm();
+    let notify: (connected: boolean) => void = () => undefined;
+    farm.onConnectionChange = (cb) => {
+      notify = cb;
+      cb(true);
+      return () => undefined;
+    };
+    const { worker } = makeWorker(farm);
+    await worker.start();
+    await tick();
+    expect(farm.headClaims).toBe(1);
+    notify(false);
+    notify(true);
+    await tick();
+    expect(farm.headClaims).toBe(2);
+    await worker.stop();
+  });
+
+  it("pause and drain say it takes nothing more; resume claims in full again", async () => {
+    const farm = new FakeFarm();
+    const { worker } = makeWorker(farm, { concurrency: 2 });
+    await worker.start();
+    await tick();
+    expect(farm.wants).toBe(2);
+    worker.pause("user");
+    await tick();
+    expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["demo.echo"], 0] });
+    expect(farm.wants).toBe(0);
+    farm.add("demo.echo");
+    await tick();
+    expect(farm.completed).toHaveLength(0);
+    worker.resume();
+    await tick();
+    await tick();
+    expect(farm.completed).toHaveLength(1);
+    expect(farm.wants).toBe(2);
+    await worker.stop();
+  });
+
+  it("a job that ended without its last write (lease lost) declares the freed slot", async () => {
+    const farm = new FakeFarm();
+    const gate = deferred();
+    const h = handler("long", async () => {
+      await gate.promise;
+      return 1;
+    });
+    const { worker, finished } = makeWorker(farm, { handlers: handlersOf(h) });
+    await worker.start();
+    await tick();
+    farm.add("long", {}, 6_000);
+    await tick();
+    farm.expire("job1");
+    await tick(2_000);
+    gate.resolve();
+    await tick();
+    expect(finished).toEqual([expect.objectContaining({ outcome: "lost" })]);
+    expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["long"], 1] });
+    expect(farm.wants).toBe(1);
+    await worker.stop();
+  });
+
+  it("a lowered concurrency is declared, and offers beyond it go back", async () => {
+    const farm = new FakeFarm();
+    const slow = handler("slow", () => new Promise(() => undefined));
+    const { worker } = makeWorker(farm, { handlers: handlersOf(slow), concurrency: 3 });
+    await worker.start();
+    await tick();
+    farm.add("slow");
+    await tick();
+    worker.setConcurrency(1);
+    await tick();
+    expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["slow"], 1] });
+    expect(farm.wants).toBe(0);
+    farm.add("slow");
+    await tick();
+    expect(worker.snapshot().running).toHaveLength(1);
+    expect(farm.pending).toHaveLength(1);
     await worker.stop();
   });
 
@@ -468,7 +615,7 @@ describe("Worker", () => {
     await worker.stop();
   });
 
-  it("resubscribes with new capabilities when handlers change", async () => {
+  it("declares itself again with new capabilities when handlers change (the same subscription)", async () => {
     const farm = new FakeFarm();
     const list = [echo];
     const source = {
@@ -480,16 +627,16 @@ describe("Worker", () => {
     worker.on("capabilities", (e) => seen.push(e.capabilities));
     await worker.start();
     expect(await worker.refreshCapabilities()).toEqual(["demo.echo"]);
-    expect(farm.count("watch")).toBe(1);
+    expect(farm.count("ready")).toBe(0);
     list.push(handler("demo.primes", async () => 1));
     expect(await worker.refreshCapabilities()).toEqual(["demo.echo", "demo.primes"]);
-    expect(farm.calls.filter((c) => c.name === "watch").map((c) => c.args[0])).toEqual([["demo.echo"], ["demo.echo", "demo.primes"]]);
-    expect(farm.watcherCount).toBe(1);
+    expect(farm.calls.filter((c) => c.name === "ready").map((c) => c.args)).toEqual([[["demo.echo", "demo.primes"], 1]]);
+    expect(farm.count("doorbell")).toBe(1);
     expect(seen).toEqual([["demo.echo", "demo.primes"]]);
     list.length = 0;
     await worker.refreshCapabilities();
     expect(worker.snapshot()).toMatchObject({ state: "paused", reason: "no handler capabilities to offer", capabilities: [] });
-    expect(farm.watcherCount).toBe(0);
+    expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [[], 0] });
     await worker.stop();
   });
 

@@ -1,0 +1,400 @@
+// The fan-out benchmark (issue 9): what a job costs with 10, 50 or 200 idle donors, claims under saturation,
+// open views, an idle farm, and offers to dead or cut-off workers — Farmhand's queue against the seed-style
+// design (bench/seedStyle: everyone watches one flag, everyone claims) in the same run. Every count comes
+// from the loopback server's instruments (GET /__testserver/stats): executions of every function, scheduled
+// ones and subscription re-runs included, pushes, and would-be OCC conflicts.
+import { afterAll, beforeAll, describe, it } from "vitest";
+import { api } from "../convex/_generated/api";
+import { TIMING } from "../convex/lib/limits";
+import { api as seedApi } from "./seedStyle/convex/_generated/api";
+import { spawnCli } from "../test/engine/cliProcess";
+import { CutProxy } from "../test/engine/cutProxy";
+import { engine, newClient, type Engine } from "./fanout/engines";
+import { ServerProcess, totals, type Stats } from "./fanout/serverProcess";
+import { SeedStyleWorker } from "./fanout/seedWorkers";
+import { saveFigures, type Figure } from "./results";
+
+const figures: Record<string, Figure> = {};
+/**
+ * Every scenario's server preloads bench/fanout/tableScan.cjs (convex-test then walks only the queried
+ * table, as a deployment's index read would), for both designs; the saturated scenario also runs both on
+ * the stock test server, for reference.
+ */
+const SCAN = { tableScan: true };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round = (n: number, digits = 1) => Number(n.toFixed(digits));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+
+/** A figure with its target and verdict, printed as it is measured. */
+function figure(name: string, value: number, unit: string, target?: string, pass?: boolean): void {
+  figures[name] = { value, unit, target, pass };
+  const verdict = pass === undefined ? "" : pass ? "  PASS" : "  FAIL";
+  console.log(`fanout · ${name}: ${value} ${unit}${target ? `  (target ${target})` : ""}${verdict}`);
+}
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}
+
+/** Start engines a few at a time (hundreds of sockets opening at once only measure the machine). */
+async function startAll(engines: Engine[]): Promise<void> {
+  for (let i = 0; i < engines.length; i += 20) await Promise.all(engines.slice(i, i + 20).map((e) => e.worker.start()));
+}
+
+async function closeAll(closers: Array<{ close(): Promise<void> | void }>): Promise<void> {
+  for (let i = 0; i < closers.length; i += 20) await Promise.all(closers.slice(i, i + 20).map((c) => c.close()));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Idle farm: jobs one at a time, counted from the submit to one second after the job succeeded.
+
+type PerJob = { calls: number; pushes: number; pickupMs: number; byFunction: Record<string, number> };
+
+function summarise(jobs: PerJob[]) {
+  const avg = (f: (j: PerJob) => number) => jobs.reduce((s, j) => s + f(j), 0) / jobs.length;
+  return { calls: avg((j) => j.calls), pushes: avg((j) => j.pushes), maxCalls: Math.max(...jobs.map((j) => j.calls)), pickupP50: median(jobs.map((j) => j.pickupMs)) };
+}
+
+const JOBS_PER_FARM = 8;
+
+async function farmhandIdleFarm(n: number): Promise<PerJob[]> {
+  const server = await ServerProcess.start(["--seed", String(n)], SCAN);
+  const { clientKey, workerKeys } = server.seeded as Required<typeof server.seeded>;
+  const engines = workerKeys.map((key) => engine(server.url, key, { real: n <= 50 }));
+  const submitter = newClient(server.url);
+  const started = new Map<string, number>();
+  const finished = new Set<string>();
+  for (const e of engines) {
+    e.worker.on("jobStarted", (x) => started.set(x.jobId, performance.now()));
+    e.worker.on("jobFinished", (x) => finished.add(x.jobId));
+  }
+  try {
+    await startAll(engines);
+    // every engine's first claim has found nothing: they all wait
+    await until(async () => ((await server.stats()).functions["workers:claim"]?.calls ?? 0) >= n, 60_000, "engines waiting");
+    await sleep(1_500);
+    const jobs: PerJob[] = [];
+    for (let j = 0; j < JOBS_PER_FARM; j++) {
+      await server.resetStats();
+      const t0 = performance.now();
+      const jobId: string = await submitter.mutation(api.jobs.submit, { clientKey, type: "demo.echo", payload: { j } });
+      await until(() => finished.has(jobId), 30_000, `job ${j} at N=${n}`);
+      await sleep(1_000);
+      const stats = await server.stats();
+      // the submitter's own call is left out
+      const { calls, pushes } = totals(stats, (name) => name === "jobs:submit");
+      const byFunction = Object.fromEntries(Object.entries(stats.functions).map(([k, v]) => [k, v.calls]));
+      jobs.push({ calls, pushes, pickupMs: started.get(jobId)! - t0, byFunction });
+    }
+    console.log(`fanout · farmhand N=${n}, executions by function over ${JOBS_PER_FARM} jobs:`, JSON.stringify(addUp(jobs)));
+    return jobs;
+  } finally {
+    await closeAll(engines);
+    await submitter.close();
+    server.close();
+  }
+}
+
+function addUp(jobs: PerJob[]): Record<string, number> {
+  const sum: Record<string, number> = {};
+  for (const j of jobs) for (const [k, v] of Object.entries(j.byFunction)) sum[k] = (sum[k] ?? 0) + v;
+  return sum;
+}
+
+async function seedStyleIdleFarm(n: number): Promise<PerJob[]> {
+  const server = await ServerProcess.start(["--dir", "bench/seedStyle/convex"], SCAN);
+  const workers = Array.from({ length: n }, (_, i) => new SeedStyleWorker(server.url, `w${i}`));
+  const submitter = newClient(server.url);
+  const started = new Map<string, number>();
+  const finished = new Set<string>();
+  for (const w of workers) {
+    w.onStarted = (id) => started.set(id, performance.now());
+    w.onFinished = (id) => finished.add(id);
+    w.start();
+  }
+  try {
+    await until(async () => ((await server.stats()).functions["queue:watch"]?.pushes ?? 0) >= n, 60_000, "seed-style workers watching");
+    await sleep(1_000);
+    const jobs: PerJob[] = [];
+    for (let j = 0; j < JOBS_PER_FARM; j++) {
+      await server.resetStats();
+      const t0 = performance.now();
+      const jobId: string = await submitter.mutation(seedApi.queue.submit, { type: "demo.echo", requiredCapabilities: ["demo.echo"] });
+      await until(() => finished.has(jobId), 60_000, `seed-style job ${j} at N=${n}`);
+      await sleep(1_000);
+      const stats = await server.stats();
+      const { calls, pushes } = totals(stats, (name) => name === "queue:submit");
+      const byFunction = Object.fromEntries(Object.entries(stats.functions).map(([k, v]) => [k, v.calls]));
+      jobs.push({ calls, pushes, pickupMs: started.get(jobId)! - t0, byFunction });
+    }
+    return jobs;
+  } finally {
+    await closeAll(workers);
+    await submitter.close();
+    server.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Saturated farm: 40 busy workers, 5,000 queued demo.echo jobs.
+
+const SATURATED_WORKERS = 40;
+const SATURATED_QUEUE = 5_000;
+const SATURATED_WINDOW_MS = 30_000;
+
+type Saturated = { claims: number; claimConflicts: number; jobsPerSecond: number; stats: Stats };
+
+async function farmhandSaturated(tableScan: boolean): Promise<Saturated> {
+  const server = await ServerProcess.start(["--seed", String(SATURATED_WORKERS)], { tableScan });
+  const { clientKey, workerKeys } = server.seeded as Required<typeof server.seeded>;
+  const submitter = newClient(server.url);
+  for (let i = 0; i < SATURATED_QUEUE; i += 250) {
+    await submitter.mutation(api.jobs.submitBatch, { clientKey, jobs: Array.from({ length: 250 }, (_, k) => ({ type: "demo.echo", payload: { k: i + k } })) });
+  }
+  const engines = workerKeys.map((key) => engine(server.url, key, { real: false }));
+  let done = 0;
+  for (const e of engines) e.worker.on("jobFinished", () => done++);
+  try {
+    await startAll(engines);
+    await sleep(5_000); // past the start, when every engine's first claim reads the heads at once
+    await server.resetStats();
+    const before = done;
+    const t0 = performance.now();
+    await sleep(SATURATED_WINDOW_MS);
+    const stats = await server.stats();
+    const seconds = (performance.now() - t0) / 1000;
+    return measureSaturated(stats, "workers:claim", (done - before) / seconds);
+  } finally {
+    await closeAll(engines);
+    await submitter.close();
+    server.close();
+  }
+}
+
+async function seedStyleSaturated(tableScan: boolean): Promise<Saturated> {
+  const server = await ServerProcess.start(["--dir", "bench/seedStyle/convex"], { tableScan });
+  const submitter = newClient(server.url);
+  for (let i = 0; i < SATURATED_QUEUE; i += 250) {
+    await submitter.mutation(seedApi.queue.submitBatch, { jobs: Array.from({ length: 250 }, () => ({ type: "demo.echo", requiredCapabilities: ["demo.echo"] })) });
+  }
+  const workers = Array.from({ length: SATURATED_WORKERS }, (_, i) => new SeedStyleWorker(server.url, `w${i}`));
+  try {
+    for (const w of workers) w.start();
+    await sleep(5_000);
+    await server.resetStats();
+    const before = workers.reduce((s, w) => s + w.finished, 0);
+    const t0 = performance.now();
+    await sleep(SATURATED_WINDOW_MS);
+    const stats = await server.stats();
+    const seconds = (performance.now() - t0) / 1000;
+    return measureSaturated(stats, "queue:claim", (workers.reduce((s, w) => s + w.finished, 0) - before) / seconds);
+  } finally {
+    await closeAll(workers);
+    await submitter.close();
+    server.close();
+  }
+}
+
+function measureSaturated(stats: Stats, claimName: string, jobsPerSecond: number): Saturated {
+  const claim = stats.functions[claimName] ?? { calls: 0, conflicts: 0, pushes: 0 };
+  return { claims: claim.calls, claimConflicts: claim.conflicts, jobsPerSecond, stats };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+describe("fan-out bench", () => {
+  // Idle for 5 minutes on its own server, while the other scenarios run on theirs.
+  const IDLE_WORKERS = 50;
+  let idle: { server: ServerProcess; engines: Engine[]; startedAt: number } | undefined;
+
+  beforeAll(async () => {
+    const server = await ServerProcess.start(["--seed", String(IDLE_WORKERS)], SCAN);
+    const engines = server.seeded.workerKeys!.map((key) => engine(server.url, key, { real: false }));
+    await startAll(engines);
+    await until(async () => ((await server.stats()).functions["workers:claim"]?.calls ?? 0) >= IDLE_WORKERS, 60_000, "idle engines waiting");
+    await sleep(2_000);
+    await server.resetStats();
+    idle = { server, engines, startedAt: performance.now() };
+  });
+
+  afterAll(async () => {
+    if (idle) {
+      await closeAll(idle.engines);
+      idle.server.close();
+    }
+    saveFigures("fanout", figures);
+  });
+
+  it("idle farm: executions and pushes per job with 10, 50 and 200 donors, against the seed-style design", async () => {
+    const ours: Record<number, ReturnType<typeof summarise>> = {};
+    const seed: Record<number, ReturnType<typeof summarise>> = {};
+    for (const n of [10, 50, 200]) {
+      ours[n] = summarise(await farmhandIdleFarm(n));
+      seed[n] = summarise(await seedStyleIdleFarm(n));
+      figure(`idle_farm_N${n}_executions_per_job`, round(ours[n].calls), "executions/job", "≤ 15", ours[n].maxCalls <= 15 && ours[n].calls <= 15);
+      figure(`idle_farm_N${n}_pushes_per_job`, round(ours[n].pushes), "pushes/job", "≤ 6", ours[n].pushes <= 6);
+      figure(`idle_farm_N${n}_executions_per_job_seed_style`, round(seed[n].calls), "executions/job");
+      figure(`idle_farm_N${n}_pushes_per_job_seed_style`, round(seed[n].pushes), "pushes/job");
+      figure(`idle_farm_N${n}_ratio_seed_style_to_farmhand`, round(seed[n].calls / ours[n].calls), "× executions");
+    }
+    const spread = Math.max(...[10, 50, 200].map((n) => ours[n].calls)) - Math.min(...[10, 50, 200].map((n) => ours[n].calls));
+    figure("idle_farm_executions_spread_N10_to_N200", round(spread), "executions/job (max − min)", "flat: ≤ 2", spread <= 2);
+    figure("idle_farm_N200_pickup_p50", round(ours[200].pickupP50), "ms (submit → job started)", "≤ 50 ms", ours[200].pickupP50 <= 50);
+    figure("idle_farm_N200_pickup_p50_seed_style", round(seed[200].pickupP50), "ms (submit → job started)");
+  });
+
+  it("saturated: 40 busy workers, 5,000 queued demo.echo — would-be conflicts among claims, throughput", async () => {
+    const ours = await farmhandSaturated(true);
+    const seed = await seedStyleSaturated(true);
+    console.log("fanout · saturated farmhand executions:", JSON.stringify(ours.stats.functions));
+    console.log("fanout · saturated seed-style executions:", JSON.stringify(seed.stats.functions));
+    const share = ours.claims === 0 ? 1 : ours.claimConflicts / ours.claims;
+    figure("saturated_claim_conflicts", round(share * 100, 2), `% of ${ours.claims} claims`, "≤ 5 %", share <= 0.05 && ours.claims > 0);
+    figure("saturated_claim_conflicts_seed_style", round((seed.claimConflicts / Math.max(1, seed.claims)) * 100, 2), `% of ${seed.claims} claims`);
+    figure("saturated_throughput", round(ours.jobsPerSecond), "jobs/s", `≥ seed-style (${round(seed.jobsPerSecond)})`, ours.jobsPerSecond >= seed.jobsPerSecond);
+    figure("saturated_throughput_seed_style", round(seed.jobsPerSecond), "jobs/s");
+    const other = Object.entries(ours.stats.functions).filter(([name]) => name !== "workers:claim");
+    const otherCalls = other.filter(([n]) => n !== "workers:doorbell").reduce((s, [, f]) => s + f.calls, 0);
+    figure(
+      "saturated_conflicts_other_mutations",
+      other.reduce((s, [, f]) => s + f.conflicts, 0),
+      `would-be conflicts in ${otherCalls} other executions (completions, dispatcher rounds: retried by Convex, never a claim)`,
+    );
+    // The same on the stock test server, where each query walks the whole database: for reference only.
+    const oursStock = await farmhandSaturated(false);
+    const seedStock = await seedStyleSaturated(false);
+    figure("saturated_throughput_stock_test_server", round(oursStock.jobsPerSecond), "jobs/s (every query walks the whole database)");
+    figure("saturated_throughput_stock_test_server_seed_style", round(seedStock.jobsPerSecond), "jobs/s (every query walks the whole database)");
+    figure("saturated_claim_conflicts_stock_test_server", round((oursStock.claimConflicts / Math.max(1, oursStock.claims)) * 100, 2), `% of ${oursStock.claims} claims`);
+  });
+
+  it("views: farm:overview re-runs at most once per open view per 5 s while jobs move", async () => {
+    const VIEWS = 50;
+    const WORKERS = 10;
+    const server = await ServerProcess.start(["--seed", String(VIEWS + WORKERS)], SCAN);
+    const { clientKey, workerKeys } = server.seeded as Required<typeof server.seeded>;
+    const engines = workerKeys.slice(0, WORKERS).map((key) => engine(server.url, key, { real: false }));
+    const views = workerKeys.slice(WORKERS).map((key) => {
+      const client = newClient(server.url);
+      const unsubscribe = client.onUpdate(api.farm.overview, { apiKey: key }, () => undefined);
+      return { close: async () => (unsubscribe(), await client.close()) };
+    });
+    const submitter = newClient(server.url);
+    let streaming = true;
+    const stream = (async () => {
+      while (streaming) {
+        await submitter.mutation(api.jobs.submit, { clientKey, type: "demo.echo", payload: {} });
+        await sleep(100);
+      }
+    })();
+    try {
+      await startAll(engines);
+      await sleep(6_000);
+      await server.resetStats();
+      const windowMs = 30_000;
+      await sleep(windowMs);
+      const stats = await server.stats();
+      const runs = stats.functions["farm:overview"]?.calls ?? 0;
+      const perView = runs / VIEWS;
+      const jobs = stats.functions["workers:complete"]?.calls ?? 0;
+      // one run per 5 s: a window of W seconds holds at most W/5 + 1 of them
+      const allowed = windowMs / 5_000 + 1;
+      figure(
+        "views_overview_runs_per_view",
+        round(perView, 2),
+        `runs per view in ${windowMs / 1000} s (${VIEWS} views open, ${jobs} jobs done meanwhile)`,
+        `≤ one per 5 s (${allowed})`,
+        perView <= allowed && jobs > 0,
+      );
+    } finally {
+      streaming = false;
+      await stream;
+      await closeAll([...engines, ...views]);
+      await submitter.close();
+      server.close();
+    }
+  });
+
+  it("liveness: an offer to a SIGKILLed or cut-off worker reaches another waiting worker within the TTL + 1 s", async () => {
+    const server = await ServerProcess.start(["--seed", "3"], SCAN);
+    const { clientKey, workerKeys } = server.seeded as Required<typeof server.seeded>;
+    const submitter = newClient(server.url);
+    const survivor = engine(server.url, workerKeys[1], { real: false });
+    const started = new Map<string, number>();
+    survivor.worker.on("jobStarted", (x) => started.set(x.jobId, performance.now()));
+    const proxy = await CutProxy.start(server.url);
+    const laptop = engine(proxy.url, workerKeys[2], { real: false });
+    let laptopConnected = false;
+    laptop.worker.on("connection", (e) => (laptopConnected = e.connected));
+    const passOn: Record<"sigkill" | "disconnected", number[]> = { sigkill: [], disconnected: [] };
+    const runJob = async () => {
+      const t0 = performance.now();
+      const jobId: string = await submitter.mutation(api.jobs.submit, { clientKey, type: "demo.echo", payload: {} });
+      await until(() => started.has(jobId), 30_000, "the survivor starts the job");
+      return started.get(jobId)! - t0;
+    };
+    const waiting = async (claimsBefore: number) =>
+      until(async () => ((await server.stats()).functions["workers:claim"]?.calls ?? 0) > claimsBefore, 30_000, "a worker declared itself");
+    try {
+      await survivor.worker.start();
+      for (let round = 0; round < 3; round++) {
+        // SIGKILL: a CLI worker waits (the oldest in line), dies, and the next job is offered to it first.
+        const claims = (await server.stats()).functions["workers:claim"]?.calls ?? 0;
+        const cli = spawnCli(["--url", server.url, "--key", workerKeys[0]]);
+        await waiting(claims);
+        await sleep(300);
+        await runJob(); // the survivor does one job and goes to the back of the line, behind the CLI worker
+        cli.child.kill("SIGKILL");
+        await cli.exited;
+        passOn.sigkill.push(await runJob());
+      }
+      await laptop.worker.start();
+      await until(() => laptopConnected, 30_000, "the laptop connects");
+      for (let round = 0; round < 3; round++) {
+        await sleep(500);
+        await runJob(); // the survivor goes to the back of the line, behind the laptop
+        proxy.disconnect();
+        passOn.disconnected.push(await runJob());
+        const claims = (await server.stats()).functions["workers:claim"]?.calls ?? 0;
+        proxy.restore();
+        await until(() => laptopConnected, 60_000, "the laptop reconnects");
+        await waiting(claims); // back online, it claims in full and so waits again
+      }
+    } finally {
+      await survivor.close();
+      proxy.restore();
+      await laptop.close();
+      await proxy.close();
+      await submitter.close();
+      server.close();
+    }
+    const limit = TIMING.offerTtlMs + 1_000;
+    for (const kind of ["sigkill", "disconnected"] as const) {
+      const worst = Math.max(...passOn[kind]);
+      figure(`liveness_${kind}_offer_reaches_another_worker_max`, Math.round(worst), `ms over 3 rounds (offer TTL ${TIMING.offerTtlMs} ms)`, `≤ TTL + 1 s (${limit} ms)`, worst <= limit);
+    }
+  });
+
+  it("idle: one presence call per worker per 5 minutes, nothing else", async () => {
+    const { server, startedAt } = idle!;
+    const windowMs = TIMING.presenceEveryMs + 10_000;
+    await sleep(Math.max(0, startedAt + windowMs - performance.now()));
+    const stats = await server.stats();
+    const minutes = (performance.now() - startedAt) / 60_000;
+    const presence = stats.functions["workers:presence"]?.calls ?? 0;
+    const perWorkerPer5Min = presence / IDLE_WORKERS / (minutes / 5);
+    const workerCalls = Object.entries(stats.functions).filter(([name]) => name.startsWith("workers:") && name !== "workers:presence");
+    const others = Object.entries(stats.functions).filter(([name]) => !name.startsWith("workers:"));
+    console.log("fanout · idle window executions:", JSON.stringify(stats.functions));
+    figure("idle_presence_calls_per_worker_per_5min", round(perWorkerPer5Min, 2), `calls (${IDLE_WORKERS} idle engines, ${round(minutes, 1)} min)`, "≤ 1", perWorkerPer5Min <= 1 && presence > 0);
+    const otherWorkerCalls = workerCalls.reduce((s, [, f]) => s + f.calls, 0);
+    figure("idle_other_worker_calls", otherWorkerCalls, "calls (anything but presence, doorbell re-runs included)", "0", otherWorkerCalls === 0);
+    const serverRuns = others.reduce((s, [, f]) => s + f.calls, 0);
+    const allowed = Math.ceil((minutes * 60_000) / TIMING.summaryPresenceDelayMs);
+    figure("idle_summary_refreshes", serverRuns, `runs (the presence calls' summary refreshes, farm-wide, in ${round(minutes, 1)} min)`, `≤ 1 per ${TIMING.summaryPresenceDelayMs / 1000} s (${allowed})`, serverRuns <= allowed);
+  });
+});

@@ -1,0 +1,67 @@
+import { v } from "convex/values";
+import { internal } from "./_generated/api";
+import { internalMutation } from "./_generated/server";
+import { backfillLane, stopWaiting } from "./lib/demand";
+import { dispatchBatch } from "./lib/dispatch";
+import { recordEvent } from "./lib/events";
+import { isOfferedTo, noticeResync, withdrawOffer } from "./lib/inbox";
+import { dispatchStateOf, kickForJobs, kickSummary } from "./lib/kick";
+import { LIMITS, TIMING } from "./lib/limits";
+
+/**
+ * The org's dispatcher: the one writer that matches ready jobs with waiting workers. Kicked (lib/kick.ts)
+ * whenever a job becomes claimable while someone waits, or a worker declares free slots while work waits;
+ * it runs in bounded batches and keeps rescheduling itself while its rounds find matches and work remains,
+ * then goes idle and records what it saw. `generation` makes a stray second schedule a no-op.
+ */
+export const run = internalMutation({
+  args: { orgId: v.id("orgs"), generation: v.number() },
+  handler: async (ctx, { orgId, generation }) => {
+    const state = await dispatchStateOf(ctx, orgId);
+    if (!state || !state.scheduled || state.generation !== generation) return { stale: true, offered: 0 };
+    const outcome = await dispatchBatch(ctx, orgId, LIMITS.dispatchBatch);
+    if (outcome.offered > 0) await kickSummary(ctx, orgId);
+    if (outcome.more) {
+      // Still busy: run again after a short wait for more freed workers, and leave the state row alone, so
+      // the stream of completions kicking it reads a row that does not change.
+      const full = outcome.offered >= LIMITS.dispatchBatch;
+      await ctx.scheduler.runAfter(full ? 0 : TIMING.dispatchBatchDelayMs, internal.dispatch.run, { orgId, generation });
+      return { stale: false, offered: outcome.offered };
+    }
+    await ctx.db.patch(state._id, { scheduled: false, generation: generation + 1, readyJobs: outcome.readyJobs, waiters: outcome.waiters });
+    return { stale: false, offered: outcome.offered };
+  },
+});
+
+/**
+ * An offer was not claimed in time (the worker died, froze or lost its connection): the job goes back to the
+ * ready queue in its old place and passes to another waiter; the silent worker leaves every waiting line and
+ * its doorbell asks it to declare itself again.
+ */
+export const offerExpired = internalMutation({
+  args: { jobId: v.id("jobs"), workerId: v.id("workers") },
+  handler: async (ctx, { jobId, workerId }) => {
+    const job = await ctx.db.get(jobId);
+    if (!isOfferedTo(job, workerId)) return "gone";
+    await withdrawOffer(ctx, job, { requeue: true, fromExpiryCheck: true });
+    await recordEvent(ctx, job, "offer-expired", { workerId });
+    await stopWaiting(ctx, workerId);
+    await noticeResync(ctx, job.orgId, workerId);
+    await kickForJobs(ctx, job.orgId);
+    await kickSummary(ctx, job.orgId);
+    return "passed on";
+  },
+});
+
+/** The rest of a new lane's backfill of already-waiting workers (the submit that made it did the first page). */
+export const backfill = internalMutation({
+  args: { laneId: v.id("lanes"), after: v.number() },
+  handler: async (ctx, { laneId, after }) => {
+    const lane = await ctx.db.get(laneId);
+    if (!lane) return;
+    let next = await backfillLane(ctx, lane, after, LIMITS.laneBackfill);
+    if (next !== null && next <= after) next = after + 1;
+    if (next !== null) await ctx.scheduler.runAfter(0, internal.dispatch.backfill, { laneId, after: next });
+    await kickForJobs(ctx, lane.orgId);
+  },
+});

@@ -1,0 +1,42 @@
+import type { Doc } from "../_generated/dataModel";
+import type { MutationCtx } from "../_generated/server";
+import { setWants } from "./demand";
+import { inboxRows, isOfferedTo, withdrawOffer } from "./inbox";
+import { kickForJobs, kickForWaiter, kickSummary } from "./kick";
+import { runningCount } from "./workerSlots";
+
+/**
+ * The worker says how many jobs it runs at once right now (`slots`, its concurrency; 0 = take nothing more).
+ * It then wants offered: min(slots, the server's limit) − its running jobs − the offers it already holds.
+ * Offers beyond that (it lowered its slots, paused or is stopping) go back to the queue at once. Does not
+ * read any lane head; wakes the dispatcher only if work may be waiting. Returns how many jobs it now waits for.
+ */
+export async function declareSlots(
+  ctx: MutationCtx,
+  worker: Doc<"workers">,
+  slots: number,
+  capabilities?: string[],
+): Promise<number> {
+  const capacity = Math.max(0, Math.min(slots, worker.maxConcurrentJobs) - (await runningCount(ctx, worker)));
+  const offers = await inboxRows(ctx, worker._id, "offer");
+  let kept = 0;
+  let declined = 0;
+  // Offers are ordered best first: keep the best ones that fit, give back the rest.
+  for (const offer of offers) {
+    const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
+    if (!isOfferedTo(job, worker._id)) continue;
+    if (kept < capacity) {
+      kept++;
+      continue;
+    }
+    await withdrawOffer(ctx, job, { requeue: true });
+    declined++;
+  }
+  if (declined > 0) {
+    await kickForJobs(ctx, worker.orgId);
+    await kickSummary(ctx, worker.orgId);
+  }
+  const wants = await setWants(ctx, worker, capacity - kept, capabilities);
+  if (wants > 0) await kickForWaiter(ctx, worker.orgId);
+  return wants;
+}

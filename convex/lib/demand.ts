@@ -1,0 +1,128 @@
+import type { Doc, Id } from "../_generated/dataModel";
+import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { effectiveCapabilities } from "./auth";
+import { eligibleLanes } from "./lanes";
+import { LIMITS } from "./limits";
+
+/**
+ * Waiting workers. A worker's `waiters` row says how many more jobs it wants offered now; while that is
+ * above 0 it also has one `laneWaiters` row per lane it can serve, which is how the dispatcher finds the
+ * oldest waiting worker of a lane with one index read. Only the worker's own calls and the dispatcher
+ * (and the offer-expiry / revoke paths) write these rows.
+ */
+
+export async function waiterOf(ctx: QueryCtx, workerId: Id<"workers">): Promise<Doc<"waiters"> | null> {
+  return await ctx.db
+    .query("waiters")
+    .withIndex("by_worker", (q) => q.eq("workerId", workerId))
+    .unique();
+}
+
+async function laneRowsOf(ctx: QueryCtx, workerId: Id<"workers">) {
+  return await ctx.db
+    .query("laneWaiters")
+    .withIndex("by_worker", (q) => q.eq("workerId", workerId))
+    .take(LIMITS.lanesPerOrg + 1);
+}
+
+async function dropLaneRows(ctx: MutationCtx, workerId: Id<"workers">) {
+  for (const row of await laneRowsOf(ctx, workerId)) await ctx.db.delete(row._id);
+}
+
+async function addLaneRows(ctx: MutationCtx, worker: Doc<"workers">, capabilities: string[], since: number) {
+  const lanes = await eligibleLanes(ctx, worker.orgId, new Set(capabilities));
+  for (const lane of lanes) {
+    await ctx.db.insert("laneWaiters", { orgId: worker.orgId, laneId: lane._id, workerId: worker._id, since });
+  }
+}
+
+/**
+ * Set how many more jobs this worker wants offered. Going from 0 to more puts it at the back of every
+ * lane it can serve; staying above 0 keeps its place (unless its capabilities changed); 0 takes it out.
+ * Writes nothing when nothing changes. Returns the new count.
+ */
+export async function setWants(
+  ctx: MutationCtx,
+  worker: Doc<"workers">,
+  wants: number,
+  capabilities?: string[],
+): Promise<number> {
+  const row = await waiterOf(ctx, worker._id);
+  // Never declared yet: what it advertised when it enrolled, as the server allows it.
+  const caps = capabilities ?? row?.capabilities ?? [...effectiveCapabilities(worker.allowedCapabilities, worker.advertisedCapabilities)].sort();
+  const sameCaps = row !== null && row.capabilities.join(",") === caps.join(",");
+  if (wants <= 0) {
+    if (row && row.since !== undefined) {
+      await dropLaneRows(ctx, worker._id);
+      await ctx.db.patch(row._id, { wants: 0, since: undefined, capabilities: caps });
+    } else if (row && (!sameCaps || row.wants !== 0)) {
+      await ctx.db.patch(row._id, { wants: 0, capabilities: caps });
+    }
+    return 0;
+  }
+  const now = Date.now();
+  if (!row) {
+    await ctx.db.insert("waiters", { orgId: worker.orgId, workerId: worker._id, wants, since: now, capabilities: caps });
+    await addLaneRows(ctx, worker, caps, now);
+    return wants;
+  }
+  if (row.since === undefined || !sameCaps) {
+    const since = row.since ?? now;
+    if (row.since !== undefined) await dropLaneRows(ctx, worker._id);
+    await ctx.db.patch(row._id, { wants, since, capabilities: caps });
+    await addLaneRows(ctx, worker, caps, since);
+    return wants;
+  }
+  if (row.wants !== wants) await ctx.db.patch(row._id, { wants });
+  return wants;
+}
+
+/** The dispatcher offered this worker one job: one fewer wanted; at 0 it stops waiting. */
+export async function countDownWants(ctx: MutationCtx, waiter: Doc<"waiters">): Promise<void> {
+  if (waiter.wants <= 1) {
+    await dropLaneRows(ctx, waiter.workerId);
+    await ctx.db.patch(waiter._id, { wants: 0, since: undefined });
+  } else {
+    await ctx.db.patch(waiter._id, { wants: waiter.wants - 1 });
+  }
+}
+
+/** Take a worker out of every lane's waiting line (offer expired, revoked, paused). */
+export async function stopWaiting(ctx: MutationCtx, workerId: Id<"workers">): Promise<void> {
+  const row = await waiterOf(ctx, workerId);
+  if (!row || (row.wants === 0 && row.since === undefined)) return;
+  await dropLaneRows(ctx, workerId);
+  await ctx.db.patch(row._id, { wants: 0, since: undefined });
+}
+
+/**
+ * A new lane learns about workers already waiting that can serve it: the oldest `limit` waiting workers
+ * of the org from `after` on. Returns the `since` to continue from, or null when all were seen.
+ */
+export async function backfillLane(
+  ctx: MutationCtx,
+  lane: Doc<"lanes">,
+  after: number,
+  limit: number,
+): Promise<number | null> {
+  const waiting = await ctx.db
+    .query("waiters")
+    .withIndex("by_org_since", (q) => q.eq("orgId", lane.orgId).gte("since", after))
+    .take(limit);
+  for (const waiter of waiting) {
+    if (waiter.wants <= 0 || waiter.since === undefined) continue;
+    const caps = new Set(waiter.capabilities);
+    if (!lane.capabilities.every((c) => caps.has(c))) continue;
+    const existing = await ctx.db
+      .query("laneWaiters")
+      .withIndex("by_lane_since", (q) => q.eq("laneId", lane._id).eq("since", waiter.since!))
+      .filter((q) => q.eq(q.field("workerId"), waiter.workerId))
+      .first();
+    if (!existing) {
+      await ctx.db.insert("laneWaiters", { orgId: lane.orgId, laneId: lane._id, workerId: waiter.workerId, since: waiter.since });
+    }
+  }
+  if (waiting.length < limit) return null;
+  // Continue strictly after the last one seen; equal `since` values are rare and re-checked above.
+  return waiting[waiting.length - 1].since!;
+}

@@ -1,0 +1,104 @@
+import type { Doc, Id } from "../_generated/dataModel";
+import type { MutationCtx } from "../_generated/server";
+import { compareJobs } from "./claim";
+import { bumpLane } from "./counters";
+import { offerJob } from "./inbox";
+import { orgLanes } from "./lanes";
+
+export type DispatchOutcome = {
+  offered: number;
+  /** Run another round: the batch ran out, or it made offers and work is left, or workers came meanwhile. */
+  more: boolean;
+  /** A ready job is left that no waiting worker could take. */
+  readyJobs: boolean;
+  /** Some worker of the org still waits. */
+  waiters: boolean;
+};
+
+/** A lane's next ready jobs, read once per round (one index range per lane, however many are offered). */
+type LaneQueue = { lane: Doc<"lanes">; jobs: Doc<"jobs">[]; next: number; waiterLeft: boolean };
+
+/**
+ * The oldest worker waiting in this lane since before this round began (`before`) that still wants a job;
+ * stale rows on the way are removed. Reading only up to `before` keeps workers that start waiting during
+ * the round out of its read set, so they do not make it retry; the round's end looks for them.
+ */
+async function oldestWaiter(ctx: MutationCtx, laneId: Id<"lanes">, before: number): Promise<Doc<"waiters"> | null> {
+  for (;;) {
+    const row = await ctx.db
+      .query("laneWaiters")
+      .withIndex("by_lane_since", (q) => q.eq("laneId", laneId).lte("since", before))
+      .first();
+    if (!row) return null;
+    const waiter = await ctx.db
+      .query("waiters")
+      .withIndex("by_worker", (q) => q.eq("workerId", row.workerId))
+      .unique();
+    if (waiter && waiter.wants > 0) return waiter;
+    await ctx.db.delete(row._id);
+  }
+}
+
+/**
+ * One round of the org's dispatcher, the only transaction that reads lane heads and waiting workers together:
+ * take the ready lane heads in strict order (priority desc, then FIFO) and offer each to the oldest waiting
+ * worker that can run it, at most `budget` offers. Counters move pending → running once per lane.
+ */
+export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget: number): Promise<DispatchOutcome> {
+  const now = Date.now();
+  const queues: LaneQueue[] = [];
+  for (const lane of await orgLanes(ctx, orgId)) {
+    const jobs = await ctx.db
+      .query("jobs")
+      .withIndex("by_lane_ready", (q) => q.eq("laneId", lane._id).eq("queue", "ready"))
+      .take(budget);
+    if (jobs.length > 0) queues.push({ lane, jobs, next: 0, waiterLeft: true });
+  }
+  const offeredPerLane = new Map<Id<"lanes">, { lane: Doc<"lanes">; count: number }>();
+  let offered = 0;
+  let readyJobs = false;
+  let more = false;
+  for (;;) {
+    const open = queues.filter((q) => q.next < q.jobs.length);
+    if (open.length === 0) {
+      // a lane read to its batch's end may hold more ready jobs for the workers still waiting on it
+      more = queues.some((q) => q.waiterLeft && q.jobs.length === budget);
+      readyJobs ||= more;
+      break;
+    }
+    if (offered >= budget) {
+      more = true;
+      readyJobs = true;
+      break;
+    }
+    const best = open.reduce((a, b) => (compareJobs(b.jobs[b.next], a.jobs[a.next]) < 0 ? b : a));
+    const waiter = await oldestWaiter(ctx, best.lane._id, now);
+    if (!waiter) {
+      // nobody waits for this lane: its jobs stay ready
+      readyJobs = true;
+      best.next = best.jobs.length;
+      best.waiterLeft = false;
+      continue;
+    }
+    await offerJob(ctx, best.jobs[best.next++], waiter, now);
+    offered++;
+    const tally = offeredPerLane.get(best.lane._id) ?? { lane: best.lane, count: 0 };
+    offeredPerLane.set(best.lane._id, { lane: best.lane, count: tally.count + 1 });
+  }
+  for (const { lane, count } of offeredPerLane.values()) {
+    await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: -count, running: count });
+  }
+  if (more || (offered > 0 && readyJobs)) return { offered, more: true, readyJobs, waiters: true };
+  // About to go idle: now look at every waiting worker, those who came during the round included (a
+  // concurrent new waiter makes this round retry, or sees the idle state it writes and kicks again).
+  const anyWaiter = await ctx.db
+    .query("waiters")
+    .withIndex("by_org_since", (q) => q.eq("orgId", orgId).gte("since", 0))
+    .first();
+  const newcomer = await ctx.db
+    .query("waiters")
+    .withIndex("by_org_since", (q) => q.eq("orgId", orgId).gt("since", now))
+    .first();
+  // Workers that came during the round while work is left: another round, not idle.
+  return { offered, more: readyJobs && newcomer !== null, readyJobs, waiters: anyWaiter !== null };
+}

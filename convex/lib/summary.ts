@@ -1,0 +1,63 @@
+import type { Doc, Id } from "../_generated/dataModel";
+import type { QueryCtx } from "../_generated/server";
+import { laneTotals, orgTotals, recentThroughput } from "./counters";
+import { listDeadLetters } from "./deadLetters";
+import { orgLanes } from "./lanes";
+import { LIMITS } from "./limits";
+
+export type Summary = Omit<Doc<"summaries">, "_id" | "_creationTime">;
+
+/**
+ * What farm:overview shows for an org, from the counter totals, the workers and their presence, the minute
+ * buckets and the newest dead letters: O(lanes + workers) documents, never the queue. Only the summariser
+ * runs it, after folding the counter deltas (and overview, for an org that has no summary yet).
+ */
+export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: number): Promise<Summary> {
+  const lanes = await orgLanes(ctx, orgId);
+  const perLane = await laneTotals(ctx, orgId, lanes.length);
+  const finished = await orgTotals(ctx, orgId);
+  const laneRows = lanes.map((lane) => ({
+    routingKey: lane.routingKey,
+    capabilities: lane.capabilities,
+    pending: perLane.get(lane._id)?.pending ?? 0,
+    running: perLane.get(lane._id)?.running ?? 0,
+  }));
+  const workers = await ctx.db
+    .query("workers")
+    .withIndex("by_org", (q) => q.eq("orgId", orgId))
+    .take(LIMITS.workersListed);
+  const seen = await ctx.db
+    .query("presence")
+    .withIndex("by_org", (q) => q.eq("orgId", orgId))
+    .take(LIMITS.workersListed * 2);
+  const lastSeen = new Map(seen.map((p) => [p.workerId, p.lastSeenAt]));
+  const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
+  return {
+    orgId,
+    refreshedAt: now,
+    counts: {
+      pending: laneRows.reduce((s, l) => s + l.pending, 0),
+      running: laneRows.reduce((s, l) => s + l.running, 0),
+      ...finished,
+    },
+    lanes: laneRows,
+    workers: workers.map((w) => ({
+      workerId: w._id,
+      name: w.name,
+      machineId: w.machineId,
+      keyPrefix: w.keyPrefix,
+      maxConcurrentJobs: w.maxConcurrentJobs,
+      lastSeenAt: lastSeen.get(w._id) ?? w.lastSeenAt ?? w._creationTime,
+      revoked: w.revoked,
+    })),
+    throughput: await recentThroughput(ctx, orgId, now),
+    deadLetters: dead.map((d) => ({ ...d, error: d.error?.slice(0, LIMITS.summaryErrorChars) })),
+  };
+}
+
+export async function summaryOf(ctx: QueryCtx, orgId: Id<"orgs">): Promise<Doc<"summaries"> | null> {
+  return await ctx.db
+    .query("summaries")
+    .withIndex("by_org", (q) => q.eq("orgId", orgId))
+    .unique();
+}
