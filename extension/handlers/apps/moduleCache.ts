@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, readdir, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { APP_LIMITS, SHA256_HEX } from "../../../convex/lib/appLimits";
 import { HandlerError } from "../../worker/errors";
@@ -28,6 +28,8 @@ export class ModuleCache {
   private readonly maxBytes: number;
   private readonly downloads = new Map<string, Promise<void>>();
   private readonly inUse = new Map<string, number>();
+  /** Files this process has checked against their hash (or written itself). */
+  private readonly verified = new Set<string>();
   private ready: Promise<void> | undefined;
 
   constructor(private readonly options: ModuleCacheOptions) {
@@ -55,7 +57,13 @@ export class ModuleCache {
     try {
       const path = this.pathOf(sha256);
       let info = await statOrNull(path);
+      // A file this process has not checked yet may be cut short or damaged (a crash, a full disk): check it once.
+      if (info && !this.verified.has(sha256) && !(await hashMatches(path, sha256))) {
+        await rm(path, { force: true });
+        info = null;
+      }
       if (info) {
+        this.verified.add(sha256);
         // The file's modification time is its last use: eviction goes by it.
         const now = new Date();
         await utimes(path, now, now).catch(() => undefined);
@@ -102,6 +110,7 @@ export class ModuleCache {
     try {
       await writeFile(temp, bytes);
       await rename(temp, this.pathOf(sha256));
+      this.verified.add(sha256);
     } finally {
       await rm(temp, { force: true });
     }
@@ -129,6 +138,7 @@ export class ModuleCache {
       if (total <= this.maxBytes) break;
       if (this.inUse.has(entry.sha256)) continue;
       await rm(entry.path, { force: true });
+      this.verified.delete(entry.sha256);
       total -= entry.size;
     }
   }
@@ -141,6 +151,14 @@ export class ModuleCache {
     const n = (this.inUse.get(sha256) ?? 1) - 1;
     if (n > 0) this.inUse.set(sha256, n);
     else this.inUse.delete(sha256);
+  }
+}
+
+async function hashMatches(path: string, sha256: string): Promise<boolean> {
+  try {
+    return createHash("sha256").update(await readFile(path)).digest("hex") === sha256;
+  } catch {
+    return false;
   }
 }
 

@@ -7,7 +7,7 @@ import { checkpoints, echoStdin, endlessLoop, exitsWith, memoryBomb, opensHostFi
 
 const WASI_EBADF = "08";
 
-describe("the app sandbox", () => {
+describe("the app sandbox", { timeout: 30_000 }, () => {
   const h = appHarness();
   afterAll(() => h.close());
 
@@ -142,6 +142,22 @@ describe("the app sandbox", () => {
     expect(looped.ok).toBe(false);
     // A busy loop of 400 ms used CPU time close to that (at least most of it on a loaded machine).
     expect(looped.cpuMs).toBeGreaterThan(100);
+  });
+
+  it("refuses a download that does not match the pinned sha256, not retryable, before running anything", async () => {
+    const honest = h.publish(prints('{"x": 1}\n'));
+    const tampered = prints('{"evil": 1}\n');
+    // The source answers other bytes for the pinned hash.
+    const lying = { ...h.publish(tampered), sha256: honest.sha256.replace(/^./, (c) => (c === "0" ? "1" : "0")) };
+    const { AppRunner } = await import("../../../extension/handlers/apps/appRunner");
+    const runner = new AppRunner(h.pool, h.cache, async () => tampered);
+    const { fakeCtx } = await import("../handlers/fakeCtx");
+    const f = fakeCtx();
+    await expect(runner.run({ app: lying, payload: null }, f.ctx)).rejects.toMatchObject({
+      message: expect.stringContaining(`not the pinned ${lying.sha256}`),
+      retryable: false,
+    });
+    expect(f.output()).toBe("");
   });
 
   it("refuses a module that imports anything but WASI functions, or is no WASI command", async () => {
