@@ -118,6 +118,8 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
       ctx.signal.removeEventListener("abort", onAbort);
       thread.removeAllListeners("message");
       thread.removeAllListeners("exit");
+      thread.removeAllListeners("error");
+      thread.on("error", () => undefined);
       void thread.terminate();
       // After this run's result is out, so its start-up is not counted against this run.
       setImmediate(() => threads.prewarm());
@@ -180,7 +182,9 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
         end(() => reject(e));
       }
     });
-    thread.on("exit", (code) => fail(`${label}: its sandbox thread ended unexpectedly (code ${code})`, true));
+    let threadError: Error | undefined;
+    thread.on("error", (e) => void (threadError = e));
+    thread.on("exit", (code) => fail(`${label}: its sandbox thread ended unexpectedly (code ${code}${threadError ? `: ${threadError.message}` : ""})`, true));
     const run: ThreadRun = { t: "run", module, name: app.name, stdin };
     thread.postMessage(run, [stdin.buffer as ArrayBuffer]);
   });
