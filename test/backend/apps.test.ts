@@ -12,6 +12,11 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function body(res: Response): Promise<any> {
+  return await res.json();
+}
+
 /** A farm with a publishing key next to its ordinary client key. */
 async function publishingFarm(t: Backend = newBackend(), name = "acme") {
   const farm = await newFarm(t, name);
@@ -23,7 +28,7 @@ function publish(farm: Farm, name: string, body: Uint8Array | string, options: {
   const headers: Record<string, string> = { "content-type": options.contentType ?? "application/wasm" };
   const key = options.key === undefined ? (farm as Farm & { publishKey: string }).publishKey : options.key;
   if (key !== null) headers.authorization = `Bearer ${key}`;
-  return farm.t.fetch(`/api/apps/${name}${options.query ? `?${options.query}` : ""}`, { method: "POST", headers, body: body as BodyInit });
+  return farm.t.fetch(`/api/apps/${name}${options.query ? `?${options.query}` : ""}`, { method: "POST", headers, body: body as RequestInit["body"] });
 }
 
 function remove(farm: Farm, name: string, version: number | string, key: string) {
@@ -62,7 +67,7 @@ describe("publishing an app", () => {
     const farm = await publishingFarm();
     const res = await publish(farm, "render", APP);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ name: "render", version: 1, sha256: await sha256Hex(APP) });
+    expect(await body(res)).toEqual({ name: "render", version: 1, sha256: await sha256Hex(APP) });
     const listed = await farm.t.query(api.apps.list, { clientKey: farm.clientKey });
     expect(listed).toEqual([
       { name: "render", version: 1, sha256: await sha256Hex(APP), bytes: APP.length, memoryMB: 256, timeoutMs: 600_000, createdAt: expect.any(Number) },
@@ -81,15 +86,15 @@ describe("publishing an app", () => {
 
   test("identical bytes and limits answer the latest version and store nothing new; anything different is a new version", async () => {
     const farm = await publishingFarm();
-    expect((await (await publish(farm, "render", APP)).json()).version).toBe(1);
+    expect((await body(await publish(farm, "render", APP))).version).toBe(1);
     const before = await stored(farm.t);
     const again = await publish(farm, "render", APP);
-    expect(await again.json()).toEqual({ name: "render", version: 1, sha256: await sha256Hex(APP) });
+    expect(await body(again)).toEqual({ name: "render", version: 1, sha256: await sha256Hex(APP) });
     expect(await stored(farm.t)).toEqual(before);
-    expect((await (await publish(farm, "render", APP, { query: "memoryMB=64" })).json()).version).toBe(2);
-    expect((await (await publish(farm, "render", OTHER_APP, { query: "memoryMB=64" })).json()).version).toBe(3);
+    expect((await body(await publish(farm, "render", APP, { query: "memoryMB=64" }))).version).toBe(2);
+    expect((await body(await publish(farm, "render", OTHER_APP, { query: "memoryMB=64" }))).version).toBe(3);
     // The same bytes as version 1 again: compared with the latest (3), so a new version.
-    expect((await (await publish(farm, "render", APP)).json()).version).toBe(4);
+    expect((await body(await publish(farm, "render", APP))).version).toBe(4);
     expect((await stored(farm.t)).files).toHaveLength(4);
   });
 
@@ -98,7 +103,7 @@ describe("publishing an app", () => {
     const b = await publishingFarm(a.t, "other");
     await publish(a, "render", APP);
     await publish(a, "render", OTHER_APP);
-    expect((await (await publish(b, "render", APP)).json()).version).toBe(1);
+    expect((await body(await publish(b, "render", APP))).version).toBe(1);
     expect((await a.t.query(api.apps.list, { clientKey: a.clientKey })).map((v) => v.version)).toEqual([1, 2]);
     expect((await b.t.query(api.apps.list, { clientKey: b.clientKey })).map((v) => v.version)).toEqual([1]);
   });
@@ -111,7 +116,7 @@ describe("publishing an app", () => {
     const over = paddedTo(APP, APP_LIMITS.moduleBytesMax + 1);
     const res = await publish(farm, "bigger", over);
     expect(res.status).toBe(413);
-    expect((await res.json()).error.code).toBe("too_large");
+    expect((await body(res)).error.code).toBe("too_large");
     expect((await stored(farm.t)).versions.map((v) => v.name)).toEqual(["big"]);
   });
 
@@ -156,16 +161,16 @@ describe("publishing an app", () => {
     ];
     for (const [label, response, status, code] of cases) {
       const res = await response;
-      const body = await res.json();
-      expect({ label, status: res.status, code: body.error?.code }).toEqual({ label, status, code });
-      expect(typeof body.error.message).toBe("string");
+      const answer = await body(res);
+      expect({ label, status: res.status, code: answer.error?.code }).toEqual({ label, status, code });
+      expect(typeof answer.error.message).toBe("string");
     }
     expect(await stored(farm.t)).toEqual({ versions: [], files: [] });
   });
 
   test("explains what is wrong with a module", async () => {
     const farm = await publishingFarm();
-    const messages = async (body: Uint8Array | string) => (await (await publish(farm, "a", body)).json()).error.message;
+    const messages = async (module: Uint8Array | string) => (await body(await publish(farm, "a", module))).error.message;
     expect(await messages("#!/bin/sh")).toContain("does not start with \\0asm");
     expect(await messages(buildModule({ imports: [{ module: "env", name: "f", params: [], results: [] }] }))).toContain(
       'imports "env.f"; an app may import only wasi_snapshot_preview1 functions',
@@ -181,21 +186,21 @@ describe("deleting a version", () => {
     await publish(farm, "render", OTHER_APP);
     const res = await remove(farm, "render", 1, farm.publishKey);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ name: "render", version: 1, deleted: true });
+    expect(await body(res)).toEqual({ name: "render", version: 1, deleted: true });
     const { versions, files } = await stored(farm.t);
     expect(versions.find((v) => v.version === 1)).toMatchObject({ deleted: true, deletedAt: expect.any(Number) });
     expect(versions.find((v) => v.version === 1)?.storageId).toBeUndefined();
     expect(files).toHaveLength(1);
     expect((await farm.t.query(api.apps.list, { clientKey: farm.clientKey })).map((v) => v.version)).toEqual([2]);
     // Again: the same answer, nothing changes.
-    expect(await (await remove(farm, "render", 1, farm.publishKey)).json()).toEqual({ name: "render", version: 1, deleted: true });
+    expect(await body(await remove(farm, "render", 1, farm.publishKey))).toEqual({ name: "render", version: 1, deleted: true });
   });
 
   test("publishing the deleted latest version's bytes again makes a new version", async () => {
     const farm = await publishingFarm();
     await publish(farm, "render", APP);
     await remove(farm, "render", 1, farm.publishKey);
-    expect(await (await publish(farm, "render", APP)).json()).toMatchObject({ version: 2 });
+    expect(await body(await publish(farm, "render", APP))).toMatchObject({ version: 2 });
   });
 
   test("refuses other keys, unknown versions and malformed routes", async () => {
@@ -214,7 +219,7 @@ describe("deleting a version", () => {
     ];
     for (const [label, response, status, code] of cases) {
       const res = await response;
-      expect({ label, status: res.status, code: (await res.json()).error?.code }).toEqual({ label, status, code });
+      expect({ label, status: res.status, code: (await body(res)).error?.code }).toEqual({ label, status, code });
     }
     expect(await stored(farm.t)).toEqual(before);
   });
@@ -255,7 +260,7 @@ describe("downloading a module (workers)", () => {
     ];
     for (const [label, response, status, code] of cases) {
       const res = await response;
-      expect({ label, status: res.status, code: (await res.json()).error?.code }).toEqual({ label, status, code });
+      expect({ label, status: res.status, code: (await body(res)).error?.code }).toEqual({ label, status, code });
     }
   });
 });
