@@ -18,13 +18,13 @@ export function decodedLength(base64: string): number {
  */
 export function checkCheckpoint(data: unknown): string {
   if (typeof data !== "string") throw new HandlerError("a checkpoint must be a base64 string", { retryable: false });
+  const tooBig = (bytes: string) =>
+    new HandlerError(`checkpoint too big: ${bytes} bytes decoded; a checkpoint may hold at most ${MAX_CHECKPOINT_BYTES} bytes (512 KiB)`, {
+      retryable: false,
+    });
   // The length alone tells a text far too big, before a regular expression reads it all.
-  if (data.length > Math.ceil(MAX_CHECKPOINT_BYTES / 3) * 4 || (BASE64.test(data) && decodedLength(data) > MAX_CHECKPOINT_BYTES)) {
-    throw new HandlerError(
-      `checkpoint too big: ${Math.floor((data.length / 4) * 3)} bytes decoded; a checkpoint may hold at most ${MAX_CHECKPOINT_BYTES} bytes (512 KiB)`,
-      { retryable: false },
-    );
-  }
+  if (data.length > Math.ceil(MAX_CHECKPOINT_BYTES / 3) * 4) throw tooBig(`about ${Math.floor((data.length / 4) * 3)}`);
   if (!BASE64.test(data)) throw new HandlerError("a checkpoint must be a base64 string (standard alphabet, padded)", { retryable: false });
+  if (decodedLength(data) > MAX_CHECKPOINT_BYTES) throw tooBig(String(decodedLength(data)));
   return data;
 }

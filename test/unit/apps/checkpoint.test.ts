@@ -16,6 +16,9 @@ describe("checkCheckpoint", () => {
         expect.objectContaining({ message: expect.stringContaining("checkpoint too big"), retryable: false }),
       );
     }
+    expect(() => checkCheckpoint(Buffer.alloc(MAX_CHECKPOINT_BYTES + 1).toString("base64"))).toThrow(
+      "checkpoint too big: 524289 bytes decoded; a checkpoint may hold at most 524288 bytes (512 KiB)",
+    );
     for (const bad of ["AAE", "AA==AA==", "a-b_", "not base64!", 42, null]) {
       expect(() => checkCheckpoint(bad)).toThrow(expect.objectContaining({ retryable: false }));
     }

@@ -77,6 +77,22 @@ export function opensHostFile(path: string): Uint8Array {
   });
 }
 
+/** Counts to `iterations` (a fixed amount of CPU work), then prints `{"done": true}`. */
+export function busyLoop(iterations: number): Uint8Array {
+  const done = text('{"done": true}\n');
+  return buildModule({
+    imports: [FD_WRITE],
+    data: [done],
+    locals: 1,
+    start: [
+      ...op.loop,
+      ...op.localGet(0), ...op.i32(1), ...op.i32Add, ...op.localTee(0), ...op.i32(iterations), ...op.i32Eq, ...op.i32Eqz, ...op.brIf(0),
+      ...op.end,
+      ...write(0, 1, done.offset, done.length),
+    ],
+  });
+}
+
 /** Loops forever. */
 export function endlessLoop(): Uint8Array {
   return buildModule({ start: [...op.loop, ...op.br(0), ...op.end] });

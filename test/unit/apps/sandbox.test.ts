@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { appHarness } from "./harness";
-import { checkpoints, echoStdin, endlessLoop, exitsWith, memoryBomb, opensHostFile, prints, traps } from "./hostileApps";
+import { busyLoop, checkpoints, echoStdin, endlessLoop, exitsWith, memoryBomb, opensHostFile, prints, traps } from "./hostileApps";
 
 const WASI_EBADF = "08";
 
@@ -136,12 +136,14 @@ describe("the app sandbox", { timeout: 30_000 }, () => {
   });
 
   it("reports the CPU time of a run, failed or not", async () => {
-    const ok = await h.run(h.publish(prints('{"x": 1}\n')), null);
-    expect(ok.ok && typeof ok.outcome.cpuMs).toBe("number");
-    const looped = await h.run(h.publish(endlessLoop(), { timeoutMs: 400 }), null);
-    expect(looped.ok).toBe(false);
-    // A busy loop of 400 ms used CPU time close to that (at least most of it on a loaded machine).
-    expect(looped.cpuMs).toBeGreaterThan(100);
+    // 5·10^8 loop iterations take at least 0.1 s of CPU on any machine of today (≥ 1 cycle each at ≤ 5 GHz).
+    const busy = await h.run(h.publish(busyLoop(500_000_000)), null);
+    expect(busy.ok && busy.outcome.result).toEqual({ done: true });
+    expect(busy.ok && busy.outcome.cpuMs).toBeGreaterThanOrEqual(100);
+    expect(busy.cpuMs).toBe(busy.ok && busy.outcome.cpuMs);
+    const failed = await h.run(h.publish(traps()), null);
+    expect(failed.ok).toBe(false);
+    expect(typeof failed.cpuMs).toBe("number");
   });
 
   it("refuses a download that does not match the pinned sha256, not retryable, before running anything", async () => {
