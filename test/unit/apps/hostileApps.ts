@@ -44,10 +44,10 @@ export function echoStdin(): Uint8Array {
 }
 
 /**
- * Tries to open `path` relative to fd 3 (where a preopened directory would be), prints `{"errno": "NN"}` (two digits), and if
+ * Tries to open `path` relative to `dirFd` (fd 3 is where a preopened directory would be), prints `{"errno": "NN"}` (two digits), and if
  * the open succeeded also copies the file's first bytes to stdout.
  */
-export function opensHostFile(path: string): Uint8Array {
+export function opensHostFile(path: string, dirFd = 3): Uint8Array {
   const template = text('{"errno": "00"}\n'); // digits at +11, +12
   const pathData = { offset: 2048, bytes: path.replace(/^\/+/, "") };
   const pathLength = new TextEncoder().encode(pathData.bytes).length;
@@ -58,7 +58,7 @@ export function opensHostFile(path: string): Uint8Array {
     data: [template, pathData],
     locals: 1,
     start: [
-      ...op.i32(3), ...op.i32(1), ...op.i32(pathData.offset), ...op.i32(pathLength), ...op.i32(0),
+      ...op.i32(dirFd), ...op.i32(1), ...op.i32(pathData.offset), ...op.i32(pathLength), ...op.i32(0),
       // rights: fd_read only (what a reader of the file would ask for)
       ...op.i64(2n), ...op.i64(0n), ...op.i32(0), ...op.i32(opened), ...op.call(1), ...op.localSet(0),
       ...op.i32(TEXT + 11), ...op.localGet(0), ...op.i32(10), ...op.i32DivU, ...op.i32(48), ...op.i32Add, ...op.i32Store8,

@@ -40,6 +40,13 @@ describe("the app sandbox", { timeout: 30_000 }, () => {
       const run = await h.run(h.publish(opensHostFile(secret)), null);
       expect(run.ok ? run.outcome.result : run.error.message).toEqual({ errno: WASI_EBADF });
       expect(run.output).not.toContain("TOP-SECRET");
+      // Nor through the standard streams' descriptors.
+      for (const fd of [0, 1, 2]) {
+        const viaStdio = await h.run(h.publish(opensHostFile(secret, fd)), null);
+        expect(viaStdio.ok && viaStdio.outcome.result).not.toEqual({ errno: "00" });
+        expect(viaStdio.ok && (viaStdio.outcome.result as { errno: string }).errno).toMatch(/^\d\d$/);
+        expect(viaStdio.output).not.toContain("TOP-SECRET");
+      }
       expect(readFileSync(secret, "utf8")).toBe("TOP-SECRET-CONTENT");
     } finally {
       rmSync(dir, { recursive: true, force: true });
