@@ -69,31 +69,34 @@ function versionParam(raw: string | undefined): number | null {
   return raw !== undefined && /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : null;
 }
 
-/** The body, read no further than `max` bytes; null when it is longer. */
+/**
+ * The body, read no further than `max` bytes; null when it is longer. With a Content-Length the bytes go
+ * straight into one buffer of that size: an action's memory is limited, and a module may be 20 MiB.
+ */
 async function readCapped(request: Request, max: number): Promise<Uint8Array<ArrayBuffer> | null> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > max) return null;
+  const header = request.headers.get("content-length");
+  const declared = header !== null && /^\d+$/.test(header) ? Number(header) : undefined;
+  if (declared !== undefined && declared > max) return null;
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
+  let buffer = new Uint8Array(declared ?? 64 * 1024);
   let total = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    total += value.length;
-    if (total > max) {
+    if (total + value.length > max) {
       await reader.cancel();
       return null;
     }
-    chunks.push(value);
+    if (total + value.length > buffer.length) {
+      const grown = new Uint8Array(Math.min(max, Math.max(buffer.length * 2, total + value.length)));
+      grown.set(buffer.subarray(0, total));
+      buffer = grown;
+    }
+    buffer.set(value, total);
+    total += value.length;
   }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.length;
-  }
-  return bytes;
+  return total === buffer.length ? buffer : buffer.slice(0, total);
 }
 
 async function sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {

@@ -118,6 +118,15 @@ describe("publishing an app", () => {
     expect(res.status).toBe(413);
     expect((await body(res)).error.code).toBe("too_large");
     expect((await stored(farm.t)).versions.map((v) => v.name)).toEqual(["big"]);
+    // A Content-Length over the cap is refused before the body is read; a truthful one is used to read it.
+    const declared = (length: number, bytes: Uint8Array) =>
+      farm.t.fetch("/api/apps/declared", {
+        method: "POST",
+        headers: { authorization: `Bearer ${farm.publishKey}`, "content-type": "application/wasm", "content-length": String(length) },
+        body: bytes as RequestInit["body"],
+      });
+    expect((await declared(APP_LIMITS.moduleBytesMax + 1, APP)).status).toBe(413);
+    expect(await body(await declared(APP.length, APP))).toMatchObject({ name: "declared", version: 1, sha256: await sha256Hex(APP) });
   });
 
   test("refusals answer a JSON error with a fitting status and store nothing", async () => {
