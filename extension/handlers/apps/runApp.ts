@@ -179,7 +179,9 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
       try {
         onMessage(m);
       } catch (e) {
-        end(() => reject(e));
+        // A checkpoint too big, a line too long: the job fails with the app named.
+        const retryable = (e as { retryable?: unknown }).retryable !== false;
+        end(() => reject(new HandlerError(`${label}: ${e instanceof Error ? e.message : String(e)}`, { retryable })));
       }
     });
     let threadError: Error | undefined;
