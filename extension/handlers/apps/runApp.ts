@@ -160,7 +160,7 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
           }
           return fail(withStderr(`${label} trapped (${m.message}); ${memoryNote(m.memoryBytes)}`), true);
         case "failed":
-          return fail(withStderr(`${label} could not run: ${m.message}`), false);
+          return fail(withStderr(`${label} could not run: ${m.message}`), m.retryable);
         case "exit": {
           const out = stdout.end();
           if (m.code !== 0) {

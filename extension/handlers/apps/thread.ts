@@ -78,10 +78,12 @@ function run({ module, name, stdin }: ThreadRun): void {
     try {
       instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: imports });
     } catch (e) {
-      return post({ t: "failed", message: `the module could not be instantiated: ${(e as Error).message}` });
+      // A link error is the module's (it would fail everywhere); running out of memory is this machine's.
+      const retryable = !(e instanceof WebAssembly.LinkError);
+      return post({ t: "failed", message: `the module could not be instantiated: ${(e as Error).message}`, retryable });
     }
     const exported = instance.exports.memory;
-    if (!(exported instanceof WebAssembly.Memory)) return post({ t: "failed", message: "the module exports no memory named \"memory\"" });
+    if (!(exported instanceof WebAssembly.Memory)) return post({ t: "failed", message: "the module exports no memory named \"memory\"", retryable: false });
     memory = exported;
     post({ t: "started" });
     try {
@@ -90,7 +92,7 @@ function run({ module, name, stdin }: ThreadRun): void {
     } catch (e) {
       const message = e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e);
       if (e instanceof WebAssembly.RuntimeError || e instanceof RangeError) post({ t: "trap", message, memoryBytes: memory.buffer.byteLength });
-      else post({ t: "failed", message });
+      else post({ t: "failed", message, retryable: true });
     }
   } finally {
     for (const fd of nulls) closeSync(fd);

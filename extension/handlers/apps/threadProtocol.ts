@@ -20,5 +20,5 @@ export type ThreadMessage =
   | { t: "exit"; code: number; memoryBytes: number }
   /** A WebAssembly trap (unreachable, out-of-bounds access, stack overflow, …). */
   | { t: "trap"; message: string; memoryBytes: number }
-  /** The instance could not be created or started. */
-  | { t: "failed"; message: string };
+  /** The instance could not be created or started; `retryable` when it may work elsewhere (memory ran out here). */
+  | { t: "failed"; message: string; retryable: boolean };

@@ -174,6 +174,9 @@ describe("the app sandbox", { timeout: 30_000 }, () => {
     const foreign = await h.run(h.publish(buildModule({ imports: [{ module: "env", name: "host_call", params: [], results: [] }] })), null);
     expect(!foreign.ok && foreign.error.message).toContain('imports function "env.host_call"');
     expect(!foreign.ok && foreign.error.retryable).toBe(false);
+    const unknownWasi = await h.run(h.publish(buildModule({ imports: [{ name: "sock_connect", params: [], results: [] }] })), null);
+    expect(!unknownWasi.ok && unknownWasi.error.message).toContain("could not run: the module could not be instantiated");
+    expect(!unknownWasi.ok && unknownWasi.error.retryable).toBe(false);
     const noStart = await h.run(h.publish(buildModule({ exportStart: false })), null);
     expect(!noStart.ok && noStart.error.message).toContain("exports no _start function");
   });
