@@ -1,6 +1,6 @@
 // The bundles: the extension (Node, CommonJS, `vscode` external), the control panel's webview script (browser),
 // the headless `farmhand-worker` CLI, and the handler runner: the child process that runs job code, which the
-// handler pool finds next to whichever bundle uses it (dist/).
+// handler pool finds next to whichever bundle uses it (dist/), and the app thread the runner starts for farm apps.
 // `node esbuild.mjs` builds for development (sourcemaps), `--production` minifies, `--watch` rebuilds on change.
 import * as esbuild from "esbuild";
 
@@ -28,7 +28,7 @@ const builds = [
   },
   {
     ...common,
-    entryPoints: { cli: "extension/cli/cli.ts", handlerRunner: "extension/handlers/runner.ts" },
+    entryPoints: { cli: "extension/cli/cli.ts", handlerRunner: "extension/handlers/runner.ts", appThread: "extension/handlers/apps/thread.ts" },
     outdir: "dist",
     platform: "node",
     format: "cjs",

@@ -54,9 +54,10 @@ export const createEnrollment = internalMutation({
   },
 });
 
+/** `canPublish`: the key may also publish and delete farm apps (POST/DELETE /api/apps/…). Default false. */
 export const createClientKey = internalMutation({
-  args: { orgId: v.id("orgs"), name: v.string() },
-  handler: async (ctx, { orgId, name }) => {
+  args: { orgId: v.id("orgs"), name: v.string(), canPublish: v.optional(v.boolean()) },
+  handler: async (ctx, { orgId, name, canPublish }) => {
     if (!(await ctx.db.get(orgId))) fail("not_found", "No such org");
     const key = newSecret("fh_c_");
     const clientKeyId = await ctx.db.insert("clientKeys", {
@@ -65,6 +66,7 @@ export const createClientKey = internalMutation({
       keyHash: await sha256Hex(key),
       keyPrefix: displayPrefix(key),
       revoked: false,
+      canPublish: canPublish ?? false,
     });
     return { key, clientKeyId };
   },

@@ -2,6 +2,7 @@ import { httpRouter } from "convex/server";
 import { ConvexError, convexToJson, type Value } from "convex/values";
 import { api } from "./_generated/api";
 import { httpAction, type ActionCtx } from "./_generated/server";
+import { routeApps } from "./lib/appsHttp";
 import type { FarmErrorData } from "./lib/errors";
 
 /** HTTP API for submitters that are not Convex apps. Auth: `Authorization: Bearer fh_c_…`. */
@@ -123,5 +124,8 @@ http.route({
     return json(await ctx.runMutation(api.jobs.cancel, { clientKey, jobId }));
   }),
 });
+
+// Farm apps: publish, delete, and the workers' module downloads.
+routeApps(http);
 
 export default http;

@@ -169,7 +169,28 @@ export default defineSchema({
     keyHash: v.string(),
     keyPrefix: v.string(),
     revoked: v.boolean(),
+    /** May publish and delete farm apps (optional: keys created before apps existed have none). */
+    canPublish: v.optional(v.boolean()),
   }).index("by_hash", ["keyHash"]),
+
+  // Farm apps: one row per published version of an app (a WASI module in file storage). A deleted version's
+  // row stays, without its module, so a job pinned to it can be failed with the reason.
+  appVersions: defineTable({
+    orgId: v.id("orgs"),
+    name: v.string(),
+    version: v.number(),
+    sha256: v.string(),
+    bytes: v.number(),
+    memoryMB: v.number(),
+    timeoutMs: v.number(),
+    storageId: v.optional(v.id("_storage")),
+    publishedBy: v.id("clientKeys"),
+    createdAt: v.number(),
+    deleted: v.boolean(),
+    deletedAt: v.optional(v.number()),
+  })
+    .index("by_org_name_version", ["orgId", "name", "version"])
+    .index("by_org_deleted_name", ["orgId", "deleted", "name", "version"]),
 
   lanes: defineTable({
     orgId: v.id("orgs"),

@@ -14,12 +14,17 @@ import type {
   FunctionReference,
 } from "convex/server";
 import type * as admin from "../admin.js";
+import type * as apps from "../apps.js";
 import type * as crons from "../crons.js";
 import type * as dispatch from "../dispatch.js";
 import type * as farm from "../farm.js";
 import type * as http from "../http.js";
 import type * as janitor from "../janitor.js";
 import type * as jobs from "../jobs.js";
+import type * as lib_appLimits from "../lib/appLimits.js";
+import type * as lib_apps from "../lib/apps.js";
+import type * as lib_appsHttp from "../lib/appsHttp.js";
+import type * as lib_appsWasm from "../lib/appsWasm.js";
 import type * as lib_auth from "../lib/auth.js";
 import type * as lib_backoff from "../lib/backoff.js";
 import type * as lib_cancel from "../lib/cancel.js";
@@ -61,12 +66,17 @@ import type * as workers from "../workers.js";
  */
 declare const fullApi: ApiFromModules<{
   admin: typeof admin;
+  apps: typeof apps;
   crons: typeof crons;
   dispatch: typeof dispatch;
   farm: typeof farm;
   http: typeof http;
   janitor: typeof janitor;
   jobs: typeof jobs;
+  "lib/appLimits": typeof lib_appLimits;
+  "lib/apps": typeof lib_apps;
+  "lib/appsHttp": typeof lib_appsHttp;
+  "lib/appsWasm": typeof lib_appsWasm;
   "lib/auth": typeof lib_auth;
   "lib/backoff": typeof lib_backoff;
   "lib/cancel": typeof lib_cancel;

@@ -9,7 +9,9 @@ export type ErrorCode =
   | "too_large"
   | "token_expired"
   | "token_used"
-  | "forbidden";
+  | "forbidden"
+  /** A thing that existed and was removed on purpose (a deleted app version). */
+  | "gone";
 
 export type FarmErrorData = { code: ErrorCode; message: string };
 

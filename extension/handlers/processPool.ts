@@ -21,6 +21,17 @@ export type ProcessPoolOptions = {
 type Child = { process: ChildProcess; busy: boolean };
 
 /**
+ * What a pool run may get beyond the engine's HandlerContext: the checkpoint the job resumes from, where
+ * checkpoints the job saves go (the engine uploads them), and where the CPU time the job used goes (called
+ * once, before the run settles, whether it succeeded or failed, when it could be measured).
+ */
+export type PoolRunContext = HandlerContext & {
+  checkpoint?: string;
+  onCheckpoint?(data: string): void;
+  onCpuMs?(cpuMs: number): void;
+};
+
+/**
  * Runs job code in child processes at lowered priority, one job per child at a time, reusing healthy
  * children. A child that crashes fails only its job; a canceled job is signalled, then killed after a grace.
  */
@@ -42,7 +53,7 @@ export class ProcessPool {
     return [...this.all].map((c) => c.process.pid ?? -1);
   }
 
-  run(impl: ImplSpec, payload: unknown, ctx: HandlerContext): Promise<unknown> {
+  run(impl: ImplSpec, payload: unknown, ctx: PoolRunContext): Promise<unknown> {
     if (this.closed) return Promise.reject(new HandlerError("the handler pool is closed"));
     if (ctx.signal.aborted) return Promise.reject(abortReason(ctx.signal));
     const child = this.take();
@@ -66,9 +77,13 @@ export class ProcessPool {
             return ctx.progress(m.progress, m.status);
           case "output":
             return ctx.output(m.text);
+          case "checkpoint":
+            return ctx.onCheckpoint?.(m.data);
           case "result":
+            if (m.cpuMs !== undefined) ctx.onCpuMs?.(m.cpuMs);
             return finish(!ctx.signal.aborted, () => resolve(m.value));
           case "error":
+            if (m.cpuMs !== undefined) ctx.onCpuMs?.(m.cpuMs);
             return finish(!ctx.signal.aborted && !m.fatal, () => reject(new HandlerError(m.message, { retryable: m.retryable })));
         }
       };
@@ -88,7 +103,7 @@ export class ProcessPool {
       child.process.on("message", onMessage);
       child.process.on("exit", onExit);
       ctx.signal.addEventListener("abort", onAbort);
-      this.send(child, { t: "run", impl, payload, jobId: ctx.jobId, attempt: ctx.attempt });
+      this.send(child, { t: "run", impl, payload, jobId: ctx.jobId, attempt: ctx.attempt, checkpoint: ctx.checkpoint });
     });
   }
 

@@ -6,17 +6,31 @@ import type { HandlerContext } from "../worker/handler";
 export type ImplSpec = { builtin: string; options?: unknown } | { module: string; exportName?: string; options?: unknown };
 
 export type HostMessage =
-  | { t: "run"; impl: ImplSpec; payload: unknown; jobId: string; attempt: number }
+  /** `checkpoint`: the latest checkpoint kept for this job (base64), when it resumes. */
+  | { t: "run"; impl: ImplSpec; payload: unknown; jobId: string; attempt: number; checkpoint?: string }
   | { t: "cancel"; reason: string };
 
 export type ChildMessage =
   | { t: "progress"; progress?: number; status?: string }
   | { t: "output"; text: string }
-  | { t: "result"; value: unknown }
+  /** A checkpoint the job code saved (base64, checked against MAX_CHECKPOINT_BYTES). */
+  | { t: "checkpoint"; data: string }
+  /** `cpuMs` on result and error: the CPU time the job used, when it could be measured. */
+  | { t: "result"; value: unknown; cpuMs?: number }
   /** `fatal`: the child is about to exit (an uncaught error in job code) and must not be reused. */
-  | { t: "error"; message: string; retryable: boolean; fatal?: boolean };
+  | { t: "error"; message: string; retryable: boolean; fatal?: boolean; cpuMs?: number };
 
-/** The context job code gets inside the runner: the same as a handler's, made there from the messages. */
-export type ImplContext = HandlerContext;
+/** The context job code gets inside the runner: a handler's, made there from the messages, plus checkpoints and CPU time. */
+export type ImplContext = HandlerContext & {
+  /** The checkpoint this job resumes from (base64), when an earlier run saved one. */
+  checkpoint?: string;
+  /** Keep a checkpoint (base64, at most 512 KiB decoded) for the next run; throws (not retryable) if it is not one. */
+  saveCheckpoint(data: string): void;
+  /**
+   * Replace the CPU time the runner measures for this job (this process, plus on Linux the processes it
+   * waited for): `null` when the work happens where it cannot be measured (another server, a detached process).
+   */
+  setCpuMs(ms: number | null): void;
+};
 
 export type Impl = (payload: unknown, ctx: ImplContext, options: unknown) => Promise<unknown>;

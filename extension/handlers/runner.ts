@@ -1,6 +1,8 @@
 // Entry point of a handler child process: runs job code off the host's thread, one job at a time.
 import { pathToFileURL } from "node:url";
-import { BUILTIN_IMPLS } from "./impl/builtins";
+import { checkCheckpoint } from "./checkpoint";
+import { CHILDREN_MEASURED, startCpuClock } from "./cpuClock";
+import { BUILTIN_IMPLS, CPU_MEASURED_ELSEWHERE, SPAWNS_PROCESSES } from "./impl/builtins";
 import { messageOf } from "../worker/errors";
 import type { ChildMessage, HostMessage, Impl, ImplSpec } from "./protocol";
 
@@ -48,6 +50,9 @@ async function load(spec: ImplSpec): Promise<Impl> {
 
 async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {
   const controller = (current = new AbortController());
+  const cpuClock = startCpuClock();
+  let cpuOverride: number | null | undefined = cpuKnownUpFront(message.impl);
+  const cpuMs = () => (cpuOverride === undefined ? cpuClock() : (cpuOverride ?? undefined));
   try {
     const impl = await load(message.impl);
     // Canceled while the job code was still loading: do not start it.
@@ -58,9 +63,14 @@ async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {
       signal: controller.signal,
       progress: reportProgress,
       output: (text) => send({ t: "output", text: String(text) }),
+      checkpoint: message.checkpoint,
+      saveCheckpoint: (data) => send({ t: "checkpoint", data: checkCheckpoint(data) }),
+      setCpuMs: (ms) => {
+        cpuOverride = typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? Math.round(ms) : null;
+      },
     }, message.impl.options);
     flushProgress();
-    send({ t: "result", value: value === undefined ? null : value });
+    send({ t: "result", value: value === undefined ? null : value, cpuMs: cpuMs() });
   } catch (e) {
     flushProgress();
     const retryable = (e as { retryable?: unknown })?.retryable;
@@ -68,10 +78,19 @@ async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {
       t: "error",
       message: messageOf(e),
       retryable: typeof retryable === "boolean" ? retryable : true,
+      cpuMs: cpuMs(),
     });
   } finally {
     current = undefined;
   }
+}
+
+/** null: this built-in's CPU time cannot be measured here; undefined: measure it. */
+function cpuKnownUpFront(spec: ImplSpec): null | undefined {
+  if (!("builtin" in spec)) return undefined;
+  if (CPU_MEASURED_ELSEWHERE.has(spec.builtin)) return null;
+  if (SPAWNS_PROCESSES.has(spec.builtin) && !CHILDREN_MEASURED) return null;
+  return undefined;
 }
 
 process.on("message", (message: HostMessage) => {

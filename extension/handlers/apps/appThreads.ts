@@ -1,0 +1,57 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
+
+/**
+ * Worker threads for app instances, one per run, terminated when the run ends (so an endless loop or a cancel
+ * ends at once and the runner process stays warm). One spare is kept started so a run does not wait for a
+ * thread to boot.
+ */
+export class AppThreads {
+  private spare: Worker | undefined;
+
+  take(): Worker {
+    const thread = this.spare ?? spawn();
+    this.spare = undefined;
+    thread.ref();
+    return thread;
+  }
+
+  /** Start the spare now (after a run, so its start-up is not counted in that run's time or CPU). */
+  prewarm(): void {
+    if (this.spare) return;
+    const spare = spawn();
+    spare.unref();
+    spare.once("exit", () => {
+      if (this.spare === spare) this.spare = undefined;
+    });
+    this.spare = spare;
+  }
+
+  close(): void {
+    void this.spare?.terminate();
+    this.spare = undefined;
+  }
+}
+
+function spawn(): Worker {
+  const { script, evalCode } = locateThread();
+  const thread = new Worker(script, {
+    eval: evalCode,
+    // node:wasi warns that it is experimental on first use; a donor's terminal has no use for that.
+    execArgv: ["--no-warnings"],
+    // No resourceLimits: only our code allocates JS objects in the thread, and V8 counts the app's WebAssembly
+    // memory (capped in the module) against a small heap limit, collecting garbage on every page it grows.
+  });
+  // A spare that fails before it is used is simply replaced; a running one reports through its run.
+  thread.on("error", () => undefined);
+  return thread;
+}
+
+/** The bundled `appThread.js` next to the runner, else the TS source through tsx (tests, development). */
+function locateThread(): { script: string; evalCode: boolean } {
+  const bundled = join(__dirname, "appThread.js");
+  if (existsSync(bundled)) return { script: bundled, evalCode: false };
+  const source = join(__dirname, "thread.ts");
+  return { script: `require("tsx/cjs"); require(${JSON.stringify(source)});`, evalCode: true };
+}
