@@ -1,12 +1,10 @@
 import { v } from "convex/values";
 import { internalMutation, internalQuery } from "./_generated/server";
 import { createOrgShards } from "./lib/counters";
-import { stopWaiting } from "./lib/demand";
 import { fail } from "./lib/errors";
-import { inboxRows, isOfferedTo, withdrawOffer } from "./lib/inbox";
-import { ensureDispatchState, kickForJobs, kickSummary } from "./lib/kick";
+import { ensureDispatchState } from "./lib/kick";
 import { computeSummary } from "./lib/summary";
-import { finishJob, requeue } from "./lib/transitions";
+import { revokeAndHandBack } from "./lib/revoke";
 import { displayPrefix, newSecret, sha256Hex } from "./lib/keys";
 import { LIMITS } from "./lib/limits";
 import { checkCapabilityGrants, checkIntegerInRange, checkText } from "./lib/validate";
@@ -72,39 +70,13 @@ export const createClientKey = internalMutation({
   },
 });
 
-/**
- * The key stops working on its next call, and the worker's jobs go back to the queue at once: running ones
- * without burning an attempt (a cancel-requested one ends canceled), offered ones to the next waiter.
- */
+/** The key stops working on its next call, and the worker's jobs go back to the queue at once (lib/revoke.ts). */
 export const revokeWorker = internalMutation({
   args: { workerId: v.id("workers") },
   handler: async (ctx, { workerId }) => {
     const worker = await ctx.db.get(workerId);
     if (!worker) fail("not_found", "No such worker");
-    await ctx.db.patch(workerId, { revoked: true });
-    const running = await ctx.db
-      .query("jobs")
-      .withIndex("by_worker_status", (q) => q.eq("workerId", workerId).eq("status", "running"))
-      .take(LIMITS.maxConcurrentJobs);
-    for (const job of running) {
-      if (job.cancelRequested) await finishJob(ctx, job, "canceled", { workerId, detail: "worker revoked after cancel" });
-      else await requeue(ctx, job, { kind: "release", detail: "worker revoked" }, workerId);
-    }
-    let handedBack = running.length;
-    for (const offer of await inboxRows(ctx, workerId, "offer")) {
-      const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
-      if (isOfferedTo(job, workerId)) {
-        await withdrawOffer(ctx, job, { requeue: true });
-        handedBack++;
-      }
-    }
-    for (const kind of ["cancel", "resync"] as const) {
-      for (const row of await inboxRows(ctx, workerId, kind)) await ctx.db.delete(row._id);
-    }
-    await stopWaiting(ctx, workerId);
-    if (handedBack > 0) await kickForJobs(ctx, worker.orgId);
-    await kickSummary(ctx, worker.orgId);
-    return { handedBack };
+    return { handedBack: await revokeAndHandBack(ctx, worker, "worker revoked") };
   },
 });
 

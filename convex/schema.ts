@@ -147,6 +147,8 @@ export default defineSchema({
         maxConcurrentJobs: v.number(),
         lastSeenAt: v.number(),
         revoked: v.boolean(),
+        // What the worker can run now (declared, as the server allows it); absent in summaries written before.
+        capabilities: v.optional(v.array(v.string())),
       }),
     ),
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),

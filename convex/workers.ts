@@ -10,6 +10,7 @@ import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys
 import { kickSummary } from "./lib/kick";
 import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
+import { revokeAndHandBack } from "./lib/revoke";
 import { LIMITS } from "./lib/limits";
 import { touchWorker } from "./lib/presence";
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
@@ -275,5 +276,18 @@ export const mine = query({
       startedAt: job.startedAt,
       leaseExpiresAt: job.leaseExpiresAt,
     }));
+  },
+});
+
+/**
+ * This machine leaves the farm: its own key is revoked (every later call with it is refused, as after an
+ * operator's admin:revokeWorker), its running and offered jobs go back to the queue at once without burning an
+ * attempt, and its row shows offline. Returns how many jobs went back.
+ */
+export const leave = mutation({
+  args: { apiKey: v.string() },
+  handler: async (ctx, { apiKey }) => {
+    const worker = await workerFromKey(ctx, apiKey);
+    return { handedBack: await revokeAndHandBack(ctx, worker, "worker left the farm") };
   },
 });

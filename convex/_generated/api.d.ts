@@ -45,6 +45,7 @@ import type * as lib_lanes from "../lib/lanes.js";
 import type * as lib_lease from "../lib/lease.js";
 import type * as lib_limits from "../lib/limits.js";
 import type * as lib_presence from "../lib/presence.js";
+import type * as lib_revoke from "../lib/revoke.js";
 import type * as lib_scheduled from "../lib/scheduled.js";
 import type * as lib_storable from "../lib/storable.js";
 import type * as lib_submit from "../lib/submit.js";
@@ -97,6 +98,7 @@ declare const fullApi: ApiFromModules<{
   "lib/lease": typeof lib_lease;
   "lib/limits": typeof lib_limits;
   "lib/presence": typeof lib_presence;
+  "lib/revoke": typeof lib_revoke;
   "lib/scheduled": typeof lib_scheduled;
   "lib/storable": typeof lib_storable;
   "lib/submit": typeof lib_submit;

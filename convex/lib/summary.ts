@@ -1,5 +1,6 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
+import { effectiveCapabilities } from "./auth";
 import { laneTotals, orgTotals, recentThroughput } from "./counters";
 import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
@@ -31,6 +32,12 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     .withIndex("by_org", (q) => q.eq("orgId", orgId))
     .take(LIMITS.workersListed * 2);
   const lastSeen = new Map(seen.map((p) => [p.workerId, p.lastSeenAt]));
+  // What each worker declared it can run (its waiting-line row); one that never declared: what it enrolled with.
+  const declared = await ctx.db
+    .query("waiters")
+    .withIndex("by_org_since", (q) => q.eq("orgId", orgId))
+    .take(LIMITS.workersListed * 2);
+  const declaredCapabilities = new Map(declared.map((w) => [w.workerId, w.capabilities]));
   const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
   return {
     orgId,
@@ -49,6 +56,7 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       maxConcurrentJobs: w.maxConcurrentJobs,
       lastSeenAt: lastSeen.get(w._id) ?? w.lastSeenAt ?? w._creationTime,
       revoked: w.revoked,
+      capabilities: declaredCapabilities.get(w._id) ?? [...effectiveCapabilities(w.allowedCapabilities, w.advertisedCapabilities)].sort(),
     })),
     throughput: await recentThroughput(ctx, orgId, now),
     deadLetters: dead.map((d) => ({ ...d, error: d.error?.slice(0, LIMITS.summaryErrorChars) })),
