@@ -10,6 +10,8 @@ export type PolicyInputs = {
   /** Another VS Code window on this machine already donates (one donor per machine). */
   otherWindowDonates: boolean;
   windows: readonly TimeWindow[];
+  /** Time-window entries that could not be read: a schedule that cannot be read never donates. */
+  windowProblems?: readonly string[];
   onBattery: boolean | undefined;
   donateOnBattery: boolean;
   /** Milliseconds since the user last typed or clicked (the lesser of VS Code's and the OS's, where known). */
@@ -20,34 +22,49 @@ export type PolicyInputs = {
   otherCpuLoad?: number;
 };
 
+/** Why the policy holds donating back, as a code: what the surfaces offer to lift it depends on it, never on the text. */
+export type PauseCause =
+  | "snoozed"
+  | "remoteWindow"
+  | "otherWindow"
+  | "timeWindowsUnreadable"
+  | "outsideTimeWindows"
+  | "onBattery"
+  | "userActive"
+  | "cpuBusy";
+
 export type PolicyDecision =
   | { donate: true }
   | { donate: false; off: true }
-  | { donate: false; off?: false; reason: string; until?: number };
+  | { donate: false; off?: false; reason: string; cause: PauseCause; until?: number };
 
 /** Decide whether to donate now, and if not, the one reason a donor should see (most actionable first). */
 export function decide(p: PolicyInputs): PolicyDecision {
   if (!p.wanted) return { donate: false, off: true };
   if (p.snoozedUntil !== undefined && p.snoozedUntil > p.now) {
-    return { donate: false, reason: `snoozed until ${clock(p.snoozedUntil)}`, until: p.snoozedUntil };
+    return { donate: false, reason: `snoozed until ${clock(p.snoozedUntil)}`, cause: "snoozed", until: p.snoozedUntil };
   }
   if (p.remoteWindow && !p.allowRemote) {
-    return { donate: false, reason: "remote window (enable farmhand.allowRemoteDonation to donate from it)" };
+    return { donate: false, reason: "remote window (farmhand.allowRemoteDonation is off)", cause: "remoteWindow" };
   }
-  if (p.otherWindowDonates) return { donate: false, reason: "another VS Code window on this machine is donating" };
-  if (!insideWindows(p.windows, new Date(p.now))) return { donate: false, reason: "outside the donation time windows" };
-  if (p.onBattery && !p.donateOnBattery) return { donate: false, reason: "on battery power" };
+  if (p.otherWindowDonates) return { donate: false, reason: "another VS Code window on this machine is donating", cause: "otherWindow" };
+  if (p.windowProblems?.length) {
+    return { donate: false, reason: `time window not understood: ${p.windowProblems.join("; ")}`, cause: "timeWindowsUnreadable" };
+  }
+  if (!insideWindows(p.windows, new Date(p.now))) return { donate: false, reason: "outside the donation time windows", cause: "outsideTimeWindows" };
+  if (p.onBattery && !p.donateOnBattery) return { donate: false, reason: "on battery power", cause: "onBattery" };
   const idleNeeded = p.idleMinutes * 60_000;
   if (p.userIdleMs < idleNeeded) {
     return {
       donate: false,
       reason: `you are using the computer (starts after ${p.idleMinutes} idle min)`,
+      cause: "userActive",
       until: p.now + (idleNeeded - p.userIdleMs),
     };
   }
   if (p.cpuBusy) {
     const load = p.otherCpuLoad === undefined ? "" : ` (${Math.round(p.otherCpuLoad * 100)}% CPU)`;
-    return { donate: false, reason: `other programs are busy${load}` };
+    return { donate: false, reason: `other programs are busy${load}`, cause: "cpuBusy" };
   }
   return { donate: true };
 }

@@ -115,13 +115,16 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
       <button id="join" type="button" hidden>Join a Farm…</button>
       <button id="snooze" type="button" class="secondary">Snooze 1 Hour</button>
       <button id="finish" type="button" class="secondary">Finish Current Jobs and Stop</button>
+      <button id="fix" type="button" class="secondary" hidden></button>
     </div>
+    <p id="refused" class="warning" hidden></p>
     <h3>This machine</h3>
     <ul id="jobs"></ul>
     <p id="contribution" class="label"></p>
     <h3>Policy</h3>
     <p id="policy"></p>
     <ul id="problems" class="warning"></ul>
+    <p id="farmError" class="warning" hidden></p>
     <div id="farmPart" hidden>
       <h3>Farm</h3>
       <p id="counts"></p>
@@ -131,8 +134,8 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
       <ul id="workers"></ul>
       <h3 id="deadTitle">Dead letters</h3>
       <ul id="dead"></ul>
+      <p id="manageHint" class="label" hidden>Retry and delete need a key with the managing right: ask your operator.</p>
     </div>
-    <p id="farmError" class="warning" hidden></p>
   </section>
   <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>

@@ -16,18 +16,26 @@ describe("policy", () => {
     expect(decide({ ...base, wanted: false })).toEqual({ donate: false, off: true });
   });
 
-  it.each<[string, Partial<PolicyInputs>, RegExp]>([
-    ["snooze", { snoozedUntil: NOW + 3_600_000 }, /snoozed until 15:00/],
-    ["remote window", { remoteWindow: true }, /remote window/],
-    ["another window", { otherWindowDonates: true }, /another VS Code window/],
-    ["time windows", { windows: [(parseTimeWindow("Sat,Sun") as { ok: true; window: never }).window] }, /outside/],
-    ["battery", { onBattery: true }, /battery/],
-    ["user active", { userIdleMs: 60_000 }, /using the computer/],
-    ["busy CPU", { cpuBusy: true, otherCpuLoad: 0.87 }, /other programs are busy \(87% CPU\)/],
-  ])("pauses with a reason: %s", (_name, change, reason) => {
+  it.each<[string, Partial<PolicyInputs>, RegExp, string]>([
+    ["snooze", { snoozedUntil: NOW + 3_600_000 }, /snoozed until 15:00/, "snoozed"],
+    ["remote window", { remoteWindow: true }, /remote window/, "remoteWindow"],
+    ["another window", { otherWindowDonates: true }, /another VS Code window/, "otherWindow"],
+    ["unreadable time window", { windowProblems: ['"weekdays 9-5" is not a time window'] }, /^time window not understood: "weekdays 9-5"/, "timeWindowsUnreadable"],
+    ["time windows", { windows: [(parseTimeWindow("Sat,Sun") as { ok: true; window: never }).window] }, /outside/, "outsideTimeWindows"],
+    ["battery", { onBattery: true }, /battery/, "onBattery"],
+    ["user active", { userIdleMs: 60_000 }, /using the computer/, "userActive"],
+    ["busy CPU", { cpuBusy: true, otherCpuLoad: 0.87 }, /other programs are busy \(87% CPU\)/, "cpuBusy"],
+  ])("pauses with a reason and its cause: %s", (_name, change, reason, cause) => {
     const decision = decide({ ...base, ...change });
     expect(decision.donate).toBe(false);
     expect("reason" in decision && decision.reason).toMatch(reason);
+    expect("cause" in decision && decision.cause).toBe(cause);
+  });
+
+  it("never donates on a schedule it cannot read, even beside a window that would allow now", () => {
+    const anyTime = (parseTimeWindow("daily") as { ok: true; window: never }).window;
+    expect(decide({ ...base, windows: [anyTime], windowProblems: ["x"] }).donate).toBe(false);
+    expect(decide({ ...base, windows: [], windowProblems: [] }).donate).toBe(true);
   });
 
   it("lets each guard be waived by its setting", () => {
