@@ -23,6 +23,13 @@ export type FarmhandApi = {
   getState(): DonorState;
   /** How long activate() took, in ms (the benchmark reads it in a real extension host). */
   activationMs: number;
+  /** What each surface shows now, as text (the host tests check that they agree). */
+  surfaces(): {
+    statusBar: ReturnType<StatusBar["shown"]>;
+    tree: ReturnType<FarmTree["shown"]>;
+    panel: DonorState | undefined;
+    contextKeys: Record<string, unknown>;
+  };
   /** Offer another job type on this machine; returns a disposable that removes it. */
   registerHandler(handler: Handler): vscode.Disposable;
 };
@@ -97,7 +104,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   donor.evaluate();
   applyPolicy();
   joinFromEnvironment();
-  return { getState: () => store.refresh(), activationMs: performance.now() - started, registerHandler: (handler) => new vscode.Disposable(handlers.registry.register(handler)) };
+  return {
+    getState: () => store.refresh(),
+    surfaces: () => ({ statusBar: statusBar.shown(), tree: tree.shown(), panel: panel.posted(), contextKeys: contextKeys.values() }),
+    activationMs: performance.now() - started,
+    registerHandler: (handler) => new vscode.Disposable(handlers.registry.register(handler)),
+  };
 }
 
 /** Set by activate: give running jobs back to the queue before the connection closes. */

@@ -92,6 +92,15 @@ export function createCommands({ membership, donor, session, connection, join, l
       if (sure !== "Leave Farm") return;
       await session.stop("left the farm");
       await donor.setWanted(false);
+      try {
+        // The farm revokes this key and its row goes offline at once, rather than lingering "online".
+        await connection.run(api.workers.leave, {});
+      } catch (error) {
+        const { message, kind } = describeError(error);
+        // A key the farm already refused is gone there too; otherwise say the farm still lists this machine.
+        if (kind !== "refused") void vscode.window.showWarningMessage(`Farmhand left the farm here, but could not tell the farm (${message}): it lists this machine until its operator removes it.`);
+        log.warn(`Could not tell the farm this machine left: ${message}`);
+      }
       await membership.leave();
       log.info("Left the farm");
     },

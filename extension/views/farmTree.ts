@@ -63,9 +63,9 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
     this.state = state;
     if (!this.view.visible) return; // drawn afresh when it shows again
     this.updateMessage();
-    const figures = this.shown() ? state.farm.figures : undefined;
+    const figures = this.showsFarm() ? state.farm.figures : undefined;
     const now: Partial<Record<SectionId | "shown", string>> = {
-      shown: JSON.stringify([this.shown(), state.farm.freshness.kind]),
+      shown: JSON.stringify([this.showsFarm(), state.farm.freshness.kind]),
       machine: JSON.stringify([state.status, state.jobs]),
       queue: JSON.stringify([figures?.counts, figures?.lanes]),
       workers: JSON.stringify([figures?.workersOnline, figures?.workers]),
@@ -79,6 +79,21 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
     if (now.machine !== this.lastJson.machine) this.machineRefresh.request();
     for (const id of ["queue", "workers", "dead"] as const) if (now[id] !== this.lastJson[id]) this.changed.fire(this.sections[id]);
     this.lastJson = now;
+  }
+
+  /** What the view shows now, as text: its message and every row "label — description", depth first (host tests). */
+  shown(): { message: string | undefined; rows: string[] } {
+    const rows: string[] = [];
+    const walk = (nodes: Node[], depth: number) => {
+      for (const node of nodes) {
+        const item = this.getTreeItem(node);
+        const label = typeof item.label === "string" ? item.label : (item.label?.label ?? "");
+        rows.push(`${"  ".repeat(depth)}${label}${item.description ? ` — ${String(item.description)}` : ""}`);
+        walk(this.getChildren(node), depth + 1);
+      }
+    };
+    walk(this.getChildren(), 0);
+    return { message: this.view.message, rows };
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
@@ -133,7 +148,7 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
   }
 
   getChildren(node?: Node): Node[] {
-    if (!this.shown()) return [];
+    if (!this.showsFarm()) return [];
     if (!node) return [this.sections.machine, this.sections.queue, this.sections.workers, this.sections.dead];
     if (node.kind !== "section") return [];
     const { figures: f } = this.state.farm;
@@ -152,7 +167,7 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
   }
 
   /** The sections show unless there is nothing true to show: not joined, key refused, the farm's data missing. */
-  private shown(): boolean {
+  private showsFarm(): boolean {
     const { status, farm } = this.state;
     return status.kind !== "notJoined" && status.kind !== "revoked" && farm.freshness.kind !== "missing";
   }
@@ -201,7 +216,7 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
   /** Ages on screen move on while someone can see them; a hidden view has no timer. */
   private startTicking(): void {
     this.ticker ??= setInterval(() => {
-      if (!this.shown()) return;
+      if (!this.showsFarm()) return;
       this.updateMessage();
       const f = this.state.farm.figures;
       if (f?.workers.some((w) => !w.online && !w.revoked)) this.changed.fire(this.sections.workers);

@@ -18,6 +18,7 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
   private viewDisposables: vscode.Disposable[] = [];
   /** A snapshot came while the panel was hidden: send the current one once it shows. */
   private stale = false;
+  private lastPosted: PanelSnapshot | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -58,7 +59,13 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
       return;
     }
     this.stale = false;
+    this.lastPosted = snapshot;
     void this.post({ type: "snapshot", snapshot });
+  }
+
+  /** The state the panel was last sent (host tests: the webview renders exactly this). */
+  posted(): PanelSnapshot | undefined {
+    return this.view?.visible ? this.lastPosted : undefined;
   }
 
   private releaseView(): void {
@@ -76,7 +83,8 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
     }
     const request = parsed.request;
     if (request.type === "ready") {
-      void this.post({ type: "hello", version: this.host.version, snapshot: this.host.snapshot() });
+      this.lastPosted = this.host.snapshot();
+      void this.post({ type: "hello", version: this.host.version, snapshot: this.lastPosted });
     } else {
       this.host.perform(request);
     }

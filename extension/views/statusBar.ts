@@ -15,6 +15,11 @@ export class StatusBar extends DisposableOwner {
     this.item.show();
   }
 
+  /** What the item shows now (the host tests read it). */
+  shown(): { text: string; tooltip: string; command: string | undefined } {
+    return { text: this.item.text, tooltip: this.last.tooltip ?? "", command: typeof this.item.command === "string" ? this.item.command : this.item.command?.command };
+  }
+
   render(state: DonorState): void {
     const { status } = state;
     const text = `${ICONS[status.kind]} Farmhand: ${shortStatus(status)}`;
