@@ -10,7 +10,7 @@ import { installExtension, prepareProfile, requireInstalledCodeServer, startCode
 import { artifactsDir, extensionDir, repoDir } from "../harness/paths.mjs";
 import { onInterrupt } from "../harness/process.mjs";
 import { startTestFarm } from "../harness/testFarm.mjs";
-import { farmhandLog, getJob, submitPrimes } from "./farm.mjs";
+import { enrollWorker, farmhandLog, getJob, leaveFarm, submitPrimes } from "./farm.mjs";
 import { packageExtension, vsceList, vsixEntries } from "./packaging.mjs";
 import { vsixListProblems } from "./vsixContents.mjs";
 import {
@@ -33,6 +33,8 @@ const N = 2_000_000_000;
 /** π(2·10⁹), the number of primes below 2,000,000,000. */
 const PRIMES_BELOW_N = 98_222_287;
 const JOBS = 2;
+/** Still running when Finish Current Jobs and Stop is asked for from the command palette. */
+const N_DRAIN = 1_000_000_000;
 const JOB_TIMEOUT = 120_000;
 
 describe("the packaged .vsix", function () {
@@ -251,8 +253,92 @@ describe("the packaged .vsix", function () {
       await assertText(statusBarItem(page), /Farmhand: off/);
       await assertText(panelFrame(page).locator("#toggle"), /Start donating/);
     });
+
+    // A screenshot per state (off, on and working are above), each checked on the status bar, the tree and the panel.
+    it("draining: Finish Current Jobs and Stop shows 'finishing 1 job, then off' everywhere, with Stop Now instead of Stop", async function () {
+      this.timeout(2 * JOB_TIMEOUT);
+      const item = statusBarItem(page);
+      await clearNotifications(page);
+      await item.click();
+      await assertText(item, /Farmhand: on/);
+      await submitPrimes(farm, N_DRAIN);
+      await assertText(item, /Farmhand: 1 job/, JOB_TIMEOUT);
+      await runCommand(page, "Farmhand: Finish Current Jobs and Stop");
+      const panel = panelFrame(page);
+      await assertText(item, /Farmhand: finishing 1 job/);
+      await assertText(panel.locator("#status"), /Farmhand is finishing 1 job, then off/);
+      await assertText(treeRow(page, "This machine"), /finishing 1 job, then off/);
+      await assertText(panel.locator("#toggle"), /Stop Now/);
+      assert.equal(await panel.locator("#snooze").isHidden(), true, "Snooze is offered while finishing");
+      await page.screenshot({ path: join(screenshots, "11-draining.png") });
+      await assertText(item, /Farmhand: off/, JOB_TIMEOUT);
+      await assertText(panel.locator("#status"), /Farmhand is off/);
+    });
+
+    it("paused: a snooze shows its reason on the status bar's tooltip, the tree and the panel", async () => {
+      const item = statusBarItem(page);
+      await clearNotifications(page);
+      await item.click();
+      await assertText(item, /Farmhand: on/);
+      await runCommand(page, "Farmhand: Snooze 1 Hour");
+      await assertText(item, /Farmhand: paused/);
+      await assertText(panelFrame(page).locator("#status"), /Farmhand is paused: snoozed until \d{1,2}:\d{2}/);
+      await assertText(treeRow(page, "This machine"), /paused: snoozed until/);
+      await clearNotifications(page);
+      await page.screenshot({ path: join(screenshots, "12-paused.png") });
+      await item.click();
+      await assertText(item, /Farmhand: off/);
+    });
+
+    it("revoked: the Farm view and the panel say the farm refused the key (not 'Cannot reach the farm'), offering Join Again", async () => {
+      // A machine key of its own, joined through the dialog, then revoked the way leaving does.
+      const { apiKey } = await enrollWorker(farm, farm.tokens.wide, "ui revoked");
+      await runCommand(page, "Farmhand: Join a Farm…");
+      await answerQuickInput(page, /Join a Farm \(1\/2\)/, farm.url);
+      await answerQuickInput(page, /Join a Farm \(2\/2\)/, apiKey);
+      const item = statusBarItem(page);
+      await assertText(item, /Farmhand: off/);
+      await leaveFarm(farm, apiKey);
+      await assertText(item, /Farmhand: key refused/);
+      const panel = panelFrame(page);
+      await assertText(panel.locator("#refused"), /The farm refused this machine's key \(revoked\): .+ Join again with a new token/);
+      await assertText(panel.locator("#toggle"), /Join Again…/);
+      assert.equal(await panel.locator("#snooze").isHidden(), true, "Snooze is offered beside a refused key");
+      const farmPane = page.locator(".sidebar .pane").filter({ hasText: "refused this machine's key" }).first();
+      await assertText(farmPane, (text) => /refused this machine's key/.test(text) && !/Cannot reach the farm|CONVEX|Uncaught/.test(text));
+      await clearNotifications(page);
+      await page.screenshot({ path: join(screenshots, "13-revoked.png") });
+    });
+
+    it("offline: the farm going down shows the reason on the status bar, and the figures as last known with their age", async () => {
+      await runCommand(page, "Farmhand: Join a Farm…");
+      await answerQuickInput(page, /Join a Farm \(1\/2\)/, farm.url);
+      await answerQuickInput(page, /Join a Farm \(2\/2\)/, farm.workerKey);
+      const item = statusBarItem(page);
+      await assertText(item, /Farmhand: (off|on)/);
+      if (/Farmhand: off/.test(await item.textContent())) await item.click();
+      await assertText(item, /Farmhand: on/);
+      await assertText(treeRow(page, "Queue"), /Queue\s*\d+ pending/);
+      const stop = farm.stop;
+      farm = { ...farm, stop: async () => {} };
+      await stop();
+      await assertText(item, /Farmhand: offline/);
+      await assertText(panelFrame(page).locator("#status"), /Farmhand is offline: the connection to the farm was lost \(since \d{1,2}:\d{2}/);
+      await assertText(panelFrame(page).locator("#farmError"), /Last known as of \d{1,2}:\d{2} \(\d+s ago\): cannot reach the farm/);
+      await assertText(treeRow(page, "Queue"), /\(last known\)/);
+      await clearNotifications(page);
+      await page.screenshot({ path: join(screenshots, "14-offline.png") });
+    });
   });
 });
+
+/** Runs a command from the command palette by its title. */
+async function runCommand(page, title) {
+  await page.keyboard.press("F1");
+  await quickInputBox(page).fill(`>${title}`);
+  await page.locator(".quick-input-list .monaco-list-row").filter({ hasText: title }).first().waitFor({ timeout: UI_TIMEOUT });
+  await quickInputBox(page).press("Enter");
+}
 
 /** Closes every notification toast (they cover the panel in screenshots). */
 async function clearNotifications(page) {
