@@ -32,7 +32,11 @@ export class StatusBar extends DisposableOwner {
       this.item.backgroundColor = WARN.has(status.kind) ? new vscode.ThemeColor(status.kind === "revoked" ? "statusBarItem.errorBackground" : "statusBarItem.warningBackground") : undefined;
     }
     const tip = this.tooltip(state);
-    if (tip !== this.last.tooltip) this.item.tooltip = new vscode.MarkdownString(tip, true);
+    if (tip !== this.last.tooltip) {
+      const markdown = new vscode.MarkdownString(tip, true);
+      markdown.isTrusted = { enabledCommands: ["farmhand.fixPause"] }; // the one link it may hold: lift the pause
+      this.item.tooltip = markdown;
+    }
     this.last = { text, tooltip: tip, kind: status.kind };
   }
 
@@ -42,6 +46,7 @@ export class StatusBar extends DisposableOwner {
     const lines = [`**Farmhand** — ${escape(describeStatus(status, state.at))}`, ""];
     if (status.kind === "notJoined") return [...lines, TOGGLE_HINT.join].join("\n");
     if (status.kind === "revoked") lines.push(escape(refusedKeyText(status.problem)), "");
+    if (state.actions.fix) lines.push(`[${escape(state.actions.fix.label)}](command:farmhand.fixPause)`, "");
     lines.push(`Farm: ${escape(state.farmUrl)}`, "");
     const notice = farmNotice(state.farm.freshness, state.at);
     if (notice && state.farm.freshness.kind === "lastKnown") lines.push(escape(notice), "");
