@@ -36,9 +36,10 @@ export function createCommands({ membership, donor, session, connection, join, l
   let provisioning: Promise<void> | undefined;
 
   /** Run one managing call on a job and tell the donor what happened, in the farm's own words when it refused. */
-  const manageJob = (action: string, call: (jobId: string) => Promise<string>) => async (arg: JobArg) => {
+  const manageJob = (action: string, call: (jobId: string) => Promise<string>, confirm?: { question: string; button: string }) => async (arg: JobArg) => {
     const jobId = jobIdOf(arg) ?? (await askJobId(action));
     if (!jobId) return;
+    if (confirm && (await vscode.window.showWarningMessage(confirm.question, { modal: true, detail: `Job ${jobId}` }, confirm.button)) !== confirm.button) return;
     try {
       void vscode.window.showInformationMessage(`Farmhand: ${await call(jobId)}.`);
     } catch (error) {
@@ -112,10 +113,14 @@ export function createCommands({ membership, donor, session, connection, join, l
       await connection.run(api.farm.retryDead, { jobId });
       return "the job is queued again";
     }),
-    purgeDead: manageJob("delete the dead letter", async (jobId) => {
-      await connection.run(api.farm.purgeDead, { jobId });
-      return "the dead letter is deleted";
-    }),
+    purgeDead: manageJob(
+      "delete the dead letter",
+      async (jobId) => {
+        await connection.run(api.farm.purgeDead, { jobId });
+        return "the dead letter is deleted";
+      },
+      { question: "Delete this dead letter? Its payload and error are gone for good: it cannot be retried afterwards.", button: "Delete" },
+    ),
     cancelJob: manageJob("cancel the job", async (jobId) => cancelOutcome(await connection.run(api.farm.cancelJob, { jobId }))),
     showLog: () => log.show(),
   };

@@ -5,6 +5,7 @@ import { errorMessage, type DescribedError } from "../worker/errors";
 import { watchKeyRefusals } from "../worker/keyRefusals";
 import type { PolicyDecision } from "../policy/policy";
 import type { DonorFacts, EngineFacts } from "../hostAndWebview/donorState";
+import { refusedKeyText } from "../hostAndWebview/donorStateText";
 
 export type SessionTarget = { url: string; apiKey: string; concurrency: number };
 
@@ -237,7 +238,7 @@ export class FarmSession implements vscode.Disposable {
       this.refusedKey = apiKey;
       this.stoppedReason = `the farm refused this machine's key (${refusal.code}): ${refusal.message}`;
       void vscode.window
-        .showErrorMessage(`Farmhand stopped: the farm refused this machine's key: ${refusal.message}. Join again with a new token from your operator.`, "Join a Farm…")
+        .showErrorMessage(`Farmhand stopped: ${refusedKeyText(refusal)}`, "Join Again…")
         .then((choice) => choice && vscode.commands.executeCommand("farmhand.join"));
     }
   }
