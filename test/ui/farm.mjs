@@ -19,6 +19,10 @@ export async function leaveFarm(farm, apiKey) {
   return await new ConvexHttpClient(farm.url).mutation(anyApi.workers.leave, { apiKey });
 }
 
+export async function cancelJob(farm, jobId) {
+  return await new ConvexHttpClient(farm.url).mutation(anyApi.jobs.cancel, { clientKey: farm.clientKey, jobId });
+}
+
 export async function getJob(farm, jobId) {
   return await new ConvexHttpClient(farm.url).query(anyApi.jobs.get, { clientKey: farm.clientKey, jobId });
 }
