@@ -85,8 +85,10 @@ export function createCommands({ membership, donor, session, connection, join, l
       const running = state().jobs.length;
       void vscode.window.showInformationMessage(finishingMessage(running));
       await session.drain();
+      // Stop Now while finishing switched donating off already, giving the jobs back: they did not finish.
+      const finished = donor.wanted;
       await donor.setWanted(false);
-      if (running > 0) void vscode.window.showInformationMessage("Farmhand: current jobs finished; donating is off.");
+      if (running > 0 && finished) void vscode.window.showInformationMessage("Farmhand: current jobs finished; donating is off.");
     },
     leave: async () => {
       const sure = await vscode.window.showWarningMessage("Leave the farm? Running jobs go back to the queue and the key is forgotten.", { modal: true }, "Leave Farm");

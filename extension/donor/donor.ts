@@ -9,7 +9,7 @@ import { SharedActivity } from "../policy/sharedActivity";
 import { decide, type PolicyDecision } from "../policy/policy";
 import { CpuSampler, readOnBattery, readOsIdleMs } from "../policy/probes";
 import { DisposableOwner } from "../lifecycle";
-import type { DonorFacts } from "../hostAndWebview/donorState";
+import type { DonorFacts } from "../hostAndWebview/deriveDonorState";
 import { messageOf } from "../worker/errors";
 
 const SAMPLE_MS = 5_000;

@@ -3,7 +3,7 @@ import type { FunctionReturnType } from "convex/server";
 import { api } from "../../convex/_generated/api";
 import type { FarmConnection } from "./farmConnection";
 import { describeError, type DescribedError } from "../worker/errors";
-import { CONNECT_GRACE_MS, type FarmFacts } from "../hostAndWebview/donorState";
+import { CONNECT_GRACE_MS, type FarmFacts } from "../hostAndWebview/deriveDonorState";
 
 export type Overview = FunctionReturnType<typeof api.farm.overview>;
 

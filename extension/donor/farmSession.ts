@@ -4,7 +4,7 @@ import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } fro
 import { errorMessage, type DescribedError } from "../worker/errors";
 import { watchKeyRefusals } from "../worker/keyRefusals";
 import type { PolicyDecision } from "../policy/policy";
-import type { DonorFacts, EngineFacts } from "../hostAndWebview/donorState";
+import type { DonorFacts, EngineFacts } from "../hostAndWebview/deriveDonorState";
 import { refusedKeyText } from "../hostAndWebview/donorStateText";
 
 export type SessionTarget = { url: string; apiKey: string; concurrency: number };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CONNECT_GRACE_MS, deriveDonorState, type DonorFacts, type EngineFacts, type OverviewFacts } from "../../../extension/hostAndWebview/donorState";
+import { CONNECT_GRACE_MS, deriveDonorState, type DonorFacts, type EngineFacts, type OverviewFacts } from "../../../extension/hostAndWebview/deriveDonorState";
 import { describeStatus, farmNotice, joinedMessage, shortStatus } from "../../../extension/hostAndWebview/donorStateText";
 
 const NOW = Date.UTC(2026, 10, 23, 14, 0, 0);
