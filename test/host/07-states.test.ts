@@ -6,7 +6,7 @@ import { ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { after, before, describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, setFarmhandSetting, testFarm, waitUntil, type FarmhandApi, type FarmhandSurfaces } from "./farmhand";
+import { activateFarmhand, expectsRemoteWindow, setFarmhandSetting, testFarm, waitUntil, type FarmhandApi, type FarmhandSurfaces } from "./farmhand";
 import { submitPrimes } from "./farmClient";
 
 const DONATE_NOW: Record<string, unknown> = { preset: "light", idleMinutes: 0, otherCpuThresholdPercent: 100, donateOnBattery: true, allowRemoteDonation: true };
@@ -86,7 +86,7 @@ describe("one donor state on every surface", function () {
     // Back on the shared test machine, for any suite after this one.
     const { url, workerKey } = testFarm();
     await vscode.commands.executeCommand("farmhand.join", { url, token: workerKey });
-    for (const key of Object.keys(DONATE_NOW)) await setFarmhandSetting(key, undefined);
+    for (const key of [...Object.keys(DONATE_NOW), "timeWindows"]) await setFarmhandSetting(key, undefined);
   });
 
   it("off: every surface says off, and the title button starts donating", async () => {
@@ -131,6 +131,26 @@ describe("one donor state on every surface", function () {
     assert.match(s.statusBar.text, /Farmhand: off$/);
     const done = (await new ConvexHttpClient(testFarm().url).query(anyApi.jobs.get, { clientKey: testFarm().clientKey, jobId })) as { status: string };
     assert.equal(done.status, "succeeded", "finishing let the job run to the end");
+  });
+
+  it("paused: an unreadable time window pauses with its reason everywhere; its fix opens the settings on the tab where they live", async () => {
+    await vscode.commands.executeCommand("farmhand.startDonating");
+    await reach("waiting");
+    await setFarmhandSetting("timeWindows", ["weekdays 9-5"]);
+    const s = await reach("paused");
+    assert.match(s.statusBar.text, /Farmhand: paused$/);
+    assert.match(plain(s.statusBar.tooltip), /paused: time window not understood: "weekdays 9-5"/);
+    assert.match(s.statusBar.tooltip, /\[Edit Time Windows\]\(command:farmhand\.fixPause\)/);
+    assert.match(machineRow(s), /paused: time window not understood/);
+    assert.deepEqual(s.panel?.actions.fix, { setting: "farmhand.timeWindows", label: "Edit Time Windows", how: "open", tab: expectsRemoteWindow() ? "remote" : "user" });
+
+    await vscode.commands.executeCommand("farmhand.fixPause");
+    await waitUntil("the settings editor", () => vscode.window.tabGroups.activeTabGroup.activeTab?.label ?? "", (label) => /Settings/.test(label), 10_000);
+    await vscode.commands.executeCommand("workbench.action.closeActiveEditor");
+    await setFarmhandSetting("timeWindows", undefined);
+    await reach("waiting");
+    await vscode.commands.executeCommand("farmhand.stopDonating");
+    await reach("off");
   });
 
   it("offline: the status bar gives the reason, the tree marks the figures as last known with their age", async () => {

@@ -25,7 +25,7 @@ export type FarmhandState = {
   policy: { preset: string; concurrency: number; idleMinutes: number; otherCpuPercent: number; problems: string[] };
   /** What a click on the status-bar item (or the panel's main button) does now. */
   toggle: "join" | "rejoin" | "start" | "stop" | "stopNow" | "resume";
-  actions: { snooze: boolean; finish: boolean };
+  actions: { snooze: boolean; finish: boolean; fix?: { setting: string; label: string; how: "ask" | "open"; tab: "user" | "remote" } };
   farm: { freshness: { kind: string; asOf?: number } };
 };
 /** What each surface shows now, as text. */
