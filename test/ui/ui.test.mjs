@@ -337,9 +337,22 @@ describe("the packaged .vsix", function () {
       await assertText(treeRow(page, "Queue"), /\(last known\)/);
       await clearNotifications(page);
       await page.screenshot({ path: join(screenshots, "14-offline.png") });
+      updateReadmeStates();
     });
   });
 });
+
+/** The README's picture per state (docs/screenshots/<state>.png), from screenshots this run took. */
+const README_STATES = { "4-joined": "off", "5-donating": "on", "7-job-running": "working", "11-draining": "draining", "12-paused": "paused", "13-revoked": "revoked", "14-offline": "offline" };
+
+/** FARMHAND_UPDATE_SCREENSHOT=1: copy each state's screenshot that exists over the README's (off by default). */
+function updateReadmeStates() {
+  if (process.env.FARMHAND_UPDATE_SCREENSHOT !== "1") return;
+  for (const [shot, state] of Object.entries(README_STATES)) {
+    const from = join(screenshots, `${shot}.png`);
+    if (existsSync(from)) copyFileSync(from, join(repoDir, "docs", "screenshots", `${state}.png`));
+  }
+}
 
 /** How many joins the Farmhand log records so far. */
 function joinsLogged(profile) {
