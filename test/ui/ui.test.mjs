@@ -142,6 +142,22 @@ describe("the packaged .vsix", function () {
       await page.screenshot({ path: join(screenshots, "3-control-panel.png") });
     });
 
+    it("joining an address that is not a farm says so, and Try Again keeps the URL as typed", async () => {
+      // code-server itself: a web server, not a Convex deployment.
+      const notAFarm = server.origin;
+      await runCommand(page, "Farmhand: Join a Farm…");
+      await answerQuickInput(page, /Join a Farm \(1\/2\)/, notAFarm);
+      await answerQuickInput(page, /Join a Farm \(2\/2\)/, `fh_e_${"A".repeat(43)}`);
+      const toast = page.locator(".notification-toast").filter({ hasText: "does not answer like a Convex deployment" }).first();
+      await toast.waitFor({ timeout: UI_TIMEOUT });
+      await page.screenshot({ path: join(screenshots, "3a-join-not-a-farm.png") });
+      await toast.getByRole("button", { name: "Try Again" }).click();
+      await quickInputTitle(page).filter({ hasText: /Join a Farm \(1\/2\)/ }).waitFor({ timeout: UI_TIMEOUT });
+      assert.equal(await quickInputBox(page).inputValue(), notAFarm, "Try Again emptied the URL the donor typed");
+      await page.keyboard.press("Escape");
+      await assertText(statusBarItem(page), /Farmhand: join a farm/);
+    });
+
     it("joins the test farm with an enrollment token through the welcome's Join a Farm… button; the tree shows the farm", async () => {
       await farmWelcome(page).getByRole("button", { name: "Join a Farm…" }).click();
       await answerQuickInput(page, /Join a Farm \(1\/2\)/, farm.url);
