@@ -98,9 +98,7 @@ describe("engine bench", () => {
     runnerPath = join(out, "handlerRunner.js");
     await esbuild.build({ entryPoints: ["extension/handlers/runner.ts"], outfile: runnerPath, bundle: true, platform: "node", format: "cjs", logLevel: "silent" });
 
-    // With the per-table scan the fan-out bench uses (bench/fanout/tableScan.cjs): the server's speed is not
-    // what this bench measures, and stock convex-test slows every query down with the whole database.
-    server = spawn(process.execPath, ["--require", "./bench/fanout/tableScan.cjs", "--import", "tsx", "test/server/cli.ts", "--port", "0", "--seed", "5"], {
+    server = spawn(process.execPath, ["--import", "tsx", "test/server/cli.ts", "--port", "0", "--seed", "5"], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     seeded = await new Promise<Seeded>((resolve, reject) => {

@@ -405,5 +405,7 @@ describe("loopback test server with the project's convex/", () => {
     expect(parseCliArgs([]).conflictWindowMs).toBeUndefined();
     expect(() => parseCliArgs(["--conflict-window-ms", "-5"])).toThrow("--conflict-window-ms needs a whole number from 0 to 60000");
     expect(() => parseCliArgs(["--conflict-window-ms"])).toThrow("--conflict-window-ms needs a whole number");
+    expect(parseCliArgs(["--stock-scan", "--seed", "2"])).toMatchObject({ stockScan: true, seed: 2 });
+    expect(parseCliArgs([]).stockScan).toBeUndefined();
   });
 });

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SchemaDefinition } from "convex/server";
-import { convexTest, type TestConvex } from "convex-test";
+import type { TestConvex } from "convex-test";
 import { WebSocketServer } from "ws";
 import { CallQueue } from "./callQueue";
 import { Connection } from "./connection";
@@ -24,6 +24,7 @@ import { modulesFromDirectory, schemaFromDirectory, type ModuleMap } from "./mod
 import { seed, type SeedOptions, type Seeded } from "./seed";
 import { answerStatsRequest } from "./statsEndpoint";
 import { SyncHub } from "./syncHub";
+import { loadConvexTest } from "./tableScan";
 
 export const projectConvexDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "convex");
 export const fixtureConvexDir = join(dirname(fileURLToPath(import.meta.url)), "fixture", "convex");
@@ -47,6 +48,11 @@ export type TestServerOptions = {
    * before it ran, by a caller it had not heard from yet, falls into its read set (default 20).
    */
   conflictWindowMs?: number;
+  /**
+   * Queries iterate only their own table (default true; tableScan.ts). false runs stock convex-test, whose every
+   * query walks every stored document: the same answers, slower in proportion to the whole database.
+   */
+  tableScan?: boolean;
 };
 
 export const defaultConflictWindowMs = 20;
@@ -82,6 +88,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const transactionLimits = options.transactionLimits ?? true;
   const instruments = new Instruments({ catalog: IndexCatalog.fromSchema(schema), conflictWindowMs, limitsEnforced: transactionLimits });
   const modules = instrumentModules(appModules, instruments);
+  const { convexTest } = options.tableScan === false ? await import("convex-test") : await loadConvexTest();
   const rawT = convexTest({ schema, modules, transactionLimits }) as TestConvex<any>;
   ensureSyscallRecorder();
   const t = instrumentTestConvex(rawT, instruments);
