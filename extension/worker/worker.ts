@@ -198,7 +198,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     if (this._state !== "running") return;
     this.clearClaimTimer();
     this.setState("paused", reason);
-    this.declare();
+    void this.declare();
   }
 
   resume(): void {
@@ -215,7 +215,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       const wasRunning = this._state === "running";
       this.setState("draining", "draining");
       if (this.runs.size === 0) return this.stop("drained");
-      if (wasRunning) this.declare();
+      if (wasRunning) void this.declare();
     }
     if (this._state === "stopped") return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
@@ -245,7 +245,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       return next;
     }
     // The waiting lines are per capability set: declare again with the new set.
-    this.declare();
+    void this.declare();
     return next;
   }
 
@@ -259,7 +259,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   setConcurrency(n: number): void {
     const before = this._concurrency;
     this._concurrency = checkConcurrency(n);
-    if (this._concurrency !== before && this._state === "running") this.declare();
+    if (this._concurrency !== before && this._state === "running") void this.declare();
     this.maybeClaim();
   }
 
@@ -413,7 +413,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
 
   private onJobEnd(run: JobRun, outcome: JobOutcome): void {
     this.runs.delete(run.job.jobId);
-    this.totals[outcome.kind === "succeeded" ? "succeeded" : outcome.kind]++;
+    this.totals[outcome.kind]++;
     this.emit("jobFinished", {
       jobId: run.job.jobId,
       type: run.job.type,
