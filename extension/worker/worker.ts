@@ -389,8 +389,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   }
 
   private startJob(job: ClaimedJob): void {
-    if (this._state === "stopping" || this._state === "stopped") {
-      // Claimed while shutting down: give it straight back, and let shutdown wait for that.
+    if (this._state === "draining" || this._state === "stopping" || this._state === "stopped") {
+      // A claim answered after a drain or stop began: a draining engine takes no new work, so give the job
+      // straight back; shutdown (which ends every drain) waits for that.
       const giving = this.options.client.release(job.leaseId).catch(() => undefined);
       this.givingBack.add(giving);
       void giving.finally(() => this.givingBack.delete(giving));
