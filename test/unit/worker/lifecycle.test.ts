@@ -3,7 +3,7 @@ import type { ClaimedJob } from "../../../extension/worker/farmClient";
 import { Worker } from "../../../extension/worker/worker";
 import { deferred, FakeFarm, handler, handlersOf } from "./fakeFarm";
 
-const echo = handler("demo.echo", async (payload) => payload);
+const echo = handler("demo.echo", (payload) => Promise.resolve(payload));
 
 describe("Worker lifecycle races", () => {
   beforeEach(() => vi.useFakeTimers());
@@ -12,7 +12,7 @@ describe("Worker lifecycle races", () => {
   it("paused while its handlers are probed, it still subscribes, and resume() takes work", async () => {
     const farm = new FakeFarm();
     const probe = deferred<string[]>();
-    const slowProbe = handler("demo.echo", async (p) => p, { capabilities: () => probe.promise });
+    const slowProbe = handler("demo.echo", (p) => Promise.resolve(p), { capabilities: () => probe.promise });
     const worker = new Worker({ client: farm, handlers: handlersOf(slowProbe) });
     farm.add("demo.echo", { n: 1 });
     const starting = worker.start();
