@@ -45,7 +45,7 @@ async function startAll(engines: Engine[]): Promise<void> {
 }
 
 async function closeAll(closers: Array<{ close(): Promise<void> | void }>): Promise<void> {
-  for (let i = 0; i < closers.length; i += 20) await Promise.all(closers.slice(i, i + 20).map((c) => c.close()));
+  for (let i = 0; i < closers.length; i += 20) await Promise.all(closers.slice(i, i + 20).map((c) => Promise.resolve(c.close())));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

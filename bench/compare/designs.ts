@@ -131,7 +131,7 @@ export async function farmhandDesign(): Promise<Design> {
   };
 }
 
-export async function seedStyleDesign(): Promise<Design> {
+export function seedStyleDesign(): Design {
   const modules = modulesFromDirectory(join(__dirname, "..", "seedStyle", "convex"));
   const t = convexTest({ schema: seedSchema, modules, transactionLimits: true });
   return {
@@ -150,7 +150,7 @@ export async function seedStyleDesign(): Promise<Design> {
     },
     async dryClaim(client) {
       const c = CLIENTS[client];
-      return await dryRun(t as unknown as Runner, seedApi.queue.claim, { workerName: c.name, capabilities: c.capabilities }, (r) =>
+      return await dryRun(t, seedApi.queue.claim, { workerName: c.name, capabilities: c.capabilities }, (r) =>
         typeof r === "string" ? r : null,
       );
     },

@@ -26,9 +26,9 @@ export class ServerProcess {
     });
     const seeded = await new Promise<Seeded>((resolve, reject) => {
       let text = "";
-      child.stdout!.setEncoding("utf8").on("data", (d: string) => {
+      child.stdout.setEncoding("utf8").on("data", (d: string) => {
         text += d;
-        if (text.includes("\n")) resolve(JSON.parse(text.split("\n")[0]));
+        if (text.includes("\n")) resolve(JSON.parse(text.split("\n")[0]) as Seeded);
       });
       child.on("exit", (code) => reject(new Error(`test server exited with ${code}`)));
     });
