@@ -276,6 +276,8 @@ export default defineSchema({
     leaseCheck: v.optional(v.id("_scheduled_functions")),
     startedAt: v.optional(v.number()),
     finishedAt: v.optional(v.number()),
+    // the running job is frozen on its worker (the donor is using the machine) since then; its heartbeats say so
+    suspendedSince: v.optional(v.number()),
   })
     .index("by_lane_ready", ["laneId", "queue", "negPriority", "availableAt"])
     .index("by_lane_delayed", ["laneId", "queue", "availableAt"])

@@ -164,8 +164,19 @@ export const presence = mutation({
   },
 });
 
+/**
+ * Keep a running job's lease. `suspended`: the job is frozen on the worker (its owner is using the machine):
+ * the lease is kept all the same, and the job shows `suspendedSince` from the first such heartbeat until the
+ * first one without it.
+ */
 export const heartbeat = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), progress: v.optional(v.number()), status: v.optional(v.string()) },
+  args: {
+    apiKey: v.string(),
+    leaseId: v.string(),
+    progress: v.optional(v.number()),
+    status: v.optional(v.string()),
+    suspended: v.optional(v.boolean()),
+  },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
@@ -173,8 +184,11 @@ export const heartbeat = mutation({
       reject("invalid_argument", `progress must be a fraction from 0 to 1, got ${args.progress}`);
     }
     const statusText = args.status === undefined ? undefined : checkText(args.status, "status", LIMITS.statusTextChars, true);
-    const leaseExpiresAt = Date.now() + job.leaseMs;
+    const now = Date.now();
+    const leaseExpiresAt = now + job.leaseMs;
     const patch: Partial<Doc<"jobs">> = { leaseExpiresAt };
+    if (args.suspended === true && job.suspendedSince === undefined) patch.suspendedSince = now;
+    if (args.suspended !== true && job.suspendedSince !== undefined) patch.suspendedSince = undefined;
     if (args.progress !== undefined) patch.progress = args.progress;
     if (statusText !== undefined) patch.statusText = statusText;
     await ctx.db.patch(job._id, patch);

@@ -16,8 +16,8 @@ export type CliIo = {
   env: NodeJS.ProcessEnv;
   out(line: string): void;
   err(line: string): void;
-  /** Subscribe to SIGINT/SIGTERM; returns an unsubscribe. */
-  onSignal(signal: "SIGINT" | "SIGTERM", listener: () => void): () => void;
+  /** Subscribe to a signal; returns an unsubscribe. */
+  onSignal(signal: "SIGINT" | "SIGTERM" | "SIGUSR1" | "SIGUSR2", listener: () => void): () => void;
 };
 
 const processIo: CliIo = {
@@ -149,6 +149,7 @@ async function work(
     concurrency: options.concurrency,
     onlyCapabilities: options.capabilities,
     jobTimeoutMs: options.jobTimeoutMs,
+    suspendLimitMs: options.suspendLimitMs,
     // 0 means never auto-pause (a fleet worker whose failures are expected, e.g. a test farm).
     maxConsecutiveFailures: options.maxConsecutiveFailures === 0 ? Number.POSITIVE_INFINITY : options.maxConsecutiveFailures,
   });
@@ -175,6 +176,15 @@ async function work(
   };
   const offInt = io.onSignal("SIGINT", onInterrupt);
   const offTerm = io.onSignal("SIGTERM", () => void worker.stop("terminated"));
+  // Windows has neither signal; there the jobs could not be frozen anyway.
+  const offSuspend =
+    process.platform === "win32"
+      ? () => undefined
+      : io.onSignal("SIGUSR1", () => {
+          log("suspending: freezing running jobs, taking nothing new (SIGUSR2 resumes)");
+          worker.pause("suspended (SIGUSR1)", { suspend: true });
+        });
+  const offResume = process.platform === "win32" ? () => undefined : io.onSignal("SIGUSR2", () => worker.resume());
   const stopped = new Promise<void>((resolve) => worker.on("state", (e) => e.state === "stopped" && resolve()));
   try {
     await worker.start();
@@ -183,6 +193,8 @@ async function work(
   } finally {
     offInt();
     offTerm();
+    offSuspend();
+    offResume();
   }
   return keyProblem ? EXIT.key : EXIT.ok;
 }

@@ -16,6 +16,11 @@ export type ProcessPoolOptions = {
   maxIdle?: number;
   /** After a cancel, how long job code has to stop before its process is killed. */
   graceMs?: number;
+  /**
+   * Offer the engine a freezer for each job (SIGSTOP/SIGCONT to its process group). Default: everywhere but
+   * Windows, which has neither signals nor process groups.
+   */
+  freezable?: boolean;
 };
 
 type Child = { process: ChildProcess; busy: boolean };
@@ -59,10 +64,14 @@ export class ProcessPool {
     const child = this.take();
     return new Promise((resolve, reject) => {
       let settled = false;
+      let frozen = false;
       let killTimer: ReturnType<typeof setTimeout> | undefined;
       const finish = (healthy: boolean, outcome: () => void) => {
         if (settled) return;
         settled = true;
+        // A message sent just before the freeze can end the job after it: a reused child must run.
+        if (frozen) signalJob(child.process, "SIGCONT");
+        frozen = false;
         child.process.off("message", onMessage);
         child.process.off("exit", onExit);
         ctx.signal.removeEventListener("abort", onAbort);
@@ -95,6 +104,12 @@ export class ProcessPool {
         finish(false, () => reject(error));
       };
       const onAbort = () => {
+        if (frozen) {
+          // Given back or canceled while frozen: its latest checkpoint is already saved, and waking it for the
+          // grace period would spend the CPU of an owner who is using the machine.
+          signalJob(child.process, "SIGKILL");
+          return;
+        }
         this.send(child, { t: "cancel", reason: String((ctx.signal.reason as Error)?.message ?? "aborted") });
         // The job's whole process group (the runner and whatever job code started) hears TERM, then KILL.
         signalJob(child.process, "SIGTERM");
@@ -104,6 +119,20 @@ export class ProcessPool {
       child.process.on("exit", onExit);
       ctx.signal.addEventListener("abort", onAbort);
       this.send(child, { t: "run", impl, payload, jobId: ctx.jobId, attempt: ctx.attempt, checkpoint: ctx.checkpoint });
+      if (this.options.freezable ?? process.platform !== "win32") {
+        ctx.setFreezer?.({
+          freeze: () => {
+            if (settled || frozen) return;
+            frozen = true;
+            signalJob(child.process, "SIGSTOP");
+          },
+          thaw: () => {
+            if (settled || !frozen) return;
+            frozen = false;
+            signalJob(child.process, "SIGCONT");
+          },
+        });
+      }
     });
   }
 

@@ -25,7 +25,8 @@ export interface FarmClient {
   claim(capabilities: Capabilities, max: number): Promise<ClaimedJob[]>;
   ready(capabilities: Capabilities, slots: Slots): Promise<ReadyResult>;
   presence(): Promise<PresenceResult>;
-  heartbeat(leaseId: string, progress?: number, status?: string): Promise<HeartbeatResult>;
+  /** `suspended`: the job is frozen on this machine (its owner is using it); the lease is kept all the same. */
+  heartbeat(leaseId: string, progress?: number, status?: string, suspended?: boolean): Promise<HeartbeatResult>;
   output(leaseId: string, chunk: string): Promise<void>;
   /** `slots`: the worker's concurrency after this job ends; the server then knows what it wants offered. */
   complete(leaseId: string, result: unknown, slots?: Slots): Promise<void>;
@@ -45,7 +46,8 @@ export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClie
     claim: (capabilities, max) => client.mutation(w.claim, { apiKey, capabilities, max }),
     ready: (capabilities, slots) => client.mutation(w.ready, { apiKey, capabilities, slots }),
     presence: () => client.mutation(w.presence, { apiKey }),
-    heartbeat: (leaseId, progress, status) => client.mutation(w.heartbeat, withoutUndefined({ apiKey, leaseId, progress, status })),
+    heartbeat: (leaseId, progress, status, suspended) =>
+      client.mutation(w.heartbeat, withoutUndefined({ apiKey, leaseId, progress, status, suspended })),
     output: async (leaseId, chunk) => {
       await client.mutation(w.output, { apiKey, leaseId, chunk });
     },

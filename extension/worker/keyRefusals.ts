@@ -22,7 +22,9 @@ export function watchKeyRefusals(client: FarmClient, onRefused: (error: Describe
     claim: checked((capabilities: string[], max: number) => client.claim(capabilities, max)),
     ready: checked((capabilities: string[], slots: number) => client.ready(capabilities, slots)),
     presence: checked(() => client.presence()),
-    heartbeat: checked((leaseId: string, progress?: number, status?: string) => client.heartbeat(leaseId, progress, status)),
+    heartbeat: checked((leaseId: string, progress?: number, status?: string, suspended?: boolean) =>
+      client.heartbeat(leaseId, progress, status, suspended),
+    ),
     output: checked((leaseId: string, chunk: string) => client.output(leaseId, chunk)),
     complete: checked((leaseId: string, result: unknown, slots?: number) => client.complete(leaseId, result, slots)),
     fail: checked((leaseId: string, error: string, retryable: boolean, slots?: number) => client.fail(leaseId, error, retryable, slots)),

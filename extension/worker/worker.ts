@@ -17,6 +17,8 @@ export type WorkerEvents = {
   error: { message: string; code?: string };
   connection: { connected: boolean };
   capabilities: { capabilities: string[] };
+  /** Jobs were frozen (the owner is using the machine) or thawed; `held`: the jobs frozen now. */
+  suspension: { held: string[] };
 };
 
 export type WorkerOptions = Partial<JobRunOptions> & {
@@ -33,6 +35,9 @@ export type WorkerOptions = Partial<JobRunOptions> & {
   presenceEveryMs?: number;
 };
 
+/** How long a job may stay frozen before it is given back to the queue (farmhand.suspendLimitMinutes). */
+export const DEFAULT_SUSPEND_LIMIT_MS = 10 * 60_000;
+
 export type RunningJobView = {
   jobId: string;
   type: string;
@@ -40,6 +45,8 @@ export type RunningJobView = {
   startedAt: number;
   progress?: number;
   status?: string;
+  /** Frozen since then (the machine's owner is using it); absent while the job runs. */
+  suspendedSince?: number;
 };
 
 export type WorkerSnapshot = {
@@ -49,6 +56,8 @@ export type WorkerSnapshot = {
   concurrency: number;
   capabilities: string[];
   running: RunningJobView[];
+  /** Paused with its running jobs frozen in place (they are in `running`, with `suspendedSince`). */
+  suspended: boolean;
   totals: { succeeded: number; failed: number; canceled: number; released: number; lost: number };
 };
 
@@ -80,6 +89,8 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private readonly runs = new Map<string, { run: JobRun; done: Promise<void> }>();
   private readonly totals = { succeeded: 0, failed: 0, canceled: 0, released: 0, lost: 0 };
   private consecutiveFailures = 0;
+  /** Paused for the owner's return: running jobs are frozen, and jobs that start meanwhile are given back. */
+  private suspended = false;
 
   /** Offers the doorbell shows that this engine has not claimed yet. */
   private offers = new Set<string>();
@@ -112,6 +123,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       maxResultBytes: options.maxResultBytes ?? LIMITS.resultBytes,
       maxChunkChars: options.maxChunkChars ?? LIMITS.outputChunkChars,
       outputFlushMs: options.outputFlushMs ?? 200,
+      suspendLimitMs: options.suspendLimitMs ?? DEFAULT_SUSPEND_LIMIT_MS,
     };
     const client = options.client;
     this.jobClient = {
@@ -119,7 +131,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       claim: (capabilities, max) => client.claim(capabilities, max),
       ready: (capabilities, slots) => client.ready(capabilities, slots),
       presence: () => client.presence(),
-      heartbeat: (leaseId, progress, status) => client.heartbeat(leaseId, progress, status),
+      heartbeat: (leaseId, progress, status, suspended) => client.heartbeat(leaseId, progress, status, suspended),
       output: (leaseId, chunk) => client.output(leaseId, chunk),
       complete: (leaseId, result) => client.complete(leaseId, result, this.slotsNow()),
       fail: (leaseId, error, retryable) => client.fail(leaseId, error, retryable, this.slotsNow()),
@@ -149,7 +161,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
         startedAt: run.startedAt,
         progress: run.progress,
         status: run.status,
+        ...(run.suspendedSince === undefined ? {} : { suspendedSince: run.suspendedSince }),
       })),
+      suspended: this.suspended,
       totals: { ...this.totals },
     };
   }
@@ -193,17 +207,28 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.wantFullClaim();
   }
 
-  /** Take no new work; running jobs go on. */
-  pause(reason = "paused"): void {
-    if (this._state !== "running") return;
-    this.clearClaimTimer();
-    this.setState("paused", reason);
-    this.declare();
+  /**
+   * Take no new work. Running jobs go on, or with `suspend` (the machine's owner is back) they are frozen in
+   * place: those that cannot be frozen are given back at once, and a job frozen longer than `suspendLimitMs`
+   * is given back then. Pausing again without `suspend` thaws them (they go on at low priority).
+   */
+  pause(reason = "paused", how: { suspend?: boolean } = {}): void {
+    if (this._state === "running") {
+      this.clearClaimTimer();
+      this.setState("paused", reason);
+      void this.declare();
+    } else if (this._state !== "paused") {
+      return;
+    }
+    if (how.suspend) this.suspendJobs();
+    else this.thawJobs();
   }
 
+  /** Take work again; frozen jobs run on. */
   resume(): void {
     if (this._state !== "paused") return;
     this.consecutiveFailures = 0;
+    this.thawJobs();
     this.setState("running", "resumed");
     this.wantFullClaim();
   }
@@ -263,8 +288,29 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.maybeClaim();
   }
 
+  private suspendJobs(): void {
+    this.suspended = true;
+    for (const { run } of this.runs.values()) {
+      if (!run.suspend()) run.abort("yield");
+    }
+    this.emitSuspension();
+  }
+
+  private thawJobs(): void {
+    if (!this.suspended) return;
+    this.suspended = false;
+    for (const { run } of this.runs.values()) run.thaw();
+    this.emitSuspension();
+  }
+
+  private emitSuspension(): void {
+    const held = [...this.runs.values()].filter(({ run }) => run.suspendedSince !== undefined).map(({ run }) => run.job.jobId as string);
+    this.emit("suspension", { held });
+  }
+
   private async shutdown(reason: string): Promise<void> {
     const wasStarted = this.unbell !== undefined;
+    this.suspended = false;
     this.setState("stopping", reason);
     this.clearClaimTimer();
     this.clearPresence();
@@ -409,10 +455,13 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     // Announce the job before its handler can report anything about it.
     this.emit("jobStarted", { jobId: job.jobId, type: job.type, attempt: job.attempt });
     entry.done = run.run().then((outcome) => this.onJobEnd(run, outcome));
+    // Claimed just as the owner came back: it has not got far, so another donor takes it.
+    if (this.suspended) run.abort("yield");
   }
 
   private onJobEnd(run: JobRun, outcome: JobOutcome): void {
     this.runs.delete(run.job.jobId);
+    if (this.suspended) this.emitSuspension();
     this.totals[outcome.kind === "succeeded" ? "succeeded" : outcome.kind]++;
     this.emit("jobFinished", {
       jobId: run.job.jobId,

@@ -158,8 +158,8 @@ export class FakeFarm implements FarmClient {
     return { lastSeenAt: Date.now() };
   }
 
-  async heartbeat(leaseId: string, progress?: number, status?: string): Promise<HeartbeatResult> {
-    this.record("heartbeat", leaseId, progress, status);
+  async heartbeat(leaseId: string, progress?: number, status?: string, suspended?: boolean): Promise<HeartbeatResult> {
+    this.record("heartbeat", leaseId, progress, status, ...(suspended === undefined ? [] : [suspended]));
     const lease = this.lease(leaseId);
     return { cancel: lease.cancel, leaseExpiresAt: Date.now() + lease.job.leaseMs };
   }
