@@ -288,6 +288,7 @@ export const mine = query({
       cancelRequested: job.cancelRequested === true,
       startedAt: job.startedAt,
       leaseExpiresAt: job.leaseExpiresAt,
+      suspendedSince: job.suspendedSince,
     }));
   },
 });

@@ -32,5 +32,7 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     availableAt: job.availableAt,
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
+    // running but frozen on its worker since then (the donor is using the machine)
+    suspendedSince: job.suspendedSince,
   };
 }
