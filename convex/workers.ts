@@ -7,7 +7,8 @@ import { declareSlots } from "./lib/declare";
 import { fail as reject } from "./lib/errors";
 import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
-import { kickSummary } from "./lib/kick";
+import { kickForWaiter, kickSummary } from "./lib/kick";
+import { refreshLaneRows } from "./lib/demand";
 import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
 import { LIMITS } from "./lib/limits";
@@ -15,13 +16,21 @@ import { touchWorker } from "./lib/presence";
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
+import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
 
 export const enroll = mutation({
-  args: { token: v.string(), name: v.string(), machineId: v.string(), capabilities: v.array(v.string()) },
+  args: {
+    token: v.string(),
+    name: v.string(),
+    machineId: v.string(),
+    capabilities: v.array(v.string()),
+    facts: v.optional(machineFacts),
+  },
   handler: async (ctx, args) => {
     if (!looksLikeSecret("fh_e_", args.token)) reject("bad_key", "Malformed enrollment token (expected fh_e_…)");
+    const facts = args.facts === undefined ? undefined : checkFacts(args.facts);
     const name = checkText(args.name, "name", LIMITS.nameChars);
     const machineId = checkText(args.machineId, "machineId", LIMITS.nameChars);
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
@@ -46,6 +55,7 @@ export const enroll = mutation({
       keyHash: await sha256Hex(apiKey),
       keyPrefix: displayPrefix(apiKey),
       revoked: false,
+      ...(facts ? { facts } : {}),
     });
     await ctx.db.insert("presence", { orgId: enrollment.orgId, workerId, lastSeenAt: now });
     await ctx.db.patch(enrollment._id, { usedAt: now, workerId });
@@ -59,7 +69,7 @@ export const watch = query({
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
-    const lanes = await eligibleLanes(ctx, worker.orgId, effectiveCapabilities(worker.allowedCapabilities, advertised));
+    const lanes = await eligibleLanes(ctx, worker.orgId, effectiveCapabilities(worker.allowedCapabilities, advertised), worker.facts);
     let nextAvailableAt: number | undefined;
     for (const lane of lanes) {
       const ready = await ctx.db
@@ -150,6 +160,25 @@ export const ready = mutation({
     const waitingFor = await declareSlots(ctx, worker, slots, capabilities);
     await clearResync(ctx, worker._id);
     return { waitingFor };
+  },
+});
+
+/**
+ * The worker's machine as measured now (cores, memory, GPUs): jobs with requirements are routed by these.
+ * Writes only when they changed. Returns whether they did.
+ */
+export const reportFacts = mutation({
+  args: { apiKey: v.string(), facts: machineFacts },
+  handler: async (ctx, args) => {
+    const worker = await workerFromKey(ctx, args.apiKey);
+    const facts = checkFacts(args.facts);
+    if (sameFacts(worker.facts, facts)) return { changed: false };
+    await ctx.db.patch(worker._id, { facts });
+    // waiting, it now waits in the lanes its machine can serve (a new GPU, more memory)
+    await refreshLaneRows(ctx, { ...worker, facts });
+    await kickForWaiter(ctx, worker.orgId);
+    await kickSummary(ctx, worker.orgId);
+    return { changed: true };
   },
 });
 

@@ -19,6 +19,7 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     maxAttempts: job.maxAttempts,
     priority: job.priority,
     requiredCapabilities: job.requiredCapabilities,
+    requirements: job.requirements,
     progress: job.progress,
     statusText: job.statusText,
     result: job.result,

@@ -6,6 +6,7 @@ import { createBuiltinRegistry, loadRecipesFile, probeOllama, type Recipe } from
 import { convexFarmClient } from "../worker/farmClient";
 import { describeError } from "../worker/errors";
 import { watchKeyRefusals } from "../worker/keyRefusals";
+import { measureFacts } from "../worker/machineFacts";
 import { Worker } from "../worker/worker";
 import { parseCliArgs, USAGE, type CliOptions } from "./args";
 import { readKeyFile, writeKeyFile } from "./keyFile";
@@ -117,6 +118,7 @@ async function credentials(client: ConvexClient, options: CliOptions, capabiliti
         name: options.name!,
         machineId: machineId(),
         capabilities: advertised,
+        facts: await measureFacts(),
       });
     } catch (e) {
       const { kind, code, message } = describeError(e);
@@ -150,6 +152,7 @@ async function work(
     onlyCapabilities: options.capabilities,
     jobTimeoutMs: options.jobTimeoutMs,
     suspendLimitMs: options.suspendLimitMs,
+    measureFacts: () => measureFacts(),
     // 0 means never auto-pause (a fleet worker whose failures are expected, e.g. a test farm).
     maxConsecutiveFailures: options.maxConsecutiveFailures === 0 ? Number.POSITIVE_INFINITY : options.maxConsecutiveFailures,
   });

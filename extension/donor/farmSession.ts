@@ -3,6 +3,7 @@ import type { FarmConnection } from "./farmConnection";
 import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } from "../worker";
 import { errorMessage, type DescribedError } from "../worker/errors";
 import { watchKeyRefusals } from "../worker/keyRefusals";
+import { measureFacts } from "../worker/machineFacts";
 import { ownerIsBack, type PolicyDecision } from "../policy/policy";
 
 /**
@@ -173,7 +174,13 @@ export class FarmSession implements vscode.Disposable {
     this.keyRefusal = undefined;
     const client = watchKeyRefusals(convexFarmClient(lease.client, lease.apiKey), (refusal) => (this.keyRefusal ??= refusal));
     try {
-      worker = new Worker({ client, handlers: this.handlers, concurrency: target.concurrency, suspendLimitMs: target.suspendLimitMs });
+      worker = new Worker({
+        client,
+        handlers: this.handlers,
+        concurrency: target.concurrency,
+        suspendLimitMs: target.suspendLimitMs,
+        measureFacts: () => measureFacts(),
+      });
     } catch (error) {
       lease.release();
       throw error;

@@ -14,6 +14,8 @@ export type PresenceResult = FunctionReturnType<Workers["presence"]>;
 /** The worker's concurrency as complete/fail/release/ready declare it (0 = take nothing more). */
 export type Slots = NonNullable<FunctionArgs<Workers["complete"]>["slots"]>;
 export type Capabilities = FunctionArgs<Workers["claim"]>["capabilities"];
+export type ReportedFacts = FunctionArgs<Workers["reportFacts"]>["facts"];
+export type ReportFactsResult = FunctionReturnType<Workers["reportFacts"]>;
 
 /**
  * The narrow slice of the Convex client the engine needs. The engine only talks to this interface so it can
@@ -32,6 +34,8 @@ export interface FarmClient {
   complete(leaseId: string, result: unknown, slots?: Slots): Promise<void>;
   fail(leaseId: string, error: string, retryable: boolean, slots?: Slots): Promise<void>;
   release(leaseId: string, slots?: Slots): Promise<void>;
+  /** What this machine has (cores, memory, GPUs); jobs with requirements are routed by it. Optional for fakes. */
+  reportFacts?(facts: ReportedFacts): Promise<ReportFactsResult>;
   /** Called with true/false as the connection comes and goes; returns an unsubscribe. */
   onConnectionChange?(cb: (connected: boolean) => void): () => void;
 }
@@ -60,6 +64,7 @@ export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClie
     release: async (leaseId, slots) => {
       await client.mutation(w.release, withoutUndefined({ apiKey, leaseId, slots }));
     },
+    reportFacts: (facts) => client.mutation(w.reportFacts, { apiKey, facts }),
     onConnectionChange(cb) {
       let last: boolean | undefined;
       const emit = (connected: boolean) => {

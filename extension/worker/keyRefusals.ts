@@ -1,5 +1,5 @@
 import { describeError, type DescribedError } from "./errors";
-import type { FarmClient } from "./farmClient";
+import type { FarmClient, ReportedFacts } from "./farmClient";
 
 /**
  * The same client, telling `onRefused` whenever the farm refuses its key (an unknown or revoked worker key), on any
@@ -29,6 +29,7 @@ export function watchKeyRefusals(client: FarmClient, onRefused: (error: Describe
     complete: checked((leaseId: string, result: unknown, slots?: number) => client.complete(leaseId, result, slots)),
     fail: checked((leaseId: string, error: string, retryable: boolean, slots?: number) => client.fail(leaseId, error, retryable, slots)),
     release: checked((leaseId: string, slots?: number) => client.release(leaseId, slots)),
+    ...(client.reportFacts ? { reportFacts: checked((facts: ReportedFacts) => client.reportFacts!(facts)) } : {}),
     ...(client.onConnectionChange ? { onConnectionChange: (cb: (connected: boolean) => void) => client.onConnectionChange!(cb) } : {}),
   };
 }

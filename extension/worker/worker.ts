@@ -1,8 +1,9 @@
+import { freemem } from "node:os";
 import { LIMITS, TIMING } from "../../convex/lib/limits";
 import { Backoff } from "./backoff";
 import { errorCode, errorMessage, isKeyError } from "./errors";
 import { TypedEmitter } from "./events";
-import type { ClaimedJob, DoorbellValue, FarmClient, Slots } from "./farmClient";
+import type { ClaimedJob, DoorbellValue, FarmClient, ReportedFacts, Slots } from "./farmClient";
 import type { HandlerSource } from "./handler";
 import { JobRun, type JobOutcome, type JobRunOptions } from "./jobRun";
 
@@ -19,6 +20,8 @@ export type WorkerEvents = {
   capabilities: { capabilities: string[] };
   /** Jobs were frozen (the owner is using the machine) or thawed; `held`: the jobs frozen now. */
   suspension: { held: string[] };
+  /** A claimed job asked for more free memory than there is now: it went back; work is taken again once there is. */
+  memoryShort: { jobId: string; type: string; neededMB: number; freeMB: number };
 };
 
 export type WorkerOptions = Partial<JobRunOptions> & {
@@ -33,6 +36,12 @@ export type WorkerOptions = Partial<JobRunOptions> & {
   claimBackoffMs?: number;
   /** How often an engine holding only its subscriptions says it is still there. */
   presenceEveryMs?: number;
+  /** Free memory now, in MB (default: the OS's count of available memory). */
+  freeMemoryMB?: () => number;
+  /** While a job waits for memory, how often the engine looks (locally; it asks the farm nothing meanwhile). */
+  memoryCheckEveryMs?: number;
+  /** Measure this machine (cores, memory, GPUs): reported at start, and again when it changed on a refresh. */
+  measureFacts?: () => Promise<ReportedFacts>;
 };
 
 /** How long a job may stay frozen before it is given back to the queue (farmhand.suspendLimitMinutes). */
@@ -112,6 +121,11 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private readonly runOptions: JobRunOptions;
   /** The client each job's run reports through: its last write also says how many jobs this engine runs now. */
   private readonly jobClient: FarmClient;
+  /** A job needing this much free memory went back for want of it: take no work until the machine has it. */
+  private memoryShortMB: number | undefined;
+  private memoryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The facts the farm last accepted from this engine (JSON), so unchanged facts are not sent again. */
+  private reportedFacts: string | undefined;
 
   constructor(private readonly options: WorkerOptions) {
     super();
@@ -205,6 +219,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     );
     this.schedulePresence();
     this.wantFullClaim();
+    void this.reportFacts();
   }
 
   /**
@@ -260,6 +275,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
    */
   async refreshCapabilities(): Promise<string[]> {
     if (this._state === "stopped" || this._state === "stopping") return this.capabilities;
+    void this.reportFacts();
     const next = await this.advertisedCapabilities();
     const state = this._state as WorkerState; // may have changed while the handlers were probed
     if (next.join() === this.capabilities.join() || state === "stopped" || state === "stopping") return this.capabilities;
@@ -308,9 +324,63 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.emit("suspension", { held });
   }
 
+  /** Measure the machine and tell the farm, unless it already knows these facts. Never throws. */
+  private async reportFacts(): Promise<void> {
+    const measure = this.options.measureFacts;
+    const client = this.options.client;
+    if (!measure || !client.reportFacts) return;
+    try {
+      const facts = await measure();
+      const json = JSON.stringify(facts);
+      if (json === this.reportedFacts || this._state === "stopped" || this._state === "stopping") return;
+      await client.reportFacts(facts);
+      this.reportedFacts = json;
+    } catch (e) {
+      this.onServerError(e, "reportFacts");
+    }
+  }
+
+  /**
+   * The job wants more free memory than this machine has now: give it back at once (saying this engine has no
+   * free slot, so the farm offers it elsewhere), and look again locally until the memory is there.
+   */
+  private holdForMemory(job: ClaimedJob, neededMB: number, freeMB: number): void {
+    this.memoryShortMB = Math.min(this.memoryShortMB ?? neededMB, neededMB);
+    this.offers.delete(job.jobId);
+    const giving = this.jobClient.release(job.leaseId).catch((e: unknown) => void this.onServerError(e, "release"));
+    this.givingBack.add(giving);
+    void giving.finally(() => this.givingBack.delete(giving));
+    this.emit("memoryShort", { jobId: job.jobId, type: job.type, neededMB, freeMB });
+    this.scheduleMemoryCheck();
+  }
+
+  private scheduleMemoryCheck(): void {
+    if (this.memoryTimer) return;
+    this.memoryTimer = setTimeout(() => {
+      this.memoryTimer = undefined;
+      const needed = this.memoryShortMB;
+      if (needed === undefined || this._state === "stopped" || this._state === "stopping") return;
+      if (this.freeMemoryMB() < needed) return this.scheduleMemoryCheck();
+      this.memoryShortMB = undefined;
+      // Free slots again: say so, and the farm offers work (the job that went back, or another).
+      if (this._state === "running") this.wantFullClaim();
+    }, this.options.memoryCheckEveryMs ?? 5_000);
+  }
+
+  private clearMemoryWait(): void {
+    if (this.memoryTimer) clearTimeout(this.memoryTimer);
+    this.memoryTimer = undefined;
+    this.memoryShortMB = undefined;
+  }
+
+  private freeMemoryMB(): number {
+    return this.options.freeMemoryMB ? this.options.freeMemoryMB() : Math.floor(freemem() / (1024 * 1024));
+  }
+
   private async shutdown(reason: string): Promise<void> {
     const wasStarted = this.unbell !== undefined;
     this.suspended = false;
+    this.clearMemoryWait();
     this.setState("stopping", reason);
     this.clearClaimTimer();
     this.clearPresence();
@@ -358,7 +428,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
 
   /** How many jobs this engine runs at once right now, as the server should count it. */
   private slotsNow(): Slots {
-    return this._state === "running" ? this._concurrency : 0;
+    if (this._state !== "running") return 0;
+    // Waiting for memory: no free slot until the machine has it.
+    return this.memoryShortMB === undefined ? this._concurrency : Math.min(this._concurrency, this.runs.size);
   }
 
   /** Tell the server how many jobs this engine runs at once now (it waits for offers for what is free). */
@@ -384,7 +456,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
    * jobs than slots, records this worker as waiting.
    */
   private maybeClaim(): void {
-    if (this._state !== "running" || this.claimRetryTimer) return;
+    if (this._state !== "running" || this.claimRetryTimer || this.memoryShortMB !== undefined) return;
     if (this.claiming) {
       this.claimWanted = true;
       return;
@@ -442,6 +514,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       void giving.finally(() => this.givingBack.delete(giving));
       return;
     }
+    const neededMB = job.requirements?.minMemoryMB;
+    const freeMB = neededMB === undefined ? 0 : this.freeMemoryMB();
+    if (neededMB !== undefined && freeMB < neededMB) return this.holdForMemory(job, neededMB, freeMB);
     this.offers.delete(job.jobId);
     const handler = this.options.handlers.get(job.type);
     const run = new JobRun(job, handler, this.jobClient, this.runOptions, {

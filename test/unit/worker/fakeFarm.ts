@@ -7,6 +7,8 @@ import type {
   HeartbeatResult,
   PresenceResult,
   ReadyResult,
+  ReportedFacts,
+  ReportFactsResult,
   Slots,
 } from "../../../extension/worker/farmClient";
 import type { Handler, HandlerSource } from "../../../extension/worker/handler";
@@ -162,6 +164,15 @@ export class FakeFarm implements FarmClient {
     this.record("heartbeat", leaseId, progress, status, ...(suspended === undefined ? [] : [suspended]));
     const lease = this.lease(leaseId);
     return { cancel: lease.cancel, leaseExpiresAt: Date.now() + lease.job.leaseMs };
+  }
+
+  reportFacts(facts: ReportedFacts): Promise<ReportFactsResult> {
+    try {
+      this.record("reportFacts", facts);
+    } catch (e) {
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+    return Promise.resolve({ changed: true });
   }
 
   async output(leaseId: string, chunk: string): Promise<void> {
