@@ -4,6 +4,7 @@ import { setPriority } from "node:os";
 import { join } from "node:path";
 import { abortReason, HandlerError } from "../worker/errors";
 import type { HandlerContext } from "../worker/handler";
+import { HOST_PID_ARG, reapOrphanedRunners } from "./orphans";
 import type { ChildMessage, HostMessage, ImplSpec } from "./protocol";
 
 export type ProcessPoolOptions = {
@@ -51,6 +52,8 @@ export class ProcessPool {
     const located = options.runnerPath ? { path: options.runnerPath, execArgv: [] } : locateRunner();
     this.runnerPath = located.path;
     this.execArgv = options.execArgv ?? located.execArgv;
+    // Job processes a crashed host left frozen would hold their memory for ever: end them (best effort).
+    if (this.options.freezable ?? process.platform !== "win32") void reapOrphanedRunners();
   }
 
   /** Child pids (for tests and diagnostics). */
@@ -160,7 +163,8 @@ export class ProcessPool {
     // matters for priority: Linux schedules by session ("autogroup") before it looks at niceness, and a child in
     // the host's session would spend the host's own share; the child's session is niced as a whole.
     const ownGroup = process.platform !== "win32";
-    const proc = fork(this.runnerPath, [], {
+    // The host's pid on the command line: a later host can tell that a frozen runner was left behind (orphans.ts).
+    const proc = fork(this.runnerPath, [HOST_PID_ARG, String(process.pid)], {
       execArgv: this.execArgv,
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       detached: ownGroup,
