@@ -66,4 +66,17 @@ describe("suspension: the policy pauses for the owner's return and the running j
     assert.equal(thawed.status.kind, "working");
     await waitUntil("the farm shows it running again", () => getJob(id), (j) => j.status === "running" && j.suspendedSince === undefined, 10_000);
   });
+
+  it("with the full preset the same pause lets the job run on (at the lowest priority), as before", async () => {
+    const id = jobId!;
+    await setFarmhandSetting("preset", "full");
+    await setFarmhandSetting("idleMinutes", 600);
+    const paused = await waitUntil("paused for the owner's return", () => api.getState(), (s) => s.status.kind === "paused", 10_000);
+    assert.match(paused.status.reason ?? "", /you are using the computer/);
+    const from = jobHere(api.getState(), id)?.progress ?? 0;
+    const ranOn = await waitUntil("the job still making progress", () => api.getState(), (s) => (jobHere(s, id)?.progress ?? 0) > from, TIMEOUT);
+    assert.equal(jobHere(ranOn, id)?.suspendedSince, undefined, "the full preset froze the job");
+    await setFarmhandSetting("idleMinutes", 0);
+    await setFarmhandSetting("preset", "medium");
+  });
 });
