@@ -149,6 +149,23 @@ describe("routing by requirements", () => {
     expect(order).toEqual([high, low, lowSecond]);
   });
 
+  test("a retried dead letter goes back to its requirement lane (a laptop still cannot take it)", async () => {
+    const farm = await newFarm();
+    const box = await worker(farm, "box", GPU_BOX);
+    const laptop = await worker(farm, "laptop", LAPTOP);
+    const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", maxAttempts: 1, requirements: { gpu: {} } });
+    const [got] = await claim(farm, box.apiKey);
+    await farm.t.mutation(api.workers.fail, { apiKey: box.apiKey, leaseId: got.leaseId, error: "boom", retryable: false });
+    expect((await jobRow(farm.t, jobId)).status).toBe("dead");
+    await farm.t.run(async (ctx) => {
+      for (const lane of await ctx.db.query("lanes").collect()) await ctx.db.delete(lane._id); // lane maintenance dropped it
+    });
+    await farm.t.mutation(internal.admin.retryDead, { jobId });
+    expect(await laneKeyOf(farm, jobId)).toBe("|gpu");
+    expect(await claim(farm, laptop.apiKey)).toEqual([]);
+    expect((await claim(farm, box.apiKey)).map((j) => j.jobId)).toEqual([jobId]);
+  });
+
   test("farm:overview lists pending jobs no worker of the org could ever run, until one that can reports in", async () => {
     const farm = await newFarm();
     const laptop = await worker(farm, "laptop", LAPTOP);
