@@ -100,6 +100,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private consecutiveFailures = 0;
   /** Paused for the owner's return: running jobs are frozen, and jobs that start meanwhile are given back. */
   private suspended = false;
+  private lastHeld = "";
 
   /** Offers the doorbell shows that this engine has not claimed yet. */
   private offers = new Set<string>();
@@ -319,8 +320,12 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.emitSuspension();
   }
 
+  /** Say which jobs are frozen now, when that changed (a policy that pauses again for the same reason changes nothing). */
   private emitSuspension(): void {
     const held = [...this.runs.values()].filter(({ run }) => run.suspendedSince !== undefined).map(({ run }) => run.job.jobId as string);
+    const key = held.join();
+    if (key === this.lastHeld) return;
+    this.lastHeld = key;
     this.emit("suspension", { held });
   }
 
@@ -380,6 +385,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private async shutdown(reason: string): Promise<void> {
     const wasStarted = this.unbell !== undefined;
     this.suspended = false;
+    this.lastHeld = "";
     this.clearMemoryWait();
     this.setState("stopping", reason);
     this.clearClaimTimer();

@@ -140,6 +140,25 @@ describe("Worker suspension (the machine's owner is back)", () => {
     await worker.stop();
   });
 
+  it("pausing again for the owner changes nothing and says nothing more", async () => {
+    const farm = new FakeFarm();
+    const job = freezable();
+    const { worker, held } = makeWorker(farm, [job.handler]);
+    farm.add("work");
+    await worker.start();
+    await tick();
+    worker.pause("you are using the computer (starts after 5 idle min)", { suspend: true });
+    worker.pause("you are using the computer (starts after 5 idle min)", { suspend: true });
+    worker.pause("other programs are busy (90% CPU)", { suspend: true });
+    await tick();
+    expect(job.log).toEqual(["freeze"]);
+    expect(held).toEqual([["job1"]]);
+    expect(heartbeats(farm)).toHaveLength(1);
+    worker.resume();
+    expect(held).toEqual([["job1"], []]);
+    await worker.stop();
+  });
+
   it("a plain pause (snooze) thaws frozen jobs: they go on at low priority, as before", async () => {
     const farm = new FakeFarm();
     const job = freezable();
