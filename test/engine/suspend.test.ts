@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { anyApi } from "convex/server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Id } from "../../convex/_generated/dataModel";
 import { spawnCli, waitForLine, type CliRun } from "./cliProcess";
 import { connect, jobsOf, sleep, startFarm, stopFarm, waitForJobs, type Farm } from "./helpers";
 
@@ -25,8 +26,6 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
   }
 }
 
-type WorkerRow = { facts?: { cores: number; gpus: Array<{ vendor: string; model: string; vramMB: number }> } };
-type SuspendRow = { status: string; suspendedSince?: number; workerId?: string };
 
 /** State letter of a process (Linux /proc), or undefined when it is gone. */
 function procState(pid: number): string | undefined {
@@ -70,7 +69,7 @@ describe.runIf(process.platform === "linux")("the headless worker: machine facts
     await stopFarm(farm);
   });
 
-  const workerRow = (i: number) => farm.server.t.run(async (ctx: { db: { get(id: string): Promise<unknown> } }) => ctx.db.get(farm.seeded.workerIds[i])) as Promise<WorkerRow>;
+  const workerRow = (i: number) => farm.server.t.run(async (ctx) => await ctx.db.get(farm.seeded.workerIds[i]));
 
   it("reports the machine's facts (a fake nvidia-smi's GPUs) and gets the GPU job; the worker without a GPU never does", async () => {
     const client = connect(farm);
@@ -79,12 +78,12 @@ describe.runIf(process.platform === "linux")("the headless worker: machine facts
       type: "demo.echo",
       payload: { n: 1 },
       requirements: { gpu: { vendor: "nvidia", minVramMB: 8_000 } },
-    })) as string;
+    })) as Id<"jobs">;
     const plain = spawnCli(["--url", farm.server.url, "--key", farm.seeded.workerKeys[0]], withPath(fakeNvidiaSmi([])));
     clis.push(plain);
     await waitForLine(plain, /working on/);
-    await until("the GPU-less worker reported its facts", async () => (await workerRow(0)).facts !== undefined);
-    expect((await workerRow(0)).facts).toMatchObject({ gpus: [] });
+    await until("the GPU-less worker reported its facts", async () => (await workerRow(0))?.facts !== undefined);
+    expect((await workerRow(0))?.facts).toMatchObject({ gpus: [] });
     await sleep(1_000);
     expect((await jobsOf(farm, [gpuJob]))[0].status).toBe("pending");
 
@@ -94,7 +93,7 @@ describe.runIf(process.platform === "linux")("the headless worker: machine facts
       throw new Error(`${e.message}\n${gpu.lines.join("\n")}\n${gpu.stderr()}`);
     });
     expect(row).toMatchObject({ status: "succeeded", workerId: farm.seeded.workerIds[1] });
-    expect((await workerRow(1)).facts?.gpus).toEqual([
+    expect((await workerRow(1))?.facts?.gpus).toEqual([
       { vendor: "nvidia", model: "NVIDIA GeForce RTX 3080", vramMB: 10_240 },
       { vendor: "nvidia", model: "Tesla T4", vramMB: 15_360 },
     ]);
@@ -106,7 +105,7 @@ describe.runIf(process.platform === "linux")("the headless worker: machine facts
     clis.push(cli);
     await waitForLine(cli, /working on/);
     const client = connect(farm);
-    const id = (await client.mutation(anyApi.jobs.submit, { clientKey: farm.seeded.clientKey, type: "demo.primes", payload: { n: 2_000_000_000 }, leaseMs: 5_000 })) as string;
+    const id = (await client.mutation(anyApi.jobs.submit, { clientKey: farm.seeded.clientKey, type: "demo.primes", payload: { n: 2_000_000_000 }, leaseMs: 5_000 })) as Id<"jobs">;
     await waitForLine(cli, new RegExp(`job ${id} demo.primes started`));
     let runners: number[] = [];
     await until("its runner runs", () => (runners = runnersOf(cli)).some((pid) => procState(pid) === "R" || procState(pid) === "S"));
@@ -114,14 +113,14 @@ describe.runIf(process.platform === "linux")("the headless worker: machine facts
     cli.child.kill("SIGUSR1");
     await waitForLine(cli, /suspending: freezing running jobs/);
     await until("the job's process is stopped", () => runners.some((pid) => procState(pid) === "T"));
-    await until("the farm shows it suspended", async () => ((await jobsOf(farm, [id]))[0] as SuspendRow).suspendedSince !== undefined);
+    await until("the farm shows it suspended", async () => (await jobsOf(farm, [id]))[0].suspendedSince !== undefined);
     // Past the 5 s lease: the suspended heartbeats keep it.
     await sleep(7_000);
     expect((await jobsOf(farm, [id]))[0]).toMatchObject({ status: "running", attempt: 1 });
 
     cli.child.kill("SIGUSR2");
     await until("the job's process runs again", () => runners.every((pid) => procState(pid) !== "T"));
-    await until("the farm shows it running", async () => ((await jobsOf(farm, [id]))[0] as SuspendRow).suspendedSince === undefined);
+    await until("the farm shows it running", async () => (await jobsOf(farm, [id]))[0].suspendedSince === undefined);
     await client.mutation(anyApi.jobs.cancel, { clientKey: farm.seeded.clientKey, jobId: id });
     expect((await waitForJobs(farm, [id], 30_000))[0].status).toBe("canceled");
   });
