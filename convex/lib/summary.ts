@@ -4,6 +4,7 @@ import { laneTotals, orgTotals, recentThroughput } from "./counters";
 import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
 import { LIMITS } from "./limits";
+import { meetsClass } from "./requirements";
 
 export type Summary = Omit<Doc<"summaries">, "_id" | "_creationTime">;
 
@@ -21,6 +22,7 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     capabilities: lane.capabilities,
     pending: perLane.get(lane._id)?.pending ?? 0,
     running: perLane.get(lane._id)?.running ?? 0,
+    ...(lane.requirements ? { requirements: lane.requirements } : {}),
   }));
   const workers = await ctx.db
     .query("workers")
@@ -32,6 +34,13 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     .take(LIMITS.workersListed * 2);
   const lastSeen = new Map(seen.map((p) => [p.workerId, p.lastSeenAt]));
   const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
+  // Waiting jobs no worker of the org could ever run: none of the (unrevoked) workers' reported machines meets them.
+  const machines = workers.filter((w) => !w.revoked).map((w) => w.facts);
+  const unmeetable = laneRows.flatMap((lane) =>
+    lane.requirements && lane.pending > 0 && !machines.some((facts) => meetsClass(facts, lane.requirements))
+      ? [{ routingKey: lane.routingKey, requirements: lane.requirements, pending: lane.pending }]
+      : [],
+  );
   return {
     orgId,
     refreshedAt: now,
@@ -49,8 +58,10 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       maxConcurrentJobs: w.maxConcurrentJobs,
       lastSeenAt: lastSeen.get(w._id) ?? w.lastSeenAt ?? w._creationTime,
       revoked: w.revoked,
+      ...(w.facts ? { facts: w.facts } : {}),
     })),
     throughput: await recentThroughput(ctx, orgId, now),
+    unmeetable,
     deadLetters: dead.map((d) => ({ ...d, error: d.error?.slice(0, LIMITS.summaryErrorChars) })),
   };
 }
