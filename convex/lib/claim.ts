@@ -1,6 +1,8 @@
 import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
+import type { AppPin } from "./appJobs";
+import { checkpointOf } from "./checkpoints";
 import { recordEvent } from "./events";
 import { newLeaseId } from "./keys";
 
@@ -38,6 +40,10 @@ export type Leased = {
   attempt: number;
   leaseMs: number;
   leaseExpiresAt: number;
+  /** An app job's pinned version: what the worker runs. */
+  app?: AppPin;
+  /** The latest checkpoint an earlier run of this job saved (base64): where this run resumes. */
+  checkpoint?: string;
 };
 
 /**
@@ -64,5 +70,9 @@ export async function leaseJob(ctx: MutationCtx, job: Doc<"jobs">, workerId: Id<
     statusText: undefined,
   });
   await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId });
-  return { jobId: job._id, leaseId, type: job.type, payload: job.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt };
+  const leased: Leased = { jobId: job._id, leaseId, type: job.type, payload: job.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt };
+  if (job.app) leased.app = job.app;
+  const checkpoint = await checkpointOf(ctx, job);
+  if (checkpoint !== undefined) leased.checkpoint = checkpoint;
+  return leased;
 }

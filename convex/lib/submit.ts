@@ -2,6 +2,7 @@ import { v, type Infer } from "convex/values";
 import { internal } from "../_generated/api";
 import type { Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
+import { pinApp, withAppsCapability } from "./appJobs";
 import { bumpLane } from "./counters";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
@@ -79,8 +80,11 @@ export async function insertCheckedJob(ctx: MutationCtx, orgId: Id<"orgs">, spec
       .first();
     if (existing) return existing._id;
   }
+  // an app job runs the version that is the app's latest now, and only on workers that run apps
+  const app = await pinApp(ctx, orgId, spec.type);
+  const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
   const now = Date.now();
-  const lane = await laneFor(ctx, orgId, spec.capabilities);
+  const lane = await laneFor(ctx, orgId, capabilities);
   const delayed = spec.availableAt > now;
   const jobId = await ctx.db.insert("jobs", {
     orgId,
@@ -89,7 +93,7 @@ export async function insertCheckedJob(ctx: MutationCtx, orgId: Id<"orgs">, spec
     payload: spec.payload,
     priority: spec.priority,
     negPriority: -spec.priority,
-    requiredCapabilities: spec.capabilities,
+    requiredCapabilities: capabilities,
     status: "pending",
     queue: delayed ? "delayed" : "ready",
     attempt: 0,
@@ -98,6 +102,7 @@ export async function insertCheckedJob(ctx: MutationCtx, orgId: Id<"orgs">, spec
     availableAt: spec.availableAt,
     externalId: spec.externalId,
     batchId: spec.batchId,
+    ...(app ? { app } : {}),
   });
   await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });
   await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");
