@@ -15,6 +15,7 @@ export function isolatedHandler(pool: ProcessPool, spec: IsolatedHandlerSpec): H
     type: spec.type,
     timeoutMs: spec.timeoutMs,
     capabilities: spec.capabilities,
-    run: (payload, ctx) => pool.run(spec.impl, payload, ctx),
+    // checkpoints the job code saves go to the engine, which keeps the latest on the server
+    run: (payload, ctx) => pool.run(spec.impl, payload, { ...ctx, onCheckpoint: ctx.saveCheckpoint }),
   };
 }

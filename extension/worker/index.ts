@@ -7,3 +7,5 @@ export type { Handler, HandlerContext, HandlerSource } from "./handler";
 export { HandlerError, errorCode, errorMessage } from "./errors";
 export { Backoff } from "./backoff";
 export { OutputBatcher } from "./outputBatcher";
+export { jobLabel } from "./jobLabel";
+export type { AppLabel } from "./jobLabel";

@@ -1,6 +1,7 @@
 import { LIMITS } from "../../convex/lib/limits";
 import { jsonBytes } from "../../convex/lib/validate";
 import { Backoff } from "./backoff";
+import { CheckpointUploader } from "./checkpointUploader";
 import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease, messageOf } from "./errors";
 import type { ClaimedJob, FarmClient } from "./farmClient";
 import type { Handler } from "./handler";
@@ -25,7 +26,12 @@ export type JobRunOptions = {
   maxResultBytes: number;
   maxChunkChars: number;
   outputFlushMs: number;
+  /** At most one checkpoint upload per this many ms per job (the latest saved wins). Default 5 s. */
+  checkpointEveryMs?: number;
 };
+
+/** An app's own time limit ends its run first (with a clear error); the engine's backstop comes this much later. */
+const APP_TIMEOUT_SLACK_MS = 10_000;
 
 export type JobRunCallbacks = {
   onProgress(progress: number | undefined, status: string | undefined): void;
@@ -53,6 +59,7 @@ export class JobRun {
   private heartbeatInFlight = false;
   private readonly heartbeatBackoff = new Backoff(100, 5_000);
   private readonly batcher: OutputBatcher;
+  private readonly checkpoints: CheckpointUploader | undefined;
   private ended = false;
 
   constructor(
@@ -67,6 +74,13 @@ export class JobRun {
       flushDelayMs: options.outputFlushMs,
       onError: (e) => this.onWriteError(e, "output"),
     });
+    const upload = client.checkpoint;
+    this.checkpoints = upload
+      ? new CheckpointUploader((data) => upload(job.leaseId, data), {
+          everyMs: options.checkpointEveryMs ?? 5_000,
+          onError: (e) => this.onWriteError(e, "checkpoint"),
+        })
+      : undefined;
   }
 
   get heartbeatEveryMs(): number {
@@ -81,6 +95,7 @@ export class JobRun {
   }
 
   private get timeoutMs(): number {
+    if (this.job.app) return this.job.app.timeoutMs + APP_TIMEOUT_SLACK_MS;
     return this.handler?.timeoutMs ?? this.options.jobTimeoutMs;
   }
 
@@ -130,6 +145,11 @@ export class JobRun {
           this.callbacks.onOutput(text);
           this.batcher.write(text);
         },
+        ...(this.job.app ? { app: this.job.app } : {}),
+        ...(this.job.checkpoint !== undefined ? { checkpoint: this.job.checkpoint } : {}),
+        saveCheckpoint: (data) => {
+          if (!this.ended && typeof data === "string") this.checkpoints?.save(data);
+        },
       });
       return { ok: true, value };
     } catch (error) {
@@ -159,6 +179,9 @@ export class JobRun {
   /** Report the outcome to the server. Rewrites it when the server's answer changes what happened. */
   private async finish(outcome: JobOutcome): Promise<JobOutcome> {
     this.ended = true;
+    // A run that ends without its result leaves the job to another: its latest checkpoint goes first.
+    if (outcome.kind === "released" || (outcome.kind === "failed" && outcome.retryable)) await this.checkpoints?.flush();
+    this.checkpoints?.close();
     const leaseId = this.job.leaseId;
     try {
       switch (outcome.kind) {

@@ -1,19 +1,22 @@
+import { APPS_CAPABILITY } from "../../convex/lib/appLimits";
 import { LIMITS, TIMING } from "../../convex/lib/limits";
 import { Backoff } from "./backoff";
 import { errorCode, errorMessage, isKeyError } from "./errors";
 import { TypedEmitter } from "./events";
 import type { ClaimedJob, DoorbellValue, FarmClient, Slots } from "./farmClient";
 import type { HandlerSource } from "./handler";
+import type { AppLabel } from "./jobLabel";
 import { JobRun, type JobOutcome, type JobRunOptions } from "./jobRun";
 
 export type WorkerState = "stopped" | "running" | "paused" | "draining" | "stopping";
 
 export type WorkerEvents = {
   state: { state: WorkerState; previous: WorkerState; reason?: string };
-  jobStarted: { jobId: string; type: string; attempt: number };
+  /** `app`: an app job's app and pinned version. */
+  jobStarted: { jobId: string; type: string; attempt: number; app?: AppLabel };
   jobProgress: { jobId: string; progress?: number; status?: string };
   jobOutput: { jobId: string; text: string };
-  jobFinished: { jobId: string; type: string; outcome: JobOutcome["kind"]; error?: string; durationMs: number };
+  jobFinished: { jobId: string; type: string; app?: AppLabel; outcome: JobOutcome["kind"]; error?: string; durationMs: number };
   error: { message: string; code?: string };
   connection: { connected: boolean };
   capabilities: { capabilities: string[] };
@@ -36,6 +39,8 @@ export type WorkerOptions = Partial<JobRunOptions> & {
 export type RunningJobView = {
   jobId: string;
   type: string;
+  /** An app job's app and pinned version. */
+  app?: AppLabel;
   attempt: number;
   startedAt: number;
   progress?: number;
@@ -112,6 +117,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       maxResultBytes: options.maxResultBytes ?? LIMITS.resultBytes,
       maxChunkChars: options.maxChunkChars ?? LIMITS.outputChunkChars,
       outputFlushMs: options.outputFlushMs ?? 200,
+      checkpointEveryMs: options.checkpointEveryMs ?? 5_000,
     };
     const client = options.client;
     this.jobClient = {
@@ -121,6 +127,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       presence: () => client.presence(),
       heartbeat: (leaseId, progress, status) => client.heartbeat(leaseId, progress, status),
       output: (leaseId, chunk) => client.output(leaseId, chunk),
+      ...(client.checkpoint ? { checkpoint: (leaseId: string, data: string) => client.checkpoint!(leaseId, data) } : {}),
       complete: (leaseId, result) => client.complete(leaseId, result, this.slotsNow()),
       fail: (leaseId, error, retryable) => client.fail(leaseId, error, retryable, this.slotsNow()),
       release: (leaseId) => client.release(leaseId, this.slotsNow()),
@@ -145,6 +152,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       running: [...this.runs.values()].map(({ run }) => ({
         jobId: run.job.jobId,
         type: run.job.type,
+        ...appOf(run.job),
         attempt: run.job.attempt,
         startedAt: run.startedAt,
         progress: run.progress,
@@ -397,7 +405,8 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       return;
     }
     this.offers.delete(job.jobId);
-    const handler = this.options.handlers.get(job.type);
+    // app jobs (`app.<name>`, with their pinned version) all run through the one `apps` handler
+    const handler = this.options.handlers.get(job.app ? APPS_CAPABILITY : job.type);
     const run = new JobRun(job, handler, this.jobClient, this.runOptions, {
       onProgress: (progress, status) => this.emit("jobProgress", { jobId: job.jobId, progress, status }),
       onOutput: (text) => this.emit("jobOutput", { jobId: job.jobId, text }),
@@ -407,7 +416,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     const entry = { run, done: Promise.resolve() };
     this.runs.set(job.jobId, entry);
     // Announce the job before its handler can report anything about it.
-    this.emit("jobStarted", { jobId: job.jobId, type: job.type, attempt: job.attempt });
+    this.emit("jobStarted", { jobId: job.jobId, type: job.type, attempt: job.attempt, ...appOf(job) });
     entry.done = run.run().then((outcome) => this.onJobEnd(run, outcome));
   }
 
@@ -417,6 +426,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.emit("jobFinished", {
       jobId: run.job.jobId,
       type: run.job.type,
+      ...appOf(run.job),
       outcome: outcome.kind,
       error: outcome.kind === "failed" ? outcome.error : outcome.kind === "lost" ? outcome.reason : undefined,
       durationMs: Date.now() - run.startedAt,
@@ -482,6 +492,11 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.reason = reason;
     if (previous !== state) this.emit("state", { state, previous, reason });
   }
+}
+
+/** `{ app }` of an app job (name and pinned version), nothing for another job. */
+function appOf(job: ClaimedJob): { app?: AppLabel } {
+  return job.app ? { app: { name: job.app.name, version: job.app.version } } : {};
 }
 
 function checkConcurrency(n: number): number {

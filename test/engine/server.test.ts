@@ -367,7 +367,9 @@ describe("loopback test server with the project's convex/", () => {
     try {
       const line = await waitFor(() => (stdout.includes("\n") ? stdout.split("\n")[0] : undefined), "the JSON line", 40_000);
       const printed = JSON.parse(line);
-      expect(Object.keys(printed).sort()).toEqual(["clientKey", "orgId", "url", "workerKeys"]);
+      expect(Object.keys(printed).sort()).toEqual(["clientKey", "orgId", "publishKey", "url", "workerKeys"]);
+      expect(printed.publishKey).toMatch(/^fh_c_/);
+      expect(printed.publishKey).not.toBe(printed.clientKey);
       expect(printed.workerKeys).toHaveLength(2);
       const made = new ConvexClient(printed.url, { logger: false });
       expect(await made.query(api.workers.watch, { apiKey: printed.workerKeys[1], capabilities: ["demo.echo"] })).toMatchObject({

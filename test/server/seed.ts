@@ -1,4 +1,4 @@
-// seed(): an org, a client key and n enrolled workers, made with the project's own admin and worker
+// seed(): an org, a client key, a publishing client key and n enrolled workers, made with the project's own admin and worker
 // functions (admin:createOrg, admin:createClientKey, admin:createEnrollment, workers:enroll).
 import { makeFunctionReference } from "convex/server";
 import type { TestServer } from "./server";
@@ -12,7 +12,8 @@ export type SeedOptions = {
   orgName?: string;
 };
 
-export type Seeded = { orgId: string; clientKey: string; workerKeys: string[]; workerIds: string[] };
+/** `publishKey`: a client key of the same org with the right to publish farm apps (`clientKey` has none). */
+export type Seeded = { orgId: string; clientKey: string; publishKey: string; workerKeys: string[]; workerIds: string[] };
 
 const ref = (name: string) => makeFunctionReference<any>(name);
 
@@ -30,6 +31,7 @@ export async function seed(server: Pick<TestServer, "write">, workers: number, o
   return await server.write(async (t) => {
     const orgId = (await t.mutation(ref("admin:createOrg"), { name: options.orgName ?? "Test farm" })) as string;
     const clientKey = secretFrom(await t.mutation(ref("admin:createClientKey"), { orgId, name: "test client" }), "key");
+    const publishKey = secretFrom(await t.mutation(ref("admin:createClientKey"), { orgId, name: "test publisher", canPublish: true }), "key");
     const workerKeys: string[] = [];
     const workerIds: string[] = [];
     for (let i = 0; i < workers; i++) {
@@ -47,6 +49,6 @@ export async function seed(server: Pick<TestServer, "write">, workers: number, o
       workerKeys.push(enrolled.apiKey);
       workerIds.push(enrolled.workerId);
     }
-    return { orgId, clientKey, workerKeys, workerIds };
+    return { orgId, clientKey, publishKey, workerKeys, workerIds };
   });
 }
