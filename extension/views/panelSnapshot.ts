@@ -1,6 +1,6 @@
 import type { DeadLetter, Overview } from "../donor/farmData";
 import type { PolicyDecision } from "../policy/policy";
-import type { WorkerSnapshot } from "../worker";
+import { jobLabel, type WorkerSnapshot } from "../worker";
 import { describeStatus, donorStatus, toggleAction } from "../hostAndWebview/donorStatus";
 import type { DescribedError } from "../worker/errors";
 import type { EngineView } from "../donor/farmSession";
@@ -33,7 +33,8 @@ export function buildSnapshot(p: SnapshotParts): PanelSnapshot {
     toggle: toggleAction({ joined: p.joined, wanted: p.wanted, engine: p.engineView }),
     farmUrl: p.farmUrl,
     policy: p.policy,
-    jobs: (p.engine?.running ?? []).map((j) => ({ jobId: j.jobId, type: j.type, attempt: j.attempt, progress: j.progress, status: j.status, startedAt: j.startedAt })),
+    // an app job shows its app and pinned version (`app.render v3`)
+    jobs: (p.engine?.running ?? []).map((j) => ({ jobId: j.jobId, type: jobLabel(j.type, j.app), attempt: j.attempt, progress: j.progress, status: j.status, startedAt: j.startedAt })),
     contribution: p.contribution,
     farm: p.joined && p.overview ? farmPart(p.overview, p.dead, p.now) : undefined,
     farmError: p.joined ? p.farmError : undefined,
