@@ -8,7 +8,7 @@ export function runAppsAllowed(): boolean {
 }
 
 /** What an app can and cannot do, in the donor's terms (the consent prompt and the setting say the same). */
-export const APPS_CONSENT_DETAIL =
+const APPS_CONSENT_DETAIL =
   "Apps are programs your farm's operators publish, run here while you donate. " +
   "An app runs in a sandbox at the lowest priority and gets only its job's input: it cannot read or change your files, " +
   "use the network, see your environment variables or other programs, and it is stopped at its memory and time limits. " +

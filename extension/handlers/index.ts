@@ -10,7 +10,7 @@ import type { Recipe } from "./impl/recipe";
 export { HandlerRegistry } from "./registry";
 export { ProcessPool } from "./processPool";
 export type { PoolRunContext, ProcessPoolOptions } from "./processPool";
-export { AppRunner, ModuleCache, appsHandler, createAppsHandler, httpModuleSource, siteUrlFor } from "./apps";
+export { createAppsHandler } from "./apps";
 export type { AppPin, AppRunOutcome, AppRunRequest, AppsSetup, ModuleSource } from "./apps";
 export { isolatedHandler } from "./isolated";
 export { probeOllama } from "./ollama";
