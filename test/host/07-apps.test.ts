@@ -13,10 +13,10 @@ const DONATE_NOW: Record<string, unknown> = {
   donateOnBattery: true,
   allowRemoteDonation: true,
 };
-/** Long enough to watch it run here (a few seconds as WebAssembly on a busy machine). */
-const N = 200_000_000;
-/** π(2·10⁸). */
-const PRIMES_BELOW_N = 11_078_937;
+/** Long enough to watch it run here (a second or two as WebAssembly; much longer on a busy machine). */
+const N = 20_000_000;
+/** π(2·10⁷). */
+const PRIMES_BELOW_N = 1_270_607;
 const JOB_TIMEOUT = 90_000;
 
 async function publishExample(): Promise<number> {
