@@ -1,11 +1,11 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConvexClient } from "convex/browser";
 import type { GenericMutationCtx } from "convex/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api } from "../../convex/_generated/api";
-import type { DataModel } from "../../convex/_generated/dataModel";
+import type { DataModel, Id } from "../../convex/_generated/dataModel";
 import { seed, startTestServer, type Seeded, type TestServer } from "../server";
 import { spawnCli, waitForLine, type CliRun } from "./cliProcess";
 import { eventsOf, jobsOf, sleep, waitForJobs, type Farm } from "./helpers";
@@ -137,6 +137,24 @@ describe("farm apps through real CLI workers", { timeout: 240_000 }, () => {
     expect(samplesDone(handedOver)).toBeGreaterThan(samplesDone(firstUpload));
     expect(result.resumedFrom).toBe(samplesDone(handedOver));
     await stop(next);
+  });
+
+  it("a module whose bytes do not match the pinned sha256 is not run: the job fails without retry", async () => {
+    expect((await publish("primes")).code).toBe(0);
+    // the stored module is swapped behind the farm's back (a corrupted or tampered file store)
+    await server.t.run(async (ctx: GenericMutationCtx<DataModel>) => {
+      const row = (await ctx.db.query("appVersions").collect()).find((v) => v.name === "primes")!;
+      const storage = (ctx as unknown as { storage: { store(blob: Blob): Promise<Id<"_storage">> } }).storage;
+      const swapped = await storage.store(new Blob([readFileSync(built.mandelbrot)], { type: "application/wasm" }));
+      await ctx.db.patch(row._id, { storageId: swapped });
+    });
+    const [jobId] = await submit([{ type: "app.primes", payload: { n: 1000 }, maxAttempts: 3 }]);
+    const donor = worker(0, ["--apps"]);
+    const [failed] = await waitForJobs(farm, [jobId]);
+    expect(failed.status).toBe("dead");
+    expect(failed.attempt).toBe(1);
+    expect(failed.error).toMatch(/sha256 is [0-9a-f]{64}, not the pinned [0-9a-f]{64}; it was not run/);
+    await stop(donor);
   });
 
   it("a job pinned to a deleted version is dead-lettered with the reason when a donor claims it", async () => {
