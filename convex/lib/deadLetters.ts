@@ -1,7 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { deleteCheckpoint } from "./checkpoints";
-import { bumpFinished, bumpLane, type FinishedStatus } from "./counters";
+import { bumpFinished, bumpLane } from "./counters";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
 import { kickForJobs, kickSummary } from "./kick";
@@ -79,7 +79,7 @@ export async function purgeJob(ctx: MutationCtx, job: Doc<"jobs">): Promise<bool
   if (budget <= 0) return false;
   await deleteCheckpoint(ctx, job._id);
   await ctx.db.delete(job._id);
-  await bumpFinished(ctx, job.orgId, job.status as FinishedStatus, -1);
+  await bumpFinished(ctx, job.orgId, job.status, -1);
   await kickSummary(ctx, job.orgId);
   return true;
 }

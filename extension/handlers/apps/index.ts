@@ -2,5 +2,7 @@
 // deployment's module route (runner, module cache and source live in the files beside this one).
 export { createAppsHandler } from "./appsSetup";
 export type { AppsSetup } from "./appsSetup";
-export type { AppPin } from "./appPin";
 export type { AppRunOutcome, AppRunRequest, ModuleSource } from "./appRunner";
+export type { AppPin } from "./appPin";
+export type { CachedModule, ModuleCacheOptions } from "./moduleCache";
+export type { HttpModuleSourceOptions } from "./moduleSource";
