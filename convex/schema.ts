@@ -1,5 +1,7 @@
 import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
+import { machineFacts } from "./lib/facts";
+import { jobRequirements, requirementClass } from "./lib/requirements";
 
 export const jobStatus = v.union(
   v.literal("pending"),
@@ -14,6 +16,15 @@ export const jobStatus = v.union(
 // "offered" ones were handed by the dispatcher to one waiting worker (workerId) until offerExpiresAt;
 // they are out of the ready range, and the lane counters count them as running.
 export const queueState = v.union(v.literal("ready"), v.literal("delayed"), v.literal("offered"));
+
+/** The app version an `app.<name>` job runs, pinned when it was submitted (handed to the worker with the job). */
+export const appPin = v.object({
+  name: v.string(),
+  version: v.number(),
+  sha256: v.string(),
+  memoryMB: v.number(),
+  timeoutMs: v.number(),
+});
 
 export const inboxKind = v.union(v.literal("offer"), v.literal("cancel"), v.literal("resync"));
 
@@ -46,6 +57,8 @@ export default defineSchema({
     // Written by older versions only: presence now lives in `presence`, so that a presence call does not
     // re-run every subscription that authenticates with this worker's key.
     lastSeenAt: v.optional(v.number()),
+    // What its machine has, as the worker last reported it (enroll, workers:reportFacts); none from older workers
+    facts: v.optional(machineFacts),
   })
     .index("by_hash", ["keyHash"])
     .index("by_org", ["orgId"]),
@@ -136,8 +149,16 @@ export default defineSchema({
     refreshedAt: v.number(),
     counts: v.object({ pending: v.number(), running: v.number(), succeeded: v.number(), canceled: v.number(), dead: v.number() }),
     lanes: v.array(
-      v.object({ routingKey: v.string(), capabilities: v.array(v.string()), pending: v.number(), running: v.number() }),
+      v.object({
+        routingKey: v.string(),
+        capabilities: v.array(v.string()),
+        pending: v.number(),
+        running: v.number(),
+        requirements: v.optional(requirementClass),
+      }),
     ),
+    // lanes with pending jobs whose requirements no worker of the org (by its reported facts) meets
+    unmeetable: v.optional(v.array(v.object({ routingKey: v.string(), requirements: requirementClass, pending: v.number() }))),
     workers: v.array(
       v.object({
         workerId: v.id("workers"),
@@ -149,6 +170,7 @@ export default defineSchema({
         revoked: v.boolean(),
         // What the worker can run now (declared, as the server allows it); absent in summaries written before.
         capabilities: v.optional(v.array(v.string())),
+        facts: v.optional(machineFacts),
       }),
     ),
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
@@ -198,6 +220,8 @@ export default defineSchema({
     orgId: v.id("orgs"),
     routingKey: v.string(),
     capabilities: v.array(v.string()),
+    // the class of machine its jobs need (powers of two), part of the routing key; none: any machine
+    requirements: v.optional(requirementClass),
   }).index("by_org_key", ["orgId", "routingKey"]),
 
   /**
@@ -278,6 +302,14 @@ export default defineSchema({
     leaseCheck: v.optional(v.id("_scheduled_functions")),
     startedAt: v.optional(v.number()),
     finishedAt: v.optional(v.number()),
+    // what the job needs of its machine, as submitted (its lane holds the rounded-up class)
+    requirements: v.optional(jobRequirements),
+    // the running job is frozen on its worker (the donor is using the machine) since then; its heartbeats say so
+    suspendedSince: v.optional(v.number()),
+    // an app job's pinned version (jobs of type `app.<name>`)
+    app: v.optional(appPin),
+    // a checkpoint row exists for this job (set once, by its first checkpoint): claims read it only then
+    checkpointed: v.optional(v.boolean()),
   })
     .index("by_lane_ready", ["laneId", "queue", "negPriority", "availableAt"])
     .index("by_lane_delayed", ["laneId", "queue", "availableAt"])
@@ -294,6 +326,19 @@ export default defineSchema({
     seq: v.number(),
     chunk: v.string(),
   }).index("by_job_seq", ["jobId", "seq"]),
+
+  /**
+   * The latest checkpoint a job's run saved (base64, at most 512 KiB decoded), one row per job beside it (never
+   * in the job row, which has its own size budget); the next run of the job gets it with its claim.
+   */
+  checkpoints: defineTable({
+    orgId: v.id("orgs"),
+    jobId: v.id("jobs"),
+    data: v.string(),
+    bytes: v.number(),
+    attempt: v.number(),
+    savedAt: v.number(),
+  }).index("by_job", ["jobId"]),
 
   jobEvents: defineTable({
     orgId: v.id("orgs"),

@@ -2,12 +2,14 @@ import { v } from "convex/values";
 import type { Doc } from "./_generated/dataModel";
 import { mutation, query } from "./_generated/server";
 import { effectiveCapabilities, workerFromKey } from "./lib/auth";
+import { checkCheckpointData, saveCheckpoint } from "./lib/checkpoints";
 import { claimFromHeads, takeOffers } from "./lib/claimWork";
 import { declareSlots } from "./lib/declare";
 import { fail as reject } from "./lib/errors";
 import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
-import { kickSummary } from "./lib/kick";
+import { kickForWaiter, kickSummary } from "./lib/kick";
+import { refreshLaneRows } from "./lib/demand";
 import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
 import { revokeAndHandBack } from "./lib/revoke";
@@ -16,13 +18,21 @@ import { touchWorker } from "./lib/presence";
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
+import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
 
 export const enroll = mutation({
-  args: { token: v.string(), name: v.string(), machineId: v.string(), capabilities: v.array(v.string()) },
+  args: {
+    token: v.string(),
+    name: v.string(),
+    machineId: v.string(),
+    capabilities: v.array(v.string()),
+    facts: v.optional(machineFacts),
+  },
   handler: async (ctx, args) => {
     if (!looksLikeSecret("fh_e_", args.token)) reject("bad_key", "Malformed enrollment token (expected fh_e_…)");
+    const facts = args.facts === undefined ? undefined : checkFacts(args.facts);
     const name = checkText(args.name, "name", LIMITS.nameChars);
     const machineId = checkText(args.machineId, "machineId", LIMITS.nameChars);
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
@@ -47,6 +57,7 @@ export const enroll = mutation({
       keyHash: await sha256Hex(apiKey),
       keyPrefix: displayPrefix(apiKey),
       revoked: false,
+      ...(facts ? { facts } : {}),
     });
     await ctx.db.insert("presence", { orgId: enrollment.orgId, workerId, lastSeenAt: now });
     await ctx.db.patch(enrollment._id, { usedAt: now, workerId });
@@ -60,7 +71,7 @@ export const watch = query({
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
-    const lanes = await eligibleLanes(ctx, worker.orgId, effectiveCapabilities(worker.allowedCapabilities, advertised));
+    const lanes = await eligibleLanes(ctx, worker.orgId, effectiveCapabilities(worker.allowedCapabilities, advertised), worker.facts);
     let nextAvailableAt: number | undefined;
     for (const lane of lanes) {
       const ready = await ctx.db
@@ -154,6 +165,25 @@ export const ready = mutation({
   },
 });
 
+/**
+ * The worker's machine as measured now (cores, memory, GPUs): jobs with requirements are routed by these.
+ * Writes only when they changed. Returns whether they did.
+ */
+export const reportFacts = mutation({
+  args: { apiKey: v.string(), facts: machineFacts },
+  handler: async (ctx, args) => {
+    const worker = await workerFromKey(ctx, args.apiKey);
+    const facts = checkFacts(args.facts);
+    if (sameFacts(worker.facts, facts)) return { changed: false };
+    await ctx.db.patch(worker._id, { facts });
+    // waiting, it now waits in the lanes its machine can serve (a new GPU, more memory)
+    await refreshLaneRows(ctx, { ...worker, facts });
+    await kickForWaiter(ctx, worker.orgId);
+    await kickSummary(ctx, worker.orgId);
+    return { changed: true };
+  },
+});
+
 /** "Still here": an engine holding only its subscriptions calls this every 5 minutes (online = within 6). */
 export const presence = mutation({
   args: { apiKey: v.string() },
@@ -165,8 +195,19 @@ export const presence = mutation({
   },
 });
 
+/**
+ * Keep a running job's lease. `suspended`: the job is frozen on the worker (its owner is using the machine):
+ * the lease is kept all the same, and the job shows `suspendedSince` from the first such heartbeat until the
+ * first one without it.
+ */
 export const heartbeat = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), progress: v.optional(v.number()), status: v.optional(v.string()) },
+  args: {
+    apiKey: v.string(),
+    leaseId: v.string(),
+    progress: v.optional(v.number()),
+    status: v.optional(v.string()),
+    suspended: v.optional(v.boolean()),
+  },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
@@ -174,8 +215,11 @@ export const heartbeat = mutation({
       reject("invalid_argument", `progress must be a fraction from 0 to 1, got ${args.progress}`);
     }
     const statusText = args.status === undefined ? undefined : checkText(args.status, "status", LIMITS.statusTextChars, true);
-    const leaseExpiresAt = Date.now() + job.leaseMs;
+    const now = Date.now();
+    const leaseExpiresAt = now + job.leaseMs;
     const patch: Partial<Doc<"jobs">> = { leaseExpiresAt };
+    if (args.suspended === true && job.suspendedSince === undefined) patch.suspendedSince = now;
+    if (args.suspended !== true && job.suspendedSince !== undefined) patch.suspendedSince = undefined;
     if (args.progress !== undefined) patch.progress = args.progress;
     if (statusText !== undefined) patch.statusText = statusText;
     await ctx.db.patch(job._id, patch);
@@ -201,6 +245,21 @@ export const output = mutation({
     if (seq >= LIMITS.outputChunksPerJob) reject("too_large", `A job may stream at most ${LIMITS.outputChunksPerJob} chunks`);
     await ctx.db.insert("jobOutput", { orgId: job.orgId, jobId: job._id, seq, chunk: args.chunk });
     return { seq };
+  },
+});
+
+/**
+ * Keep the latest checkpoint of a job this worker holds the lease of (base64, at most 512 KiB decoded), in a
+ * row beside the job; whichever run of the job comes next gets it with its claim. Replaces the previous one.
+ */
+export const checkpoint = mutation({
+  args: { apiKey: v.string(), leaseId: v.string(), data: v.string() },
+  handler: async (ctx, args) => {
+    const worker = await workerFromKey(ctx, args.apiKey);
+    const job = await leasedJob(ctx, worker, args.leaseId);
+    const bytes = checkCheckpointData(args.data);
+    await saveCheckpoint(ctx, job, args.data, bytes);
+    return { bytes };
   },
 });
 
@@ -269,12 +328,14 @@ export const mine = query({
       jobId: job._id,
       leaseId: job.leaseId!,
       type: job.type,
+      ...(job.app ? { app: { name: job.app.name, version: job.app.version } } : {}),
       attempt: job.attempt,
       progress: job.progress,
       statusText: job.statusText,
       cancelRequested: job.cancelRequested === true,
       startedAt: job.startedAt,
       leaseExpiresAt: job.leaseExpiresAt,
+      suspendedSince: job.suspendedSince,
     }));
   },
 });

@@ -43,7 +43,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   const connection = new FarmConnection(membership);
   const data = new FarmData(connection);
   const donor = new Donor(context.globalState, log);
-  const handlers = new EngineHandlers(log);
+  const handlers = new EngineHandlers(log, membership);
   const session = new FarmSession(connection, handlers.registry, log, () => store.request());
   // Where the OS reports no nice time (Windows), estimate our own jobs' CPU share so it is not "other programs".
   donor.ownCpuShare = () => (session.snapshot()?.running.length ?? 0) / Math.max(1, cpus().length);
@@ -86,7 +86,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   render(store.state);
   const applyPolicy = () => {
     const key = membership.apiKey;
-    const target = membership.joined && key ? { url: membership.url, apiKey: key, concurrency: donor.current.concurrency } : undefined;
+    const { concurrency, suspendOnReturn, suspendLimitMs } = donor.current;
+    const target = membership.joined && key ? { url: membership.url, apiKey: key, concurrency, suspendOnReturn, suspendLimitMs } : undefined;
     void session.apply(target, donor.decision).finally(() => store.request());
   };
 

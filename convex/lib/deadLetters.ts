@@ -1,10 +1,12 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { deleteCheckpoint } from "./checkpoints";
 import { bumpFinished, bumpLane } from "./counters";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
 import { kickForJobs, kickSummary } from "./kick";
 import { laneFor } from "./lanes";
+import { classOf } from "./requirements";
 import { LIMITS } from "./limits";
 import { checkIntegerInRange } from "./validate";
 
@@ -34,7 +36,7 @@ export async function listDeadLetters(ctx: QueryCtx, orgId: Id<"orgs">, limit?: 
  */
 export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">) {
   if (job.status !== "dead") fail("invalid_argument", `Only dead jobs can be retried; this one is ${job.status}`);
-  const lane = await laneFor(ctx, job.orgId, job.requiredCapabilities);
+  const lane = await laneFor(ctx, job.orgId, job.requiredCapabilities, classOf(job.requirements));
   job = { ...job, laneId: lane._id };
   await ctx.db.patch(job._id, {
     laneId: lane._id,
@@ -76,6 +78,7 @@ export async function purgeJob(ctx: MutationCtx, job: Doc<"jobs">): Promise<bool
   for (const event of events) await ctx.db.delete(event._id);
   budget -= events.length;
   if (budget <= 0) return false;
+  await deleteCheckpoint(ctx, job._id);
   await ctx.db.delete(job._id);
   await bumpFinished(ctx, job.orgId, job.status, -1);
   await kickSummary(ctx, job.orgId);

@@ -14,11 +14,14 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
   return {
     jobId: job._id,
     type: job.type,
+    // an app job's pinned version (name, version, sha256, limits)
+    ...(job.app ? { app: job.app } : {}),
     status: job.status,
     attempt: job.attempt,
     maxAttempts: job.maxAttempts,
     priority: job.priority,
     requiredCapabilities: job.requiredCapabilities,
+    requirements: job.requirements,
     progress: job.progress,
     statusText: job.statusText,
     result: job.result as unknown,
@@ -32,5 +35,7 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     availableAt: job.availableAt,
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
+    // running but frozen on its worker since then (the donor is using the machine)
+    suspendedSince: job.suspendedSince,
   };
 }

@@ -2,6 +2,7 @@ import { v, type Infer } from "convex/values";
 import { internal } from "../_generated/api";
 import type { Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
+import { pinApp, withAppsCapability } from "./appJobs";
 import { bumpLane } from "./counters";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
@@ -9,6 +10,7 @@ import { kickForJobs, kickSummary } from "./kick";
 import { laneFor } from "./lanes";
 import { LIMITS } from "./limits";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./validate";
+import { checkRequirements, classOf, jobRequirements, type JobRequirements } from "./requirements";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
 export const jobSpecFields = {
@@ -22,6 +24,7 @@ export const jobSpecFields = {
   delayMs: v.optional(v.number()),
   runAt: v.optional(v.number()),
   batchId: v.optional(v.string()),
+  requirements: v.optional(jobRequirements),
 };
 export const jobSpec = v.object(jobSpecFields);
 export type JobSpec = Infer<typeof jobSpec>;
@@ -37,6 +40,7 @@ type CheckedSpec = {
   availableAt: number;
   batchId?: string;
   payloadBytes: number;
+  requirements?: JobRequirements;
 };
 
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
@@ -57,7 +61,8 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const availableAt = Math.max(now, spec.runAt ?? now + delayMs);
   const externalId = spec.externalId === undefined ? undefined : checkText(spec.externalId, "externalId", LIMITS.externalIdChars);
   const batchId = spec.batchId === undefined ? undefined : checkText(spec.batchId, "batchId", LIMITS.batchIdChars);
-  return { type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes };
+  const requirements = checkRequirements(spec.requirements);
+  return { type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements };
 }
 
 /**
@@ -79,8 +84,11 @@ export async function insertCheckedJob(ctx: MutationCtx, orgId: Id<"orgs">, spec
       .first();
     if (existing) return existing._id;
   }
+  // an app job runs the version that is the app's latest now, and only on workers that run apps
+  const app = await pinApp(ctx, orgId, spec.type);
+  const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
   const now = Date.now();
-  const lane = await laneFor(ctx, orgId, spec.capabilities);
+  const lane = await laneFor(ctx, orgId, capabilities, classOf(spec.requirements));
   const delayed = spec.availableAt > now;
   const jobId = await ctx.db.insert("jobs", {
     orgId,
@@ -89,7 +97,7 @@ export async function insertCheckedJob(ctx: MutationCtx, orgId: Id<"orgs">, spec
     payload: spec.payload,
     priority: spec.priority,
     negPriority: -spec.priority,
-    requiredCapabilities: spec.capabilities,
+    requiredCapabilities: capabilities,
     status: "pending",
     queue: delayed ? "delayed" : "ready",
     attempt: 0,
@@ -98,6 +106,8 @@ export async function insertCheckedJob(ctx: MutationCtx, orgId: Id<"orgs">, spec
     availableAt: spec.availableAt,
     externalId: spec.externalId,
     batchId: spec.batchId,
+    ...(spec.requirements ? { requirements: spec.requirements } : {}),
+    ...(app ? { app } : {}),
   });
   await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });
   await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");

@@ -5,6 +5,7 @@ import { laneTotals, orgTotals, recentThroughput } from "./counters";
 import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
 import { LIMITS } from "./limits";
+import { meetsClass } from "./requirements";
 
 export type Summary = Omit<Doc<"summaries">, "_id" | "_creationTime">;
 
@@ -22,6 +23,7 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     capabilities: lane.capabilities,
     pending: perLane.get(lane._id)?.pending ?? 0,
     running: perLane.get(lane._id)?.running ?? 0,
+    ...(lane.requirements ? { requirements: lane.requirements } : {}),
   }));
   const workers = await ctx.db
     .query("workers")
@@ -39,6 +41,13 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     .take(LIMITS.workersListed * 2);
   const declaredCapabilities = new Map(declared.map((w) => [w.workerId, w.capabilities]));
   const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
+  // Waiting jobs no worker of the org could ever run: none of the (unrevoked) workers' reported machines meets them.
+  const machines = workers.filter((w) => !w.revoked).map((w) => w.facts);
+  const unmeetable = laneRows.flatMap((lane) =>
+    lane.requirements && lane.pending > 0 && !machines.some((facts) => meetsClass(facts, lane.requirements))
+      ? [{ routingKey: lane.routingKey, requirements: lane.requirements, pending: lane.pending }]
+      : [],
+  );
   return {
     orgId,
     refreshedAt: now,
@@ -57,8 +66,10 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       lastSeenAt: lastSeen.get(w._id) ?? w.lastSeenAt ?? w._creationTime,
       revoked: w.revoked,
       capabilities: declaredCapabilities.get(w._id) ?? [...effectiveCapabilities(w.allowedCapabilities, w.advertisedCapabilities)].sort(),
+      ...(w.facts ? { facts: w.facts } : {}),
     })),
     throughput: await recentThroughput(ctx, orgId, now),
+    unmeetable,
     deadLetters: dead.map((d) => ({ ...d, error: d.error?.slice(0, LIMITS.summaryErrorChars) })),
   };
 }

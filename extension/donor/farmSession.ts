@@ -3,16 +3,22 @@ import type { FarmConnection } from "./farmConnection";
 import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } from "../worker";
 import { errorMessage, type DescribedError } from "../worker/errors";
 import { watchKeyRefusals } from "../worker/keyRefusals";
-import type { PolicyDecision } from "../policy/policy";
-import type { DonorFacts, EngineFacts } from "../hostAndWebview/deriveDonorState";
+import { measureFacts } from "../worker/machineFacts";
+import { ownerIsBack, type PolicyDecision } from "../policy/policy";
+import { jobRows, type DonorFacts, type EngineFacts } from "../hostAndWebview/deriveDonorState";
 import { refusedKeyText } from "../hostAndWebview/donorStateText";
 
-export type SessionTarget = { url: string; apiKey: string; concurrency: number };
+/**
+ * `suspendOnReturn`: freeze running jobs while the owner uses the machine (light and medium presets);
+ * `suspendLimitMs`: give a job frozen that long back to the queue.
+ */
+export type SessionTarget = { url: string; apiKey: string; concurrency: number; suspendOnReturn?: boolean; suspendLimitMs?: number };
 
 /**
  * The engine's life in this window: one Worker on the shared farm connection while the donor donates, driven by
- * the policy decision. Paused by policy → take no new work; running jobs finish at low OS priority, then the worker
- * and its connection go away until the policy says donate again. Off or left → stop, giving running jobs back.
+ * the policy decision. Paused by policy → take no new work; running jobs finish at low OS priority (or, when the
+ * owner is back and the preset says so, are frozen in place until donating resumes or the suspend limit gives
+ * them back), then the worker and its connection go away until the policy says donate again. Off or left → stop, giving running jobs back.
  * Decisions are applied one at a time, always the latest, so an older decision can never win a race.
  */
 export class FarmSession implements vscode.Disposable {
@@ -99,6 +105,8 @@ export class FarmSession implements vscode.Disposable {
     if (!worker) return undefined;
     const snap = worker.snapshot();
     if (snap.state === "stopped") return undefined;
+    // Held since the first of its frozen jobs was frozen (issue 13).
+    const frozenSince = snap.running.flatMap((j) => (j.suspendedSince === undefined ? [] : [j.suspendedSince]));
     return {
       phase: snap.state,
       connected: snap.connected,
@@ -106,7 +114,8 @@ export class FarmSession implements vscode.Disposable {
       ...(this.disconnectedSince === undefined ? {} : { disconnectedSince: this.disconnectedSince }),
       pausedByPolicy: this.pausedByPolicy,
       ...(snap.reason === undefined ? {} : { reason: snap.reason }),
-      jobs: snap.running.map((j) => ({ jobId: j.jobId, type: j.type, attempt: j.attempt, progress: j.progress, status: j.status, startedAt: j.startedAt })),
+      jobs: jobRows(snap.running),
+      ...(frozenSince.length ? { suspendedSince: Math.min(...frozenSince) } : {}),
     };
   }
 
@@ -148,7 +157,7 @@ export class FarmSession implements vscode.Disposable {
       await this.stop("farm changed");
     }
     if (!decision.donate) {
-      await this.pauseForPolicy(decision.reason);
+      await this.pauseForPolicy(decision.reason, target.suspendOnReturn === true && ownerIsBack(decision));
       return;
     }
     if (!this.worker) {
@@ -163,14 +172,15 @@ export class FarmSession implements vscode.Disposable {
     this.onChange();
   }
 
-  /** Take no new work; once nothing runs, let go of the worker and the connection until donating resumes. */
-  private async pauseForPolicy(reason: string): Promise<void> {
+  /**
+   * Take no new work (`suspend`: and freeze the running jobs); once nothing runs, let go of the worker and the
+   * connection until donating resumes.
+   */
+  private async pauseForPolicy(reason: string, suspend: boolean): Promise<void> {
     const worker = this.worker;
     if (!worker) return;
-    if (worker.state === "running") {
-      worker.pause(reason);
-      this.pausedByPolicy = true;
-    }
+    if (worker.state === "running") this.pausedByPolicy = true;
+    if (this.pausedByPolicy) worker.pause(reason, { suspend });
     if (this.pausedByPolicy && worker.snapshot().running.length === 0) await this.stop(`paused: ${reason}`);
     this.onChange();
   }
@@ -185,7 +195,13 @@ export class FarmSession implements vscode.Disposable {
     this.keyRefusal = undefined;
     const client = watchKeyRefusals(convexFarmClient(lease.client, lease.apiKey), (refusal) => (this.keyRefusal ??= refusal));
     try {
-      worker = new Worker({ client, handlers: this.handlers, concurrency: target.concurrency });
+      worker = new Worker({
+        client,
+        handlers: this.handlers,
+        concurrency: target.concurrency,
+        suspendLimitMs: target.suspendLimitMs,
+        measureFacts: () => measureFacts(),
+      });
     } catch (error) {
       lease.release();
       throw error;
@@ -204,6 +220,10 @@ export class FarmSession implements vscode.Disposable {
         this.onChange();
       }),
       worker.on("jobProgress", () => this.onChange()),
+      worker.on("suspension", (e) => {
+        this.log.info(e.held.length ? `Suspended while you use this machine: ${e.held.join(", ")}` : "No job is suspended");
+        this.onChange();
+      }),
       worker.on("jobFinished", (e) => {
         this.contribution.busyMs += e.durationMs;
         if (e.outcome === "succeeded" || e.outcome === "failed" || e.outcome === "canceled") this.contribution[e.outcome]++;

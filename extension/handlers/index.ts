@@ -10,7 +10,8 @@ import type { Recipe } from "./impl/recipe";
 export { HandlerRegistry } from "./registry";
 export { ProcessPool } from "./processPool";
 export type { PoolRunContext, ProcessPoolOptions } from "./processPool";
-export type { AppPin, AppRunOutcome, AppRunRequest, ModuleSource } from "./apps";
+export { createAppsHandler } from "./apps";
+export type { AppPin, AppRunOutcome, AppRunRequest, AppsSetup, ModuleSource } from "./apps";
 export { isolatedHandler } from "./isolated";
 export { probeOllama } from "./ollama";
 export { parseRecipes, loadRecipesFile } from "./recipes";
@@ -55,7 +56,7 @@ export function ollamaHandlers(pool: ProcessPool, offer: OllamaOffer): Handler[]
     return models.length > 0 ? [type, ...ollamaCapabilities(models)] : [];
   };
   const options = { url, ...(chosen ? { models: chosen } : {}) };
-  return ["ollama.generate", "ollama.chat"].map((type) => isolatedHandler(pool, { type, impl: { builtin: type, options }, capabilities: capabilities(type) }));
+  return ["ollama.generate", "ollama.chat"].map((type) => isolatedHandler(pool, { type, impl: { builtin: type, options }, capabilities: capabilities(type), freezable: false }));
 }
 
 export function recipeHandlers(pool: ProcessPool, recipes: readonly Recipe[]): Handler[] {

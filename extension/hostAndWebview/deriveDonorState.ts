@@ -3,6 +3,7 @@
  * the farm's data say. Unit-tested without VS Code (test/unit/hostAndWebview/deriveDonorState.test.ts).
  */
 import type { PauseCause, PolicyDecision } from "../policy/policy";
+import { jobLabel, type AppLabel } from "../worker/jobLabel";
 import type { Contribution, DonorState, FarmFigures, FarmState, Headline, HeadlineKind, PolicyState, Problem, RunningJob, SettingFix, ToggleAction } from "./donorState";
 
 /** The engine while a worker exists in this window. */
@@ -65,6 +66,21 @@ export type DonorFacts = {
   farm: FarmFacts;
 };
 
+/** The engine's running jobs as rows: app jobs named by app and pinned version, frozen ones with since when. */
+export function jobRows(
+  running: ReadonlyArray<{ jobId: string; type: string; app?: AppLabel; attempt: number; progress?: number; status?: string; startedAt: number; suspendedSince?: number }>,
+): RunningJob[] {
+  return running.map((j) => ({
+    jobId: j.jobId,
+    type: jobLabel(j.type, j.app),
+    attempt: j.attempt,
+    ...(j.progress === undefined ? {} : { progress: j.progress }),
+    ...(j.status === undefined ? {} : { status: j.status }),
+    startedAt: j.startedAt,
+    ...(j.suspendedSince === undefined ? {} : { suspendedSince: j.suspendedSince }),
+  }));
+}
+
 /** An engine that has not connected within this long after starting is offline, not starting. */
 export const CONNECT_GRACE_MS = 10_000;
 
@@ -85,7 +101,7 @@ export function deriveDonorState(f: DonorFacts): DonorState {
     actions: {
       snooze: f.wanted && SNOOZABLE.has(status.kind) && !(status.kind === "paused" && status.cause === "snoozed"),
       finish: f.wanted && jobs.length > 0 && FINISHABLE.has(status.kind),
-      ...(status.kind === "paused" && status.fix ? { fix: status.fix } : {}),
+      ...((status.kind === "paused" || status.kind === "suspended") && status.fix ? { fix: status.fix } : {}),
     },
     policy: { ...f.policy, ...(farmAllows === undefined ? {} : { farmAllows }), runsUpTo },
     jobs,
@@ -109,6 +125,8 @@ function headline(f: DonorFacts): Headline {
   const d = f.decision;
   if (!d.donate && !("off" in d && d.off)) {
     const fix = settingFix(d.cause, f.remoteWindow);
+    // The owner is back and the preset froze the running jobs: held, not finishing (issue 13).
+    if (e?.suspendedSince !== undefined) return { kind: "suspended", jobs, since: e.suspendedSince, reason: d.reason, cause: d.cause, ...(fix ? { fix } : {}) };
     return { kind: "paused", jobs, reason: d.reason, cause: d.cause, ...(d.until === undefined ? {} : { until: d.until }), ...(fix ? { fix } : {}) };
   }
   if (!e) return f.stopped ? { kind: "stopped", reason: f.stopped.reason } : { kind: "starting" };

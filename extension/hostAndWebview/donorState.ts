@@ -52,8 +52,11 @@ export type Headline =
   | { kind: "paused"; jobs: number; reason: string; cause: PauseCause; until?: number; fix?: SettingFix }
   /** The engine paused itself (jobs kept failing); Resume takes work again. */
   | { kind: "autoPaused"; jobs: number; reason: string }
-  /** Running jobs are held (stopped in place) while the donor uses this machine; they continue afterwards. */
-  | { kind: "suspended"; jobs: number; since: number }
+  /**
+   * Running jobs are held (frozen in place) while the donor uses this machine; they continue afterwards. When the
+   * policy's pause froze them: its reason, cause and the setting that lifts it, as for `paused`.
+   */
+  | { kind: "suspended"; jobs: number; since: number; reason?: string; cause?: PauseCause; fix?: SettingFix }
   /** Donating is on but the farm does not answer: since when, and why. */
   | { kind: "offline"; jobs: number; problem: Problem; since: number }
   /** The engine stopped on its own for a reason other than a refused key. */
@@ -87,7 +90,8 @@ export type PolicyState = {
   problems: string[];
 };
 
-export type RunningJob = { jobId: string; type: string; attempt: number; progress?: number; status?: string; startedAt: number };
+/** `type`: as views name it (an app job: `app.<name> v<version>`); `suspendedSince`: frozen in place since then. */
+export type RunningJob = { jobId: string; type: string; attempt: number; progress?: number; status?: string; startedAt: number; suspendedSince?: number };
 
 export type Contribution = { succeeded: number; failed: number; canceled: number; busyMs: number };
 

@@ -30,7 +30,7 @@ export function shortStatus(s: Headline): string {
     case "autoPaused":
       return "paused";
     case "suspended":
-      return "suspended";
+      return SUSPENDED;
     case "offline":
       return "offline";
     case "stopped":
@@ -68,6 +68,30 @@ export function describeStatus(s: Headline, now: number): string {
     case "stopped":
       return `stopped: ${s.reason}`;
   }
+}
+
+const SUSPENDED = "suspended — you are using this machine";
+
+/**
+ * While jobs are frozen because the machine's owner is using it: the status text, and what is held (one line per
+ * frozen job, for the tooltip). Undefined when nothing is frozen.
+ */
+export function suspendedText(jobs: ReadonlyArray<{ type: string; suspendedSince?: number }>, now: number): { text: string; held: string[] } | undefined {
+  const frozen = jobs.flatMap((j) => (j.suspendedSince === undefined ? [] : [{ type: j.type, since: j.suspendedSince }]));
+  if (frozen.length === 0) return undefined;
+  return { text: SUSPENDED, held: frozen.map((j) => `${j.type}, frozen ${frozenFor(now - j.since)}`) };
+}
+
+/** How long a job has been frozen, in whole minutes (the tree and the panel say since when, too). */
+function frozenFor(ms: number): string {
+  const minutes = Math.floor(Math.max(0, ms) / 60_000);
+  return minutes < 1 ? "just now" : `${minutes} min`;
+}
+
+/** A frozen job's note: since when, and for how long (the tree's row, the panel's line). */
+export function frozenNote(since: number, now: number): string {
+  const held = frozenFor(now - since);
+  return `frozen since ${clock(since)}${held === "just now" ? "" : ` (${held})`}`;
 }
 
 /** What a revoked key means and what to do, in full (the Farm view's message, the panel, the tooltip). */

@@ -38,6 +38,15 @@ export type PolicyDecision =
   | { donate: false; off: true }
   | { donate: false; off?: false; reason: string; cause: PauseCause; until?: number };
 
+/**
+ * The pauses that mean the machine's owner is back (at the keyboard, running their own programs, unplugged): with
+ * the light and medium presets the engine freezes running jobs for these, instead of letting them run on at the
+ * lowest priority. A snooze, a time window or another window donating keep their old meaning.
+ */
+export function ownerIsBack(decision: PolicyDecision): boolean {
+  return !decision.donate && "cause" in decision && (decision.cause === "userActive" || decision.cause === "cpuBusy" || decision.cause === "onBattery");
+}
+
 /** Decide whether to donate now, and if not, the one reason a donor should see (most actionable first). */
 export function decide(p: PolicyInputs): PolicyDecision {
   if (!p.wanted) return { donate: false, off: true };

@@ -1,7 +1,7 @@
 import * as vscode from "vscode";
 import type { FarmData } from "../donor/farmData";
 import type { DeadLetterRow, DonorState, LaneRow, RunningJob, WorkerRow } from "../hostAndWebview/donorState";
-import { attemptsText, describeStatus, farmNotice, refusedKeyText } from "../hostAndWebview/donorStateText";
+import { attemptsText, describeStatus, farmNotice, frozenNote, refusedKeyText } from "../hostAndWebview/donorStateText";
 import { ago, duration, percent } from "../hostAndWebview/format";
 import { DisposableOwner } from "../lifecycle";
 import { Throttle } from "./throttle";
@@ -104,9 +104,10 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
         const { job } = node;
         const item = new vscode.TreeItem(job.type);
         item.id = `job:${job.jobId}`;
-        item.description = [percent(job.progress), duration(Date.now() - job.startedAt), job.status].filter(Boolean).join(" · ");
-        item.tooltip = `Job ${job.jobId}\nattempt ${job.attempt}${job.status ? `\n${job.status}` : ""}`;
-        item.iconPath = new vscode.ThemeIcon("sync~spin");
+        const frozen = job.suspendedSince === undefined ? undefined : frozenNote(job.suspendedSince, Date.now());
+        item.description = [frozen, percent(job.progress), duration(Date.now() - job.startedAt), job.status].filter(Boolean).join(" · ");
+        item.tooltip = `Job ${job.jobId}\nattempt ${job.attempt}${frozen ? `\n${frozen}: held while you use this machine` : ""}${job.status ? `\n${job.status}` : ""}`;
+        item.iconPath = new vscode.ThemeIcon(frozen ? "debug-pause" : "sync~spin");
         item.contextValue = "farmhand.runningJob";
         return item;
       }

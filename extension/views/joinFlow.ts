@@ -1,9 +1,11 @@
 import * as vscode from "vscode";
 import { hostname } from "node:os";
+import { askToRunApps } from "../donor/appsConsent";
 import { offeredModels, offerModels, type EngineHandlers } from "../donor/engineHandlers";
 import { answersLikeConvex, enroll, isHttpUrl, secretProblem } from "../donor/enrollment";
 import type { Membership } from "../donor/membership";
 import { probeOllama } from "../handlers";
+import { measureFacts } from "../worker/machineFacts";
 import { describeError, type DescribedError } from "../worker/errors";
 
 export type JoinDeps = {
@@ -29,14 +31,15 @@ export async function joinFarm(deps: JoinDeps, args?: JoinArgs, typedUrl?: strin
   if (url === undefined) return false;
   const secret = scripted ? args.token.trim() : await askSecret();
   if (secret === undefined) return false;
-  if (!scripted) await chooseOllamaModels(handlers);
-
   const wrong = secretProblem(secret);
   if (wrong) return failed(deps, Boolean(scripted), url, wrong);
+  if (!scripted) await chooseOllamaModels(handlers);
+  if (!scripted) await askToRunApps();
+
   try {
     const capabilities = await handlers.registry.capabilities();
     const name = `${vscode.env.appName} on ${hostname() || "this machine"}`.slice(0, 100);
-    const apiKey = await enroll(url, secret, { name, machineId: vscode.env.machineId, capabilities });
+    const apiKey = await enroll(url, secret, { name, machineId: vscode.env.machineId, capabilities, facts: await measureFacts() });
     await membership.join(url, apiKey);
     log.info(`Joined the farm at ${url}`);
     if (!scripted) void vscode.window.showInformationMessage(deps.joinedMessage());

@@ -1,6 +1,6 @@
 import * as vscode from "vscode";
 import type { DonorState, HeadlineKind } from "../hostAndWebview/donorState";
-import { describeStatus, farmNotice, policyText, refusedKeyText, shortStatus, TOGGLE_HINT } from "../hostAndWebview/donorStateText";
+import { describeStatus, farmNotice, policyText, refusedKeyText, shortStatus, suspendedText, TOGGLE_HINT } from "../hostAndWebview/donorStateText";
 import { DisposableOwner } from "../lifecycle";
 
 /** The one status-bar item: what this machine is doing for the farm; a click does what the state's toggle says. */
@@ -50,7 +50,11 @@ export class StatusBar extends DisposableOwner {
     lines.push(`Farm: ${escape(state.farmUrl)}`, "");
     const notice = farmNotice(state.farm.freshness, state.at);
     if (notice && state.farm.freshness.kind === "lastKnown") lines.push(escape(notice), "");
-    for (const job of state.jobs) {
+    const suspended = suspendedText(state.jobs, state.at);
+    if (suspended) {
+      lines.push("Held here, frozen until you leave the machine idle:", ...suspended.held.map((h) => `- $(debug-pause) ${escape(h)}`), "");
+    }
+    for (const job of state.jobs.filter((j) => j.suspendedSince === undefined)) {
       const pct = job.progress === undefined ? "" : ` ${Math.round(job.progress * 100)}%`;
       lines.push(`- $(gear) ${escape(job.type)}${pct}${job.status ? ` — ${escape(job.status)}` : ""}`);
     }

@@ -1,5 +1,5 @@
 import type { FarmFigures } from "../../extension/hostAndWebview/donorState";
-import { attemptsText, describeStatus, farmNotice, policyText, refusedKeyText, TOGGLE_LABEL } from "../../extension/hostAndWebview/donorStateText";
+import { attemptsText, describeStatus, farmNotice, frozenNote, policyText, refusedKeyText, TOGGLE_LABEL } from "../../extension/hostAndWebview/donorStateText";
 import { duration } from "../../extension/hostAndWebview/format";
 import { isPanelMessage, type PanelRequest, type PanelSnapshot } from "../../extension/hostAndWebview/panelProtocol";
 
@@ -60,7 +60,7 @@ function render(s: PanelSnapshot): void {
           const bar = document.createElement("progress");
           bar.max = 1;
           if (job.progress !== undefined) bar.value = job.progress;
-          li.append(bar, ` ${job.status ?? ""}`);
+          li.append(bar, ` ${job.suspendedSince === undefined ? "" : `${frozenNote(job.suspendedSince, s.at)} `}${job.status ?? ""}`);
           return li;
         })),
   );

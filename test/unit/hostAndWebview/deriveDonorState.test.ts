@@ -129,6 +129,20 @@ describe("the donor state: one derivation for every surface", () => {
     expect(describeStatus(held.status, NOW)).toMatch(/^suspended: you are using this machine \(1 job held since/);
   });
 
+  it("the policy's pause for the owner's return that froze the jobs is suspended (held), not paused (finishing)", () => {
+    const frozenJob = { ...job("a"), suspendedSince: NOW - 120_000 };
+    const back = { donate: false as const, reason: "you are using the computer (starts after 5 idle min)", cause: "userActive" as const, until: NOW + 60_000 };
+    const held = deriveDonorState(facts({ decision: back, engine: engine({ phase: "paused", pausedByPolicy: true, suspendedSince: NOW - 120_000, jobs: [frozenJob] }) }));
+    expect(held.status).toMatchObject({ kind: "suspended", jobs: 1, since: NOW - 120_000, reason: back.reason, cause: "userActive" });
+    expect(shortStatus(held.status)).toBe("suspended — you are using this machine");
+    expect(held.actions).toMatchObject({ snooze: true, finish: true, fix: { setting: "farmhand.idleMinutes" } });
+    expect(held.jobs[0].suspendedSince).toBe(NOW - 120_000);
+    // the full preset lets the jobs run on: the same pause with nothing frozen is paused
+    const ranOn = deriveDonorState(facts({ decision: back, engine: engine({ phase: "paused", pausedByPolicy: true, jobs: [job("a")] }) }));
+    expect(ranOn.status.kind).toBe("paused");
+    expect(shortStatus(ranOn.status)).toBe("paused");
+  });
+
   it("this machine's row says what it really runs at once: the lesser of the policy and the farm's grant", () => {
     const state = deriveDonorState(facts());
     expect(state.policy).toMatchObject({ concurrency: 1, farmAllows: 2, runsUpTo: 1 });

@@ -53,4 +53,16 @@ describe("donor settings as VS Code hands them over", () => {
     });
     expect(resolveDonorSettings({ maxConcurrentJobs: 0.5 }, 2).concurrency).toBe(1);
   });
+
+  it("freezes jobs for the owner's return with light and medium, not full; the suspend limit defaults to 10 minutes", () => {
+    expect(resolveDonorSettings({ preset: "light" }, 4)).toMatchObject({ suspendOnReturn: true, suspendLimitMs: 10 * 60_000 });
+    expect(resolveDonorSettings({ preset: "medium" }, 4)).toMatchObject({ suspendOnReturn: true });
+    expect(resolveDonorSettings({ preset: "full" }, 4)).toMatchObject({ suspendOnReturn: false });
+    expect(resolveDonorSettings({ suspendLimitMinutes: 2.5 }, 4).suspendLimitMs).toBe(150_000);
+    expect(resolveDonorSettings({ suspendLimitMinutes: 0 }, 4).suspendLimitMs).toBe(0);
+    // malformed: the default; absurdly long: a day
+    expect(resolveDonorSettings({ suspendLimitMinutes: -3 }, 4).suspendLimitMs).toBe(10 * 60_000);
+    expect(resolveDonorSettings({ suspendLimitMinutes: "soon" }, 4).suspendLimitMs).toBe(10 * 60_000);
+    expect(resolveDonorSettings({ suspendLimitMinutes: 1e9 }, 4).suspendLimitMs).toBe(24 * 60 * 60_000);
+  });
 });

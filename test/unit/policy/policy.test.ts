@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decide, type PolicyInputs } from "../../../extension/policy/policy";
+import { decide, ownerIsBack, type PauseCause, type PolicyInputs } from "../../../extension/policy/policy";
 import { parseTimeWindow } from "../../../extension/policy/timeWindows";
 import { concurrencyFor, PRESETS } from "../../../extension/policy/presets";
 import { policyInputs } from "./inputs";
@@ -16,20 +16,27 @@ describe("policy", () => {
     expect(decide({ ...base, wanted: false })).toEqual({ donate: false, off: true });
   });
 
-  it.each<[string, Partial<PolicyInputs>, RegExp, string]>([
-    ["snooze", { snoozedUntil: NOW + 3_600_000 }, /snoozed until 15:00/, "snoozed"],
-    ["remote window", { remoteWindow: true }, /remote window/, "remoteWindow"],
-    ["another window", { otherWindowDonates: true }, /another VS Code window/, "otherWindow"],
-    ["unreadable time window", { windowProblems: ['"weekdays 9-5" is not a time window'] }, /^time window not understood: "weekdays 9-5"/, "timeWindowsUnreadable"],
-    ["time windows", { windows: [(parseTimeWindow("Sat,Sun") as { ok: true; window: never }).window] }, /outside/, "outsideTimeWindows"],
-    ["battery", { onBattery: true }, /battery/, "onBattery"],
-    ["user active", { userIdleMs: 60_000 }, /using the computer/, "userActive"],
-    ["busy CPU", { cpuBusy: true, otherCpuLoad: 0.87 }, /other programs are busy \(87% CPU\)/, "cpuBusy"],
-  ])("pauses with a reason and its cause: %s", (_name, change, reason, cause) => {
+  it.each<[string, Partial<PolicyInputs>, RegExp, PauseCause, boolean]>([
+    ["snooze", { snoozedUntil: NOW + 3_600_000 }, /snoozed until 15:00/, "snoozed", false],
+    ["remote window", { remoteWindow: true }, /remote window/, "remoteWindow", false],
+    ["another window", { otherWindowDonates: true }, /another VS Code window/, "otherWindow", false],
+    ["unreadable time window", { windowProblems: ['"weekdays 9-5" is not a time window'] }, /^time window not understood: "weekdays 9-5"/, "timeWindowsUnreadable", false],
+    ["time windows", { windows: [(parseTimeWindow("Sat,Sun") as { ok: true; window: never }).window] }, /outside/, "outsideTimeWindows", false],
+    ["battery", { onBattery: true }, /battery/, "onBattery", true],
+    ["user active", { userIdleMs: 60_000 }, /using the computer/, "userActive", true],
+    ["busy CPU", { cpuBusy: true, otherCpuLoad: 0.87 }, /other programs are busy \(87% CPU\)/, "cpuBusy", true],
+  ])("pauses with a reason and its cause: %s", (_name, change, reason, cause, ownerBack) => {
     const decision = decide({ ...base, ...change });
     expect(decision.donate).toBe(false);
     expect("reason" in decision && decision.reason).toMatch(reason);
-    expect("cause" in decision && decision.cause).toBe(cause);
+    expect(decision).toMatchObject({ cause });
+    // only the owner's return freezes running jobs; a snooze or a time window keeps its old meaning
+    expect(ownerIsBack(decision)).toBe(ownerBack);
+  });
+
+  it("is not the owner's return when donating is off or allowed", () => {
+    expect(ownerIsBack(decide({ ...base, wanted: false }))).toBe(false);
+    expect(ownerIsBack(decide(base))).toBe(false);
   });
 
   it("never donates on a schedule it cannot read, even beside a window that would allow now", () => {
