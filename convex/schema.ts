@@ -276,6 +276,12 @@ export default defineSchema({
     leaseCheck: v.optional(v.id("_scheduled_functions")),
     startedAt: v.optional(v.number()),
     finishedAt: v.optional(v.number()),
+    // Credit for the last attempt a worker reported (lib/credit.ts): CPU time as measured and clamped, or
+    // its wall time when it could not be measured (`cpuMeasured: false`, e.g. an Ollama request).
+    cpuMs: v.optional(v.number()),
+    cpuMeasured: v.optional(v.boolean()),
+    // The client key that submitted it (jobs:submit, jobs:submitBatch, HTTP): whose webhook hears its end.
+    clientKeyId: v.optional(v.id("clientKeys")),
   })
     .index("by_lane_ready", ["laneId", "queue", "negPriority", "availableAt"])
     .index("by_lane_delayed", ["laneId", "queue", "availableAt"])
@@ -284,7 +290,12 @@ export default defineSchema({
     .index("by_org_external", ["orgId", "externalId"])
     .index("by_org_batch", ["orgId", "batchId"])
     .index("by_org_status", ["orgId", "status", "finishedAt"])
-    .index("by_finished", ["finishedAt"]),
+    .index("by_finished", ["finishedAt"])
+    // The console's job list (convex/console.ts): each filter it offers is served by one of these, newest first.
+    .index("by_org", ["orgId"])
+    .index("by_org_type", ["orgId", "type"])
+    .index("by_org_status_created", ["orgId", "status"])
+    .index("by_org_status_type", ["orgId", "status", "type"]),
 
   jobOutput: defineTable({
     orgId: v.id("orgs"),
@@ -301,5 +312,36 @@ export default defineSchema({
     workerId: v.optional(v.id("workers")),
     attempt: v.optional(v.number()),
     detail: v.optional(v.string()),
+    // retried: the backoff before the job is claimable again
+    backoffMs: v.optional(v.number()),
   }).index("by_job", ["jobId"]),
+
+  /**
+   * Donor credit per worker and UTC day (`day` = whole days since the epoch), written by the mutation that
+   * ends an attempt (workers:complete / workers:fail): `cpuMs` counts every credited millisecond, of which
+   * `wallMs` were credited by wall time because the CPU could not be measured.
+   */
+  creditDays: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    day: v.number(),
+    cpuMs: v.number(),
+    wallMs: v.number(),
+    jobs: v.number(),
+    failed: v.number(),
+  })
+    .index("by_worker_day", ["workerId", "day"])
+    .index("by_org_day", ["orgId", "day"]),
+
+  /** The same credit summed over all time, one row per worker (the all-time leaderboard, the workers page). */
+  creditTotals: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    cpuMs: v.number(),
+    wallMs: v.number(),
+    jobs: v.number(),
+    failed: v.number(),
+  })
+    .index("by_worker", ["workerId"])
+    .index("by_org", ["orgId"]),
 });

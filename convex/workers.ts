@@ -11,6 +11,7 @@ import { kickSummary } from "./lib/kick";
 import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
 import { LIMITS } from "./lib/limits";
+import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf } from "./lib/credit";
 import { touchWorker } from "./lib/presence";
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { addRunning, runningCount } from "./lib/workerSlots";
@@ -203,14 +204,21 @@ export const output = mutation({
   },
 });
 
+/**
+ * `cpuMs` on complete/fail: the CPU time the attempt's process used, when the worker could measure it; the
+ * server clamps it to the attempt's wall time × the machine's cores, and credits wall time without it.
+ */
+const cpuMsArg = v.optional(v.number());
+
 export const complete = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()), slots: slotsArg },
+  args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()), slots: slotsArg, cpuMs: cpuMsArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
     const result = args.result ?? null;
     checkValueSize(result, "result", LIMITS.resultBytes);
     const slots = checkSlots(args.slots);
+    await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "completed");
     let status: "succeeded" | "canceled" = "succeeded";
     if (job.cancelRequested) {
       await finishJob(ctx, job, "canceled", { result, workerId: worker._id, detail: "completed after cancel" });
@@ -225,12 +233,20 @@ export const complete = mutation({
 });
 
 export const fail = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), error: v.string(), retryable: v.optional(v.boolean()), slots: slotsArg },
+  args: {
+    apiKey: v.string(),
+    leaseId: v.string(),
+    error: v.string(),
+    retryable: v.optional(v.boolean()),
+    slots: slotsArg,
+    cpuMs: cpuMsArg,
+  },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
     const error = args.error.slice(0, LIMITS.errorChars) || "failed";
     const slots = checkSlots(args.slots);
+    await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "failed");
     await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);
     const after = (await ctx.db.get(job._id))!;
     if (slots !== undefined) await declareSlots(ctx, worker, slots);
@@ -275,5 +291,28 @@ export const mine = query({
       startedAt: job.startedAt,
       leaseExpiresAt: job.leaseExpiresAt,
     }));
+  },
+});
+
+/**
+ * This machine's credit, for the donor's panel: CPU-hours given this week (UTC, from Monday 00:00) and all
+ * time, with the jobs done; `wallHours` of them were credited by wall time (CPU not measurable).
+ */
+export const myCredit = query({
+  args: { apiKey: v.string() },
+  handler: async (ctx, { apiKey }) => {
+    const worker = await workerFromKey(ctx, apiKey);
+    const week = await weekCreditOf(ctx, worker._id, Date.now());
+    const total = await creditTotalOf(ctx, worker._id);
+    const hours = (ms: number) => ms / 3_600_000;
+    return {
+      week: { cpuHours: hours(week.cpuMs), wallHours: hours(week.wallMs), jobs: week.jobs, failed: week.failed },
+      allTime: {
+        cpuHours: hours(total?.cpuMs ?? 0),
+        wallHours: hours(total?.wallMs ?? 0),
+        jobs: total?.jobs ?? 0,
+        failed: total?.failed ?? 0,
+      },
+    };
   },
 });

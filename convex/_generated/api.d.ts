@@ -31,6 +31,7 @@ import type * as lib_cancel from "../lib/cancel.js";
 import type * as lib_claim from "../lib/claim.js";
 import type * as lib_claimWork from "../lib/claimWork.js";
 import type * as lib_counters from "../lib/counters.js";
+import type * as lib_credit from "../lib/credit.js";
 import type * as lib_deadLetters from "../lib/deadLetters.js";
 import type * as lib_declare from "../lib/declare.js";
 import type * as lib_demand from "../lib/demand.js";
@@ -83,6 +84,7 @@ declare const fullApi: ApiFromModules<{
   "lib/claim": typeof lib_claim;
   "lib/claimWork": typeof lib_claimWork;
   "lib/counters": typeof lib_counters;
+  "lib/credit": typeof lib_credit;
   "lib/deadLetters": typeof lib_deadLetters;
   "lib/declare": typeof lib_declare;
   "lib/demand": typeof lib_demand;

@@ -60,7 +60,8 @@ export async function requeue(
     await kickForJobs(ctx, job.orgId);
     return;
   }
-  const availableAt = Date.now() + backoffMs(job.attempt);
+  const backoff = backoffMs(job.attempt);
+  const availableAt = Date.now() + backoff;
   await ctx.db.patch(job._id, {
     ...LEASE_CLEARED,
     status: "pending",
@@ -69,7 +70,7 @@ export async function requeue(
     workerId: undefined,
     error: how.error ?? job.error,
   });
-  await recordEvent(ctx, job, "retried", { workerId, detail: how.error });
+  await recordEvent(ctx, job, "retried", { workerId, detail: how.error, backoffMs: backoff });
   await ctx.scheduler.runAt(availableAt, internal.janitor.promote, { jobId: job._id });
 }
 

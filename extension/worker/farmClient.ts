@@ -27,9 +27,12 @@ export interface FarmClient {
   presence(): Promise<PresenceResult>;
   heartbeat(leaseId: string, progress?: number, status?: string): Promise<HeartbeatResult>;
   output(leaseId: string, chunk: string): Promise<void>;
-  /** `slots`: the worker's concurrency after this job ends; the server then knows what it wants offered. */
-  complete(leaseId: string, result: unknown, slots?: Slots): Promise<void>;
-  fail(leaseId: string, error: string, retryable: boolean, slots?: Slots): Promise<void>;
+  /**
+   * `slots`: the worker's concurrency after this job ends; the server then knows what it wants offered.
+   * `cpuMs`: the CPU time the attempt used, when measured (the donor's credit; wall time without it).
+   */
+  complete(leaseId: string, result: unknown, slots?: Slots, cpuMs?: number): Promise<void>;
+  fail(leaseId: string, error: string, retryable: boolean, slots?: Slots, cpuMs?: number): Promise<void>;
   release(leaseId: string, slots?: Slots): Promise<void>;
   /** Called with true/false as the connection comes and goes; returns an unsubscribe. */
   onConnectionChange?(cb: (connected: boolean) => void): () => void;
@@ -49,11 +52,11 @@ export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClie
     output: async (leaseId, chunk) => {
       await client.mutation(w.output, { apiKey, leaseId, chunk });
     },
-    complete: async (leaseId, result, slots) => {
-      await client.mutation(w.complete, withoutUndefined({ apiKey, leaseId, result, slots }));
+    complete: async (leaseId, result, slots, cpuMs) => {
+      await client.mutation(w.complete, withoutUndefined({ apiKey, leaseId, result, slots, cpuMs }));
     },
-    fail: async (leaseId, error, retryable, slots) => {
-      await client.mutation(w.fail, withoutUndefined({ apiKey, leaseId, error, retryable, slots }));
+    fail: async (leaseId, error, retryable, slots, cpuMs) => {
+      await client.mutation(w.fail, withoutUndefined({ apiKey, leaseId, error, retryable, slots, cpuMs }));
     },
     release: async (leaseId, slots) => {
       await client.mutation(w.release, withoutUndefined({ apiKey, leaseId, slots }));

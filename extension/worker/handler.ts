@@ -8,6 +8,12 @@ export type HandlerContext = {
   progress(fraction?: number, status?: string): void;
   /** Stream text output (batched by the engine before it goes to the server). */
   output(text: string): void;
+  /**
+   * The CPU time the job's process used, in ms, when it could be measured (a process-pool run calls it once
+   * before it settles); the engine sends it with the job's end, as the donor's credit. Never called for work
+   * done inside another program (an Ollama request): the server then credits wall time.
+   */
+  onCpuMs?(cpuMs: number): void;
 };
 
 /** A job handler. `run` resolves with the result (a JSON value) or throws (see HandlerError for retry). */

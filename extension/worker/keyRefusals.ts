@@ -24,8 +24,10 @@ export function watchKeyRefusals(client: FarmClient, onRefused: (error: Describe
     presence: checked(() => client.presence()),
     heartbeat: checked((leaseId: string, progress?: number, status?: string) => client.heartbeat(leaseId, progress, status)),
     output: checked((leaseId: string, chunk: string) => client.output(leaseId, chunk)),
-    complete: checked((leaseId: string, result: unknown, slots?: number) => client.complete(leaseId, result, slots)),
-    fail: checked((leaseId: string, error: string, retryable: boolean, slots?: number) => client.fail(leaseId, error, retryable, slots)),
+    complete: checked((leaseId: string, result: unknown, slots?: number, cpuMs?: number) => client.complete(leaseId, result, slots, cpuMs)),
+    fail: checked((leaseId: string, error: string, retryable: boolean, slots?: number, cpuMs?: number) =>
+      client.fail(leaseId, error, retryable, slots, cpuMs),
+    ),
     release: checked((leaseId: string, slots?: number) => client.release(leaseId, slots)),
     ...(client.onConnectionChange ? { onConnectionChange: (cb: (connected: boolean) => void) => client.onConnectionChange!(cb) } : {}),
   };

@@ -121,8 +121,8 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       presence: () => client.presence(),
       heartbeat: (leaseId, progress, status) => client.heartbeat(leaseId, progress, status),
       output: (leaseId, chunk) => client.output(leaseId, chunk),
-      complete: (leaseId, result) => client.complete(leaseId, result, this.slotsNow()),
-      fail: (leaseId, error, retryable) => client.fail(leaseId, error, retryable, this.slotsNow()),
+      complete: (leaseId, result, _slots, cpuMs) => client.complete(leaseId, result, this.slotsNow(), cpuMs),
+      fail: (leaseId, error, retryable, _slots, cpuMs) => client.fail(leaseId, error, retryable, this.slotsNow(), cpuMs),
       release: (leaseId) => client.release(leaseId, this.slotsNow()),
     };
   }
