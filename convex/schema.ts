@@ -30,7 +30,11 @@ export default defineSchema({
     expiresAt: v.number(),
     usedAt: v.optional(v.number()),
     workerId: v.optional(v.id("workers")),
-  }).index("by_hash", ["tokenHash"]),
+    // revoked by an operator before use (its expiresAt is moved to that moment too)
+    revokedAt: v.optional(v.number()),
+  })
+    .index("by_hash", ["tokenHash"])
+    .index("by_org", ["orgId"]),
 
   workers: defineTable({
     orgId: v.id("orgs"),
@@ -64,7 +68,9 @@ export default defineSchema({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
     running: v.number(),
-  }).index("by_worker", ["workerId"]),
+  })
+    .index("by_worker", ["workerId"])
+    .index("by_org", ["orgId"]),
 
   /**
    * How many more jobs each worker wants offered now (`wants`), declared by the worker and counted down by
@@ -150,6 +156,8 @@ export default defineSchema({
       }),
     ),
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
+    // queue wait (claim time − ready time) over the last hour, from the minute histograms
+    queueWait: v.optional(v.object({ p50Ms: v.number(), p95Ms: v.number(), samples: v.number() })),
     deadLetters: v.array(
       v.object({
         jobId: v.id("jobs"),
@@ -171,7 +179,9 @@ export default defineSchema({
     revoked: v.boolean(),
     /** May publish and delete farm apps (optional: keys created before apps existed have none). */
     canPublish: v.optional(v.boolean()),
-  }).index("by_hash", ["keyHash"]),
+  })
+    .index("by_hash", ["keyHash"])
+    .index("by_org", ["orgId"]),
 
   // Farm apps: one row per published version of an app (a WASI module in file storage). A deleted version's
   // row stays, without its module, so a job pinned to it can be failed with the reason.
@@ -213,6 +223,8 @@ export default defineSchema({
     minute: v.optional(v.number()),
     finished: v.optional(v.number()),
     failed: v.optional(v.number()),
+    // one claim call's queue waits (claim time − ready time) as a histogram (lib/queueWait.ts buckets)
+    waits: v.optional(v.array(v.number())),
   })
     .index("by_org", ["orgId"])
     .index("by_lane", ["laneId"]),
@@ -243,6 +255,8 @@ export default defineSchema({
     finished: v.number(),
     // attempts that failed in this minute (a fail call or an expired lease), retried or not
     failed: v.optional(v.number()),
+    // claims of this minute by queue wait: counts per bucket of lib/queueWait.ts WAIT_BUCKETS_MS
+    waits: v.optional(v.array(v.number())),
   })
     .index("by_org_minute_shard", ["orgId", "minute", "shard"])
     .index("by_minute", ["minute"]),
@@ -314,6 +328,58 @@ export default defineSchema({
     detail: v.optional(v.string()),
     // retried: the backoff before the job is claimable again
     backoffMs: v.optional(v.number()),
+  }).index("by_job", ["jobId"]),
+
+  /**
+   * An operator's bulk retry/cancel/purge over a job filter (convex/consoleActions.ts): worked through in
+   * bounded scheduled batches; `affected` jobs changed so far, `scanned` jobs looked at, `done` when over.
+   */
+  bulkOps: defineTable({
+    orgId: v.id("orgs"),
+    action: v.union(v.literal("retry"), v.literal("cancel"), v.literal("purge")),
+    filter: v.object({
+      status: v.optional(jobStatus),
+      type: v.optional(v.string()),
+      batchId: v.optional(v.string()),
+      externalId: v.optional(v.string()),
+      from: v.optional(v.number()),
+      to: v.optional(v.number()),
+    }),
+    by: v.id("workers"),
+    cursor: v.optional(v.string()),
+    scanned: v.number(),
+    affected: v.number(),
+    batches: v.number(),
+    done: v.boolean(),
+    startedAt: v.number(),
+    finishedAt: v.optional(v.number()),
+  }).index("by_org", ["orgId"]),
+
+  /** A client key's completion webhook (jobs:setWebhook): the secret is kept to sign each delivery. */
+  webhooks: defineTable({
+    orgId: v.id("orgs"),
+    clientKeyId: v.id("clientKeys"),
+    url: v.string(),
+    secret: v.string(),
+    updatedAt: v.number(),
+  }).index("by_client", ["clientKeyId"]),
+
+  /**
+   * The webhook delivery of one job's end (lib/webhooks.ts): one row per job, so at most one delivery is in
+   * flight per job; a job that ends again (a retried dead letter) reuses it. `attempts` keeps every try.
+   */
+  webhookDeliveries: defineTable({
+    orgId: v.id("orgs"),
+    jobId: v.id("jobs"),
+    clientKeyId: v.id("clientKeys"),
+    state: v.union(v.literal("pending"), v.literal("sending"), v.literal("delivered"), v.literal("failed")),
+    // the job ended again while an attempt was in flight: deliver once more when it is over
+    again: v.optional(v.boolean()),
+    firstAt: v.number(),
+    nextAt: v.optional(v.number()),
+    attempts: v.array(
+      v.object({ at: v.number(), ms: v.number(), status: v.optional(v.number()), error: v.optional(v.string()), jobStatus: v.string() }),
+    ),
   }).index("by_job", ["jobId"]),
 
   /**

@@ -7,6 +7,7 @@ import { declareSlots } from "./lib/declare";
 import { fail as reject } from "./lib/errors";
 import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
+import { noteQueueWaits } from "./lib/counters";
 import { kickSummary } from "./lib/kick";
 import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
@@ -102,14 +103,16 @@ export const claim = mutation({
     const now = Date.now();
     const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
     const wanted = Math.min(max, free);
-    const { claimed, complete } = await takeOffers(ctx, worker, wanted, now);
+    const waits: number[] = [];
+    const { claimed, complete } = await takeOffers(ctx, worker, wanted, now, waits);
     if (claimed.length < wanted && complete) {
       // It wants more than it was offered (an engine's first claim, a simple caller): read the heads.
       const held = (await inboxRows(ctx, worker._id, "offer")).length;
       const fromHeads = Math.min(wanted, free - held) - claimed.length;
-      if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now)));
+      if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now, waits)));
     }
     if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
+    await noteQueueWaits(ctx, worker.orgId, now, waits);
     return claimed;
   },
 });

@@ -14,14 +14,14 @@ import { touchWorker } from "./presence";
  * the range read ends at the last one taken, so the dispatcher adding a later offer for this worker
  * meanwhile does not conflict with the claim. `complete`: every offer it holds was read.
  */
-export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number) {
+export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number, waits?: number[]) {
   const offers = wanted > 0 ? await inboxRows(ctx, worker._id, "offer", wanted) : [];
   const claimed: Leased[] = [];
   for (const offer of offers) {
     const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
     if (!isOfferedTo(job, worker._id)) continue;
     await takeOffer(ctx, offer);
-    claimed.push(await leaseJob(ctx, job, worker._id, now));
+    claimed.push(await leaseJob(ctx, job, worker._id, now, waits));
   }
   return { claimed, complete: offers.length < wanted };
 }
@@ -37,6 +37,7 @@ export async function claimFromHeads(
   advertised: string[],
   count: number,
   now: number,
+  waits?: number[],
 ): Promise<Leased[]> {
   await touchWorker(ctx, worker);
   const capabilities = effectiveCapabilities(worker.allowedCapabilities, advertised);
@@ -45,7 +46,7 @@ export async function claimFromHeads(
   const claimed: Leased[] = [];
   const perLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
   for (const job of heads) {
-    claimed.push(await leaseJob(ctx, job, worker._id, now));
+    claimed.push(await leaseJob(ctx, job, worker._id, now, waits));
     perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
   }
   // one counter change per lane, however many of its jobs were claimed

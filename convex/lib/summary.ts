@@ -3,6 +3,7 @@ import type { QueryCtx } from "../_generated/server";
 import { laneTotals, orgTotals, recentThroughput } from "./counters";
 import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
+import { waitPercentiles } from "./queueWait";
 import { LIMITS } from "./limits";
 
 export type Summary = Omit<Doc<"summaries">, "_id" | "_creationTime">;
@@ -32,6 +33,8 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     .take(LIMITS.workersListed * 2);
   const lastSeen = new Map(seen.map((p) => [p.workerId, p.lastSeenAt]));
   const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
+  const minutes = await recentThroughput(ctx, orgId, now);
+  const queueWait = waitPercentiles(minutes.map((m) => m.waits));
   return {
     orgId,
     refreshedAt: now,
@@ -50,7 +53,8 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       lastSeenAt: lastSeen.get(w._id) ?? w.lastSeenAt ?? w._creationTime,
       revoked: w.revoked,
     })),
-    throughput: await recentThroughput(ctx, orgId, now),
+    throughput: minutes.filter((m) => m.finished > 0 || m.failed > 0).map(({ minuteStart, finished, failed }) => ({ minuteStart, finished, failed })),
+    ...(queueWait ? { queueWait } : {}),
     deadLetters: dead.map((d) => ({ ...d, error: d.error?.slice(0, LIMITS.summaryErrorChars) })),
   };
 }
