@@ -372,7 +372,9 @@ export default defineSchema({
     orgId: v.id("orgs"),
     jobId: v.id("jobs"),
     clientKeyId: v.id("clientKeys"),
-    state: v.union(v.literal("pending"), v.literal("sending"), v.literal("delivered"), v.literal("failed")),
+    // pending: a delivery run is scheduled (at nextAt); sending: an attempt is in flight; delivered; failed:
+    // gave up after 24 h; waiting: the job was running again (a retried dead letter) when its turn came
+    state: v.union(v.literal("pending"), v.literal("sending"), v.literal("delivered"), v.literal("failed"), v.literal("waiting")),
     // the job ended again while an attempt was in flight: deliver once more when it is over
     again: v.optional(v.boolean()),
     firstAt: v.number(),

@@ -62,6 +62,7 @@ import type * as lib_webhooks from "../lib/webhooks.js";
 import type * as lib_workerSlots from "../lib/workerSlots.js";
 import type * as retention from "../retention.js";
 import type * as summary from "../summary.js";
+import type * as webhooks from "../webhooks.js";
 import type * as workers from "../workers.js";
 
 /**
@@ -122,6 +123,7 @@ declare const fullApi: ApiFromModules<{
   "lib/workerSlots": typeof lib_workerSlots;
   retention: typeof retention;
   summary: typeof summary;
+  webhooks: typeof webhooks;
   workers: typeof workers;
 }>;
 export declare const api: FilterApi<

@@ -7,6 +7,7 @@ import { jitteredBackoffMs } from "./backoff";
 import { giveBackWant, leaveRunning, withdrawOffer } from "./inbox";
 import { kickForJobs, kickSummary } from "./kick";
 import { TIMING } from "./limits";
+import { noteJobEnded } from "./webhooks";
 
 const FINISH_EVENT: Record<FinishedStatus, EventKind> = { succeeded: "done", canceled: "canceled", dead: "dead" };
 
@@ -35,6 +36,7 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
   await bumpFinished(ctx, job.orgId, status, 1, now);
   await recordEvent(ctx, job, FINISH_EVENT[status], { workerId: extra.workerId, detail: extra.detail ?? extra.error });
   await kickSummary(ctx, job.orgId);
+  await noteJobEnded(ctx, job);
 }
 
 /** Exponential backoff with jitter: base·2^(attempt−1), capped, then scaled by a random 50–100 %. */

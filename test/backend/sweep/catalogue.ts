@@ -89,6 +89,16 @@ const otherId: Field = {
   },
 };
 
+/** Capability grants (an enrollment's): as capabilities, but "*" alone is a legal grant (every capability). */
+const capabilityGrants: Field = {
+  garbage: (rng) => {
+    for (;;) {
+      const bad = badCapabilities(rng, LIMITS.capabilitiesPerWorker);
+      if (!(Array.isArray(bad.value) && bad.value.includes("*"))) return bad;
+    }
+  },
+};
+
 /** The console's job filter. */
 const jobFilter: Field = {
   garbage: (rng) => {
@@ -414,7 +424,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     ref: api.consoleAccess.createEnrollment,
     fields: {
       apiKey: managerKey,
-      capabilities: capabilities(LIMITS.capabilitiesPerWorker),
+      capabilities: capabilityGrants,
       maxConcurrentJobs: integer(1, LIMITS.maxConcurrentJobs),
       ttlMs: integer(1, 365 * 24 * 3600 * 1000),
       canManage: boolean,
@@ -483,6 +493,30 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     ref: api.jobs.byExternalId,
     fields: { clientKey, externalId: text(LIMITS.externalIdChars) },
     valid: (w) => ({ clientKey: w.a.farm.clientKey, externalId: w.a.externalId }),
+  },
+  {
+    name: "jobs:setWebhook",
+    kind: "mutation",
+    ref: api.jobs.setWebhook,
+    fields: {
+      clientKey,
+      url: {
+        nullable: true,
+        garbage: (rng) => {
+          const choices: Array<() => Case> = [
+            () => ({ value: rng.pick(["ftp://x/y", "javascript:alert(1)", "not a url", "", "/relative", "http://u:p@h/"]), expect: "reject", label: "not an http(s) URL" }),
+            () => ({ value: "http://x/" + "a".repeat(3_000), expect: "reject", label: "too long" }),
+            () => ({ value: "http://127.0.0.1:9/" + rng.pick(INJECTION), expect: "either", label: "odd path" }),
+            () => {
+              const wrong = wrongType(rng, "string");
+              return wrong.value === null ? { value: 42, expect: "reject", label: "wrong type: number" } : wrong; // null removes the webhook
+            },
+          ];
+          return rng.pick(choices)();
+        },
+      },
+    },
+    valid: (w) => ({ clientKey: w.a.farm.clientKey, url: null }),
   },
   {
     name: "jobs:batchStatus",
