@@ -58,6 +58,12 @@ export type ConsoleWorker = {
   cpuMs: number;
 };
 
+/** console:leaderboard: CPU time given, most first */
+export type ConsoleLeaderboard = Record<"week" | "allTime", Array<{ name: string; cpuMs: number; wallMs: number; jobs: number }>>;
+
+/** console:bulkStatus of the bulk action started from this console */
+export type ConsoleBulk = { action: string; scanned: number; affected: number; done: boolean };
+
 /** consoleAccess:list */
 export type ConsoleAccess = {
   enrollments: Array<{ tokenPrefix: string; state: string; capabilities: string[]; maxConcurrentJobs: number; canManage: boolean; expiresAt: number }>;
@@ -72,7 +78,9 @@ export type ConsoleState = {
   jobs?: { rows: ConsoleJobRow[]; checked: string[]; isDone: boolean };
   job?: ConsoleJobPage | null;
   workers?: ConsoleWorker[];
+  leaderboard?: ConsoleLeaderboard;
   access?: ConsoleAccess;
+  bulk?: ConsoleBulk | null;
   /** Why the data cannot be shown (not an operator, farm unreachable, …). */
   error?: string;
 };
@@ -86,6 +94,9 @@ export type ConsoleRequest =
   | { type: "retryJob"; jobId: string }
   | { type: "cancelJob"; jobId: string }
   | { type: "revokeWorker"; workerId: string }
+  /** Retry or cancel every job the Jobs page's filter selects (asks for a confirmation first). */
+  | { type: "bulk"; action: "retry" | "cancel" }
+  | { type: "purgeDead" }
   | { type: "createToken"; capabilities: string[]; slots: number; ttlHours: number; canManage: boolean };
 
 /** Extension → webview. */
@@ -109,6 +120,8 @@ const FIELDS: Record<ConsoleRequest["type"], readonly string[]> = {
   retryJob: ["jobId"],
   cancelJob: ["jobId"],
   revokeWorker: ["workerId"],
+  bulk: ["action"],
+  purgeDead: [],
   createToken: ["capabilities", "slots", "ttlHours", "canManage"],
 };
 
@@ -145,6 +158,10 @@ export function parseConsoleRequest(raw: unknown): Parsed {
       return isId(rest.jobId) ? { ok: true, request: { type: kind, jobId: rest.jobId } } : bad("needs a job id");
     case "revokeWorker":
       return isId(rest.workerId) ? { ok: true, request: { type: "revokeWorker", workerId: rest.workerId } } : bad("needs a worker id");
+    case "bulk":
+      return rest.action === "retry" || rest.action === "cancel" ? { ok: true, request: { type: "bulk", action: rest.action } } : bad("needs action retry or cancel");
+    case "purgeDead":
+      return { ok: true, request: { type: "purgeDead" } };
     case "createToken": {
       const { capabilities, slots, ttlHours, canManage } = rest;
       if (!Array.isArray(capabilities) || capabilities.length > 256 || !capabilities.every((c) => typeof c === "string" && c.length > 0 && CAPABILITY_GRANT.test(c))) {

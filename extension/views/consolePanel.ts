@@ -19,6 +19,7 @@ export class ConsolePanel extends DisposableOwner {
   private jobId: string | null = null;
   private unwatchPage: (() => void) | undefined;
   private unwatchJob: (() => void) | undefined;
+  private unwatchBulk: (() => void) | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -71,6 +72,8 @@ export class ConsolePanel extends DisposableOwner {
   private close(): void {
     this.jobId = null;
     this.watchJob();
+    this.unwatchBulk?.();
+    this.unwatchBulk = undefined;
     this.unwatchPage?.();
     this.unwatchPage = undefined;
     const panel = this.panel;
@@ -100,7 +103,7 @@ export class ConsolePanel extends DisposableOwner {
         this.watchPage();
         return this.push();
       case "page":
-        this.state = { page: request.page, status: this.state.status };
+        this.state = { page: request.page, status: this.state.status, bulk: this.state.bulk };
         this.jobId = null;
         this.watchJob();
         this.watchPage();
@@ -130,6 +133,19 @@ export class ConsolePanel extends DisposableOwner {
         if (confirmed !== "Revoke") return;
         const { handedBack } = await this.connection.run(api.consoleAccess.revokeWorker, { workerId: request.workerId });
         return this.post({ type: "notice", text: `Worker revoked; ${handedBack} job(s) went back to the queue.` });
+      }
+      case "bulk": {
+        const filter = this.state.status ? { status: this.state.status } : {};
+        const what = `${request.action === "retry" ? "Retry every dead" : "Cancel every pending or running"} job${this.state.status ? ` with status ${this.state.status}` : ""}?`;
+        if ((await vscode.window.showWarningMessage(what, { modal: true }, "Go Ahead")) !== "Go Ahead") return;
+        const { bulkId } = await this.connection.run(api.consoleActions.bulk, { action: request.action, filter });
+        return this.watchBulk(bulkId);
+      }
+      case "purgeDead": {
+        const confirmed = await vscode.window.showWarningMessage("Delete every dead letter, with its output and events?", { modal: true }, "Delete");
+        if (confirmed !== "Delete") return;
+        const { bulkId } = await this.connection.run(api.consoleActions.purgeDead, {});
+        return this.watchBulk(bulkId);
       }
       case "createToken": {
         const { token } = await this.connection.run(api.consoleAccess.createEnrollment, {
@@ -162,15 +178,30 @@ export class ConsolePanel extends DisposableOwner {
           onError,
         );
         break;
-      case "workers":
-        unwatch = this.connection.watch(api.console.workers, {}, (workers) => this.update({ workers, error: undefined }), onError);
+      case "workers": {
+        const unwatchWorkers = this.connection.watch(api.console.workers, {}, (workers) => this.update({ workers, error: undefined }), onError);
+        const unwatchBoard = this.connection.watch(api.console.leaderboard, {}, (leaderboard) => this.update({ leaderboard }), onError);
+        unwatch = unwatchWorkers && (() => (unwatchWorkers(), unwatchBoard?.()));
         break;
+      }
       case "access":
         unwatch = this.connection.watch(api.consoleAccess.list, {}, (access) => this.update({ access, error: undefined }), onError);
         break;
     }
     if (!unwatch) this.update({ error: "This machine has not joined a farm." });
     this.unwatchPage = unwatch;
+  }
+
+  /** Follow a bulk action's progress row until another one starts or the console closes. */
+  private watchBulk(bulkId: string): void {
+    this.unwatchBulk?.();
+    this.update({ bulk: null });
+    this.unwatchBulk = this.connection.watch(
+      api.console.bulkStatus,
+      { bulkId },
+      (bulk) => this.update({ bulk }),
+      (e) => this.update({ error: describeError(e).message }),
+    );
   }
 
   /** Subscribe to the job opened on the Jobs page (none: stop the last one). Each unsubscribe runs once. */

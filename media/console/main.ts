@@ -2,6 +2,7 @@ import {
   isConsoleMessage,
   JOB_STATUSES,
   type ConsoleJobPage,
+  type ConsoleLeaderboard,
   type ConsolePage,
   type ConsoleRequest,
   type ConsoleState,
@@ -140,8 +141,18 @@ function jobsPage(content: HTMLElement, state: ConsoleState): void {
   select.append(el("option", "Any status", { value: "" }), ...JOB_STATUSES.map((s) => el("option", s, { value: s })));
   select.value = state.status ?? "";
   select.addEventListener("change", () => vscode.postMessage({ type: "filter", status: (select.value || null) as JobStatus | null }));
-  content.append(el("div", undefined, { class: "filters" }));
-  content.lastElementChild!.append(el("label", "Status "), select);
+  const filters = el("div", undefined, { class: "filters actions" });
+  filters.append(el("label", "Status "), select);
+  if (state.status === null || state.status === "dead") filters.append(button("Retry All Dead…", () => vscode.postMessage({ type: "bulk", action: "retry" }), { id: "bulk-retry", class: "secondary" }));
+  if (state.status === null || state.status === "pending" || state.status === "running") {
+    filters.append(button("Cancel All…", () => vscode.postMessage({ type: "bulk", action: "cancel" }), { id: "bulk-cancel", class: "secondary" }));
+  }
+  if (state.status === "dead") filters.append(button("Purge Dead Letters…", () => vscode.postMessage({ type: "purgeDead" }), { id: "purge-dead", class: "secondary" }));
+  content.append(filters);
+  if (state.bulk !== undefined) {
+    const b = state.bulk;
+    content.append(el("p", b === null ? "Starting…" : `${b.action}: ${b.affected} job(s) changed of ${b.scanned} looked at${b.done ? " — done" : "…"}`, { id: "bulk-status", class: "label" }));
+  }
   if (state.job !== undefined) content.append(jobDetail(state.job));
   if (!state.jobs) return void content.append(el("p", "Loading…"));
   const rows = state.jobs.rows.map((j) => [
@@ -188,7 +199,7 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
   return box;
 }
 
-function workersPage(content: HTMLElement, { workers }: ConsoleState): void {
+function workersPage(content: HTMLElement, { workers, leaderboard }: ConsoleState): void {
   if (!workers) return void content.append(el("p", "Loading…"));
   const rows = workers.map((w) => [
     w.name + (w.isMe ? " (this machine)" : ""),
@@ -201,6 +212,15 @@ function workersPage(content: HTMLElement, { workers }: ConsoleState): void {
     w.revoked || w.isMe ? "" : button("Revoke…", () => vscode.postMessage({ type: "revokeWorker", workerId: w.workerId }), { class: "secondary" }),
   ]);
   content.append(table(["Worker", "State", "Last seen", "Capabilities", "Slots in use", "Jobs done", "CPU given", ""], rows, { id: "workers" }));
+  if (!leaderboard) return;
+  const board = (rows: ConsoleLeaderboard["week"]) =>
+    rows.length === 0 ? [["nobody yet", "", ""]] : rows.map((r, i) => [`${i + 1}. ${r.name}`, hours(r.cpuMs) + (r.wallMs > 0 ? ` (${hours(r.wallMs)} by wall time)` : ""), String(r.jobs)]);
+  content.append(
+    el("h2", "Who gave most this week (from Monday 00:00 UTC)"),
+    table(["Worker", "CPU given", "Jobs"], board(leaderboard.week), { id: "leaderboard-week" }),
+    el("h2", "All time"),
+    table(["Worker", "CPU given", "Jobs"], board(leaderboard.allTime), { id: "leaderboard-all" }),
+  );
 }
 
 function accessPage(content: HTMLElement, { access }: ConsoleState, kept: HTMLFormElement | null, tokenBox: Element | null): void {

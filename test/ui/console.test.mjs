@@ -20,14 +20,22 @@ import { activityBarItem, farmWelcome, quickInputBox, quickInputTitle, treeRow, 
 const screenshots = join(artifactsDir, "ui");
 const UI_TIMEOUT = 30_000;
 
-/** A dead letter on the farm: submitted, claimed by the seeded worker and failed for good. */
+/**
+ * A dead letter on the farm: submitted, claimed by the seeded worker and failed for good, with whatever else its
+ * claims take (every job this test submits has one attempt, so those die too).
+ */
 async function deadLetter(farm) {
   const http = new ConvexHttpClient(farm.url);
   const jobId = await http.mutation(anyApi.jobs.submit, { clientKey: farm.clientKey, type: "demo.echo", payload: { say: "hi" }, maxAttempts: 1 });
-  const [claim] = await http.mutation(anyApi.workers.claim, { apiKey: farm.workerKey, capabilities: ["demo.echo"] });
-  assert.equal(claim.jobId, jobId);
-  await http.mutation(anyApi.workers.fail, { apiKey: farm.workerKey, leaseId: claim.leaseId, error: "the printer is on fire", retryable: false });
-  return jobId;
+  for (let tries = 0; tries < 50; tries++) {
+    const claims = await http.mutation(anyApi.workers.claim, { apiKey: farm.workerKey, capabilities: ["demo.echo"], max: 1 });
+    for (const claim of claims) {
+      await http.mutation(anyApi.workers.fail, { apiKey: farm.workerKey, leaseId: claim.leaseId, error: "the printer is on fire", retryable: false });
+    }
+    if ((await http.query(anyApi.jobs.get, { clientKey: farm.clientKey, jobId })).status === "dead") return jobId;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`could not make job ${jobId} a dead letter`);
 }
 
 /** The console's document: the editor webview whose page has the console's tabs. */
@@ -122,10 +130,23 @@ describe("the operator's console", function () {
     await assertText(frame.locator("#jobs"), /No jobs match|^Job\s*Type\s*Status\s*Attempt\s*Submitted\s*Error$/);
   });
 
+  it("Jobs: Retry All Dead… asks first, then retries every dead letter in scheduled batches and says how many", async () => {
+    await deadLetter(farm);
+    await deadLetter(farm);
+    await assertText(frame.locator("#jobs"), /dead[\s\S]*dead/);
+    const dead = await frame.locator("#jobs tbody tr").count();
+    await frame.locator("#bulk-retry").click();
+    await page.locator(".monaco-dialog-box").getByRole("button", { name: "Go Ahead" }).click();
+    await assertText(frame.locator("#bulk-status"), new RegExp(`retry: ${dead} job\\(s\\) changed of ${dead} looked at — done`));
+    await assertText(frame.locator("#jobs"), /^Job\s*Type\s*Status\s*Attempt\s*Submitted\s*Error$/);
+    await page.screenshot({ path: join(screenshots, "console-2b-bulk-retry.png") });
+  });
+
   it("Workers: every worker with its state; Revoke… asks first, then revokes", async () => {
     await frame.locator('#tabs button[data-page="workers"]').click();
     await assertText(frame.locator("#workers"), /test-worker-1\s*(online|offline)/);
     await assertText(frame.locator("#workers"), /\(this machine\)/);
+    await assertText(frame.locator("#leaderboard-week"), /Worker\s*CPU given\s*Jobs/);
     await page.screenshot({ path: join(screenshots, "console-3-workers.png") });
     await frame.locator("#workers button", { hasText: "Revoke…" }).first().click();
     await page.locator(".monaco-dialog-box").getByRole("button", { name: "Revoke" }).click();

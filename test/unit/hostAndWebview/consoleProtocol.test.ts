@@ -13,6 +13,9 @@ describe("console messages from the webview are validated before anything acts o
       { type: "retryJob", jobId: "k57abc123" },
       { type: "cancelJob", jobId: "k57abc123" },
       { type: "revokeWorker", workerId: "j9xyz" },
+      { type: "bulk", action: "retry" },
+      { type: "bulk", action: "cancel" },
+      { type: "purgeDead" },
       { type: "createToken", capabilities: ["demo.echo", "ollama:*"], slots: 4, ttlHours: 24, canManage: false },
     ];
     for (const request of good) expect(parseConsoleRequest(request)).toEqual({ ok: true, request });
@@ -33,6 +36,9 @@ describe("console messages from the webview are validated before anything acts o
       { type: "retryJob", jobId: null },
       { type: "cancelJob", jobId: "x".repeat(65) },
       { type: "revokeWorker", workerId: 5 },
+      { type: "bulk", action: "purge" },
+      { type: "bulk" },
+      { type: "purgeDead", filter: {} },
       { type: "createToken", capabilities: ["GPU"], slots: 1, ttlHours: 1, canManage: false },
       { type: "createToken", capabilities: ["cpu"], slots: 0, ttlHours: 1, canManage: false },
       { type: "createToken", capabilities: ["cpu"], slots: 1.5, ttlHours: 1, canManage: false },
