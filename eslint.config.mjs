@@ -16,27 +16,6 @@ export default tseslint.config(
       "**/*.cjs",
     ],
   },
-  {
-    // TEMPORARY: being rewritten on branch h2-queue; the lead lints them after merging.
-    ignores: [
-      "convex/**",
-      "extension/worker/**",
-      "!extension/worker/errors.ts",
-      "!extension/worker/jobRun.ts",
-      "extension/donor/farmData.ts",
-      "test/backend/**",
-      "test/engine/**",
-      "test/faults/**",
-      "test/unit/worker/**",
-      "!test/unit/worker/errors.test.ts",
-      "!test/unit/worker/jobRun.test.ts",
-      "bench/**",
-      "!bench/hostCpu.bench.ts",
-      "docs/**",
-      // …and test/server/** is being changed on branch h1-server: the same holds for it.
-      "test/server/**",
-    ],
-  },
   ...tseslint.configs.recommendedTypeChecked.map((config) => ({ ...config, files: ["**/*.ts"] })),
   {
     files: ["**/*.ts"],

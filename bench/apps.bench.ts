@@ -38,7 +38,7 @@ function setup(concurrency = 1, niceness = 0) {
   const pool = new ProcessPool({ runnerPath, maxIdle: concurrency, niceness });
   pools.push(pool);
   const published = new Map<string, Uint8Array>();
-  const runner = new AppRunner(pool, new ModuleCache({ dir: join(dir, "modules") }), async (app) => published.get(app.sha256)!);
+  const runner = new AppRunner(pool, new ModuleCache({ dir: join(dir, "modules") }), (app) => Promise.resolve(published.get(app.sha256)!));
   const publish = (name: string, bytes: Uint8Array): AppPin => {
     const sha256 = createHash("sha256").update(bytes).digest("hex");
     published.set(sha256, bytes);

@@ -61,7 +61,7 @@ const pairsPerRound = (CLIENTS.length * (CLIENTS.length - 1)) / 2;
 
 test("seed-style claim vs Farmhand claim: 8 clients, 10,000-deep mixed-capability queue", async () => {
   const queue = mixedQueue(DEPTH, QUEUE_SEED);
-  const seed = await measure(await seedStyleDesign(), queue);
+  const seed = await measure(seedStyleDesign(), queue);
   const farmhand = await measure(await farmhandDesign(), queue);
   const first = (t: Tally) => t.reads.slice(0, CLIENTS.length);
   const last = (t: Tally) => t.reads.slice(-CLIENTS.length);

@@ -25,7 +25,7 @@ it("measures activation and the extension host's memory in code-server", () => {
   expect(handlers.length, "two handler processes while two jobs run").toBe(2);
   // activate() awaits SecretStorage, a round trip to the workbench that is busy starting up: take the median window.
   const sorted = [...activationsMs].sort((a, b) => a - b);
-  expect(sorted.every(Number.isFinite), `activation times: ${activationsMs}`).toBe(true);
+  expect(sorted.every(Number.isFinite), `activation times: ${activationsMs.join(", ")}`).toBe(true);
   const activationMs = round(sorted[Math.floor(sorted.length / 2)]);
 
   saveFigures("extension", {

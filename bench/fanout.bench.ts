@@ -16,11 +16,10 @@ import { saveFigures, type Figure } from "./results";
 
 const figures: Record<string, Figure> = {};
 /**
- * Every scenario's server preloads bench/fanout/tableScan.cjs (convex-test then walks only the queried
- * table, as a deployment's index read would), for both designs; the saturated scenario also runs both on
- * the stock test server, for reference.
+ * Every scenario's loopback server walks only the queried table (test/server/tableScan.ts), as a deployment's
+ * index read would, for both designs; the saturated scenario also runs both on stock convex-test
+ * (`--stock-scan`), for reference.
  */
-const SCAN = { tableScan: true };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
@@ -46,7 +45,7 @@ async function startAll(engines: Engine[]): Promise<void> {
 }
 
 async function closeAll(closers: Array<{ close(): Promise<void> | void }>): Promise<void> {
-  for (let i = 0; i < closers.length; i += 20) await Promise.all(closers.slice(i, i + 20).map((c) => c.close()));
+  for (let i = 0; i < closers.length; i += 20) await Promise.all(closers.slice(i, i + 20).map((c) => Promise.resolve(c.close())));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -62,7 +61,7 @@ function summarise(jobs: PerJob[]) {
 const JOBS_PER_FARM = 8;
 
 async function farmhandIdleFarm(n: number): Promise<PerJob[]> {
-  const server = await ServerProcess.start(["--seed", String(n)], SCAN);
+  const server = await ServerProcess.start(["--seed", String(n)]);
   const { clientKey, workerKeys } = server.seeded as Required<typeof server.seeded>;
   const engines = workerKeys.map((key) => engine(server.url, key, { real: n <= 50 }));
   const submitter = newClient(server.url);
@@ -106,7 +105,7 @@ function addUp(jobs: PerJob[]): Record<string, number> {
 }
 
 async function seedStyleIdleFarm(n: number): Promise<PerJob[]> {
-  const server = await ServerProcess.start(["--dir", "bench/seedStyle/convex"], SCAN);
+  const server = await ServerProcess.start(["--dir", "bench/seedStyle/convex"]);
   const workers = Array.from({ length: n }, (_, i) => new SeedStyleWorker(server.url, `w${i}`));
   const submitter = newClient(server.url);
   const started = new Map<string, number>();
@@ -148,8 +147,8 @@ const SATURATED_WINDOW_MS = 30_000;
 
 type Saturated = { claims: number; claimConflicts: number; jobsPerSecond: number; stats: Stats };
 
-async function farmhandSaturated(tableScan: boolean): Promise<Saturated> {
-  const server = await ServerProcess.start(["--seed", String(SATURATED_WORKERS)], { tableScan });
+async function farmhandSaturated(stockScan: boolean): Promise<Saturated> {
+  const server = await ServerProcess.start(["--seed", String(SATURATED_WORKERS)], { stockScan });
   const { clientKey, workerKeys } = server.seeded as Required<typeof server.seeded>;
   const submitter = newClient(server.url);
   for (let i = 0; i < SATURATED_QUEUE; i += 250) {
@@ -175,8 +174,8 @@ async function farmhandSaturated(tableScan: boolean): Promise<Saturated> {
   }
 }
 
-async function seedStyleSaturated(tableScan: boolean): Promise<Saturated> {
-  const server = await ServerProcess.start(["--dir", "bench/seedStyle/convex"], { tableScan });
+async function seedStyleSaturated(stockScan: boolean): Promise<Saturated> {
+  const server = await ServerProcess.start(["--dir", "bench/seedStyle/convex"], { stockScan });
   const submitter = newClient(server.url);
   for (let i = 0; i < SATURATED_QUEUE; i += 250) {
     await submitter.mutation(seedApi.queue.submitBatch, { jobs: Array.from({ length: 250 }, () => ({ type: "demo.echo", requiredCapabilities: ["demo.echo"] })) });
@@ -212,7 +211,7 @@ describe("fan-out bench", () => {
   let idle: { server: ServerProcess; engines: Engine[]; startedAt: number } | undefined;
 
   beforeAll(async () => {
-    const server = await ServerProcess.start(["--seed", String(IDLE_WORKERS)], SCAN);
+    const server = await ServerProcess.start(["--seed", String(IDLE_WORKERS)]);
     const engines = server.seeded.workerKeys!.map((key) => engine(server.url, key, { real: false }));
     await startAll(engines);
     await until(async () => ((await server.stats()).functions["workers:claim"]?.calls ?? 0) >= IDLE_WORKERS, 60_000, "idle engines waiting");
@@ -248,8 +247,8 @@ describe("fan-out bench", () => {
   });
 
   it("saturated: 40 busy workers, 5,000 queued demo.echo — would-be conflicts among claims, throughput", async () => {
-    const ours = await farmhandSaturated(true);
-    const seed = await seedStyleSaturated(true);
+    const ours = await farmhandSaturated(false);
+    const seed = await seedStyleSaturated(false);
     console.log("fanout · saturated farmhand executions:", JSON.stringify(ours.stats.functions));
     console.log("fanout · saturated seed-style executions:", JSON.stringify(seed.stats.functions));
     const share = ours.claims === 0 ? 1 : ours.claimConflicts / ours.claims;
@@ -265,8 +264,8 @@ describe("fan-out bench", () => {
       `would-be conflicts in ${otherCalls} other executions (completions, dispatcher rounds: retried by Convex, never a claim)`,
     );
     // The same on the stock test server, where each query walks the whole database: for reference only.
-    const oursStock = await farmhandSaturated(false);
-    const seedStock = await seedStyleSaturated(false);
+    const oursStock = await farmhandSaturated(true);
+    const seedStock = await seedStyleSaturated(true);
     figure("saturated_throughput_stock_test_server", round(oursStock.jobsPerSecond), "jobs/s (every query walks the whole database)");
     figure("saturated_throughput_stock_test_server_seed_style", round(seedStock.jobsPerSecond), "jobs/s (every query walks the whole database)");
     figure("saturated_claim_conflicts_stock_test_server", round((oursStock.claimConflicts / Math.max(1, oursStock.claims)) * 100, 2), `% of ${oursStock.claims} claims`);
@@ -275,7 +274,7 @@ describe("fan-out bench", () => {
   it("views: farm:overview re-runs at most once per open view per 5 s while jobs move", async () => {
     const VIEWS = 50;
     const WORKERS = 10;
-    const server = await ServerProcess.start(["--seed", String(VIEWS + WORKERS)], SCAN);
+    const server = await ServerProcess.start(["--seed", String(VIEWS + WORKERS)]);
     const { clientKey, workerKeys } = server.seeded as Required<typeof server.seeded>;
     const engines = workerKeys.slice(0, WORKERS).map((key) => engine(server.url, key, { real: false }));
     const views = workerKeys.slice(WORKERS).map((key) => {
@@ -320,7 +319,7 @@ describe("fan-out bench", () => {
   });
 
   it("liveness: an offer to a SIGKILLed or cut-off worker reaches another waiting worker within the TTL + 1 s", async () => {
-    const server = await ServerProcess.start(["--seed", "3"], SCAN);
+    const server = await ServerProcess.start(["--seed", "3"]);
     const { clientKey, workerKeys } = server.seeded as Required<typeof server.seeded>;
     const submitter = newClient(server.url);
     const survivor = engine(server.url, workerKeys[1], { real: false });

@@ -32,7 +32,7 @@ function bearer(request: Request): string | null {
 
 /** Run a handler with the bearer client key, turning ConvexErrors into JSON errors with HTTP statuses. */
 function withClientKey(handler: (ctx: ActionCtx, clientKey: string, request: Request) => Promise<Response>) {
-  return httpAction(async (ctx, request) => {
+  return httpAction(async (ctx: ActionCtx, request) => {
     const clientKey = bearer(request);
     if (!clientKey) return errorResponse("bad_key", "Missing 'Authorization: Bearer <client key>' header");
     try {

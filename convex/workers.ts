@@ -218,7 +218,7 @@ export const complete = mutation({
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
-    const result = args.result ?? null;
+    const result: unknown = args.result ?? null;
     checkValueSize(result, "result", LIMITS.resultBytes);
     const slots = checkSlots(args.slots);
     await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "completed");

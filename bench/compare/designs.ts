@@ -1,12 +1,14 @@
+import { join } from "node:path";
 import { convexTest } from "convex-test";
 import { vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import { TIMING } from "../../convex/lib/limits";
 import type { Doc } from "../../convex/_generated/dataModel";
-import { enrollWorker, newFarm, type Enrolled } from "../../test/backend/setup";
+import { enrollWorker, newFarm, withoutSystemFields, type Enrolled } from "../../test/backend/setup";
 import { api as seedApi } from "../seedStyle/convex/_generated/api";
 import seedSchema from "../seedStyle/convex/schema";
 import { CLIENTS } from "./mix";
+import { modulesFromDirectory } from "../../test/server/modules";
 import { recordReads } from "./readRecorder";
 
 /** One claim measured against the round's starting state (then rolled back). */
@@ -90,7 +92,7 @@ export async function farmhandDesign(): Promise<Design> {
         await farm.t.run(async (ctx) => {
           const added = new Map<string, number>();
           for (const { at, template } of copies.slice(from, from + 4_000)) {
-            const { _id, _creationTime, ...job } = templates.get(template)!;
+            const job = withoutSystemFields(templates.get(template)!);
             await ctx.db.insert("jobs", { ...job, type: `job-${at}`, availableAt: start + at });
             added.set(template, (added.get(template) ?? 0) + 1);
           }
@@ -129,8 +131,8 @@ export async function farmhandDesign(): Promise<Design> {
   };
 }
 
-export async function seedStyleDesign(): Promise<Design> {
-  const modules = import.meta.glob("../seedStyle/convex/**/*.ts");
+export function seedStyleDesign(): Design {
+  const modules = modulesFromDirectory(join(__dirname, "..", "seedStyle", "convex"));
   const t = convexTest({ schema: seedSchema, modules, transactionLimits: true });
   return {
     name: "seed-style",
@@ -148,7 +150,7 @@ export async function seedStyleDesign(): Promise<Design> {
     },
     async dryClaim(client) {
       const c = CLIENTS[client];
-      return await dryRun(t as unknown as Runner, seedApi.queue.claim, { workerName: c.name, capabilities: c.capabilities }, (r) =>
+      return await dryRun(t, seedApi.queue.claim, { workerName: c.name, capabilities: c.capabilities }, (r) =>
         typeof r === "string" ? r : null,
       );
     },

@@ -11,7 +11,7 @@ export const CLIENTS: Array<{ name: string; capabilities: string[] }> = [
 ];
 
 /** Shares of the queue by required capabilities; no client offers "ollama:mixtral" (a model nobody pulled). */
-export const MIX: Array<[number, string[]]> = [
+const MIX: Array<[number, string[]]> = [
   [0.3, ["cpu"]],
   [0.2, []],
   [0.15, ["gpu"]],

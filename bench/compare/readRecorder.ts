@@ -6,13 +6,15 @@
 type AsyncSyscall = (op: string, jsonArgs: string) => Promise<string>;
 type ConvexGlobal = { syscall: unknown; asyncSyscall: AsyncSyscall; jsSyscall: unknown };
 
-let reading: Map<string, Record<string, unknown>> | null = null;
+type Doc = Record<string, unknown>;
+
+let reading: Map<string, Doc> | null = null;
 
 function note(op: string, result: string) {
   if (!reading) return;
-  const parsed = JSON.parse(result);
+  const parsed = JSON.parse(result) as (Doc & { value?: Doc | null; page?: Doc[] }) | null;
   const docs =
-    op === "1.0/get" ? [parsed] : op === "1.0/queryStreamNext" ? [parsed?.value] : op === "1.0/queryPage" ? parsed?.page ?? [] : [];
+    op === "1.0/get" ? [parsed] : op === "1.0/queryStreamNext" ? [parsed?.value] : op === "1.0/queryPage" ? (parsed?.page ?? []) : [];
   for (const doc of docs) if (doc && typeof doc._id === "string") reading.set(doc._id, doc);
 }
 

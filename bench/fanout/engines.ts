@@ -9,10 +9,10 @@ export function newClient(url: string): ConvexClient {
 }
 
 /** demo.echo in the engine's own process: the lightweight engines for big farms. */
-const inProcessEcho: Handler = { type: "demo.echo", run: async (payload) => payload ?? null };
+const inProcessEcho: Handler = { type: "demo.echo", run: (payload) => Promise.resolve(payload ?? null) };
 
 function inProcess(...handlers: Handler[]): HandlerSource {
-  return { get: (type) => handlers.find((h) => h.type === type), capabilities: async () => handlers.map((h) => h.type) };
+  return { get: (type) => handlers.find((h) => h.type === type), capabilities: () => Promise.resolve(handlers.map((h) => h.type)) };
 }
 
 export type Engine = { worker: Worker; client: ConvexClient; close: () => Promise<void> };

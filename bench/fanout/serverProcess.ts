@@ -15,20 +15,20 @@ export class ServerProcess {
   ) {}
 
   /**
-   * `tableScan`: preload bench/fanout/tableScan.cjs, so a query iterates its own table rather than the whole
-   * database. FANOUT_PROF=<folder> writes a CPU profile of each server process there.
+   * `stockScan`: serve with stock convex-test, whose every query walks the whole database (the loopback server
+   * otherwise iterates only the queried table). FANOUT_PROF=<folder> writes a CPU profile of each server there.
    */
-  static async start(args: string[], options: { tableScan?: boolean } = {}): Promise<ServerProcess> {
+  static async start(args: string[], options: { stockScan?: boolean } = {}): Promise<ServerProcess> {
     const profile = process.env.FANOUT_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.FANOUT_PROF] : [];
-    const scan = options.tableScan ? ["--require", "./bench/fanout/tableScan.cjs"] : [];
-    const child = spawn(process.execPath, [...profile, ...scan, "--import", "tsx", "test/server/cli.ts", "--port", "0", ...args], {
+    const scan = options.stockScan ? ["--stock-scan"] : [];
+    const child = spawn(process.execPath, [...profile, "--import", "tsx", "test/server/cli.ts", "--port", "0", ...scan, ...args], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     const seeded = await new Promise<Seeded>((resolve, reject) => {
       let text = "";
-      child.stdout!.setEncoding("utf8").on("data", (d: string) => {
+      child.stdout.setEncoding("utf8").on("data", (d: string) => {
         text += d;
-        if (text.includes("\n")) resolve(JSON.parse(text.split("\n")[0]));
+        if (text.includes("\n")) resolve(JSON.parse(text.split("\n")[0]) as Seeded);
       });
       child.on("exit", (code) => reject(new Error(`test server exited with ${code}`)));
     });

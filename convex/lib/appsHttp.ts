@@ -42,7 +42,7 @@ function bearer(request: Request): string | null {
 
 /** Run with the bearer key, turning coded ConvexErrors into JSON errors. */
 function withKey(kind: "client" | "worker", handler: (ctx: ActionCtx, key: string, request: Request, path: string[]) => Promise<Response>) {
-  return httpAction(async (ctx, request) => {
+  return httpAction(async (ctx: ActionCtx, request) => {
     const key = bearer(request);
     if (!key) return errorResponse("bad_key", `Missing 'Authorization: Bearer <${kind === "client" ? "client key" : "worker key"}>' header`);
     const path = new URL(request.url).pathname.slice("/api/apps/".length).split("/");

@@ -21,7 +21,7 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     requiredCapabilities: job.requiredCapabilities,
     progress: job.progress,
     statusText: job.statusText,
-    result: job.result,
+    result: job.result as unknown,
     error: job.error,
     output: chunks.map((c) => c.chunk).join(""),
     outputTruncated,

@@ -42,7 +42,7 @@ type CheckedSpec = {
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
 export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const type = checkText(spec.type, "type", LIMITS.typeChars);
-  const payload = spec.payload ?? null;
+  const payload: unknown = spec.payload ?? null;
   const payloadBytes = checkValueSize(payload, "payload", LIMITS.payloadBytes);
   // -0 would sort after every priority-0 job (Convex orders -0 before +0 and negPriority flips the sign)
   const priority = checkIntegerInRange(spec.priority ?? 0, "priority", LIMITS.priorityMin, LIMITS.priorityMax) || 0;

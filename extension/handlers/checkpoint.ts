@@ -7,7 +7,7 @@ export const MAX_CHECKPOINT_BYTES = APP_LIMITS.checkpointBytesMax;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Bytes a base64 text decodes to (the text is assumed well-formed). */
-export function decodedLength(base64: string): number {
+function decodedLength(base64: string): number {
   const padding = base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0;
   return (base64.length / 4) * 3 - padding;
 }

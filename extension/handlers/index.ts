@@ -10,7 +10,6 @@ import type { Recipe } from "./impl/recipe";
 export { HandlerRegistry } from "./registry";
 export { ProcessPool } from "./processPool";
 export type { PoolRunContext, ProcessPoolOptions } from "./processPool";
-export { AppRunner, ModuleCache, httpModuleSource } from "./apps";
 export type { AppPin, AppRunOutcome, AppRunRequest, ModuleSource } from "./apps";
 export { isolatedHandler } from "./isolated";
 export { probeOllama } from "./ollama";

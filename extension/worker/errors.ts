@@ -136,5 +136,5 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 /** Why a signal was aborted, as an Error (an AbortSignal's reason can be any value). */
 export function abortReason(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason : new Error(reason === undefined ? "aborted" : String(reason));
+  return reason instanceof Error ? reason : new Error(reason === undefined ? "aborted" : messageOf(reason));
 }

@@ -5,8 +5,8 @@ export class TypedEmitter<Events extends { [K in keyof Events]: unknown }> {
   on<K extends keyof Events>(name: K, listener: (event: Events[K]) => void): () => void {
     let set = this.listeners.get(name);
     if (!set) this.listeners.set(name, (set = new Set()));
-    set.add(listener as (e: never) => void);
-    return () => set.delete(listener as (e: never) => void);
+    set.add(listener);
+    return () => set.delete(listener);
   }
 
   protected emit<K extends keyof Events>(name: K, event: Events[K]): void {

@@ -4,6 +4,3 @@ export type { JobOutcome } from "./jobRun";
 export { convexFarmClient } from "./farmClient";
 export type { FarmClient, ClaimedJob, DoorbellValue, HeartbeatResult, Slots } from "./farmClient";
 export type { Handler, HandlerContext, HandlerSource } from "./handler";
-export { HandlerError, errorCode, errorMessage } from "./errors";
-export { Backoff } from "./backoff";
-export { OutputBatcher } from "./outputBatcher";

@@ -198,7 +198,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     if (this._state !== "running") return;
     this.clearClaimTimer();
     this.setState("paused", reason);
-    this.declare();
+    void this.declare();
   }
 
   resume(): void {
@@ -215,7 +215,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       const wasRunning = this._state === "running";
       this.setState("draining", "draining");
       if (this.runs.size === 0) return this.stop("drained");
-      if (wasRunning) this.declare();
+      if (wasRunning) void this.declare();
     }
     if (this._state === "stopped") return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
@@ -245,7 +245,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       return next;
     }
     // The waiting lines are per capability set: declare again with the new set.
-    this.declare();
+    void this.declare();
     return next;
   }
 
@@ -259,7 +259,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   setConcurrency(n: number): void {
     const before = this._concurrency;
     this._concurrency = checkConcurrency(n);
-    if (this._concurrency !== before && this._state === "running") this.declare();
+    if (this._concurrency !== before && this._state === "running") void this.declare();
     this.maybeClaim();
   }
 
@@ -389,8 +389,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   }
 
   private startJob(job: ClaimedJob): void {
-    if (this._state === "stopping" || this._state === "stopped") {
-      // Claimed while shutting down: give it straight back, and let shutdown wait for that.
+    if (this._state === "draining" || this._state === "stopping" || this._state === "stopped") {
+      // A claim answered after a drain or stop began: a draining engine takes no new work, so give the job
+      // straight back; shutdown (which ends every drain) waits for that.
       const giving = this.options.client.release(job.leaseId).catch(() => undefined);
       this.givingBack.add(giving);
       void giving.finally(() => this.givingBack.delete(giving));
@@ -413,7 +414,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
 
   private onJobEnd(run: JobRun, outcome: JobOutcome): void {
     this.runs.delete(run.job.jobId);
-    this.totals[outcome.kind === "succeeded" ? "succeeded" : outcome.kind]++;
+    this.totals[outcome.kind]++;
     this.emit("jobFinished", {
       jobId: run.job.jobId,
       type: run.job.type,

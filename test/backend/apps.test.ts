@@ -2,19 +2,14 @@ import { describe, expect, test } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import { APP_LIMITS } from "../../convex/lib/appLimits";
 import { buildModule, FD_WRITE, u32 } from "../unit/apps/wasmBuilder";
-import { enrollWorker, expectCode, newBackend, newFarm, type Backend, type Farm } from "./setup";
+import { answerOf, anyNumber, enrollWorker, expectCode, newBackend, newFarm, type Backend, type Farm } from "./setup";
 
 const APP = buildModule({ imports: [FD_WRITE] });
 const OTHER_APP = buildModule({ imports: [FD_WRITE], memory: { min: 2 } });
 
 async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function body(res: Response): Promise<any> {
-  return await res.json();
 }
 
 /** A farm with a publishing key next to its ordinary client key. */
@@ -67,10 +62,10 @@ describe("publishing an app", () => {
     const farm = await publishingFarm();
     const res = await publish(farm, "render", APP);
     expect(res.status).toBe(200);
-    expect(await body(res)).toEqual({ name: "render", version: 1, sha256: await sha256Hex(APP) });
+    expect(await answerOf(res)).toEqual({ name: "render", version: 1, sha256: await sha256Hex(APP) });
     const listed = await farm.t.query(api.apps.list, { clientKey: farm.clientKey });
     expect(listed).toEqual([
-      { name: "render", version: 1, sha256: await sha256Hex(APP), bytes: APP.length, memoryMB: 256, timeoutMs: 600_000, createdAt: expect.any(Number) },
+      { name: "render", version: 1, sha256: await sha256Hex(APP), bytes: APP.length, memoryMB: 256, timeoutMs: 600_000, createdAt: anyNumber },
     ]);
     const { files } = await stored(farm.t);
     expect(files).toHaveLength(1);
@@ -86,15 +81,15 @@ describe("publishing an app", () => {
 
   test("identical bytes and limits answer the latest version and store nothing new; anything different is a new version", async () => {
     const farm = await publishingFarm();
-    expect((await body(await publish(farm, "render", APP))).version).toBe(1);
+    expect((await answerOf(await publish(farm, "render", APP))).version).toBe(1);
     const before = await stored(farm.t);
     const again = await publish(farm, "render", APP);
-    expect(await body(again)).toEqual({ name: "render", version: 1, sha256: await sha256Hex(APP) });
+    expect(await answerOf(again)).toEqual({ name: "render", version: 1, sha256: await sha256Hex(APP) });
     expect(await stored(farm.t)).toEqual(before);
-    expect((await body(await publish(farm, "render", APP, { query: "memoryMB=64" }))).version).toBe(2);
-    expect((await body(await publish(farm, "render", OTHER_APP, { query: "memoryMB=64" }))).version).toBe(3);
+    expect((await answerOf(await publish(farm, "render", APP, { query: "memoryMB=64" }))).version).toBe(2);
+    expect((await answerOf(await publish(farm, "render", OTHER_APP, { query: "memoryMB=64" }))).version).toBe(3);
     // The same bytes as version 1 again: compared with the latest (3), so a new version.
-    expect((await body(await publish(farm, "render", APP))).version).toBe(4);
+    expect((await answerOf(await publish(farm, "render", APP))).version).toBe(4);
     expect((await stored(farm.t)).files).toHaveLength(4);
   });
 
@@ -103,7 +98,7 @@ describe("publishing an app", () => {
     const b = await publishingFarm(a.t, "other");
     await publish(a, "render", APP);
     await publish(a, "render", OTHER_APP);
-    expect((await body(await publish(b, "render", APP))).version).toBe(1);
+    expect((await answerOf(await publish(b, "render", APP))).version).toBe(1);
     expect((await a.t.query(api.apps.list, { clientKey: a.clientKey })).map((v) => v.version)).toEqual([1, 2]);
     expect((await b.t.query(api.apps.list, { clientKey: b.clientKey })).map((v) => v.version)).toEqual([1]);
   });
@@ -116,7 +111,7 @@ describe("publishing an app", () => {
     const over = paddedTo(APP, APP_LIMITS.moduleBytesMax + 1);
     const res = await publish(farm, "bigger", over);
     expect(res.status).toBe(413);
-    expect((await body(res)).error.code).toBe("too_large");
+    expect((await answerOf(res)).error?.code).toBe("too_large");
     expect((await stored(farm.t)).versions.map((v) => v.name)).toEqual(["big"]);
     // A Content-Length over the cap is refused before the body is read; a truthful one is used to read it.
     const declared = (length: number, bytes: Uint8Array) =>
@@ -126,7 +121,7 @@ describe("publishing an app", () => {
         body: bytes as RequestInit["body"],
       });
     expect((await declared(APP_LIMITS.moduleBytesMax + 1, APP)).status).toBe(413);
-    expect(await body(await declared(APP.length, APP))).toMatchObject({ name: "declared", version: 1, sha256: await sha256Hex(APP) });
+    expect(await answerOf(await declared(APP.length, APP))).toMatchObject({ name: "declared", version: 1, sha256: await sha256Hex(APP) });
   });
 
   test("refusals answer a JSON error with a fitting status and store nothing", async () => {
@@ -170,16 +165,16 @@ describe("publishing an app", () => {
     ];
     for (const [label, response, status, code] of cases) {
       const res = await response;
-      const answer = await body(res);
+      const answer = await answerOf(res);
       expect({ label, status: res.status, code: answer.error?.code }).toEqual({ label, status, code });
-      expect(typeof answer.error.message).toBe("string");
+      expect(typeof answer.error?.message).toBe("string");
     }
     expect(await stored(farm.t)).toEqual({ versions: [], files: [] });
   });
 
   test("explains what is wrong with a module", async () => {
     const farm = await publishingFarm();
-    const messages = async (module: Uint8Array | string) => (await body(await publish(farm, "a", module))).error.message;
+    const messages = async (module: Uint8Array | string) => (await answerOf(await publish(farm, "a", module))).error?.message;
     expect(await messages("#!/bin/sh")).toContain("does not start with \\0asm");
     expect(await messages(buildModule({ imports: [{ module: "env", name: "f", params: [], results: [] }] }))).toContain(
       'imports "env.f"; an app may import only wasi_snapshot_preview1 functions',
@@ -195,21 +190,21 @@ describe("deleting a version", () => {
     await publish(farm, "render", OTHER_APP);
     const res = await remove(farm, "render", 1, farm.publishKey);
     expect(res.status).toBe(200);
-    expect(await body(res)).toEqual({ name: "render", version: 1, deleted: true });
+    expect(await answerOf(res)).toEqual({ name: "render", version: 1, deleted: true });
     const { versions, files } = await stored(farm.t);
-    expect(versions.find((v) => v.version === 1)).toMatchObject({ deleted: true, deletedAt: expect.any(Number) });
+    expect(versions.find((v) => v.version === 1)).toMatchObject({ deleted: true, deletedAt: anyNumber });
     expect(versions.find((v) => v.version === 1)?.storageId).toBeUndefined();
     expect(files).toHaveLength(1);
     expect((await farm.t.query(api.apps.list, { clientKey: farm.clientKey })).map((v) => v.version)).toEqual([2]);
     // Again: the same answer, nothing changes.
-    expect(await body(await remove(farm, "render", 1, farm.publishKey))).toEqual({ name: "render", version: 1, deleted: true });
+    expect(await answerOf(await remove(farm, "render", 1, farm.publishKey))).toEqual({ name: "render", version: 1, deleted: true });
   });
 
   test("publishing the deleted latest version's bytes again makes a new version", async () => {
     const farm = await publishingFarm();
     await publish(farm, "render", APP);
     await remove(farm, "render", 1, farm.publishKey);
-    expect(await body(await publish(farm, "render", APP))).toMatchObject({ version: 2 });
+    expect(await answerOf(await publish(farm, "render", APP))).toMatchObject({ version: 2 });
   });
 
   test("refuses other keys, unknown versions and malformed routes", async () => {
@@ -228,7 +223,7 @@ describe("deleting a version", () => {
     ];
     for (const [label, response, status, code] of cases) {
       const res = await response;
-      expect({ label, status: res.status, code: (await body(res)).error?.code }).toEqual({ label, status, code });
+      expect({ label, status: res.status, code: (await answerOf(res)).error?.code }).toEqual({ label, status, code });
     }
     expect(await stored(farm.t)).toEqual(before);
   });
@@ -269,7 +264,7 @@ describe("downloading a module (workers)", () => {
     ];
     for (const [label, response, status, code] of cases) {
       const res = await response;
-      expect({ label, status: res.status, code: (await body(res)).error?.code }).toEqual({ label, status, code });
+      expect({ label, status: res.status, code: (await answerOf(res)).error?.code }).toEqual({ label, status, code });
     }
   });
 });

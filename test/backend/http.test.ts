@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
 import { api } from "../../convex/_generated/api";
 import { LIMITS } from "../../convex/lib/limits";
-import { enrollWorker, newFarm, snapshot, type Farm } from "./setup";
+import { answerOf, enrollWorker, newFarm, snapshot, type Farm } from "./setup";
 
 function call(farm: Farm, method: string, path: string, payload?: unknown, key: string | null = farm.clientKey) {
   const headers: Record<string, string> = { "content-type": "application/json" };
@@ -9,45 +9,40 @@ function call(farm: Farm, method: string, path: string, payload?: unknown, key: 
   return farm.t.fetch(path, { method, headers, body: payload === undefined ? undefined : typeof payload === "string" ? payload : JSON.stringify(payload) });
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function body(res: Response): Promise<any> {
-  return await res.json();
-}
-
 test("POST /api/jobs submits, GET /api/jobs/:id reads, POST /api/jobs/:id/cancel cancels", async () => {
   const farm = await newFarm();
   const created = await call(farm, "POST", "/api/jobs", { type: "demo.echo", payload: { text: "hi" }, priority: 3 });
   expect(created.status).toBe(201);
-  const { jobId } = await body(created);
+  const { jobId } = await answerOf(created);
   const read = await call(farm, "GET", `/api/jobs/${jobId}`);
   expect(read.status).toBe(200);
-  expect(await body(read)).toMatchObject({ jobId, status: "pending", priority: 3, type: "demo.echo", output: "" });
+  expect(await answerOf(read)).toMatchObject({ jobId, status: "pending", priority: 3, type: "demo.echo", output: "" });
   const canceled = await call(farm, "POST", `/api/jobs/${jobId}/cancel`);
-  expect(await body(canceled)).toEqual({ status: "canceled" });
-  expect((await body(await call(farm, "GET", `/api/jobs/${jobId}`))).status).toBe("canceled");
+  expect(await answerOf(canceled)).toEqual({ status: "canceled" });
+  expect((await answerOf(await call(farm, "GET", `/api/jobs/${jobId}`))).status).toBe("canceled");
 });
 
 test("POST /api/jobs with a jobs array submits a batch", async () => {
   const farm = await newFarm();
   const res = await call(farm, "POST", "/api/jobs", { jobs: [{ type: "a" }, { type: "b" }] });
   expect(res.status).toBe(201);
-  expect((await body(res)).jobIds).toHaveLength(2);
+  expect((await answerOf(res)).jobIds).toHaveLength(2);
 });
 
 test("the result and output of a finished job come back over HTTP", async () => {
   const farm = await newFarm();
   const w = await enrollWorker(farm);
-  const { jobId } = await body(await call(farm, "POST", "/api/jobs", { type: "x" }));
+  const { jobId } = await answerOf(await call(farm, "POST", "/api/jobs", { type: "x" }));
   const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
   await farm.t.mutation(api.workers.output, { apiKey: w.apiKey, leaseId: c.leaseId, chunk: "abc" });
   await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: { n: 7 } });
-  expect(await body(await call(farm, "GET", `/api/jobs/${jobId}`))).toMatchObject({ status: "succeeded", output: "abc", result: { n: 7 } });
+  expect(await answerOf(await call(farm, "GET", `/api/jobs/${jobId}`))).toMatchObject({ status: "succeeded", output: "abc", result: { n: 7 } });
 });
 
 test("errors come back as JSON with a stable code and a fitting HTTP status, changing nothing", async () => {
   const farm = await newFarm();
   const other = await newFarm(farm.t, "other");
-  const { jobId } = await body(await call(other, "POST", "/api/jobs", { type: "theirs" }));
+  const { jobId } = await answerOf(await call(other, "POST", "/api/jobs", { type: "theirs" }));
   const before = await snapshot(farm.t);
   const cases: Array<[() => Promise<Response>, number, string]> = [
     [() => call(farm, "POST", "/api/jobs", { type: "x" }, null), 401, "bad_key"],
@@ -64,9 +59,9 @@ test("errors come back as JSON with a stable code and a fitting HTTP status, cha
   for (const [response, status, code] of cases) {
     const res = await response();
     expect(res.status).toBe(status);
-    const answer = await body(res);
-    expect(answer.error.code).toBe(code);
-    expect(typeof answer.error.message).toBe("string");
+    const answer = await answerOf(res);
+    expect(answer.error?.code).toBe(code);
+    expect(typeof answer.error?.message).toBe("string");
   }
   expect(await snapshot(farm.t)).toEqual(before);
 });

@@ -15,10 +15,11 @@ export async function measure<Ref extends FunctionReference<"query" | "mutation"
 ): Promise<{ usage: Usage; result: Ref["_returnType"] }> {
   return await t.run(async (ctx) => {
     const before = await ctx.meta.getTransactionMetrics();
-    const result =
+    const result = (
       kind === "query"
         ? await ctx.runQuery(ref as unknown as FunctionReference<"query">, args)
-        : await ctx.runMutation(ref as unknown as FunctionReference<"mutation">, args);
+        : await ctx.runMutation(ref as unknown as FunctionReference<"mutation">, args)
+    ) as Ref["_returnType"];
     const after = await ctx.meta.getTransactionMetrics();
     const used = (k: keyof Usage) => after[k].used - before[k].used;
     return {

@@ -1,6 +1,6 @@
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import type { Farm } from "./setup";
+import { withoutSystemFields, type Farm } from "./setup";
 
 const ROWS_PER_TRANSACTION = 4_000;
 
@@ -20,7 +20,7 @@ export async function seedPending(
     requiredCapabilities: options.requiredCapabilities,
   });
   const first = (await farm.t.run(async (ctx) => await ctx.db.get(firstId)))!;
-  const { _id, _creationTime, ...template } = first;
+  const template = withoutSystemFields(first);
   const startAt = options.startAt ?? first.availableAt;
   for (let done = 1; done < count; done += ROWS_PER_TRANSACTION) {
     const n = Math.min(ROWS_PER_TRANSACTION, count - done);

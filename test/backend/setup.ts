@@ -1,12 +1,14 @@
-/// <reference types="vite/client" />
+import { join } from "node:path";
 import { convexTest } from "convex-test";
 import type { FunctionReturnType } from "convex/server";
 import { expect } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import schema from "../../convex/schema";
+import { modulesFromDirectory } from "../server/modules";
 
-export const modules = import.meta.glob("../../convex/**/*.ts");
+/** The project's Convex functions, as convex-test loads them. */
+export const modules = modulesFromDirectory(join(__dirname, "..", "..", "convex"));
 
 export function newBackend() {
   return convexTest({ schema, modules, transactionLimits: true });
@@ -57,7 +59,7 @@ export async function expectCode(promise: Promise<unknown>, code: string) {
   );
   expect(error, `expected a ConvexError with code "${code}"`).not.toBeNull();
   const data = (error as { data?: unknown }).data;
-  const parsed = typeof data === "string" ? JSON.parse(data) : data;
+  const parsed = typeof data === "string" ? (JSON.parse(data) as unknown) : data;
   expect(parsed).toMatchObject({ code });
   expect(typeof (parsed as { message: unknown }).message).toBe("string");
 }
@@ -93,4 +95,29 @@ export async function refreshSummaries(t: Backend) {
 export async function overviewNow(t: Backend, apiKey: string) {
   await refreshSummaries(t);
   return await t.query(api.farm.overview, { apiKey });
+}
+
+/** What the HTTP routes answer, as far as the tests read it: each field is there or not. */
+export type HttpAnswer = {
+  jobId?: string;
+  jobIds?: string[];
+  status?: string;
+  name?: string;
+  version?: number;
+  error?: { code: string; message: string };
+} & Record<string, unknown>;
+
+export async function answerOf(res: Response): Promise<HttpAnswer> {
+  return (await res.json()) as HttpAnswer;
+}
+
+/** vitest types its asymmetric matchers as any; as unknown they fit in typed expectations. */
+export const anyNumber: unknown = expect.any(Number);
+
+/** A document's own fields, without the ones the database assigns: for inserting copies of it. */
+export function withoutSystemFields<Doc extends { _id: unknown; _creationTime: unknown }>(doc: Doc): Omit<Doc, "_id" | "_creationTime"> {
+  const fields: Partial<Doc> = { ...doc };
+  delete fields._id;
+  delete fields._creationTime;
+  return fields as Omit<Doc, "_id" | "_creationTime">;
 }

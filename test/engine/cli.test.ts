@@ -2,14 +2,14 @@ import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { makeFunctionReference } from "convex/server";
+import { internal } from "../../convex/_generated/api";
+import type { Id } from "../../convex/_generated/dataModel";
+import type { StoredKey } from "../../extension/cli/keyFile";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnCli, waitForLine } from "./cliProcess";
 import { eventsOf, jobsOf, sleep, startFarm, stopFarm, submit, waitForJobs, type Farm } from "./helpers";
 
-const ref = (name: string) => makeFunctionReference<any>(name);
-
-async function waitUntilRunning(farm: Farm, id: string): Promise<void> {
+async function waitUntilRunning(farm: Farm, id: Id<"jobs">): Promise<void> {
   for (let i = 0; i < 400; i++) {
     if ((await jobsOf(farm, [id]))[0].status === "running") return;
     await sleep(25);
@@ -28,14 +28,15 @@ describe("farmhand-worker (the headless CLI)", () => {
 
   it("enrolls with a token, keeps the key in a 0600 file, works, drains on SIGINT; the revoked key is refused", async () => {
     const { token } = await farm.server.write((t) =>
-      t.mutation(ref("admin:createEnrollment"), { orgId: farm.seeded.orgId, capabilities: ["demo.echo", "demo.primes"], maxConcurrentJobs: 2 }),
+      t.mutation(internal.admin.createEnrollment, { orgId: farm.seeded.orgId, capabilities: ["demo.echo", "demo.primes"], maxConcurrentJobs: 2 }),
     );
     const keyFile = join(mkdtempSync(join(tmpdir(), "farmhand-cli-")), "conf", "worker.json");
     const first = spawnCli(["--url", farm.server.url, "--token", token, "--name", "cli-box", "--key-file", keyFile]);
     await waitForLine(first, /enrolled as "cli-box"/);
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
-    const stored = JSON.parse(readFileSync(keyFile, "utf8"));
-    expect(stored).toMatchObject({ url: farm.server.url, name: "cli-box", apiKey: expect.stringMatching(/^fh_w_/) });
+    const stored = JSON.parse(readFileSync(keyFile, "utf8")) as StoredKey;
+    expect(stored).toMatchObject({ url: farm.server.url, name: "cli-box" });
+    expect(stored.apiKey).toMatch(/^fh_w_/);
 
     await waitForLine(first, /working on/);
     const [slow] = await submit(farm, [{ type: "demo.echo", payload: { delayMs: 1_500, n: 1 } }]);
@@ -51,7 +52,7 @@ describe("farmhand-worker (the headless CLI)", () => {
     // Second start reads the key file.
     const second = spawnCli(["--url", farm.server.url, "--key-file", keyFile]);
     await waitForLine(second, /working on/);
-    await farm.server.write((t) => t.mutation(ref("admin:revokeWorker"), { workerId: stored.workerId }));
+    await farm.server.write((t) => t.mutation(internal.admin.revokeWorker, { workerId: stored.workerId as Id<"workers"> }));
     expect(await second.exited).toBe(4);
     expect(second.lines.join("\n")).toMatch(/worker stopped: this worker's key was revoked \(revoked\)/);
   });

@@ -14,13 +14,13 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   const lines: string[] = [];
   let rest = "";
   let stderr = "";
-  child.stdout!.setEncoding("utf8").on("data", (text: string) => {
+  child.stdout.setEncoding("utf8").on("data", (text: string) => {
     rest += text;
     const parts = rest.split("\n");
     rest = parts.pop()!;
     lines.push(...parts);
   });
-  child.stderr!.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+  child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   return { child, lines, stderr: () => stderr, exited };
 }

@@ -13,8 +13,12 @@ export class CutProxy {
 
   static async start(targetUrl: string): Promise<CutProxy> {
     const target = new URL(targetUrl);
-    let proxy: CutProxy;
-    const server = createServer((client) => {
+    const server = createServer();
+    // Nobody knows the port before listen() resolves: the proxy exists before its first connection.
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    const proxy = new CutProxy(server, `http://127.0.0.1:${port}`);
+    server.on("connection", (client) => {
       if (proxy.cut) return void client.destroy();
       const upstream = connect(Number(target.port), target.hostname);
       for (const s of [client, upstream]) {
@@ -26,9 +30,6 @@ export class CutProxy {
       client.on("close", () => upstream.destroy());
       upstream.on("close", () => client.destroy());
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const port = (server.address() as { port: number }).port;
-    proxy = new CutProxy(server, `http://127.0.0.1:${port}`);
     return proxy;
   }
 

@@ -81,8 +81,8 @@ describe("handlers good and bad: every job ends cleanly and the worker goes on",
     expect(sawProgress).toBe(true);
     const [row] = await waitForJobs(farm, [id]);
     expect(row).toMatchObject({ status: "succeeded", result: { upper: "HELLO" } });
-    const output = await farm.server.t.run(async (ctx: any) =>
-      (await ctx.db.query("jobOutput").withIndex("by_job_seq", (q: any) => q.eq("jobId", id)).collect()).map((c: any) => c.chunk).join(""),
+    const output = await farm.server.t.run(async (ctx) =>
+      (await ctx.db.query("jobOutput").withIndex("by_job_seq", (q) => q.eq("jobId", id)).collect()).map((c) => c.chunk).join(""),
     );
     expect(output).toBe("thinking about hello\n");
   });

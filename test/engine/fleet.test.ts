@@ -30,8 +30,8 @@ describe("a fleet of engines", () => {
       expect(mine.filter((e) => e.kind === "heartbeat-expired" || e.kind === "released" || e.kind === "retried")).toEqual([]);
     }
     // Streamed output landed with its job.
-    const outputs = await farm.server.t.run(async (ctx: any) =>
-      Promise.all(ids.slice(0, 20).map(async (id) => (await ctx.db.query("jobOutput").withIndex("by_job_seq", (q: any) => q.eq("jobId", id)).collect()).map((c: any) => c.chunk).join(""))),
+    const outputs = await farm.server.t.run(async (ctx) =>
+      Promise.all(ids.slice(0, 20).map(async (id) => (await ctx.db.query("jobOutput").withIndex("by_job_seq", (q) => q.eq("jobId", id)).collect()).map((c) => c.chunk).join(""))),
     );
     expect(outputs).toEqual(ids.slice(0, 20).map((_, i) => `job ${i}\n`));
     // The server's state can land before the last answers reach the workers.

@@ -1,12 +1,13 @@
 import { join } from "node:path";
 import { ConvexClient } from "convex/browser";
-import { anyApi } from "convex/server";
+import { api } from "../../convex/_generated/api";
+import type { Doc, Id } from "../../convex/_generated/dataModel";
 import { createBuiltinRegistry, isolatedHandler, type Recipe } from "../../extension/handlers";
 import { convexFarmClient } from "../../extension/worker/farmClient";
 import { Worker, type WorkerOptions } from "../../extension/worker/worker";
 import { seed, startTestServer, type Seeded, type TestServer } from "../server";
 
-export const fixtureJobs = join(__dirname, "fixtures", "jobs.ts");
+const fixtureJobs = join(__dirname, "fixtures", "jobs.ts");
 
 export type Farm = { server: TestServer; seeded: Seeded; clients: ConvexClient[]; workers: Worker[]; closers: Array<() => void> };
 
@@ -58,32 +59,40 @@ export async function stopFarm(farm: Farm): Promise<void> {
 
 export type JobSpec = { type: string; payload?: unknown; leaseMs?: number; maxAttempts?: number; requiredCapabilities?: string[] };
 
-export async function submit(farm: Farm, jobs: JobSpec[]): Promise<string[]> {
+export async function submit(farm: Farm, jobs: JobSpec[]): Promise<Array<Id<"jobs">>> {
   const client = farm.clients[0] ?? connect(farm);
-  const ids: string[] = [];
+  const ids: Array<Id<"jobs">> = [];
   for (let i = 0; i < jobs.length; i += 200) {
-    ids.push(...(await client.mutation(anyApi.jobs.submitBatch, { clientKey: farm.seeded.clientKey, jobs: jobs.slice(i, i + 200) })));
+    ids.push(...(await client.mutation(api.jobs.submitBatch, { clientKey: farm.seeded.clientKey, jobs: jobs.slice(i, i + 200) })));
   }
   return ids;
 }
 
-export type JobRow = { _id: string; status: string; attempt: number; result?: unknown; error?: string; workerId?: string };
-export type EventRow = { jobId: string; kind: string; at: number; workerId?: string; attempt?: number; detail?: string };
+export type JobRow = Doc<"jobs">;
+export type EventRow = Doc<"jobEvents">;
 
-export async function jobsOf(farm: Farm, ids: string[]): Promise<JobRow[]> {
-  return farm.server.t.run(async (ctx: any) => Promise.all(ids.map((id) => ctx.db.get(id))));
+export async function jobsOf(farm: Farm, ids: Array<Id<"jobs">>): Promise<JobRow[]> {
+  return farm.server.t.run(async (ctx) =>
+    Promise.all(
+      ids.map(async (id) => {
+        const row = await ctx.db.get(id);
+        if (!row) throw new Error(`job ${id} is not in the queue`);
+        return row;
+      }),
+    ),
+  );
 }
 
-export async function eventsOf(farm: Farm, ids: string[]): Promise<EventRow[]> {
-  return farm.server.t.run(async (ctx: any) => {
+export async function eventsOf(farm: Farm, ids: Array<Id<"jobs">>): Promise<EventRow[]> {
+  return farm.server.t.run(async (ctx) => {
     const all: EventRow[] = [];
-    for (const id of ids) all.push(...(await ctx.db.query("jobEvents").withIndex("by_job", (q: any) => q.eq("jobId", id)).collect()));
+    for (const id of ids) all.push(...(await ctx.db.query("jobEvents").withIndex("by_job", (q) => q.eq("jobId", id)).collect()));
     return all;
   });
 }
 
 /** Poll the data (in the test process only) until every job reaches a final status. */
-export async function waitForJobs(farm: Farm, ids: string[], timeoutMs = 45_000, done = isFinal): Promise<JobRow[]> {
+export async function waitForJobs(farm: Farm, ids: Array<Id<"jobs">>, timeoutMs = 45_000, done = isFinal): Promise<JobRow[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const rows = await jobsOf(farm, ids);
@@ -96,7 +105,7 @@ export async function waitForJobs(farm: Farm, ids: string[], timeoutMs = 45_000,
   }
 }
 
-export function isFinal(row: JobRow): boolean {
+function isFinal(row: JobRow): boolean {
   return row.status === "succeeded" || row.status === "canceled" || row.status === "dead";
 }
 

@@ -1,6 +1,7 @@
 import { ConvexClient } from "convex/browser";
 import { afterEach, describe, expect, it } from "vitest";
 import { api } from "../../convex/_generated/api";
+import type { Id } from "../../convex/_generated/dataModel";
 import { TIMING } from "../../convex/lib/limits";
 import { convexFarmClient, type FarmClient } from "../../extension/worker/farmClient";
 import { Worker } from "../../extension/worker/worker";
@@ -34,9 +35,9 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
 }
 
 /** Waiting in the server's lines (its first claim found nothing). */
-async function waiting(farm: Farm, workerId: string): Promise<boolean> {
-  return await farm.server.t.run(async (ctx: any) => {
-    const row = await ctx.db.query("waiters").withIndex("by_worker", (q: any) => q.eq("workerId", workerId)).unique();
+async function waiting(farm: Farm, workerId: Id<"workers">): Promise<boolean> {
+  return await farm.server.t.run(async (ctx) => {
+    const row = await ctx.db.query("waiters").withIndex("by_worker", (q) => q.eq("workerId", workerId)).unique();
     return (row?.wants ?? 0) > 0;
   });
 }
@@ -44,7 +45,7 @@ async function waiting(farm: Farm, workerId: string): Promise<boolean> {
 describe("offers", () => {
   let farm: Farm;
   let cli: CliRun | undefined;
-  const extra: Array<() => Promise<unknown> | unknown> = [];
+  const extra: Array<() => unknown> = [];
   const beforeStop: Array<() => unknown> = [];
   afterEach(async () => {
     if (cli && cli.child.exitCode === null) cli.child.kill("SIGKILL");
@@ -156,7 +157,7 @@ describe("offers", () => {
     const [id] = await submit(farm, [{ type: "demo.echo", payload: { delayMs: 50_000 }, leaseMs }]);
     await until(async () => (await jobsOf(farm, [id]))[0].status === "running" && worker.snapshot().running.length === 1, 15_000, "the job runs");
     const canceledAt = Date.now();
-    await connect(farm).mutation(api.jobs.cancel, { clientKey: farm.seeded.clientKey, jobId: id as never });
+    await connect(farm).mutation(api.jobs.cancel, { clientKey: farm.seeded.clientKey, jobId: id });
     await until(() => outcomes.length > 0, 10_000, "the engine ends the job");
     expect(outcomes).toEqual(["canceled"]);
     expect(calls.get("heartbeat") ?? 0).toBe(0);

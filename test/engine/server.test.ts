@@ -2,17 +2,32 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { ConvexClient, ConvexHttpClient } from "convex/browser";
-import { anyApi } from "convex/server";
+import type { FunctionReference } from "convex/server";
 import { ConvexError } from "convex/values";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { parseCliArgs } from "../server/cliArgs";
-import { fixtureConvexDir, seed, startTestServer, type TestServer } from "../server/index";
+import { api as farmApi } from "../../convex/_generated/api";
+import { fixtureConvexDir, seed, startTestServer, type FixtureSchema, type TestServer } from "../server/index";
+import { api } from "../server/fixture/convex/_generated/api";
 import { intervalMs } from "../server/cronRunner";
 import { decodeTs } from "../server/protocol";
+import { untypedRef } from "./serverTestKit";
 
-const api = anyApi;
 type Message = { author: string; body: string };
+/** A frame the server sent: its type, and fields each test reads as the shape it expects. */
+type ServerFrame = { type: string } & Record<string, unknown>;
+
+/** The error a call fails with; fails the test when the call succeeds. */
+async function failureOf(call: Promise<unknown>): Promise<Error> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof Error) return error;
+    throw error;
+  }
+  throw new Error("expected the call to fail");
+}
 
 async function waitFor<T>(read: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -27,27 +42,27 @@ async function waitFor<T>(read: () => T | undefined, what: string, timeoutMs = 1
 /** A bare WebSocket speaking the sync protocol, for what a ConvexClient never does on purpose. */
 async function rawSocket(url: string) {
   const socket = new WebSocket(`${url.replace("http", "ws")}/api/1.48.0/sync`);
-  const inbox: any[] = [];
-  socket.on("message", (data) => inbox.push(JSON.parse(data.toString())));
+  const inbox: ServerFrame[] = [];
+  socket.on("message", (data: Buffer) => inbox.push(JSON.parse(data.toString("utf8")) as ServerFrame));
   await new Promise((resolve, reject) => {
     socket.once("open", resolve);
     socket.once("error", reject);
   });
   return {
     send: (message: object) => socket.send(JSON.stringify(message)),
-    next: async (type: string) => {
+    next: async <Frame extends object = ServerFrame>(type: string): Promise<Frame> => {
       const found = await waitFor(() => {
         const index = inbox.findIndex((message) => message.type === type);
         return index === -1 ? undefined : inbox.splice(index, 1)[0];
       }, `a ${type}`);
-      return found;
+      return found as Frame;
     },
     close: () => socket.close(),
   };
 }
 
 describe("loopback test server with the fixture app", () => {
-  let server: TestServer;
+  let server: TestServer<FixtureSchema>;
   const clients: ConvexClient[] = [];
   const client = () => {
     const made = new ConvexClient(server.url, { logger: false });
@@ -55,7 +70,7 @@ describe("loopback test server with the fixture app", () => {
     return made;
   };
   /** Subscribes and keeps the latest result; `latest()` is undefined until the first one arrives. */
-  const watch = <T>(made: ConvexClient, query: any, args: object = {}) => {
+  const watch = <T>(made: ConvexClient, query: FunctionReference<"query">, args: Record<string, unknown> = {}) => {
     let latest: T | undefined;
     let error: Error | undefined;
     made.onUpdate(query, args, (value: T) => (latest = value), (e: Error) => (error = e));
@@ -64,7 +79,7 @@ describe("loopback test server with the fixture app", () => {
 
   beforeAll(async () => {
     // Crons off here: a cron's refresh would hide a missed refresh elsewhere. One test turns them on.
-    server = await startTestServer({ convexDir: fixtureConvexDir, crons: false });
+    server = await startTestServer<FixtureSchema>({ convexDir: fixtureConvexDir, crons: false });
   });
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((made) => made.close()));
@@ -130,19 +145,19 @@ describe("loopback test server with the fixture app", () => {
 
   it("gives clear errors for unknown, internal and wrongly-typed functions and bad arguments", async () => {
     const made = client();
-    const unknown = await made.mutation(api.messages.nope, {}).catch((e: Error) => e);
+    const unknown = await failureOf(made.mutation(untypedRef<"mutation">("messages:nope"), {}));
     expect(unknown.message).toContain("Could not find public function for 'messages:nope'");
-    const internal = await made.mutation(api.messages.insertScheduled, { author: "x", body: "y" }).catch((e: Error) => e);
+    const internal = await failureOf(made.mutation(untypedRef<"mutation">("messages:insertScheduled"), { author: "x", body: "y" }));
     expect(internal.message).toContain("Could not find public function for 'messages:insertScheduled'");
-    const wrongKind = await made.mutation(api.messages.list, {}).catch((e: Error) => e);
+    const wrongKind = await failureOf(made.mutation(untypedRef<"mutation">("messages:list"), {}));
     expect(wrongKind.message).toContain("Trying to execute messages:list as Mutation, but it is defined as Query");
-    const badArgs = await made.mutation(api.messages.send, { author: 7 }).catch((e: Error) => e);
+    const badArgs = await failureOf(made.mutation(untypedRef<"mutation">("messages:send"), { author: 7 }));
     expect(badArgs).toBeInstanceOf(Error);
-    expect(await made.query(api.messages.list, { author: 7 as any }).catch((e: Error) => e.message)).toMatch(/author|validator/i);
+    expect((await failureOf(made.query(untypedRef<"query">("messages:list"), { author: 7 }))).message).toMatch(/author|validator/i);
   });
 
   it("runs functions in nested modules", async () => {
-    expect(await client().query(api["dir/nested"].hello, {})).toBe("hello from a nested module");
+    expect(await client().query(api.dir.nested.hello, {})).toBe("hello from a nested module");
   });
 
   it("runs an action, whose writes reach subscriptions", async () => {
@@ -207,9 +222,9 @@ describe("loopback test server with the fixture app", () => {
     const first = await rawSocket(server.url);
     first.send({ type: "Connect", sessionId, connectionCount: 0, lastCloseReason: null, clientTs: Date.now() });
     first.send(mutation);
-    const reply = await first.next("MutationResponse");
+    const reply = await first.next<{ ts: string }>("MutationResponse");
     expect(reply).toMatchObject({ requestId: 0, success: true });
-    const transition = await first.next("Transition");
+    const transition = await first.next<{ endVersion: { ts: string } }>("Transition");
     expect(decodeTs(transition.endVersion.ts) >= decodeTs(reply.ts)).toBe(true);
     first.close();
 
@@ -223,7 +238,7 @@ describe("loopback test server with the fixture app", () => {
   });
 
   it("runs interval crons on real timers and pushes their writes", async () => {
-    const withCrons = await startTestServer({ convexDir: fixtureConvexDir });
+    const withCrons = await startTestServer<FixtureSchema>({ convexDir: fixtureConvexDir });
     const made = new ConvexClient(withCrons.url, { logger: false });
     try {
       const ticks = watch<number>(made, api.ticks.count);
@@ -276,8 +291,8 @@ describe("loopback test server with the fixture app", () => {
 
   it("answers protocol violations with a FatalError", async () => {
     const socket = new WebSocket(`${server.url.replace("http", "ws")}/api/1.48.0/sync`);
-    const first = new Promise<any>((resolve, reject) => {
-      socket.once("message", (data) => resolve(JSON.parse(data.toString())));
+    const first = new Promise<unknown>((resolve, reject) => {
+      socket.once("message", (data: Buffer) => resolve(JSON.parse(data.toString("utf8"))));
       socket.once("error", reject);
     });
     await new Promise((resolve) => socket.once("open", resolve));
@@ -289,13 +304,13 @@ describe("loopback test server with the fixture app", () => {
   it("answers bad frames and out-of-order query set versions with a FatalError", async () => {
     const garbage = await rawSocket(server.url);
     garbage.send({ type: "Teleport" });
-    expect((await garbage.next("FatalError")).error).toMatch(/^Unknown client message/);
+    expect((await garbage.next<{ error: string }>("FatalError")).error).toMatch(/^Unknown client message/);
     garbage.close();
 
     const skipping = await rawSocket(server.url);
     skipping.send({ type: "Connect", sessionId: "3f6c1e2a-0000-4000-8000-000000000002", connectionCount: 0, lastCloseReason: null });
     skipping.send({ type: "ModifyQuerySet", baseVersion: 3, newVersion: 4, modifications: [] });
-    expect((await skipping.next("FatalError")).error).toBe("Invalid query set base version 3, expected 0");
+    expect((await skipping.next<{ error: string }>("FatalError")).error).toBe("Invalid query set base version 3, expected 0");
     skipping.close();
   });
 
@@ -322,16 +337,16 @@ describe("loopback test server with the project's convex/", () => {
       expect(seeded.workerKeys).toHaveLength(2);
       expect(new Set(seeded.workerKeys).size).toBe(2);
       const made = new ConvexClient(server.url, { logger: false });
-      const watched = await made.query(api.workers.watch, { apiKey: seeded.workerKeys[0], capabilities: ["demo.echo"] });
+      const watched = await made.query(farmApi.workers.watch, { apiKey: seeded.workerKeys[0], capabilities: ["demo.echo"] });
       expect(watched).toMatchObject({ available: false });
-      const refused = await made.query(api.workers.watch, { apiKey: "fh_w_not-a-real-key", capabilities: [] }).catch((e: unknown) => e);
+      const refused = await made.query(farmApi.workers.watch, { apiKey: "fh_w_not-a-real-key", capabilities: [] }).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(ConvexError);
       // The client key submits, and the extra capability was granted: the job shows up for the worker.
       let recipeWork: { available: boolean } | undefined;
-      made.onUpdate(api.workers.watch, { apiKey: seeded.workerKeys[1], capabilities: ["recipe.wordcount"] }, (v: any) => (recipeWork = v));
+      made.onUpdate(farmApi.workers.watch, { apiKey: seeded.workerKeys[1], capabilities: ["recipe.wordcount"] }, (v) => (recipeWork = v));
       await waitFor(() => recipeWork, "the recipe watch");
       expect(recipeWork).toMatchObject({ available: false });
-      await made.mutation(api.jobs.submit, {
+      await made.mutation(farmApi.jobs.submit, {
         clientKey: seeded.clientKey,
         type: "recipe.wordcount",
         payload: { text: "a b c" },
@@ -366,11 +381,11 @@ describe("loopback test server with the project's convex/", () => {
     };
     try {
       const line = await waitFor(() => (stdout.includes("\n") ? stdout.split("\n")[0] : undefined), "the JSON line", 40_000);
-      const printed = JSON.parse(line);
+      const printed = JSON.parse(line) as { url: string; orgId: string; clientKey: string; workerKeys: string[] };
       expect(Object.keys(printed).sort()).toEqual(["clientKey", "orgId", "url", "workerKeys"]);
       expect(printed.workerKeys).toHaveLength(2);
       const made = new ConvexClient(printed.url, { logger: false });
-      expect(await made.query(api.workers.watch, { apiKey: printed.workerKeys[1], capabilities: ["demo.echo"] })).toMatchObject({
+      expect(await made.query(farmApi.workers.watch, { apiKey: printed.workerKeys[1], capabilities: ["demo.echo"] })).toMatchObject({
         available: false,
       });
       await made.close();
@@ -405,5 +420,7 @@ describe("loopback test server with the project's convex/", () => {
     expect(parseCliArgs([]).conflictWindowMs).toBeUndefined();
     expect(() => parseCliArgs(["--conflict-window-ms", "-5"])).toThrow("--conflict-window-ms needs a whole number from 0 to 60000");
     expect(() => parseCliArgs(["--conflict-window-ms"])).toThrow("--conflict-window-ms needs a whole number");
+    expect(parseCliArgs(["--stock-scan", "--seed", "2"])).toMatchObject({ stockScan: true, seed: 2 });
+    expect(parseCliArgs([]).stockScan).toBeUndefined();
   });
 });

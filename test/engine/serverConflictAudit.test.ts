@@ -1,5 +1,5 @@
 // The loopback server's conflict audit and stats counters, on their own.
-import { convexToJson, type Value } from "convex/values";
+import { convexToJson } from "convex/values";
 import { describe, expect, it } from "vitest";
 import { ConflictAudit, type Commit } from "../server/instruments/conflictAudit";
 import { IndexCatalog } from "../server/instruments/indexCatalog";
@@ -20,7 +20,7 @@ const write = (group: string, rank: number): WriteRecord => {
 function readerOf(group: string, startedAt: number, caller = "session:b", seenSeq = 0) {
   const reads = new ReadSet(catalog);
   reads.startStream(1, { source: { type: "IndexRange", indexName: "items.by_group_rank", range: [{ type: "Eq", fieldPath: "group", value: group }] }, operators: [] });
-  reads.streamNext(1, JSON.stringify(convexToJson({ value: null, done: true } as Value)));
+  reads.streamNext(1, JSON.stringify(convexToJson({ value: null, done: true })));
   return { startedAt, caller, seenSeq, reads };
 }
 

@@ -1,15 +1,14 @@
 // The conflict audit on the fixture app with real clients: pairs of mutations that must count a would-be
 // OCC conflict and pairs that must not. The window is wide here so that a slow machine cannot push a
 // conflicting pair apart; one test narrows it.
-import { anyApi } from "convex/server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { fixtureConvexDir, startTestServer, type TestServer } from "../server/index";
+import { fixtureConvexDir, startTestServer, type FixtureSchema, type TestServer } from "../server/index";
+import { api } from "../server/fixture/convex/_generated/api";
 import { Clients, sleep, statsOf, waitFor, watch } from "./serverTestKit";
 
-const api = anyApi;
 
 describe("conflict audit with real clients", () => {
-  let server: TestServer;
+  let server: TestServer<FixtureSchema>;
   const clients = new Clients(() => server);
   const stats = (path: string) => statsOf(server, path);
   /**
@@ -19,13 +18,13 @@ describe("conflict audit with real clients", () => {
    */
   const pair = async () => {
     const made = [clients.make(), clients.make()];
-    const ready = made.map((client) => watch<string>(client, api["dir/nested"].hello));
+    const ready = made.map((client) => watch<string>(client, api.dir.nested.hello));
     await waitFor(() => (ready.every((subscription) => subscription.latest()) ? true : undefined), "both clients' first Transition");
     return made;
   };
 
   beforeAll(async () => {
-    server = await startTestServer({ convexDir: fixtureConvexDir, crons: false, conflictWindowMs: 5_000 });
+    server = await startTestServer<FixtureSchema>({ convexDir: fixtureConvexDir, crons: false, conflictWindowMs: 5_000 });
   });
   afterEach(async () => {
     await clients.closeAll();
@@ -113,7 +112,7 @@ describe("conflict audit with real clients", () => {
     const [a, b] = await pair();
     await a.mutation(api.items.addLater, { group: "scheduled", rank: 1, delayMs: 0 });
     await waitFor(
-      () => server.t.run(async (ctx: any) => (await ctx.db.query("items").collect()).some((item: any) => item.group === "scheduled") || undefined),
+      () => server.t.run(async (ctx) => (await ctx.db.query("items").collect()).some((item) => item.group === "scheduled") || undefined),
       "the scheduled insert",
     );
     server.resetStats();
@@ -133,11 +132,11 @@ describe("conflict audit with real clients", () => {
 
 describe("the conflict window", () => {
   it("a write committed longer ago than the window does not count", async () => {
-    const server = await startTestServer({ convexDir: fixtureConvexDir, crons: false, conflictWindowMs: 1 });
+    const server = await startTestServer<FixtureSchema>({ convexDir: fixtureConvexDir, crons: false, conflictWindowMs: 1 });
     const clients = new Clients(() => server);
     try {
       const [a, b] = [clients.make(), clients.make()];
-      const ready = watch<string>(b, api["dir/nested"].hello);
+      const ready = watch<string>(b, api.dir.nested.hello);
       await waitFor(ready.latest, "B's first Transition");
       await a.mutation(api.items.add, { group: "stale", rank: 1 });
       await sleep(30);
@@ -152,7 +151,7 @@ describe("the conflict window", () => {
   });
 
   it("refuses a window that is not a number of ms ≥ 0", async () => {
-    await expect(startTestServer({ convexDir: fixtureConvexDir, crons: false, conflictWindowMs: -1 })).rejects.toThrow("conflictWindowMs needs a number of ms ≥ 0, got -1");
-    await expect(startTestServer({ convexDir: fixtureConvexDir, crons: false, conflictWindowMs: Number.NaN })).rejects.toThrow(/conflictWindowMs/);
+    await expect(startTestServer<FixtureSchema>({ convexDir: fixtureConvexDir, crons: false, conflictWindowMs: -1 })).rejects.toThrow("conflictWindowMs needs a number of ms ≥ 0, got -1");
+    await expect(startTestServer<FixtureSchema>({ convexDir: fixtureConvexDir, crons: false, conflictWindowMs: Number.NaN })).rejects.toThrow(/conflictWindowMs/);
   });
 });

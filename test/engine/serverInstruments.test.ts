@@ -1,10 +1,12 @@
 // The instruments underneath the loopback server, driven through convex-test directly: what each commit
 // wrote (old and new versions, read back without touching the function's limits), what a query read, and
 // how executions nest.
-import { anyApi } from "convex/server";
-import { convexTest } from "convex-test";
+import type { FunctionReference } from "convex/server";
+import { convexTest, type TestConvex } from "convex-test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { fixtureConvexDir, modulesFromDirectory, schemaFromDirectory } from "../server/index";
+import { fixtureConvexDir, modulesFromDirectory, schemaFromDirectory, type FixtureSchema } from "../server/index";
+import { api } from "../server/fixture/convex/_generated/api";
+import type { Id } from "../server/fixture/convex/_generated/dataModel";
 import type { Commit } from "../server/instruments/conflictAudit";
 import { Origin } from "../server/instruments/executions";
 import { IndexCatalog } from "../server/instruments/indexCatalog";
@@ -14,20 +16,25 @@ import { instrumentTestConvex } from "../server/instruments/instrumentTestConvex
 import { ensureSyscallRecorder } from "../server/instruments/syscallRecorder";
 import { unknownVersion } from "../server/instruments/writes";
 
-const api = anyApi;
 
 async function instrumented(transactionLimits: boolean | Record<string, number> = true) {
   const schema = await schemaFromDirectory(fixtureConvexDir);
   const instruments = new Instruments({ catalog: IndexCatalog.fromSchema(schema), conflictWindowMs: 20, limitsEnforced: transactionLimits !== false });
-  const t = convexTest({ schema, modules: instrumentModules(modulesFromDirectory(fixtureConvexDir), instruments), transactionLimits } as never) as any;
+  const t = convexTest({ schema, modules: instrumentModules(modulesFromDirectory(fixtureConvexDir), instruments), transactionLimits } as never) as TestConvex<FixtureSchema>;
   ensureSyscallRecorder();
   const commits: Commit[] = [];
   instruments.onCommit((commit) => commits.push(commit));
   /** Calls a function the way the server does: on behalf of an origin. */
-  const call = (kind: "query" | "mutation", ref: unknown, args: object, origin = new Origin("session:test", 0)) =>
-    instruments.within(origin, () => t[kind](ref, args));
+  const call = (kind: "query" | "mutation", ref: FunctionReference<"query" | "mutation">, args: object, origin = new Origin("session:test", 0)): Promise<unknown> =>
+    instruments.within(origin, () =>
+      kind === "query" ? t.query(ref as FunctionReference<"query">, args) : t.mutation(ref as FunctionReference<"mutation">, args),
+    );
   return { instruments, t, tests: instrumentTestConvex(t, instruments), commits, call };
 }
+
+// vitest types its asymmetric matchers as any; as unknown they fit in typed expectations.
+const anyNumber: unknown = expect.any(Number);
+const containing = (fields: object): unknown => expect.objectContaining(fields);
 
 describe("instruments on convex-test", () => {
   let setup: Awaited<ReturnType<typeof instrumented>>;
@@ -38,13 +45,13 @@ describe("instruments on convex-test", () => {
   it("records each commit's writes with the old and new indexed fields", async () => {
     const { call, commits } = setup;
     commits.length = 0;
-    const id = await call("mutation", api.items.add, { group: "w", rank: 1 });
+    const id = (await call("mutation", api.items.add, { group: "w", rank: 1 })) as Id<"items">;
     await call("mutation", api.items.setRank, { id, rank: 5 });
     await call("mutation", api.items.remove, { id });
     expect(commits.map((commit) => commit.writes)).toEqual([
-      [{ table: "items", id, before: null, after: { _id: id, _creationTime: expect.any(Number), group: "w", rank: 1 } }],
-      [{ table: "items", id, before: expect.objectContaining({ rank: 1 }), after: expect.objectContaining({ rank: 5 }) }],
-      [{ table: "items", id, before: expect.objectContaining({ rank: 5 }), after: null }],
+      [{ table: "items", id, before: null, after: { _id: id, _creationTime: anyNumber, group: "w", rank: 1 } }],
+      [{ table: "items", id, before: containing({ rank: 1 }), after: containing({ rank: 5 }) }],
+      [{ table: "items", id, before: containing({ rank: 5 }), after: null }],
     ]);
     expect(commits.map((commit) => commit.seq)).toEqual([1, 2, 3].map((n) => commits[0].seq + n - 1));
     expect(commits.every((commit) => commit.caller === "session:test")).toBe(true);
@@ -76,7 +83,7 @@ describe("instruments on convex-test", () => {
     const { tests, commits, instruments } = setup;
     instruments.stats.reset();
     const before = commits.length;
-    await tests.run((ctx: any) => ctx.db.insert("items", { group: "inline", rank: 1 }));
+    await tests.run((ctx) => ctx.db.insert("items", { group: "inline", rank: 1 }));
     await tests.query(api.items.inGroup, { group: "inline" });
     expect(commits.length).toBe(before + 1);
     expect(instruments.stats.snapshot().functions).toEqual({});

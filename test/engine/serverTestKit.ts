@@ -1,6 +1,7 @@
 // Small helpers for the loopback server's own tests: real ConvexClients, subscriptions that keep their
 // latest result and count their updates, and polling with a deadline.
 import { ConvexClient } from "convex/browser";
+import { makeFunctionReference, type FunctionReference, type FunctionType } from "convex/server";
 import type { TestServer } from "../server/index";
 
 export async function waitFor<T>(read: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
@@ -15,10 +16,10 @@ export async function waitFor<T>(read: () => T | undefined, what: string, timeou
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export type Watched<T> = { latest(): T | undefined; updates(): number; error(): Error | undefined; stop(): void };
+export type Watched<T> = { latest: () => T | undefined; updates: () => number; error: () => Error | undefined; stop: () => void };
 
 /** Subscribes and keeps the latest result; `latest()` is undefined until the first one arrives. */
-export function watch<T>(client: ConvexClient, query: any, args: object = {}): Watched<T> {
+export function watch<T>(client: ConvexClient, query: FunctionReference<"query">, args: Record<string, unknown> = {}): Watched<T> {
   let latest: T | undefined;
   let updates = 0;
   let error: Error | undefined;
@@ -38,7 +39,7 @@ export function watch<T>(client: ConvexClient, query: any, args: object = {}): W
 export class Clients {
   private readonly made: ConvexClient[] = [];
 
-  constructor(private readonly server: () => TestServer) {}
+  constructor(private readonly server: () => Pick<TestServer, "url">) {}
 
   make(): ConvexClient {
     const client = new ConvexClient(this.server().url, { logger: false });
@@ -52,6 +53,11 @@ export class Clients {
 }
 
 /** One function's stats, zero when it was not called since the last reset. */
-export function statsOf(server: TestServer, path: string) {
+export function statsOf(server: Pick<TestServer, "stats">, path: string) {
   return server.stats().functions[path] ?? { calls: 0, conflicts: 0, pushes: 0 };
+}
+
+/** A function reference the app's types do not offer (unknown, internal, of another kind): for tests of refusals. */
+export function untypedRef<Kind extends FunctionType>(path: string): FunctionReference<Kind, "public", Record<string, unknown>, unknown> {
+  return makeFunctionReference<Kind, Record<string, unknown>, unknown>(path);
 }

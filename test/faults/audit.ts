@@ -62,7 +62,12 @@ export function auditRun({ submitted, rows, events, tally, workerLines, capabili
   // No job succeeded twice: one "done" per succeeded job, none for the others; the workers agree.
   let duplicateCompletions = 0;
   const doneCounts = countBy(events, (e) => (e.kind === "done" ? e.jobId : undefined));
-  for (const [id, count] of doneCounts) if (count > 1) (duplicateCompletions++, problems.push(`job ${id} is done ${count} times`));
+  for (const [id, count] of doneCounts) {
+    if (count > 1) {
+      duplicateCompletions++;
+      problems.push(`job ${id} is done ${count} times`);
+    }
+  }
   const observed = countBy(workerLines, (l) => SUCCEEDED_LINE.exec(l.line)?.[1]);
   for (const [id, count] of observed) {
     if (count > 1) {

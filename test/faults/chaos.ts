@@ -1,4 +1,5 @@
 import { internal } from "../../convex/_generated/api";
+import type { Id } from "../../convex/_generated/dataModel";
 import type { Rng } from "../backend/sweep/prng";
 import type { TestServer } from "../server";
 import { readUnfinished, type JobRow, type Submitter } from "./farm";
@@ -134,7 +135,7 @@ export async function runChaos(o: ChaosOptions): Promise<Tally> {
         target.revoked = true;
         revokeAt = undefined;
         tally.revoked = target;
-        await o.server.write((t) => t.mutation(internal.admin.revokeWorker, { workerId: target.workerId as any }));
+        await o.server.write((t) => t.mutation(internal.admin.revokeWorker, { workerId: target.workerId as Id<"workers"> }));
       }
     }
 

@@ -1,5 +1,5 @@
 import { ConvexClient } from "convex/browser";
-import { anyApi } from "convex/server";
+import { api } from "../../convex/_generated/api";
 import type { Doc, Id } from "../../convex/_generated/dataModel";
 import { readAll } from "../backend/sweep/consistency";
 import type { Backend } from "../backend/setup";
@@ -17,7 +17,7 @@ export function isFinal(row: Pick<JobRow, "status">): boolean {
 
 /** The server's convex-test instance, typed with this project's schema (for the shared table readers). */
 export function backendOf(server: TestServer): Backend {
-  return server.t as unknown as Backend;
+  return server.t;
 }
 
 /** Every job row, read straight from the data (the test process only; no function call on the server). */
@@ -58,7 +58,7 @@ export class Submitter {
     for (let i = 0; i < jobs.length; i += 200) {
       const chunk = jobs.slice(i, i + 200);
       const specs: JobSpec[] = chunk.map((j) => j.spec);
-      const ids: string[] = await this.client.mutation(anyApi.jobs.submitBatch, { clientKey: this.clientKey, jobs: specs });
+      const ids = await this.client.mutation(api.jobs.submitBatch, { clientKey: this.clientKey, jobs: specs });
       if (ids.length !== chunk.length) throw new Error(`submitBatch answered ${ids.length} ids for ${chunk.length} jobs`);
       ids.forEach((id, k) => this.submitted.set(id, chunk[k]));
     }
@@ -66,10 +66,7 @@ export class Submitter {
 
   /** Cancel a job; true when the server will end it canceled (at once, or as the running job's next write). */
   async cancel(jobId: string): Promise<boolean> {
-    const answer: { status: string; cancelRequested?: boolean } = await this.client.mutation(anyApi.jobs.cancel, {
-      clientKey: this.clientKey,
-      jobId,
-    });
+    const answer = await this.client.mutation(api.jobs.cancel, { clientKey: this.clientKey, jobId });
     return answer.status === "canceled" || answer.cancelRequested === true;
   }
 

@@ -130,7 +130,7 @@ describe("fault and load suite", () => {
     expect(figures).toMatchObject({ jobs: TOTAL_JOBS, lost: 0, duplicateCompletions: 0 });
     // The operator's dead-letter list is exactly the designed-to-fail jobs.
     const doomed = [...submitter.submitted].filter(([, job]) => job.kind === "doomed").map(([id]) => id);
-    const deadLetters: Array<{ jobId: string }> = await server.t.query(internal.admin.listDead, { orgId: seeded.orgId as any, limit: 100 });
+    const deadLetters = await server.t.query(internal.admin.listDead, { orgId: seeded.orgId, limit: 100 });
     expect(doomed.length).toBeLessThan(100);
     expect(deadLetters.map((d) => d.jobId).sort()).toEqual(doomed.sort());
     expect(figures.dead).toBe(doomed.length);

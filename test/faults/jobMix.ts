@@ -20,7 +20,7 @@ export type JobSpec = {
 
 export type PlannedJob = { n: number; kind: JobKind; spec: JobSpec; failTimes?: number };
 
-export const LEASE_MS = 5_000; // the shortest lease the server accepts
+const LEASE_MS = 5_000; // the shortest lease the server accepts
 // Generous for the jobs meant to succeed: kills and drops burn attempts too, and those must never exhaust them.
 const ATTEMPTS_TO_SUCCEED = 10;
 export const DOOMED_ATTEMPTS = 2;
@@ -39,7 +39,7 @@ function priorityFor(rng: Rng): number {
   return rng.chance(0.2) ? 10 + rng.int(91) : rng.int(5);
 }
 
-export function planJob(rng: Rng, n: number): PlannedJob {
+function planJob(rng: Rng, n: number): PlannedJob {
   const kind = kindFor(rng);
   const base = { priority: priorityFor(rng), maxAttempts: ATTEMPTS_TO_SUCCEED, leaseMs: LEASE_MS };
   const key = `job-${n}`;

@@ -1,4 +1,4 @@
-// `npm run testserver -- --port P --seed N [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N]`
+// `npm run testserver -- --port P --seed N [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N] [--stock-scan]`
 // Starts the loopback test server, prints ONE JSON line {"url","orgId","clientKey","workerKeys"} on stdout
 // and runs until SIGINT or SIGTERM. Without --seed it prints {"url"} only.
 import { parseCliArgs, usage, type CliOptions } from "./cliArgs";
@@ -17,7 +17,12 @@ async function main(): Promise<void> {
     process.stderr.write(`testserver: ${(error as Error).message}\n${usage}\n`);
     process.exit(2);
   }
-  const server = await startTestServer({ port: options.port, convexDir: options.dir, conflictWindowMs: options.conflictWindowMs });
+  const server = await startTestServer({
+    port: options.port,
+    convexDir: options.dir,
+    conflictWindowMs: options.conflictWindowMs,
+    tableScan: !options.stockScan,
+  });
   const stop = () => {
     void server.close().finally(() => process.exit(0));
   };

@@ -1,12 +1,21 @@
 // Command-line options of the test server CLI (see cli.ts).
 import { resolve } from "node:path";
 
-export type CliOptions = { port: number; seed?: number; capabilities: string[]; dir?: string; conflictWindowMs?: number };
+export type CliOptions = {
+  port: number;
+  seed?: number;
+  capabilities: string[];
+  dir?: string;
+  conflictWindowMs?: number;
+  /** Serve with stock convex-test, which walks every table for every query (for benchmarks' reference figures). */
+  stockScan?: boolean;
+};
 
 export const usage =
-  "usage: npm run testserver -- [--port P] [--seed N] [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N]\n" +
+  "usage: npm run testserver -- [--port P] [--seed N] [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N] [--stock-scan]\n" +
   "  --conflict-window-ms N  a mutation counts a would-be OCC conflict when a write committed in the N ms before it\n" +
-  "                          ran, by a caller it had not heard from yet, falls into its read set (default 20)";
+  "                          ran, by a caller it had not heard from yet, falls into its read set (default 20)\n" +
+  "  --stock-scan            run stock convex-test, whose every query walks every table (a benchmark's reference)";
 
 function wholeNumber(flag: string, text: string | undefined, max: number): number {
   const value = Number(text);
@@ -21,6 +30,10 @@ export function parseCliArgs(argv: string[]): CliOptions {
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
+    if (flag === "--stock-scan") {
+      options.stockScan = true;
+      continue;
+    }
     switch (flag) {
       case "--port":
         options.port = wholeNumber(flag, value, 65535);

@@ -2,13 +2,13 @@
 // deployment would for a client: only public functions of the requested kind, errors turned into the
 // { errorMessage, errorData } pair the sync protocol carries. Every run is made on behalf of an origin (the
 // caller), which the instruments use to count it and to find its read set.
-import { makeFunctionReference } from "convex/server";
+import { makeFunctionReference, type FunctionReference } from "convex/server";
 import { convexToJson, jsonToConvex, type JSONValue, type Value } from "convex/values";
 import type { TestConvex } from "convex-test";
 import type { Origin } from "./instruments/executions";
 import type { Instruments } from "./instruments/instruments";
 import { modulePaths } from "./instruments/instrumentModules";
-import type { ModuleMap } from "./modules";
+import type { AnySchema, ModuleExports, ModuleMap } from "./modules";
 
 export type FunctionKind = "query" | "mutation" | "action";
 export type Outcome = { ok: true; value: JSONValue } | { ok: false; errorMessage: string; errorData?: JSONValue };
@@ -29,7 +29,14 @@ function isConvexError(error: unknown): error is Error & { data: Value } {
   return typeof error === "object" && error !== null && Symbol.for("ConvexError") in error;
 }
 
-export function failureFrom(error: unknown): Outcome & { ok: false } {
+/** A registered function carries its kind and visibility as flags on the function object. */
+type FunctionFlags = Partial<Record<"isPublic" | (typeof kindFlag)[FunctionKind], boolean>>;
+
+function flagsOf(exported: unknown): FunctionFlags | undefined {
+  return typeof exported === "function" ? (exported as FunctionFlags) : undefined;
+}
+
+function failureFrom(error: unknown): Outcome & { ok: false } {
   if (isConvexError(error)) {
     return { ok: false, errorMessage: `Uncaught ConvexError: ${error.message}`, errorData: convexToJson(error.data) };
   }
@@ -38,10 +45,10 @@ export function failureFrom(error: unknown): Outcome & { ok: false } {
 }
 
 export class FunctionRunner {
-  private readonly loaders = new Map<string, () => Promise<any>>();
+  private readonly loaders = new Map<string, () => Promise<ModuleExports>>();
 
   constructor(
-    private readonly t: TestConvex<any>,
+    private readonly t: TestConvex<AnySchema>,
     modules: ModuleMap,
     private readonly instruments: Instruments,
   ) {
@@ -52,9 +59,9 @@ export class FunctionRunner {
   async kindOf(udfPath: string): Promise<FunctionKind | undefined> {
     const { module, name } = canonicalPath(udfPath);
     const load = this.loaders.get(module);
-    const exported = load ? (await load())[name] : undefined;
-    if (typeof exported !== "function") return undefined;
-    return (Object.keys(kindFlag) as FunctionKind[]).find((kind) => exported[kindFlag[kind]]);
+    const flags = flagsOf(load ? (await load())[name] : undefined);
+    if (!flags) return undefined;
+    return (Object.keys(kindFlag) as FunctionKind[]).find((kind) => flags[kindFlag[kind]]);
   }
 
   /** Loads a module's default export, or undefined when the module does not exist. */
@@ -72,10 +79,10 @@ export class FunctionRunner {
     };
     const load = this.loaders.get(module);
     if (!load || module.startsWith("_generated")) return notFound;
-    const exported = (await load())[name];
-    if (typeof exported !== "function" || !exported.isPublic) return notFound;
-    if (!exported[kindFlag[kind]]) {
-      const actual = (Object.keys(kindFlag) as FunctionKind[]).find((k) => exported[kindFlag[k]]);
+    const flags = flagsOf((await load())[name]);
+    if (!flags?.isPublic) return notFound;
+    if (!flags[kindFlag[kind]]) {
+      const actual = (Object.keys(kindFlag) as FunctionKind[]).find((k) => flags[kindFlag[k]]);
       const defined = actual ? kindTitle[actual] : "something else";
       return { ok: false, errorMessage: `Trying to execute ${path} as ${kindTitle[kind]}, but it is defined as ${defined}.` };
     }
@@ -92,8 +99,8 @@ export class FunctionRunner {
       if (typeof args !== "object" || args === null || Array.isArray(args)) {
         return { ok: false, errorMessage: `Arguments of ${udfPath} must be an object` };
       }
-      const ref = makeFunctionReference<any>(path);
-      const call = this.t[kind] as (ref: any, args: any) => Promise<Value | undefined>;
+      const ref = makeFunctionReference<FunctionKind>(path);
+      const call = this.t[kind] as (ref: FunctionReference<FunctionKind>, args: Record<string, Value>) => Promise<Value | undefined>;
       const value = await this.instruments.within(origin, () => call(ref, args));
       return { ok: true, value: convexToJson(value === undefined ? null : value) };
     } catch (error) {

@@ -2,10 +2,12 @@
 // and, for every other path, the app's own convex/http.ts routes through convex-test's t.fetch. A route's
 // execution counts as "http:<METHOD> <declared path or prefix>"; each request is its own caller.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { JSONValue } from "convex/values";
 import type { TestConvex } from "convex-test";
 import type { FunctionKind, FunctionRunner } from "./functions";
 import { Origin } from "./instruments/executions";
 import type { Instruments } from "./instruments/instruments";
+import type { AnySchema } from "./modules";
 import type { SyncHub } from "./syncHub";
 
 type Router = { lookup(path: string, method: string): [unknown, string, string] | null };
@@ -28,13 +30,13 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
 }
 
 /** The stats key of a routed request: `http:GET /api/jobs/` for a prefix route (the router says "/api/jobs/*"). */
-export function routeKey(method: string, routedPath: string): string {
+function routeKey(method: string, routedPath: string): string {
   return `http:${method} ${routedPath.endsWith("*") ? routedPath.slice(0, -1) : routedPath}`;
 }
 
 export class HttpBridge {
   constructor(
-    private readonly t: TestConvex<any>,
+    private readonly t: TestConvex<AnySchema>,
     private readonly runner: FunctionRunner,
     private readonly hub: SyncHub,
     private readonly instruments: Instruments,
@@ -59,17 +61,18 @@ export class HttpBridge {
   }
 
   private async callFunction(kind: FunctionKind, body: Buffer, response: ServerResponse): Promise<void> {
-    let request: { path?: unknown; args?: unknown };
+    let parsed: unknown;
     try {
-      request = JSON.parse(body.toString("utf8"));
+      parsed = JSON.parse(body.toString("utf8"));
     } catch {
       return sendJson(response, 400, { code: "BadJsonBody", message: "The request body is not JSON" });
     }
+    const request: { path?: unknown; args?: JSONValue } = typeof parsed === "object" && parsed !== null ? parsed : {};
     if (typeof request.path !== "string") {
       return sendJson(response, 400, { code: "BadRequest", message: "The request body needs a string `path`" });
     }
     const path = request.path;
-    const call = () => this.runner.run(kind, path, (request.args ?? {}) as any, this.origin());
+    const call = () => this.runner.run(kind, path, request.args ?? {}, this.origin());
     // A query writes nothing, so it needs no refresh of the subscriptions afterwards.
     const outcome = kind === "query" ? await this.hub.call(call) : await this.hub.callAndRefresh(call);
     if (outcome.ok) sendJson(response, 200, { status: "success", value: outcome.value, logLines: [] });

@@ -1,13 +1,13 @@
 // The loopback Convex test server as a library.
 export {
   startTestServer,
-  projectConvexDir,
   fixtureConvexDir,
-  defaultConflictWindowMs,
   type TestServer,
   type TestServerOptions,
+  type ProjectSchema,
+  type FixtureSchema,
 } from "./server";
-export { seed, defaultCapabilities, type Seeded, type SeedOptions } from "./seed";
+export { seed, type Seeded, type SeedOptions } from "./seed";
 export { modulesFromDirectory, schemaFromDirectory, type ModuleMap } from "./modules";
 export { statsPath, statsResetPath } from "./statsEndpoint";
 export type { FunctionStats, ServerStats } from "./instruments/stats";

@@ -3,9 +3,13 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { SchemaDefinition } from "convex/server";
+import type { GenericSchema, SchemaDefinition } from "convex/server";
 
-export type ModuleMap = Record<string, () => Promise<any>>;
+/** What a function module exports, by name. */
+export type ModuleExports = Record<string, unknown>;
+export type ModuleMap = Record<string, () => Promise<ModuleExports>>;
+/** Any app's schema: the server serves whichever folder it is given. */
+export type AnySchema = SchemaDefinition<GenericSchema, boolean>;
 
 const functionFile = /\.(ts|js|mts|mjs)$/;
 
@@ -30,15 +34,15 @@ export function modulesFromDirectory(convexDir: string): ModuleMap {
   const modules: ModuleMap = {};
   for (const file of listFunctionFiles(root)) {
     const url = pathToFileURL(file).href;
-    modules[file] = () => import(/* @vite-ignore */ url);
+    modules[file] = async () => (await import(/* @vite-ignore */ url)) as ModuleExports;
   }
   return modules;
 }
 
-export async function schemaFromDirectory(convexDir: string): Promise<SchemaDefinition<any, boolean> | undefined> {
+export async function schemaFromDirectory(convexDir: string): Promise<AnySchema | undefined> {
   for (const name of ["schema.ts", "schema.js"]) {
     const path = join(resolve(convexDir), name);
-    if (existsSync(path)) return (await import(/* @vite-ignore */ pathToFileURL(path).href)).default;
+    if (existsSync(path)) return ((await import(/* @vite-ignore */ pathToFileURL(path).href)) as { default?: AnySchema }).default;
   }
   return undefined;
 }

@@ -43,8 +43,6 @@ export type StateModification =
     }
   | { type: "QueryRemoved"; queryId: QueryId };
 
-export type FunctionFailure = { errorMessage: string; errorData?: JSONValue };
-
 /** Timestamps travel as unsigned 64-bit little-endian integers in base64. */
 export function encodeTs(ts: bigint): string {
   const bytes = Buffer.alloc(8);

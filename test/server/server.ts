@@ -5,8 +5,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { SchemaDefinition } from "convex/server";
-import { convexTest, type TestConvex } from "convex-test";
+import type { TestConvex } from "convex-test";
 import { WebSocketServer } from "ws";
 import { CallQueue } from "./callQueue";
 import { Connection } from "./connection";
@@ -20,13 +19,19 @@ import { Instruments } from "./instruments/instruments";
 import { instrumentTestConvex } from "./instruments/instrumentTestConvex";
 import type { ServerStats } from "./instruments/stats";
 import { ensureSyscallRecorder } from "./instruments/syscallRecorder";
-import { modulesFromDirectory, schemaFromDirectory, type ModuleMap } from "./modules";
+import { modulesFromDirectory, schemaFromDirectory, type AnySchema, type ModuleMap } from "./modules";
+import type projectSchema from "../../convex/schema";
+import type fixtureSchema from "./fixture/convex/schema";
 import { seed, type SeedOptions, type Seeded } from "./seed";
 import { answerStatsRequest } from "./statsEndpoint";
 import { SyncHub } from "./syncHub";
+import { loadConvexTest } from "./tableScan";
 
-export const projectConvexDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "convex");
+const projectConvexDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "convex");
 export const fixtureConvexDir = join(dirname(fileURLToPath(import.meta.url)), "fixture", "convex");
+/** The schema of the project's convex/ (served by default) and of the fixture app, for typed data access. */
+export type ProjectSchema = typeof projectSchema;
+export type FixtureSchema = typeof fixtureSchema;
 
 export type TestServerOptions = {
   /** 0 (the default) picks a free port. */
@@ -37,7 +42,7 @@ export type TestServerOptions = {
   /** convex-test modules map; built from convexDir when missing. */
   modules?: ModuleMap;
   /** Schema; read from convexDir/schema.ts when missing. */
-  schema?: SchemaDefinition<any, boolean>;
+  schema?: AnySchema;
   /** Enforce Convex's per-transaction read/write limits, as a deployment does (default true). */
   transactionLimits?: boolean;
   /** Run the interval crons of crons.ts on real timers (default true). */
@@ -47,16 +52,22 @@ export type TestServerOptions = {
    * before it ran, by a caller it had not heard from yet, falls into its read set (default 20).
    */
   conflictWindowMs?: number;
+  /**
+   * Queries iterate only their own table (default true; tableScan.ts). false runs stock convex-test, whose every
+   * query walks every stored document: the same answers, slower in proportion to the whole database.
+   */
+  tableScan?: boolean;
 };
 
-export const defaultConflictWindowMs = 20;
+const defaultConflictWindowMs = 20;
 
-export type TestServer = {
+/** `Schema` is the schema of the folder served: the project's unless the server was given another folder. */
+export type TestServer<Schema extends AnySchema = ProjectSchema> = {
   url: string;
   port: number;
-  t: TestConvex<any>;
+  t: TestConvex<Schema>;
   /** Runs a function or inline code against the data, then pushes what changed to subscribers. */
-  write<T>(call: (t: TestConvex<any>) => Promise<T>): Promise<T>;
+  write<T>(call: (t: TestConvex<Schema>) => Promise<T>): Promise<T>;
   /** An org, a client key and `workers` enrolled workers (needs the project's admin functions). */
   seed(workers: number, options?: SeedOptions): Promise<Seeded>;
   /** Closes every client socket and refuses new ones for `ms`; resolves when accepting again. */
@@ -71,7 +82,8 @@ export type TestServer = {
 
 const syncPath = /^\/api\/[^/]+\/sync$/;
 
-export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+/** Name the served folder's schema as `Schema` (the project's by default) to read its data with its types. */
+export async function startTestServer<Schema extends AnySchema = ProjectSchema>(options: TestServerOptions = {}): Promise<TestServer<Schema>> {
   const conflictWindowMs = options.conflictWindowMs ?? defaultConflictWindowMs;
   if (!Number.isFinite(conflictWindowMs) || conflictWindowMs < 0) {
     throw new Error(`conflictWindowMs needs a number of ms ≥ 0, got ${conflictWindowMs}`);
@@ -82,7 +94,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const transactionLimits = options.transactionLimits ?? true;
   const instruments = new Instruments({ catalog: IndexCatalog.fromSchema(schema), conflictWindowMs, limitsEnforced: transactionLimits });
   const modules = instrumentModules(appModules, instruments);
-  const rawT = convexTest({ schema, modules, transactionLimits }) as TestConvex<any>;
+  const { convexTest } = options.tableScan === false ? await import("convex-test") : await loadConvexTest();
+  const rawT = convexTest({ schema, modules, transactionLimits });
   ensureSyscallRecorder();
   const t = instrumentTestConvex(rawT, instruments);
 
@@ -133,11 +146,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const port = (server.address() as AddressInfo).port;
 
   // Direct writes stand in for an operator's `npx convex run`: counted, by a caller that has seen nothing.
-  const write: TestServer["write"] = (call) => hub.callAndRefresh(() => instruments.within(new Origin("test", 0), () => call(t)));
+  // Loaded from the folder at run time: its schema is the one the caller names.
+  const typedT = t as unknown as TestConvex<Schema>;
+  const write: TestServer<Schema>["write"] = (call) => hub.callAndRefresh(() => instruments.within(new Origin("test", 0), () => call(typedT)));
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    t,
+    t: typedT,
     write,
     seed: (workers, seedOptions) => seed({ write }, workers, seedOptions),
     dropConnections(ms: number) {

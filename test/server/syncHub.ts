@@ -3,6 +3,7 @@
 // commit it re-runs only the subscribed queries whose read set the commit's writes fall into (identical
 // queries share one run and one cached result, see queryCache.ts) and pushes only the results that changed.
 import type { JSONValue } from "convex/values";
+import type { RawData } from "ws";
 import type { CallQueue } from "./callQueue";
 import { Connection, type Session } from "./connection";
 import { canonicalPath, type FunctionRunner, type Outcome } from "./functions";
@@ -11,7 +12,7 @@ import { Origin } from "./instruments/executions";
 import type { Instruments } from "./instruments/instruments";
 import type { ReadSet } from "./instruments/readSet";
 import type { WriteRecord } from "./instruments/writes";
-import { encodeTs, parseClientMessage, type AddQuery, type ClientMessage, type RemoveQuery, type StateModification } from "./protocol";
+import { encodeTs, parseClientMessage, type ActionResponse, type AddQuery, type ClientMessage, type MutationResponse, type RemoveQuery, type StateModification } from "./protocol";
 import { QueryCache, type CachedQuery } from "./queryCache";
 
 const repliesKeptPerSession = 5_000;
@@ -60,7 +61,7 @@ export class SyncHub {
 
   attach(connection: Connection): void {
     this.connections.add(connection);
-    connection.socket.on("message", (data) => this.receive(connection, data.toString()));
+    connection.socket.on("message", (data) => this.receive(connection, messageText(data)));
     connection.socket.on("close", () => this.detach(connection));
     connection.socket.on("error", () => this.detach(connection));
   }
@@ -218,7 +219,7 @@ export class SyncHub {
 
   private async mutation(session: Session, requestId: number, udfPath: string, args: JSONValue[], seenSeq: number): Promise<void> {
     const outcome = await this.runner.run("mutation", udfPath, args, new Origin(`session:${session.id}`, seenSeq));
-    const reply = outcome.ok
+    const reply: MutationResponse = outcome.ok
       ? { type: "MutationResponse", requestId, success: true, result: outcome.value, ts: encodeTs(this.nextTs()), logLines: [] }
       : { type: "MutationResponse", requestId, success: false, result: outcome.errorMessage, errorData: outcome.errorData, logLines: [] };
     rememberReply(session, requestId, reply);
@@ -232,7 +233,7 @@ export class SyncHub {
 
   private async action(connection: Connection, requestId: number, udfPath: string, args: JSONValue[], seenSeq: number): Promise<void> {
     const outcome = await this.runner.run("action", udfPath, args, new Origin(`session:${connection.session!.id}`, seenSeq));
-    const reply = outcome.ok
+    const reply: ActionResponse = outcome.ok
       ? { type: "ActionResponse", requestId, success: true, result: outcome.value, logLines: [] }
       : { type: "ActionResponse", requestId, success: false, result: outcome.errorMessage, errorData: outcome.errorData, logLines: [] };
     // Its mutations' commits have queued the refresh already.
@@ -328,4 +329,10 @@ function rememberReply(session: Session, requestId: number, reply: object): void
     const oldest = session.mutationReplies.keys().next().value as number;
     session.mutationReplies.delete(oldest);
   }
+}
+
+/** A WebSocket message's text, however ws delivered its bytes. */
+function messageText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString("utf8");
+  return (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString("utf8");
 }

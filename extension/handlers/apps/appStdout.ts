@@ -8,7 +8,7 @@ export type AppStdoutEvents = {
 };
 
 /** The longest line an app may print (a result or a checkpoint line fits well within it). */
-export const MAX_LINE_CHARS = 1024 * 1024;
+const MAX_LINE_CHARS = 1024 * 1024;
 
 /**
  * An app's stdout, by the recipe protocol: `{"progress": 0.5, "status": "…"}` lines report progress,

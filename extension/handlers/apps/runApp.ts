@@ -2,7 +2,7 @@
 // runner, in a worker thread that is terminated at the time limit or on cancel. Runs in the runner child only.
 import { createHash } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
-import { HandlerError } from "../../worker/errors";
+import { abortReason, HandlerError } from "../../worker/errors";
 import type { ImplContext } from "../protocol";
 import { checkAppPin, type AppPin } from "./appPin";
 import { AppStdout } from "./appStdout";
@@ -15,7 +15,7 @@ import { capMemory, pagesForMegabytes, WasmModuleError, WASM_PAGE_BYTES } from "
 export type AppImplOptions = AppPin & { modulePath: string };
 
 /** An app that prints more than this (stdout and stderr together) is stopped. */
-export const MAX_PRINTED_BYTES = 64 * 1024 * 1024;
+const MAX_PRINTED_BYTES = 64 * 1024 * 1024;
 const COMPILED_KEPT = 8;
 const STDERR_TAIL_CHARS = 2_000;
 
@@ -137,7 +137,7 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
     };
 
     const timer = setTimeout(() => fail(`${label} ran past its time limit of ${app.timeoutMs} ms and was stopped`, false), app.timeoutMs);
-    const onAbort = () => end(() => reject(ctx.signal.reason));
+    const onAbort = () => end(() => reject(abortReason(ctx.signal)));
     ctx.signal.addEventListener("abort", onAbort);
 
     const onMessage = (m: ThreadMessage) => {

@@ -198,7 +198,7 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
 
   // the timers that move jobs on
   const scheduled = await pendingScheduled(t);
-  const scheduledIds = new Set(scheduled.map((s) => s._id as string));
+  const scheduledIds = new Set(scheduled.map((s) => s._id));
   const promotions = new Set(scheduled.filter((s) => s.name.includes("promote")).map((s) => (s.args[0] as { jobId: string }).jobId));
   const leaseChecks = new Set(
     scheduled.filter((s) => s.name.includes("checkLease")).map((s) => (s.args[0] as { leaseId: string }).leaseId),

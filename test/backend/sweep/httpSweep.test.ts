@@ -90,14 +90,15 @@ function submitBody(rng: Rng, w: Worlds): { body: string; expect: Expect; label:
   const fn = rng.pick(PUBLIC_FUNCTIONS.filter((f) => f.name === "jobs:submit" || f.name === "jobs:submitBatch"));
   let call = malformedCall(fn, w, rng);
   while (call.args.clientKey !== w.a.farm.clientKey) call = malformedCall(fn, w, rng); // the key goes in the header
-  const { clientKey: _key, ...fields } = call.args;
+  const fields = { ...call.args };
+  delete fields.clientKey;
   // values JSON cannot carry (NaN, -0, undefined, bigint) reach the server changed: no fixed expectation
   if (!survivesJson(fields)) return { body: safeStringify(fields), expect: "either", lossy: true, label: `${fn.name} ${call.label} (lossy JSON)` };
   return { body: safeStringify(fields), expect: call.expect, label: `${fn.name} ${call.label}` };
 }
 
 function safeStringify(value: unknown): string {
-  return JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? `${v}` : v)) ?? "";
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? `${v}` : v)) ?? "";
 }
 
 function jobPath(rng: Rng, w: Worlds): { id: string; expect: Expect | "ok"; label: string } {
@@ -153,7 +154,7 @@ async function judge(request: Request, response: Response): Promise<string | nul
   const text = await response.text();
   let body: { error?: { code?: unknown; message?: unknown }; jobId?: unknown; jobIds?: unknown; status?: unknown };
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(text) as typeof body;
   } catch {
     return `answered ${response.status} with a body that is not JSON: ${text.slice(0, 100)}`;
   }

@@ -21,7 +21,7 @@ export const KNOWN_CODES = new Set([
 const VALIDATOR_ERROR = /^(Validator error|ArgumentValidationError)/;
 const SERIALIZATION_ERROR = /is not a valid Convex value|is not a supported Convex type|^Field name .* (starts with a '\$'|has invalid character|exceeds maximum)/;
 
-export function classifyError(error: unknown): Outcome {
+function classifyError(error: unknown): Outcome {
   const data = (error as { data?: unknown })?.data;
   if (data !== undefined) {
     const parsed = typeof data === "string" ? safeParse(data) : data;

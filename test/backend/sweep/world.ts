@@ -100,12 +100,12 @@ export async function buildOrgWorld(t: Backend, name: string): Promise<OrgWorld>
 
   const expiredTokenHash = await sha256Hex(expiredToken);
   const otherIds = await t.run(async (ctx) => ({
-    workerId: worker.workerId as string,
-    laneId: (await ctx.db.get(pending))!.laneId as string,
-    orgId: farm.orgId as string,
-    eventId: (await ctx.db.query("jobEvents").first())!._id as string,
-    clientKeyId: clientKeyId as string,
-    outputId: (await ctx.db.query("jobOutput").first())!._id as string,
+    workerId: worker.workerId,
+    laneId: (await ctx.db.get(pending))!.laneId,
+    orgId: farm.orgId,
+    eventId: (await ctx.db.query("jobEvents").first())!._id,
+    clientKeyId,
+    outputId: (await ctx.db.query("jobOutput").first())!._id,
     expiredEnrollmentId: (await ctx.db
       .query("enrollments")
       .withIndex("by_hash", (q) => q.eq("tokenHash", expiredTokenHash))

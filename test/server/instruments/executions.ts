@@ -57,11 +57,9 @@ export class Execution {
 
   /** The version before the transaction, when this transaction already wrote the document. */
   earlierWrite(id: string): PendingWrite | undefined {
-    for (let execution: Execution | undefined = this; execution && execution.tx === this.tx; execution = execution.parent) {
-      const write = execution.writes.get(id);
-      if (write) return write;
-    }
-    return undefined;
+    const write = this.writes.get(id);
+    if (write) return write;
+    return this.parent && this.parent.tx === this.tx ? this.parent.earlierWrite(id) : undefined;
   }
 
   /** A nested mutation committed into its parent's transaction. */

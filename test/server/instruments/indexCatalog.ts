@@ -1,6 +1,6 @@
 // The indexes of every table, read from the app's schema: which fields make up each index key, and which
 // fields of a document any index can see (all a read or write set needs to keep of a document).
-import type { SchemaDefinition } from "convex/server";
+import type { AnySchema } from "../modules";
 import type { Value } from "convex/values";
 import type { IndexKey, KeyValue } from "./valueOrder";
 
@@ -25,10 +25,10 @@ function fieldAt(document: Readonly<Record<string, unknown>>, fieldPath: string)
 export class IndexCatalog {
   private readonly tables = new Map<string, TableIndexes>();
 
-  static fromSchema(schema: SchemaDefinition<any, boolean> | undefined): IndexCatalog {
+  static fromSchema(schema: AnySchema | undefined): IndexCatalog {
     const catalog = new IndexCatalog();
     for (const [table, definition] of Object.entries(schema?.tables ?? {})) {
-      const exported = (definition as { export(): { indexes: Array<{ indexDescriptor: string; fields: string[] }> } }).export();
+      const exported = (definition as unknown as { export(): { indexes: Array<{ indexDescriptor: string; fields: string[] }> } }).export();
       catalog.declare(table, exported.indexes.map((index) => ({ name: index.indexDescriptor, fields: index.fields })));
     }
     return catalog;

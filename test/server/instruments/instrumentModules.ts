@@ -20,9 +20,9 @@ function isRegisteredFunction(value: unknown): value is RegisteredFunction {
 function instrumentFunction(path: string, original: RegisteredFunction, instruments: Instruments): RegisteredFunction {
   const kind = original.isQuery ? "query" : original.isMutation ? "mutation" : "action";
   const handler = original._handler;
-  const wrapped = Object.assign(function (this: unknown, ...args: unknown[]) {
+  const wrapped: RegisteredFunction = Object.assign(function (this: unknown, ...args: unknown[]) {
     return original.apply(this, args);
-  }, original) as RegisteredFunction;
+  }, original);
   wrapped._handler = (ctx, args) => instruments.runExecution({ path, kind, counted: true }, () => handler(ctx, args));
   return wrapped;
 }

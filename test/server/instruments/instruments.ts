@@ -3,7 +3,7 @@
 // read and write sets, audit mutations for would-be OCC conflicts (conflictAudit.ts) and announce every
 // commit that wrote something, so the sync hub re-runs only the subscriptions it touched.
 import { AsyncLocalStorage } from "node:async_hooks";
-import { jsonToConvex, type Value } from "convex/values";
+import { jsonToConvex, type JSONValue, type Value } from "convex/values";
 import { ConflictAudit, type Commit } from "./conflictAudit";
 import { Execution, frames, Origin, Transaction, type ExecutionKind, type Frame } from "./executions";
 import type { IndexCatalog, Projection } from "./indexCatalog";
@@ -88,14 +88,14 @@ export class Instruments {
     const parent = mine?.execution?.running ? mine.execution : undefined;
     const transactional = spec.kind === "query" || spec.kind === "mutation";
     const nested = transactional && parent?.tx !== undefined;
-    const tx = nested ? parent!.tx : transactional ? new Transaction(spec.kind as "query" | "mutation", this.options.catalog) : undefined;
+    const tx = nested ? parent.tx : transactional ? new Transaction(spec.kind as "query" | "mutation", this.options.catalog) : undefined;
     const execution = new Execution(origin, spec.path, spec.kind, parent, tx);
     origin.root ??= execution;
     if (spec.counted && origin.counted) this.stats.call(spec.path);
     return frames.run({ instruments: this, origin, execution }, async () => {
       try {
         const result = await body();
-        if (nested) parent!.adopt(execution);
+        if (nested) parent.adopt(execution);
         else if (tx?.kind === "mutation") await this.commit(execution, spec.counted);
         return result;
       } finally {
@@ -189,7 +189,7 @@ export class Instruments {
 
   private async currentVersion(table: string, id: string): Promise<Version> {
     try {
-      const document = jsonToConvex(JSON.parse(await unrecordedAsyncSyscall("1.0/get", JSON.stringify({ table, id }))));
+      const document = jsonToConvex(JSON.parse(await unrecordedAsyncSyscall("1.0/get", JSON.stringify({ table, id }))) as JSONValue);
       return document === null ? null : this.options.catalog.project(table, document as Record<string, Value>);
     } catch {
       return unknownVersion;

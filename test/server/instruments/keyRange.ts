@@ -13,7 +13,7 @@ export type Order = "asc" | "desc";
 export type RangeExpression = { type: "Eq" | "Gt" | "Gte" | "Lt" | "Lte"; fieldPath: string; value: JSONValue };
 
 /** Range values travel as Convex JSON, with `{ $undefined: null }` standing for a missing field. */
-export function decodeKeyValue(value: JSONValue): KeyValue {
+function decodeKeyValue(value: JSONValue): KeyValue {
   if (typeof value === "object" && value !== null && !Array.isArray(value) && "$undefined" in value) return undefined;
   return jsonToConvex(value);
 }

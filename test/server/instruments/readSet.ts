@@ -77,7 +77,7 @@ class FixedRead implements RangeRead {
 
 /** Pagination cursors are JSON arrays of the key fields, each itself Convex JSON text (null: missing). */
 function decodeCursor(cursor: string): IndexKey {
-  return (JSON.parse(cursor) as Array<string | null>).map((field) => (field === null ? undefined : jsonToConvex(JSON.parse(field))));
+  return (JSON.parse(cursor) as Array<string | null>).map((field) => (field === null ? undefined : jsonToConvex(JSON.parse(field) as JSONValue)));
 }
 
 const realCursor = (cursor: unknown): cursor is string => typeof cursor === "string" && cursor !== "_end_cursor";
@@ -89,7 +89,7 @@ const realCursor = (cursor: unknown): cursor is string => typeof cursor === "str
 const keysOfVersions = new WeakMap<object, Map<readonly string[], IndexKey>>();
 function versionKey(version: Projection, keyFields: readonly string[]): IndexKey {
   let keys = keysOfVersions.get(version);
-  if (!keys) keysOfVersions.set(version, (keys = new Map()));
+  if (!keys) keysOfVersions.set(version, (keys = new Map<readonly string[], IndexKey>()));
   let key = keys.get(keyFields);
   if (!key) keys.set(keyFields, (key = keyOf(version, keyFields)));
   return key;

@@ -13,7 +13,7 @@ describe("checkCheckpoint", () => {
   it("refuses a bigger one, and anything that is not base64, as not retryable", () => {
     for (const n of [MAX_CHECKPOINT_BYTES + 1, MAX_CHECKPOINT_BYTES + 3, 10 * MAX_CHECKPOINT_BYTES]) {
       expect(() => checkCheckpoint(Buffer.alloc(n).toString("base64"))).toThrow(
-        expect.objectContaining({ message: expect.stringContaining("checkpoint too big"), retryable: false }),
+        expect.objectContaining({ message: expect.stringContaining("checkpoint too big") as unknown, retryable: false }),
       );
     }
     expect(() => checkCheckpoint(Buffer.alloc(MAX_CHECKPOINT_BYTES + 1).toString("base64"))).toThrow(

@@ -13,7 +13,7 @@ export function sha256(bytes: Uint8Array): string {
 }
 
 /** A pin for these bytes (limits small enough for tests unless given). */
-export function pinFor(bytes: Uint8Array, options: Partial<AppPin> = {}): AppPin {
+function pinFor(bytes: Uint8Array, options: Partial<AppPin> = {}): AppPin {
   return { name: "test-app", version: 1, sha256: sha256(bytes), memoryMB: 64, timeoutMs: 30_000, ...options };
 }
 
@@ -24,11 +24,10 @@ export function appHarness() {
   const cache = new ModuleCache({ dir: join(dir, "modules") });
   const published = new Map<string, Uint8Array>();
   const fetched: string[] = [];
-  const runner = new AppRunner(pool, cache, async (app) => {
+  const runner = new AppRunner(pool, cache, (app) => {
     fetched.push(app.sha256);
     const bytes = published.get(app.sha256);
-    if (!bytes) throw new Error(`no module ${app.sha256}`);
-    return bytes;
+    return bytes ? Promise.resolve(bytes) : Promise.reject(new Error(`no module ${app.sha256}`));
   });
   return {
     runner,

@@ -38,7 +38,10 @@ describe("ModuleCache", () => {
     const { cache } = newCache();
     const bytes = moduleOf(1);
     let calls = 0;
-    const fetch = async () => (calls++, bytes);
+    const fetch = () => {
+      calls++;
+      return Promise.resolve(bytes);
+    };
     const first = await cache.acquire(sha256(bytes), fetch);
     first.release();
     const second = await cache.acquire(sha256(bytes), fetch);
@@ -67,13 +70,13 @@ describe("ModuleCache", () => {
   it("refuses bytes that do not match the pinned sha256, not retryable, and keeps nothing", async () => {
     const { dir, cache } = newCache();
     const wanted = sha256(moduleOf(3));
-    await expect(cache.acquire(wanted, async () => moduleOf(4))).rejects.toMatchObject({
-      message: expect.stringContaining(`not the pinned ${wanted}`),
+    await expect(cache.acquire(wanted, () => Promise.resolve(moduleOf(4)))).rejects.toMatchObject({
+      message: expect.stringContaining(`not the pinned ${wanted}`) as unknown,
       retryable: false,
     });
     expect(readdirSync(dir)).toEqual([]);
     // The next attempt fetches again (and may succeed).
-    const held = await cache.acquire(wanted, async () => moduleOf(3));
+    const held = await cache.acquire(wanted, () => Promise.resolve(moduleOf(3)));
     expect(readFileSync(held.path)).toEqual(moduleOf(3));
   });
 
@@ -85,14 +88,14 @@ describe("ModuleCache", () => {
 
   it("refuses a malformed hash before fetching", async () => {
     const { cache } = newCache();
-    await expect(cache.acquire("../../etc/passwd", async () => moduleOf(1))).rejects.toMatchObject({ retryable: false });
+    await expect(cache.acquire("../../etc/passwd", () => Promise.resolve(moduleOf(1)))).rejects.toMatchObject({ retryable: false });
   });
 
   it("evicts the least recently used modules past the size cap, never one in use", async () => {
     const { cache } = newCache(250);
     const [a, b, c] = [moduleOf(10), moduleOf(11), moduleOf(12)];
     const use = async (bytes: Uint8Array, keep = false) => {
-      const held = await cache.acquire(sha256(bytes), async () => bytes);
+      const held = await cache.acquire(sha256(bytes), () => Promise.resolve(bytes));
       if (!keep) held.release();
       // Distinct use times for the LRU order (file times have millisecond precision or better).
       await new Promise((r) => setTimeout(r, 15));
@@ -119,7 +122,10 @@ describe("ModuleCache", () => {
     const bytes = moduleOf(30, 4000);
     writeFileSync(cache.pathOf(sha256(bytes)), bytes.subarray(0, 1000));
     let calls = 0;
-    const held = await cache.acquire(sha256(bytes), async () => (calls++, bytes));
+    const held = await cache.acquire(sha256(bytes), () => {
+      calls++;
+      return Promise.resolve(bytes);
+    });
     expect(calls).toBe(1);
     expect(readFileSync(held.path)).toEqual(bytes);
   });

@@ -5,9 +5,9 @@ const app = { name: "render", version: 3, sha256: "a".repeat(64), memoryMB: 64, 
 
 function fakeFetch(response: Response) {
   const calls: Array<{ url: string; auth: string | null }> = [];
-  const fetch = (async (url: string, init?: RequestInit) => {
+  const fetch = ((url: string, init?: RequestInit) => {
     calls.push({ url, auth: new Headers(init?.headers).get("authorization") });
-    return response;
+    return Promise.resolve(response);
   }) as typeof globalThis.fetch;
   return { fetch, calls };
 }

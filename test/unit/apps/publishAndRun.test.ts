@@ -1,4 +1,3 @@
-/// <reference types="vite/client" />
 // The whole path of a module without the queue: an operator publishes over HTTP, a worker's module cache
 // downloads it through the worker route with its key, and the runner runs it.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -12,9 +11,8 @@ import { AppRunner } from "../../../extension/handlers/apps/appRunner";
 import { ModuleCache } from "../../../extension/handlers/apps/moduleCache";
 import { httpModuleSource } from "../../../extension/handlers/apps/moduleSource";
 import { fakeCtx } from "../handlers/fakeCtx";
+import { modules } from "../../backend/setup";
 import { appHarness } from "./harness";
-
-const modules = import.meta.glob("../../../convex/**/*.ts");
 
 describe("publish, download, run", { timeout: 60_000 }, () => {
   const h = appHarness();

@@ -159,11 +159,11 @@ describe("the app sandbox", { timeout: 30_000 }, () => {
     // The source answers other bytes for the pinned hash.
     const lying = { ...h.publish(tampered), sha256: honest.sha256.replace(/^./, (c) => (c === "0" ? "1" : "0")) };
     const { AppRunner } = await import("../../../extension/handlers/apps/appRunner");
-    const runner = new AppRunner(h.pool, h.cache, async () => tampered);
+    const runner = new AppRunner(h.pool, h.cache, () => Promise.resolve(tampered));
     const { fakeCtx } = await import("../handlers/fakeCtx");
     const f = fakeCtx();
     await expect(runner.run({ app: lying, payload: null }, f.ctx)).rejects.toMatchObject({
-      message: expect.stringContaining(`not the pinned ${lying.sha256}`),
+      message: expect.stringContaining(`not the pinned ${lying.sha256}`) as unknown,
       retryable: false,
     });
     expect(f.output()).toBe("");

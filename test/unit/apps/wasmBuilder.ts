@@ -29,7 +29,7 @@ export function u32(n: number): number[] {
   return out;
 }
 
-export function s64(value: bigint): number[] {
+function s64(value: bigint): number[] {
   const out: number[] = [];
   let v = value;
   for (;;) {

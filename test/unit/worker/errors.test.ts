@@ -62,7 +62,7 @@ describe("describeError", () => {
 describe("watchKeyRefusals", () => {
   it("tells of a refused key from calls and subscriptions, and of nothing else", async () => {
     let subscriptionError: ((e: Error) => void) | undefined;
-    const fail = (e: unknown) => () => Promise.reject(e);
+    const fail = (e: Error) => () => Promise.reject(e);
     const client: FarmClient = {
       doorbell: (_v, onError) => ((subscriptionError = onError), () => undefined),
       claim: fail(serverError("revoked", "This worker key has been revoked")),

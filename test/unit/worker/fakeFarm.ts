@@ -34,7 +34,7 @@ export class FakeFarm implements FarmClient {
   readonly released: string[] = [];
   readonly outputs = new Map<string, string[]>();
   /** Throw this from the next call of the given name (once). */
-  readonly failNext = new Map<string, unknown>();
+  readonly failNext = new Map<string, Error>();
   /** How many more jobs the server would offer this worker now. */
   wants = 0;
   resync = false;
@@ -126,73 +126,89 @@ export class FakeFarm implements FarmClient {
     return () => this.doorbells.delete(entry);
   }
 
-  async claim(capabilities: Capabilities, max: number): Promise<ClaimedJob[]> {
-    this.record("claim", capabilities, max);
-    const serverFree = this.slotLimit - this.leases.size;
-    const wanted = Math.max(0, Math.min(max, serverFree));
-    const taken = this.offered.splice(0, wanted);
-    const fromHeads = Math.min(wanted, serverFree - this.offered.length) - taken.length;
-    if (fromHeads > 0) {
-      this.headClaims++;
-      const heads = this.pending.splice(0, fromHeads);
-      taken.push(...heads);
-      this.wants = fromHeads - heads.length;
+  claim(capabilities: Capabilities, max: number): Promise<ClaimedJob[]> {
+    return answer(() => {
+      this.record("claim", capabilities, max);
+      const serverFree = this.slotLimit - this.leases.size;
+      const wanted = Math.max(0, Math.min(max, serverFree));
+      const taken = this.offered.splice(0, wanted);
+      const fromHeads = Math.min(wanted, serverFree - this.offered.length) - taken.length;
+      if (fromHeads > 0) {
+        this.headClaims++;
+        const heads = this.pending.splice(0, fromHeads);
+        taken.push(...heads);
+        this.wants = fromHeads - heads.length;
+        this.resync = false;
+      }
+      const jobs = taken.map((j) => ({ ...j, leaseId: `lease-${j.jobId}-${++this.seq}`, leaseExpiresAt: Date.now() + j.leaseMs }));
+      for (const job of jobs) this.leases.set(job.leaseId, { job, cancel: false });
+      this.ring();
+      return jobs;
+    });
+  }
+
+  ready(capabilities: Capabilities, slots: Slots): Promise<ReadyResult> {
+    return answer(() => {
+      this.record("ready", capabilities, slots);
+      this.declare(slots);
       this.resync = false;
-    }
-    const jobs = taken.map((j) => ({ ...j, leaseId: `lease-${j.jobId}-${++this.seq}`, leaseExpiresAt: Date.now() + j.leaseMs }));
-    for (const job of jobs) this.leases.set(job.leaseId, { job, cancel: false });
-    this.ring();
-    return jobs;
+      this.ring();
+      return { waitingFor: this.wants };
+    });
   }
 
-  async ready(capabilities: Capabilities, slots: Slots): Promise<ReadyResult> {
-    this.record("ready", capabilities, slots);
-    this.declare(slots);
-    this.resync = false;
-    this.ring();
-    return { waitingFor: this.wants };
+  presence(): Promise<PresenceResult> {
+    return answer(() => {
+      this.record("presence");
+      return { lastSeenAt: Date.now() };
+    });
   }
 
-  async presence(): Promise<PresenceResult> {
-    this.record("presence");
-    return { lastSeenAt: Date.now() };
+  heartbeat(leaseId: string, progress?: number, status?: string): Promise<HeartbeatResult> {
+    return answer(() => {
+      this.record("heartbeat", leaseId, progress, status);
+      const lease = this.lease(leaseId);
+      return { cancel: lease.cancel, leaseExpiresAt: Date.now() + lease.job.leaseMs };
+    });
   }
 
-  async heartbeat(leaseId: string, progress?: number, status?: string): Promise<HeartbeatResult> {
-    this.record("heartbeat", leaseId, progress, status);
-    const lease = this.lease(leaseId);
-    return { cancel: lease.cancel, leaseExpiresAt: Date.now() + lease.job.leaseMs };
+  output(leaseId: string, chunk: string): Promise<void> {
+    return answer(() => {
+      this.record("output", leaseId, chunk);
+      const { job } = this.lease(leaseId);
+      this.outputs.set(job.jobId, [...(this.outputs.get(job.jobId) ?? []), chunk]);
+    });
   }
 
-  async output(leaseId: string, chunk: string): Promise<void> {
-    this.record("output", leaseId, chunk);
-    const { job } = this.lease(leaseId);
-    this.outputs.set(job.jobId, [...(this.outputs.get(job.jobId) ?? []), chunk]);
+  complete(leaseId: string, result: unknown, slots?: Slots, cpuMs?: number): Promise<void> {
+    return answer(() => {
+      this.record("complete", leaseId, result, slots);
+      const { job } = this.lease(leaseId);
+      this.leases.delete(leaseId);
+      this.completed.push({ jobId: job.jobId, result, ...(cpuMs === undefined ? {} : { cpuMs }) });
+      this.ended(slots);
+    });
   }
 
-  async complete(leaseId: string, result: unknown, slots?: Slots, cpuMs?: number): Promise<void> {
-    this.record("complete", leaseId, result, slots);
-    const { job } = this.lease(leaseId);
-    this.leases.delete(leaseId);
-    this.completed.push({ jobId: job.jobId, result, ...(cpuMs === undefined ? {} : { cpuMs }) });
-    this.ended(slots);
+  fail(leaseId: string, error: string, retryable: boolean, slots?: Slots, cpuMs?: number): Promise<void> {
+    return answer(() => {
+      this.record("fail", leaseId, error, retryable, slots);
+      const { job } = this.lease(leaseId);
+      this.leases.delete(leaseId);
+      this.failed.push({ jobId: job.jobId, error, retryable, ...(cpuMs === undefined ? {} : { cpuMs }) });
+      this.ended(slots);
+    });
   }
 
-  async fail(leaseId: string, error: string, retryable: boolean, slots?: Slots, cpuMs?: number): Promise<void> {
-    this.record("fail", leaseId, error, retryable, slots);
-    const { job } = this.lease(leaseId);
-    this.leases.delete(leaseId);
-    this.failed.push({ jobId: job.jobId, error, retryable, ...(cpuMs === undefined ? {} : { cpuMs }) });
-    this.ended(slots);
-  }
-
-  async release(leaseId: string, slots?: Slots): Promise<void> {
-    this.record("release", leaseId, slots);
-    const { job } = this.lease(leaseId);
-    this.leases.delete(leaseId);
-    this.released.push(job.jobId);
-    this.pending.unshift({ ...job, leaseId: "" });
-    this.ended(slots);
+  release(leaseId: string, slots?: Slots): Promise<void> {
+    return answer(() => {
+      this.record("release", leaseId, slots);
+      const { job } = this.lease(leaseId);
+      this.leases.delete(leaseId);
+      this.released.push(job.jobId);
+      this.pending.unshift({ ...job, leaseId: "" });
+      this.ended(slots);
+    });
   }
 
   private ended(slots: Slots | undefined): void {
@@ -233,6 +249,11 @@ export class FakeFarm implements FarmClient {
     if (!lease) throw new ConvexError({ code: "stale_lease", message: "This lease is no longer yours" });
     return lease;
   }
+}
+
+/** Runs a call's body as the server answers: its result or its error arrives as the promise, never as a throw. */
+function answer<T>(body: () => T): Promise<T> {
+  return new Promise((resolve) => resolve(body()));
 }
 
 export function keyError(code: "bad_key" | "revoked"): ConvexError<{ code: string; message: string }> {

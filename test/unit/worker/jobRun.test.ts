@@ -12,21 +12,25 @@ function recordingFarm() {
   const calls: string[] = [];
   const heldHeartbeats: Array<() => void> = [];
   let holdHeartbeats = false;
+  const said = (call: string) => {
+    calls.push(call);
+    return Promise.resolve();
+  };
   const client: FarmClient = {
     doorbell: () => () => undefined,
-    claim: async () => [],
-    ready: async () => ({ waitingFor: 0 }),
-    presence: async () => ({ lastSeenAt: Date.now() }),
+    claim: () => Promise.resolve([]),
+    ready: () => Promise.resolve({ waitingFor: 0 }),
+    presence: () => Promise.resolve({ lastSeenAt: Date.now() }),
     heartbeat: (leaseId) => {
       calls.push(`heartbeat ${leaseId}`);
       const answer = { cancel: false, leaseExpiresAt: Date.now() + LEASE_MS };
       if (!holdHeartbeats) return Promise.resolve(answer);
       return new Promise((resolve) => heldHeartbeats.push(() => resolve(answer)));
     },
-    output: async (_leaseId, chunk) => void calls.push(`output ${chunk}`),
-    complete: async () => void calls.push("complete"),
-    fail: async (_leaseId, error) => void calls.push(`fail ${error}`),
-    release: async () => void calls.push("release"),
+    output: (_leaseId, chunk) => said(`output ${chunk}`),
+    complete: () => said("complete"),
+    fail: (_leaseId, error) => said(`fail ${error}`),
+    release: () => said("release"),
   };
   return {
     client,

@@ -3,7 +3,7 @@ import type { ClaimedJob } from "../../../extension/worker/farmClient";
 import { Worker } from "../../../extension/worker/worker";
 import { deferred, FakeFarm, handler, handlersOf } from "./fakeFarm";
 
-const echo = handler("demo.echo", async (payload) => payload);
+const echo = handler("demo.echo", (payload) => Promise.resolve(payload));
 
 describe("Worker lifecycle races", () => {
   beforeEach(() => vi.useFakeTimers());
@@ -12,7 +12,7 @@ describe("Worker lifecycle races", () => {
   it("paused while its handlers are probed, it still subscribes, and resume() takes work", async () => {
     const farm = new FakeFarm();
     const probe = deferred<string[]>();
-    const slowProbe = handler("demo.echo", async (p) => p, { capabilities: () => probe.promise });
+    const slowProbe = handler("demo.echo", (p) => Promise.resolve(p), { capabilities: () => probe.promise });
     const worker = new Worker({ client: farm, handlers: handlersOf(slowProbe) });
     farm.add("demo.echo", { n: 1 });
     const starting = worker.start();
@@ -51,5 +51,45 @@ describe("Worker lifecycle races", () => {
     await stopping;
     expect(farm.released).toEqual(["job1"]);
     expect(farm.completed).toHaveLength(0);
+  });
+
+  it("draining while a claim is on its way, it gives the claimed jobs back instead of starting them", async () => {
+    const farm = new FakeFarm();
+    const gate = deferred();
+    const slow = handler("slow", async () => {
+      await gate.promise;
+      return "slow done";
+    });
+    const worker = new Worker({ client: farm, handlers: handlersOf(slow, echo), concurrency: 2 });
+    const started: string[] = [];
+    worker.on("jobStarted", (e) => started.push(e.jobId));
+    const first = farm.add("slow");
+    await worker.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(started).toEqual([first]);
+
+    // The next claim reaches the server (it leases the job) but its answer is held back.
+    const answer = deferred<ClaimedJob[]>();
+    let claimed: ClaimedJob[] = [];
+    const realClaim = farm.claim.bind(farm);
+    farm.claim = async (caps, max) => {
+      claimed = await realClaim(caps, max);
+      return answer.promise;
+    };
+    const late = farm.add("demo.echo");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(claimed.map((j) => j.jobId)).toEqual([late]);
+
+    let drained = false;
+    const draining = worker.drain().then(() => (drained = true));
+    answer.resolve(claimed);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(started).toEqual([first]); // the late answer started nothing
+    expect(farm.released).toEqual([late]); // and its lease went back to the queue
+    expect(drained).toBe(false); // the running job still finishes
+    gate.resolve();
+    await draining;
+    expect(worker.state).toBe("stopped");
+    expect(farm.completed).toEqual([{ jobId: first, result: "slow done" }]);
   });
 });

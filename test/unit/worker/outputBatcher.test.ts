@@ -2,6 +2,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { OutputBatcher } from "../../../extension/worker/outputBatcher";
 import { Backoff } from "../../../extension/worker/backoff";
 
+/** A sender that records each chunk and succeeds. */
+function sendTo(sent: string[], chunk: string): Promise<void> {
+  sent.push(chunk);
+  return Promise.resolve();
+}
+
 describe("OutputBatcher", () => {
   beforeEach(() => {
     vi.useFakeTimers();
@@ -46,7 +52,7 @@ describe("OutputBatcher", () => {
 
   it("splits output into chunks no larger than the cap", async () => {
     const sent: string[] = [];
-    const b = new OutputBatcher(async (c) => void sent.push(c), { maxChunkChars: 4 });
+    const b = new OutputBatcher((c) => sendTo(sent, c), { maxChunkChars: 4 });
     b.write("abcdefghij");
     await b.close();
     expect(sent).toEqual(["abcd", "efgh", "ij"]);
@@ -54,11 +60,11 @@ describe("OutputBatcher", () => {
 
   it("close flushes the rest; discard drops it", async () => {
     const sent: string[] = [];
-    const a = new OutputBatcher(async (c) => void sent.push(c));
+    const a = new OutputBatcher((c) => sendTo(sent, c));
     a.write("partial");
     await a.close();
     expect(sent).toEqual(["partial"]);
-    const b = new OutputBatcher(async (c) => void sent.push(c));
+    const b = new OutputBatcher((c) => sendTo(sent, c));
     b.write("dropped");
     b.discard();
     b.write("more\n");
@@ -71,12 +77,12 @@ describe("OutputBatcher", () => {
     const sent: string[] = [];
     let first = true;
     const b = new OutputBatcher(
-      async (c) => {
+      (c) => {
         if (first) {
           first = false;
-          throw new Error("nope");
+          return Promise.reject(new Error("nope"));
         }
-        sent.push(c);
+        return sendTo(sent, c);
       },
       { onError: (e) => errors.push(e) },
     );

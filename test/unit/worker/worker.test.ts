@@ -1,13 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConvexError } from "convex/values";
-import { HandlerError } from "../../../extension/worker/errors";
+import { abortReason, HandlerError } from "../../../extension/worker/errors";
 import { TIMING } from "../../../convex/lib/limits";
 import { Worker, type WorkerOptions } from "../../../extension/worker/worker";
 import { deferred, FakeFarm, handler, handlersOf, keyError } from "./fakeFarm";
 
 const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 
-const echo = handler("demo.echo", async (payload) => payload);
+const echo = handler("demo.echo", (payload) => Promise.resolve(payload));
 
 function makeWorker(farm: FakeFarm, options: Partial<WorkerOptions> = {}) {
   const worker = new Worker({ client: farm, handlers: handlersOf(echo), graceMs: 1_000, ...options });
@@ -87,10 +87,10 @@ describe("Worker", () => {
 
   it("announces a job before any of its progress, output or end", async () => {
     const farm = new FakeFarm();
-    const eager = handler("eager", async (_p, ctx) => {
+    const eager = handler("eager", (_p, ctx) => {
       ctx.progress(0.1, "at once");
       ctx.output("hi\n");
-      return 1;
+      return Promise.resolve(1);
     });
     const { worker } = makeWorker(farm, { handlers: handlersOf(eager) });
     const order: string[] = [];
@@ -155,10 +155,9 @@ describe("Worker", () => {
 
   it("fails a throwing job as retryable, and a HandlerError as it says", async () => {
     const farm = new FakeFarm();
-    const boom = handler("boom", async (p) => {
-      if ((p as { final?: boolean }).final) throw new HandlerError("bad input", { retryable: false });
-      throw new Error("kaput");
-    });
+    const boom = handler("boom", (p) =>
+      Promise.reject((p as { final?: boolean }).final ? new HandlerError("bad input", { retryable: false }) : new Error("kaput")),
+    );
     const { worker } = makeWorker(farm, { handlers: handlersOf(boom) });
     farm.add("boom", {});
     farm.add("boom", { final: true });
@@ -188,7 +187,7 @@ describe("Worker", () => {
 
   it("fails an oversized result with a non-retryable error instead of sending it", async () => {
     const farm = new FakeFarm();
-    const big = handler("big", async () => "x".repeat(2_000));
+    const big = handler("big", () => Promise.resolve("x".repeat(2_000)));
     const { worker } = makeWorker(farm, { handlers: handlersOf(big), maxResultBytes: 1_000 });
     farm.add("big");
     await worker.start();
@@ -205,7 +204,7 @@ describe("Worker", () => {
     const h = handler("long", (_p, ctx) => new Promise((_r, reject) => {
       ctx.signal.addEventListener("abort", () => {
         aborted = true;
-        reject(ctx.signal.reason);
+        reject(abortReason(ctx.signal));
       });
     }));
     const { worker, finished } = makeWorker(farm, { handlers: handlersOf(h) });
@@ -223,7 +222,7 @@ describe("Worker", () => {
 
   it("aborts a job canceled through its doorbell at once, long before the next heartbeat", async () => {
     const farm = new FakeFarm();
-    const h = handler("long", (_p, ctx) => new Promise((_r, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason))));
+    const h = handler("long", (_p, ctx) => new Promise((_r, reject) => ctx.signal.addEventListener("abort", () => reject(abortReason(ctx.signal)))));
     const { worker, finished } = makeWorker(farm, { handlers: handlersOf(h) });
     farm.add("long", {}, 60_000);
     await worker.start();
@@ -351,9 +350,7 @@ describe("Worker", () => {
 
   it("auto-pauses after N handler failures in a row and resumes on request", async () => {
     const farm = new FakeFarm();
-    const boom = handler("boom", async () => {
-      throw new Error("no luck");
-    });
+    const boom = handler("boom", () => Promise.reject(new Error("no luck")));
     const { worker, states } = makeWorker(farm, { handlers: handlersOf(boom, echo), maxConsecutiveFailures: 3 });
     for (let i = 0; i < 4; i++) farm.add("boom");
     farm.add("demo.echo");
@@ -600,9 +597,9 @@ describe("Worker", () => {
 
   it("streams output in batches and flushes it before completing", async () => {
     const farm = new FakeFarm();
-    const talk = handler("talk", async (_p, ctx) => {
+    const talk = handler("talk", (_p, ctx) => {
       for (const t of ["Hel", "lo", " world", ". How", " are", " you"]) ctx.output(t);
-      return "ok";
+      return Promise.resolve("ok");
     });
     const { worker } = makeWorker(farm, { handlers: handlersOf(talk) });
     farm.add("talk");
@@ -620,7 +617,7 @@ describe("Worker", () => {
     const list = [echo];
     const source = {
       get: (type: string) => list.find((h) => h.type === type),
-      capabilities: async () => list.map((h) => h.type),
+      capabilities: () => Promise.resolve(list.map((h) => h.type)),
     };
     const { worker } = makeWorker(farm, { handlers: source });
     const seen: string[][] = [];
@@ -628,7 +625,7 @@ describe("Worker", () => {
     await worker.start();
     expect(await worker.refreshCapabilities()).toEqual(["demo.echo"]);
     expect(farm.count("ready")).toBe(0);
-    list.push(handler("demo.primes", async () => 1));
+    list.push(handler("demo.primes", () => Promise.resolve(1)));
     expect(await worker.refreshCapabilities()).toEqual(["demo.echo", "demo.primes"]);
     expect(farm.calls.filter((c) => c.name === "ready").map((c) => c.args)).toEqual([[["demo.echo", "demo.primes"], 1]]);
     expect(farm.count("doorbell")).toBe(1);
