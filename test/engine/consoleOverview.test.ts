@@ -4,7 +4,6 @@
 import { ConvexClient, ConvexHttpClient } from "convex/browser";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import type { Id } from "../../convex/_generated/dataModel";
 import { startTestServer, type Seeded, type TestServer } from "../server/index";
 import { sleep, waitFor } from "./serverTestKit";
 
@@ -17,7 +16,7 @@ beforeAll(async () => {
   server = await startTestServer({ crons: false });
   seeded = await server.seed(1);
   operatorKey = await server.write(async (t) => {
-    const { token } = await t.mutation(internal.admin.createEnrollment, { orgId: seeded.orgId as Id<"orgs">, capabilities: [], canManage: true });
+    const { token } = await t.mutation(internal.admin.createEnrollment, { orgId: seeded.orgId, capabilities: [], canManage: true });
     return (await t.mutation(api.workers.enroll, { token, name: "operator", machineId: "op", capabilities: [] })).apiKey;
   });
 });

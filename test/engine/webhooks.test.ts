@@ -5,11 +5,9 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConvexHttpClient } from "convex/browser";
-import type { TestConvex } from "convex-test";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Doc, Id } from "../../convex/_generated/dataModel";
-import type schema from "../../convex/schema";
 import { startTestServer, type Seeded, type TestServer } from "../server/index";
 import { waitFor } from "./serverTestKit";
 
@@ -78,7 +76,7 @@ afterAll(async () => {
 
 /** A fresh client key with a webhook to this receiver: its key and the signing secret. */
 async function hookedKey(receiver: Receiver) {
-  const { key } = await server.write(async (t) => await t.mutation(internal.admin.createClientKey, { orgId: seeded.orgId as Id<"orgs">, name: "hooked" }));
+  const { key } = await server.write(async (t) => await t.mutation(internal.admin.createClientKey, { orgId: seeded.orgId, name: "hooked" }));
   const { secret } = await http.mutation(api.jobs.setWebhook, { clientKey: key, url: receiver.url });
   return { clientKey: key, secret: secret! };
 }
@@ -94,8 +92,7 @@ async function runJob(clientKey: string, spec: { externalId?: string; batchId?: 
 }
 
 async function delivery(jobId: Id<"jobs">): Promise<Doc<"webhookDeliveries"> | null> {
-  const t = server.t as TestConvex<typeof schema>;
-  return await t.run(async (ctx) => await ctx.db.query("webhookDeliveries").withIndex("by_job", (q) => q.eq("jobId", jobId)).unique());
+  return await server.t.run(async (ctx) => await ctx.db.query("webhookDeliveries").withIndex("by_job", (q) => q.eq("jobId", jobId)).unique());
 }
 
 /** waitFor for an async read. */
