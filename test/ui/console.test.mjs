@@ -1,7 +1,7 @@
 // UI test of the operator's console (Farmhand: Open Console) in the packaged extension, in code-server: each page
 // opens and shows the test farm; a filter finds a dead letter, its page shows its story, Retry sends it back to the
 // queue; a worker is revoked after the confirmation; an enrollment token is made and shown once. Screenshots go to
-// test/artifacts/ui/console-*.png. Run through test/ui/run-ui-tests.mjs.
+// test/artifacts/ui-console/console-*.png. Run through test/ui/run-ui-tests.mjs.
 import * as assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +17,8 @@ import { startTestFarm } from "../harness/testFarm.mjs";
 import { packageExtension } from "./packaging.mjs";
 import { activityBarItem, farmWelcome, quickInputBox, quickInputTitle, treeRow, waitForWorkbench } from "./workbench.mjs";
 
-const screenshots = join(artifactsDir, "ui");
+// A folder of its own: the main UI test empties test/artifacts/ui/ when it starts.
+const screenshots = join(artifactsDir, "ui-console");
 const UI_TIMEOUT = 30_000;
 
 /**
