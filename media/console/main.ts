@@ -46,7 +46,10 @@ const seconds = (ms: number | null | undefined) => (ms === null || ms === undefi
 const hours = (ms: number) => `${(ms / 3_600_000).toFixed(2)} h`;
 
 document.querySelectorAll<HTMLButtonElement>("#tabs button").forEach((tab) => {
-  tab.addEventListener("click", () => vscode.postMessage({ type: "page", page: tab.dataset.page as ConsolePage }));
+  tab.addEventListener("click", () => {
+    byId("notice").hidden = true; // a notice belongs to the page it was given on
+    vscode.postMessage({ type: "page", page: tab.dataset.page as ConsolePage });
+  });
 });
 
 window.addEventListener("message", (event: MessageEvent<unknown>) => {
