@@ -194,8 +194,8 @@ export const workers = query({
         attemptsFailed: c?.failed ?? 0,
         cpuMs: c?.cpuMs ?? 0,
         wallMs: c?.wallMs ?? 0,
-        // hardware facts arrive with issue 13; shown when the worker has reported them
-        facts: (w as { facts?: unknown }).facts ?? null,
+        // hardware facts, when the worker has reported them
+        facts: w.facts ?? null,
       };
     });
   },

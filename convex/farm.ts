@@ -35,6 +35,8 @@ export const overview = query({
       finishedLastHour: throughput.reduce((s, m) => s + m.finished, 0),
       deadLetters: summary.counts.dead,
       deadLetterList: summary.deadLetters,
+      // jobs waiting for a machine no worker of this org has (by the facts the workers reported); absent: none
+      ...(summary.unmeetable?.length ? { unmeetable: summary.unmeetable } : {}),
       canManage: me.canManage,
       refreshedAt: summary.refreshedAt,
       onlineWindowMs: TIMING.onlineWindowMs,

@@ -1,5 +1,7 @@
 import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
+import { machineFacts } from "./lib/facts";
+import { jobRequirements, requirementClass } from "./lib/requirements";
 
 export const jobStatus = v.union(
   v.literal("pending"),
@@ -50,6 +52,8 @@ export default defineSchema({
     // Written by older versions only: presence now lives in `presence`, so that a presence call does not
     // re-run every subscription that authenticates with this worker's key.
     lastSeenAt: v.optional(v.number()),
+    // What its machine has, as the worker last reported it (enroll, workers:reportFacts); none from older workers
+    facts: v.optional(machineFacts),
   })
     .index("by_hash", ["keyHash"])
     .index("by_org", ["orgId"]),
@@ -142,8 +146,16 @@ export default defineSchema({
     refreshedAt: v.number(),
     counts: v.object({ pending: v.number(), running: v.number(), succeeded: v.number(), canceled: v.number(), dead: v.number() }),
     lanes: v.array(
-      v.object({ routingKey: v.string(), capabilities: v.array(v.string()), pending: v.number(), running: v.number() }),
+      v.object({
+        routingKey: v.string(),
+        capabilities: v.array(v.string()),
+        pending: v.number(),
+        running: v.number(),
+        requirements: v.optional(requirementClass),
+      }),
     ),
+    // lanes with pending jobs whose requirements no worker of the org (by its reported facts) meets
+    unmeetable: v.optional(v.array(v.object({ routingKey: v.string(), requirements: requirementClass, pending: v.number() }))),
     workers: v.array(
       v.object({
         workerId: v.id("workers"),
@@ -153,6 +165,7 @@ export default defineSchema({
         maxConcurrentJobs: v.number(),
         lastSeenAt: v.number(),
         revoked: v.boolean(),
+        facts: v.optional(machineFacts),
       }),
     ),
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
@@ -206,6 +219,8 @@ export default defineSchema({
     orgId: v.id("orgs"),
     routingKey: v.string(),
     capabilities: v.array(v.string()),
+    // the class of machine its jobs need (powers of two), part of the routing key; none: any machine
+    requirements: v.optional(requirementClass),
   }).index("by_org_key", ["orgId", "routingKey"]),
 
   /**
@@ -296,6 +311,10 @@ export default defineSchema({
     cpuMeasured: v.optional(v.boolean()),
     // The client key that submitted it (jobs:submit, jobs:submitBatch, HTTP): whose webhook hears its end.
     clientKeyId: v.optional(v.id("clientKeys")),
+    // what the job needs of its machine, as submitted (its lane holds the rounded-up class)
+    requirements: v.optional(jobRequirements),
+    // the running job is frozen on its worker (the donor is using the machine) since then; its heartbeats say so
+    suspendedSince: v.optional(v.number()),
   })
     .index("by_lane_ready", ["laneId", "queue", "negPriority", "availableAt"])
     .index("by_lane_delayed", ["laneId", "queue", "availableAt"])

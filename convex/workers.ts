@@ -8,7 +8,8 @@ import { fail as reject } from "./lib/errors";
 import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
 import { noteQueueWaits } from "./lib/counters";
-import { kickSummary } from "./lib/kick";
+import { kickForWaiter, kickSummary } from "./lib/kick";
+import { refreshLaneRows } from "./lib/demand";
 import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
 import { LIMITS } from "./lib/limits";
@@ -17,13 +18,21 @@ import { touchWorker } from "./lib/presence";
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
+import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
 
 export const enroll = mutation({
-  args: { token: v.string(), name: v.string(), machineId: v.string(), capabilities: v.array(v.string()) },
+  args: {
+    token: v.string(),
+    name: v.string(),
+    machineId: v.string(),
+    capabilities: v.array(v.string()),
+    facts: v.optional(machineFacts),
+  },
   handler: async (ctx, args) => {
     if (!looksLikeSecret("fh_e_", args.token)) reject("bad_key", "Malformed enrollment token (expected fh_e_…)");
+    const facts = args.facts === undefined ? undefined : checkFacts(args.facts);
     const name = checkText(args.name, "name", LIMITS.nameChars);
     const machineId = checkText(args.machineId, "machineId", LIMITS.nameChars);
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
@@ -48,6 +57,7 @@ export const enroll = mutation({
       keyHash: await sha256Hex(apiKey),
       keyPrefix: displayPrefix(apiKey),
       revoked: false,
+      ...(facts ? { facts } : {}),
     });
     await ctx.db.insert("presence", { orgId: enrollment.orgId, workerId, lastSeenAt: now });
     await ctx.db.patch(enrollment._id, { usedAt: now, workerId });
@@ -61,7 +71,7 @@ export const watch = query({
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
-    const lanes = await eligibleLanes(ctx, worker.orgId, effectiveCapabilities(worker.allowedCapabilities, advertised));
+    const lanes = await eligibleLanes(ctx, worker.orgId, effectiveCapabilities(worker.allowedCapabilities, advertised), worker.facts);
     let nextAvailableAt: number | undefined;
     for (const lane of lanes) {
       const ready = await ctx.db
@@ -157,6 +167,25 @@ export const ready = mutation({
   },
 });
 
+/**
+ * The worker's machine as measured now (cores, memory, GPUs): jobs with requirements are routed by these.
+ * Writes only when they changed. Returns whether they did.
+ */
+export const reportFacts = mutation({
+  args: { apiKey: v.string(), facts: machineFacts },
+  handler: async (ctx, args) => {
+    const worker = await workerFromKey(ctx, args.apiKey);
+    const facts = checkFacts(args.facts);
+    if (sameFacts(worker.facts, facts)) return { changed: false };
+    await ctx.db.patch(worker._id, { facts });
+    // waiting, it now waits in the lanes its machine can serve (a new GPU, more memory)
+    await refreshLaneRows(ctx, { ...worker, facts });
+    await kickForWaiter(ctx, worker.orgId);
+    await kickSummary(ctx, worker.orgId);
+    return { changed: true };
+  },
+});
+
 /** "Still here": an engine holding only its subscriptions calls this every 5 minutes (online = within 6). */
 export const presence = mutation({
   args: { apiKey: v.string() },
@@ -168,8 +197,19 @@ export const presence = mutation({
   },
 });
 
+/**
+ * Keep a running job's lease. `suspended`: the job is frozen on the worker (its owner is using the machine):
+ * the lease is kept all the same, and the job shows `suspendedSince` from the first such heartbeat until the
+ * first one without it.
+ */
 export const heartbeat = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), progress: v.optional(v.number()), status: v.optional(v.string()) },
+  args: {
+    apiKey: v.string(),
+    leaseId: v.string(),
+    progress: v.optional(v.number()),
+    status: v.optional(v.string()),
+    suspended: v.optional(v.boolean()),
+  },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
@@ -177,8 +217,11 @@ export const heartbeat = mutation({
       reject("invalid_argument", `progress must be a fraction from 0 to 1, got ${args.progress}`);
     }
     const statusText = args.status === undefined ? undefined : checkText(args.status, "status", LIMITS.statusTextChars, true);
-    const leaseExpiresAt = Date.now() + job.leaseMs;
+    const now = Date.now();
+    const leaseExpiresAt = now + job.leaseMs;
     const patch: Partial<Doc<"jobs">> = { leaseExpiresAt };
+    if (args.suspended === true && job.suspendedSince === undefined) patch.suspendedSince = now;
+    if (args.suspended !== true && job.suspendedSince !== undefined) patch.suspendedSince = undefined;
     if (args.progress !== undefined) patch.progress = args.progress;
     if (statusText !== undefined) patch.statusText = statusText;
     await ctx.db.patch(job._id, patch);
@@ -293,6 +336,7 @@ export const mine = query({
       cancelRequested: job.cancelRequested === true,
       startedAt: job.startedAt,
       leaseExpiresAt: job.leaseExpiresAt,
+      suspendedSince: job.suspendedSince,
     }));
   },
 });

@@ -66,7 +66,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   }, RENDER_EVERY_MS);
   const applyPolicy = () => {
     const key = membership.apiKey;
-    const target = membership.joined && key ? { url: membership.url, apiKey: key, concurrency: donor.current.concurrency } : undefined;
+    const { concurrency, suspendOnReturn, suspendLimitMs } = donor.current;
+    const target = membership.joined && key ? { url: membership.url, apiKey: key, concurrency, suspendOnReturn, suspendLimitMs } : undefined;
     void session.apply(target, donor.decision).finally(() => render.request());
   };
 

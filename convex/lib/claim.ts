@@ -3,6 +3,7 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { recordEvent } from "./events";
 import { newLeaseId } from "./keys";
+import type { JobRequirements } from "./requirements";
 
 /** Claim order: higher priority first, then the job that became ready first (FIFO, ties by insertion). */
 export function compareJobs(a: Doc<"jobs">, b: Doc<"jobs">): number {
@@ -38,6 +39,8 @@ export type Leased = {
   attempt: number;
   leaseMs: number;
   leaseExpiresAt: number;
+  /** What the job needs of the machine (the engine checks free memory before it starts it). */
+  requirements?: JobRequirements;
 };
 
 /**
@@ -72,5 +75,7 @@ export async function leaseJob(
   });
   await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId });
   waits?.push(now - job.availableAt);
-  return { jobId: job._id, leaseId, type: job.type, payload: job.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt };
+  const leased: Leased = { jobId: job._id, leaseId, type: job.type, payload: job.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt };
+  if (job.requirements) leased.requirements = job.requirements;
+  return leased;
 }

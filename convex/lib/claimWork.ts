@@ -41,7 +41,7 @@ export async function claimFromHeads(
 ): Promise<Leased[]> {
   await touchWorker(ctx, worker);
   const capabilities = effectiveCapabilities(worker.allowedCapabilities, advertised);
-  const lanes = await eligibleLanes(ctx, worker.orgId, capabilities);
+  const lanes = await eligibleLanes(ctx, worker.orgId, capabilities, worker.facts);
   const heads = await readyHeads(ctx, lanes, count);
   const claimed: Leased[] = [];
   const perLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();

@@ -26,15 +26,13 @@ export function weekStartDay(ms: number): number {
 }
 
 /**
- * How many cores the worker's machine has. Hardware facts reported by the worker win; until a worker has
- * reported them (older engines), its enrollment's slot count stands in: it never runs more job processes
- * than that at once, so it never burns more CPU than that many cores' worth.
+ * How many cores the worker's machine has: its reported hardware facts; for a worker that has not reported
+ * them (an older engine), its enrollment's slot count stands in: it never runs more job processes than that
+ * at once, so it never burns more CPU than that many cores' worth.
  */
-export function coresOf(worker: Doc<"workers">): number {
-  // `facts` arrives with the hardware-facts work (issue 13); read it without assuming the field exists yet.
-  const facts = (worker as { facts?: { cores?: unknown } }).facts;
-  const cores = facts?.cores;
-  if (typeof cores === "number" && Number.isInteger(cores) && cores >= 1) return cores;
+export function coresOf(worker: Pick<Doc<"workers">, "facts" | "maxConcurrentJobs">): number {
+  const cores = worker.facts?.cores;
+  if (cores !== undefined && Number.isInteger(cores) && cores >= 1) return cores;
   return Math.max(1, worker.maxConcurrentJobs);
 }
 

@@ -1,7 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { effectiveCapabilities } from "./auth";
-import { eligibleLanes } from "./lanes";
+import { canServe, eligibleLanes } from "./lanes";
 import { LIMITS } from "./limits";
 
 /**
@@ -30,7 +30,7 @@ async function dropLaneRows(ctx: MutationCtx, workerId: Id<"workers">) {
 }
 
 async function addLaneRows(ctx: MutationCtx, worker: Doc<"workers">, capabilities: string[], since: number) {
-  const lanes = await eligibleLanes(ctx, worker.orgId, new Set(capabilities));
+  const lanes = await eligibleLanes(ctx, worker.orgId, new Set(capabilities), worker.facts);
   for (const lane of lanes) {
     await ctx.db.insert("laneWaiters", { orgId: worker.orgId, laneId: lane._id, workerId: worker._id, since });
   }
@@ -77,6 +77,17 @@ export async function setWants(
   return wants;
 }
 
+/**
+ * The worker's facts changed: while it waits, its place in the lanes it can serve now is redone (same `since`,
+ * so it keeps its turn in the lanes it could already serve).
+ */
+export async function refreshLaneRows(ctx: MutationCtx, worker: Doc<"workers">): Promise<void> {
+  const row = await waiterOf(ctx, worker._id);
+  if (!row || row.since === undefined || row.wants <= 0) return;
+  await dropLaneRows(ctx, worker._id);
+  await addLaneRows(ctx, worker, row.capabilities, row.since);
+}
+
 /** The dispatcher offered this worker one job: one fewer wanted; at 0 it stops waiting. */
 export async function countDownWants(ctx: MutationCtx, waiter: Doc<"waiters">): Promise<void> {
   if (waiter.wants <= 1) {
@@ -111,8 +122,9 @@ export async function backfillLane(
     .take(limit);
   for (const waiter of waiting) {
     if (waiter.wants <= 0 || waiter.since === undefined) continue;
-    const caps = new Set(waiter.capabilities);
-    if (!lane.capabilities.every((c) => caps.has(c))) continue;
+    // a lane for a class of machine needs the waiter's facts: one more read, only for such lanes
+    const facts = lane.requirements ? (await ctx.db.get(waiter.workerId))?.facts : undefined;
+    if (!canServe(lane, new Set(waiter.capabilities), facts)) continue;
     const existing = await ctx.db
       .query("laneWaiters")
       .withIndex("by_lane_since", (q) => q.eq("laneId", lane._id).eq("since", waiter.since!))

@@ -19,6 +19,7 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     maxAttempts: job.maxAttempts,
     priority: job.priority,
     requiredCapabilities: job.requiredCapabilities,
+    requirements: job.requirements,
     progress: job.progress,
     statusText: job.statusText,
     result: job.result as unknown,
@@ -32,5 +33,7 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     availableAt: job.availableAt,
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
+    // running but frozen on its worker since then (the donor is using the machine)
+    suspendedSince: job.suspendedSince,
   };
 }

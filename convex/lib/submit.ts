@@ -9,6 +9,7 @@ import { kickForJobs, kickSummary } from "./kick";
 import { laneFor } from "./lanes";
 import { LIMITS } from "./limits";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./validate";
+import { checkRequirements, classOf, jobRequirements, type JobRequirements } from "./requirements";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
 export const jobSpecFields = {
@@ -22,6 +23,7 @@ export const jobSpecFields = {
   delayMs: v.optional(v.number()),
   runAt: v.optional(v.number()),
   batchId: v.optional(v.string()),
+  requirements: v.optional(jobRequirements),
 };
 export const jobSpec = v.object(jobSpecFields);
 export type JobSpec = Infer<typeof jobSpec>;
@@ -37,6 +39,7 @@ type CheckedSpec = {
   availableAt: number;
   batchId?: string;
   payloadBytes: number;
+  requirements?: JobRequirements;
 };
 
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
@@ -57,7 +60,8 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const availableAt = Math.max(now, spec.runAt ?? now + delayMs);
   const externalId = spec.externalId === undefined ? undefined : checkText(spec.externalId, "externalId", LIMITS.externalIdChars);
   const batchId = spec.batchId === undefined ? undefined : checkText(spec.batchId, "batchId", LIMITS.batchIdChars);
-  return { type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes };
+  const requirements = checkRequirements(spec.requirements);
+  return { type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements };
 }
 
 /**
@@ -86,7 +90,7 @@ export async function insertCheckedJob(
     if (existing) return existing._id;
   }
   const now = Date.now();
-  const lane = await laneFor(ctx, orgId, spec.capabilities);
+  const lane = await laneFor(ctx, orgId, spec.capabilities, classOf(spec.requirements));
   const delayed = spec.availableAt > now;
   const jobId = await ctx.db.insert("jobs", {
     orgId,
@@ -105,6 +109,7 @@ export async function insertCheckedJob(
     externalId: spec.externalId,
     batchId: spec.batchId,
     clientKeyId,
+    ...(spec.requirements ? { requirements: spec.requirements } : {}),
   });
   await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });
   await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");

@@ -5,6 +5,7 @@ import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
 import { waitPercentiles } from "./queueWait";
 import { LIMITS } from "./limits";
+import { meetsClass } from "./requirements";
 
 export type Summary = Omit<Doc<"summaries">, "_id" | "_creationTime">;
 
@@ -22,6 +23,7 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     capabilities: lane.capabilities,
     pending: perLane.get(lane._id)?.pending ?? 0,
     running: perLane.get(lane._id)?.running ?? 0,
+    ...(lane.requirements ? { requirements: lane.requirements } : {}),
   }));
   const workers = await ctx.db
     .query("workers")
@@ -35,6 +37,13 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
   const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
   const minutes = await recentThroughput(ctx, orgId, now);
   const queueWait = waitPercentiles(minutes.map((m) => m.waits));
+  // Waiting jobs no worker of the org could ever run: none of the (unrevoked) workers' reported machines meets them.
+  const machines = workers.filter((w) => !w.revoked).map((w) => w.facts);
+  const unmeetable = laneRows.flatMap((lane) =>
+    lane.requirements && lane.pending > 0 && !machines.some((facts) => meetsClass(facts, lane.requirements))
+      ? [{ routingKey: lane.routingKey, requirements: lane.requirements, pending: lane.pending }]
+      : [],
+  );
   return {
     orgId,
     refreshedAt: now,
@@ -52,9 +61,11 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       maxConcurrentJobs: w.maxConcurrentJobs,
       lastSeenAt: lastSeen.get(w._id) ?? w.lastSeenAt ?? w._creationTime,
       revoked: w.revoked,
+      ...(w.facts ? { facts: w.facts } : {}),
     })),
     throughput: minutes.filter((m) => m.finished > 0 || m.failed > 0).map(({ minuteStart, finished, failed }) => ({ minuteStart, finished, failed })),
     ...(queueWait ? { queueWait } : {}),
+    unmeetable,
     deadLetters: dead.map((d) => ({ ...d, error: d.error?.slice(0, LIMITS.summaryErrorChars) })),
   };
 }

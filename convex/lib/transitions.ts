@@ -11,7 +11,13 @@ import { noteJobEnded } from "./webhooks";
 
 const FINISH_EVENT: Record<FinishedStatus, EventKind> = { succeeded: "done", canceled: "canceled", dead: "dead" };
 
-const LEASE_CLEARED = { leaseId: undefined, leaseExpiresAt: undefined, leaseCheck: undefined, queue: undefined } as const;
+const LEASE_CLEARED = {
+  leaseId: undefined,
+  leaseExpiresAt: undefined,
+  leaseCheck: undefined,
+  queue: undefined,
+  suspendedSince: undefined,
+} as const;
 
 /** Offered jobs are pending to their submitter but count as running in the lane counters (a slot is taken). */
 export function countedAs(job: Doc<"jobs">): "pending" | "running" {

@@ -21,6 +21,8 @@ export type CliOptions = {
   /** Auto-pause after this many failed jobs in a row (0: never). */
   maxConsecutiveFailures?: number;
   connectTimeoutMs: number;
+  /** A job frozen (SIGUSR1) longer than this is given back to the queue. */
+  suspendLimitMs?: number;
 };
 
 export const USAGE = `Usage: farmhand-worker --url <deployment url> [--key <worker key> | --token <enrollment token> --name <name>] [options]
@@ -41,9 +43,12 @@ Pulls jobs from a Farmhand queue and runs them on this machine, without VS Code.
   --job-timeout-ms <ms>    Longest a job may run before it is stopped and failed (default 30 min)
   --max-failures <n>       Pause after n jobs failed in a row (default 5; 0 never pauses)
   --connect-timeout-ms <ms> Give up when the URL cannot be reached for this long (default 15000)
+  --suspend-limit-minutes <n> Give back a job frozen longer than this (default 10)
   -h, --help               Show this help
 
-Ctrl-C once: finish running jobs, then exit. Twice: stop now and give the running jobs back.`;
+Ctrl-C once: finish running jobs, then exit. Twice: stop now and give the running jobs back.
+SIGUSR1: take nothing new and freeze the running jobs (SIGSTOP to their process groups); SIGUSR2: thaw them and
+take work again (for a script that knows when this machine's owner needs it).`;
 
 export function defaultKeyFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(userStateDir(env), "worker.json");
@@ -70,6 +75,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
       "job-timeout-ms": { type: "string" },
       "max-failures": { type: "string" },
       "connect-timeout-ms": { type: "string" },
+      "suspend-limit-minutes": { type: "string" },
     },
   });
   const keyFile = values["key-file"] ?? defaultKeyFile(env);
@@ -102,6 +108,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     jobTimeoutMs: values["job-timeout-ms"] ? wholeNumber(values["job-timeout-ms"], "--job-timeout-ms", 1_000, 7 * 24 * 3_600_000) : undefined,
     maxConsecutiveFailures: values["max-failures"] ? wholeNumber(values["max-failures"], "--max-failures", 0, 1_000_000) : undefined,
     connectTimeoutMs: wholeNumber(values["connect-timeout-ms"] ?? "15000", "--connect-timeout-ms", 100, 3_600_000),
+    suspendLimitMs: values["suspend-limit-minutes"] ? wholeNumber(values["suspend-limit-minutes"], "--suspend-limit-minutes", 0, 1_440) * 60_000 : undefined,
   };
 }
 

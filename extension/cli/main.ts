@@ -6,6 +6,7 @@ import { createBuiltinRegistry, loadRecipesFile, probeOllama, type Recipe } from
 import { convexFarmClient } from "../worker/farmClient";
 import { describeError } from "../worker/errors";
 import { watchKeyRefusals } from "../worker/keyRefusals";
+import { measureFacts } from "../worker/machineFacts";
 import { Worker } from "../worker/worker";
 import { parseCliArgs, USAGE, type CliOptions } from "./args";
 import { readKeyFile, writeKeyFile } from "./keyFile";
@@ -16,8 +17,8 @@ export type CliIo = {
   env: NodeJS.ProcessEnv;
   out(line: string): void;
   err(line: string): void;
-  /** Subscribe to SIGINT/SIGTERM; returns an unsubscribe. */
-  onSignal(signal: "SIGINT" | "SIGTERM", listener: () => void): () => void;
+  /** Subscribe to a signal; returns an unsubscribe. */
+  onSignal(signal: "SIGINT" | "SIGTERM" | "SIGUSR1" | "SIGUSR2", listener: () => void): () => void;
 };
 
 const processIo: CliIo = {
@@ -117,6 +118,7 @@ async function credentials(client: ConvexClient, options: CliOptions, capabiliti
         name: options.name!,
         machineId: machineId(),
         capabilities: advertised,
+        facts: await measureFacts(),
       });
     } catch (e) {
       const { kind, code, message } = describeError(e);
@@ -149,6 +151,8 @@ async function work(
     concurrency: options.concurrency,
     onlyCapabilities: options.capabilities,
     jobTimeoutMs: options.jobTimeoutMs,
+    suspendLimitMs: options.suspendLimitMs,
+    measureFacts: () => measureFacts(),
     // 0 means never auto-pause (a fleet worker whose failures are expected, e.g. a test farm).
     maxConsecutiveFailures: options.maxConsecutiveFailures === 0 ? Number.POSITIVE_INFINITY : options.maxConsecutiveFailures,
   });
@@ -175,6 +179,15 @@ async function work(
   };
   const offInt = io.onSignal("SIGINT", onInterrupt);
   const offTerm = io.onSignal("SIGTERM", () => void worker.stop("terminated"));
+  // Windows has neither signal; there the jobs could not be frozen anyway.
+  const offSuspend =
+    process.platform === "win32"
+      ? () => undefined
+      : io.onSignal("SIGUSR1", () => {
+          log("suspending: freezing running jobs, taking nothing new (SIGUSR2 resumes)");
+          worker.pause("suspended (SIGUSR1)", { suspend: true });
+        });
+  const offResume = process.platform === "win32" ? () => undefined : io.onSignal("SIGUSR2", () => worker.resume());
   const stopped = new Promise<void>((resolve) => worker.on("state", (e) => e.state === "stopped" && resolve()));
   try {
     await worker.start();
@@ -183,6 +196,8 @@ async function work(
   } finally {
     offInt();
     offTerm();
+    offSuspend();
+    offResume();
   }
   return keyProblem ? EXIT.key : EXIT.ok;
 }

@@ -141,7 +141,7 @@ export class Donor extends DisposableOwner {
     if (wanted) this.scheduleSample();
     else this.stopSampling();
     if (decision.donate && !this.tryLock()) {
-      return this.publish({ donate: false, reason: "another VS Code window on this machine is donating" });
+      return this.publish({ donate: false, reason: "another VS Code window on this machine is donating", cause: "otherWindow" });
     }
     if (!decision.donate) this.lock?.release();
     return this.publish(decision);

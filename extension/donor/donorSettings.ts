@@ -11,6 +11,7 @@ const KEYS: ReadonlyArray<keyof RawDonorSettings> = [
   "donateOnBattery",
   "allowRemoteDonation",
   "timeWindows",
+  "suspendLimitMinutes",
 ];
 
 /** The `farmhand.*` settings that shape donating, read once per change (resolving them is policy/donorSettings.ts). */

@@ -1,8 +1,10 @@
 import { ConvexHttpClient } from "convex/browser";
 import { api } from "../../convex/_generated/api";
 
-/** How this machine introduces itself when it enrolls. */
-export type MachineIdentity = { name: string; machineId: string; capabilities: string[] };
+import type { MachineFacts } from "../worker/machineFacts";
+
+/** How this machine introduces itself when it enrolls (`facts`: what it has, measured here). */
+export type MachineIdentity = { name: string; machineId: string; capabilities: string[]; facts?: MachineFacts };
 
 /**
  * Turn what the operator handed out into a worker key the farm accepts: an enrollment token (fh_e_…) is redeemed

@@ -3,16 +3,29 @@ import type { FarmConnection } from "./farmConnection";
 import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } from "../worker";
 import { errorMessage, type DescribedError } from "../worker/errors";
 import { watchKeyRefusals } from "../worker/keyRefusals";
-import type { PolicyDecision } from "../policy/policy";
+import { measureFacts } from "../worker/machineFacts";
+import { ownerIsBack, type PolicyDecision } from "../policy/policy";
 
-export type SessionTarget = { url: string; apiKey: string; concurrency: number };
+/**
+ * `suspendOnReturn`: freeze running jobs while the owner uses the machine (light and medium presets);
+ * `suspendLimitMs`: give a job frozen that long back to the queue.
+ */
+export type SessionTarget = { url: string; apiKey: string; concurrency: number; suspendOnReturn?: boolean; suspendLimitMs?: number };
 
-export type EngineView = { connected: boolean; running: number; pausedReason?: string; stoppedReason?: string };
+/** `suspended`: the jobs frozen now (type and id), while the owner uses the machine. */
+export type EngineView = {
+  connected: boolean;
+  running: number;
+  pausedReason?: string;
+  stoppedReason?: string;
+  suspended?: Array<{ jobId: string; type: string; since: number }>;
+};
 
 /**
  * The engine's life in this window: one Worker on the shared farm connection while the donor donates, driven by
- * the policy decision. Paused by policy → take no new work; running jobs finish at low OS priority, then the worker
- * and its connection go away until the policy says donate again. Off or left → stop, giving running jobs back.
+ * the policy decision. Paused by policy → take no new work; running jobs finish at low OS priority (or, when the
+ * owner is back and the preset says so, are frozen in place until donating resumes or the suspend limit gives
+ * them back), then the worker and its connection go away until the policy says donate again. Off or left → stop, giving running jobs back.
  * Decisions are applied one at a time, always the latest, so an older decision can never win a race.
  */
 export class FarmSession implements vscode.Disposable {
@@ -95,7 +108,8 @@ export class FarmSession implements vscode.Disposable {
     if (!worker) return this.stoppedReason ? { connected: false, running: 0, stoppedReason: this.stoppedReason } : undefined;
     const snap = worker.snapshot();
     const autoPaused = snap.state === "paused" && !this.pausedByPolicy ? snap.reason : undefined;
-    return { connected: snap.connected, running: snap.running.length, pausedReason: autoPaused };
+    const suspended = snap.running.flatMap((r) => (r.suspendedSince === undefined ? [] : [{ jobId: r.jobId, type: r.type, since: r.suspendedSince }]));
+    return { connected: snap.connected, running: snap.running.length, pausedReason: autoPaused, ...(suspended.length ? { suspended } : {}) };
   }
 
   dispose(): void {
@@ -124,7 +138,7 @@ export class FarmSession implements vscode.Disposable {
     }
     if (target.apiKey !== this.refusedKey) this.refusedKey = undefined;
     if (!decision.donate) {
-      await this.pauseForPolicy(decision.reason);
+      await this.pauseForPolicy(decision.reason, target.suspendOnReturn === true && ownerIsBack(decision));
       return;
     }
     if (!this.worker) {
@@ -139,14 +153,15 @@ export class FarmSession implements vscode.Disposable {
     this.onChange();
   }
 
-  /** Take no new work; once nothing runs, let go of the worker and the connection until donating resumes. */
-  private async pauseForPolicy(reason: string): Promise<void> {
+  /**
+   * Take no new work (`suspend`: and freeze the running jobs); once nothing runs, let go of the worker and the
+   * connection until donating resumes.
+   */
+  private async pauseForPolicy(reason: string, suspend: boolean): Promise<void> {
     const worker = this.worker;
     if (!worker) return;
-    if (worker.state === "running") {
-      worker.pause(reason);
-      this.pausedByPolicy = true;
-    }
+    if (worker.state === "running") this.pausedByPolicy = true;
+    if (this.pausedByPolicy) worker.pause(reason, { suspend });
     if (this.pausedByPolicy && worker.snapshot().running.length === 0) await this.stop(`paused: ${reason}`);
     this.onChange();
   }
@@ -159,7 +174,13 @@ export class FarmSession implements vscode.Disposable {
     this.keyRefusal = undefined;
     const client = watchKeyRefusals(convexFarmClient(lease.client, lease.apiKey), (refusal) => (this.keyRefusal ??= refusal));
     try {
-      worker = new Worker({ client, handlers: this.handlers, concurrency: target.concurrency });
+      worker = new Worker({
+        client,
+        handlers: this.handlers,
+        concurrency: target.concurrency,
+        suspendLimitMs: target.suspendLimitMs,
+        measureFacts: () => measureFacts(),
+      });
     } catch (error) {
       lease.release();
       throw error;
@@ -178,6 +199,10 @@ export class FarmSession implements vscode.Disposable {
         this.onChange();
       }),
       worker.on("jobProgress", () => this.onChange()),
+      worker.on("suspension", (e) => {
+        this.log.info(e.held.length ? `Suspended while you use this machine: ${e.held.join(", ")}` : "No job is suspended");
+        this.onChange();
+      }),
       worker.on("jobFinished", (e) => {
         this.contribution.busyMs += e.durationMs;
         if (e.outcome === "succeeded" || e.outcome === "failed" || e.outcome === "canceled") this.contribution[e.outcome]++;

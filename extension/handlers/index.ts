@@ -55,7 +55,7 @@ export function ollamaHandlers(pool: ProcessPool, offer: OllamaOffer): Handler[]
     return models.length > 0 ? [type, ...ollamaCapabilities(models)] : [];
   };
   const options = { url, ...(chosen ? { models: chosen } : {}) };
-  return ["ollama.generate", "ollama.chat"].map((type) => isolatedHandler(pool, { type, impl: { builtin: type, options }, capabilities: capabilities(type) }));
+  return ["ollama.generate", "ollama.chat"].map((type) => isolatedHandler(pool, { type, impl: { builtin: type, options }, capabilities: capabilities(type), freezable: false }));
 }
 
 export function recipeHandlers(pool: ProcessPool, recipes: readonly Recipe[]): Handler[] {

@@ -7,6 +7,8 @@ export type IsolatedHandlerSpec = {
   impl: ImplSpec;
   capabilities?: () => string[] | Promise<string[]>;
   timeoutMs?: number;
+  /** False for job code whose work happens in another program (Ollama): freezing this process would not stop it. */
+  freezable?: boolean;
 };
 
 /** A handler whose job code runs in the pool's child processes, never on the host's thread. */
@@ -15,6 +17,6 @@ export function isolatedHandler(pool: ProcessPool, spec: IsolatedHandlerSpec): H
     type: spec.type,
     timeoutMs: spec.timeoutMs,
     capabilities: spec.capabilities,
-    run: (payload, ctx) => pool.run(spec.impl, payload, ctx),
+    run: (payload, ctx) => pool.run(spec.impl, payload, spec.freezable === false ? { ...ctx, setFreezer: undefined } : ctx),
   };
 }

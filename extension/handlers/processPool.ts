@@ -4,6 +4,7 @@ import { setPriority } from "node:os";
 import { join } from "node:path";
 import { abortReason, HandlerError } from "../worker/errors";
 import type { HandlerContext } from "../worker/handler";
+import { HOST_PID_ARG, reapOrphanedRunners } from "./orphans";
 import type { ChildMessage, HostMessage, ImplSpec } from "./protocol";
 
 export type ProcessPoolOptions = {
@@ -16,6 +17,11 @@ export type ProcessPoolOptions = {
   maxIdle?: number;
   /** After a cancel, how long job code has to stop before its process is killed. */
   graceMs?: number;
+  /**
+   * Offer the engine a freezer for each job (SIGSTOP/SIGCONT to its process group). Default: everywhere but
+   * Windows, which has neither signals nor process groups.
+   */
+  freezable?: boolean;
 };
 
 type Child = { process: ChildProcess; busy: boolean };
@@ -46,6 +52,8 @@ export class ProcessPool {
     const located = options.runnerPath ? { path: options.runnerPath, execArgv: [] } : locateRunner();
     this.runnerPath = located.path;
     this.execArgv = options.execArgv ?? located.execArgv;
+    // Job processes a crashed host left frozen would hold their memory for ever: end them (best effort).
+    if (this.options.freezable ?? process.platform !== "win32") void reapOrphanedRunners();
   }
 
   /** Child pids (for tests and diagnostics). */
@@ -59,10 +67,14 @@ export class ProcessPool {
     const child = this.take();
     return new Promise((resolve, reject) => {
       let settled = false;
+      let frozen = false;
       let killTimer: ReturnType<typeof setTimeout> | undefined;
       const finish = (healthy: boolean, outcome: () => void) => {
         if (settled) return;
         settled = true;
+        // A message sent just before the freeze can end the job after it: a reused child must run.
+        if (frozen) signalJob(child.process, "SIGCONT");
+        frozen = false;
         child.process.off("message", onMessage);
         child.process.off("exit", onExit);
         ctx.signal.removeEventListener("abort", onAbort);
@@ -95,6 +107,12 @@ export class ProcessPool {
         finish(false, () => reject(error));
       };
       const onAbort = () => {
+        if (frozen) {
+          // Given back or canceled while frozen: its latest checkpoint is already saved, and waking it for the
+          // grace period would spend the CPU of an owner who is using the machine.
+          signalJob(child.process, "SIGKILL");
+          return;
+        }
         this.send(child, { t: "cancel", reason: String((ctx.signal.reason as Error)?.message ?? "aborted") });
         // The job's whole process group (the runner and whatever job code started) hears TERM, then KILL.
         signalJob(child.process, "SIGTERM");
@@ -104,6 +122,20 @@ export class ProcessPool {
       child.process.on("exit", onExit);
       ctx.signal.addEventListener("abort", onAbort);
       this.send(child, { t: "run", impl, payload, jobId: ctx.jobId, attempt: ctx.attempt, checkpoint: ctx.checkpoint });
+      if (this.options.freezable ?? process.platform !== "win32") {
+        ctx.setFreezer?.({
+          freeze: () => {
+            if (settled || frozen) return;
+            frozen = true;
+            signalJob(child.process, "SIGSTOP");
+          },
+          thaw: () => {
+            if (settled || !frozen) return;
+            frozen = false;
+            signalJob(child.process, "SIGCONT");
+          },
+        });
+      }
     });
   }
 
@@ -131,7 +163,8 @@ export class ProcessPool {
     // matters for priority: Linux schedules by session ("autogroup") before it looks at niceness, and a child in
     // the host's session would spend the host's own share; the child's session is niced as a whole.
     const ownGroup = process.platform !== "win32";
-    const proc = fork(this.runnerPath, [], {
+    // The host's pid on the command line: a later host can tell that a frozen runner was left behind (orphans.ts).
+    const proc = fork(this.runnerPath, [HOST_PID_ARG, String(process.pid)], {
       execArgv: this.execArgv,
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       detached: ownGroup,

@@ -43,6 +43,22 @@ export function describeStatus(status: DonorStatus): string {
   }
 }
 
+/**
+ * While jobs are frozen because the machine's owner is using it: the status text, and what is held (one line per
+ * job, for the tooltip). Undefined when nothing is frozen.
+ */
+export function suspendedText(jobs: ReadonlyArray<{ type: string; suspendedSince?: number }>, now: number): { text: string; held: string[] } | undefined {
+  const frozen = jobs.filter((j) => j.suspendedSince !== undefined);
+  if (frozen.length === 0) return undefined;
+  const held = frozen.map((j) => `${j.type}, frozen ${forHowLong(now - j.suspendedSince!)}`);
+  return { text: "suspended — you are using this machine", held };
+}
+
+function forHowLong(ms: number): string {
+  const minutes = Math.floor(Math.max(0, ms) / 60_000);
+  return minutes < 1 ? "just now" : `${minutes} min`;
+}
+
 /** What clicking the status-bar item or the panel's main button does now. */
 export type ToggleAction = "join" | "start" | "stop" | "resume";
 

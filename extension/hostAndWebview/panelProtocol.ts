@@ -5,7 +5,8 @@
 import type { DescribedError } from "../worker/errors";
 import type { DonorStatus, ToggleAction } from "./donorStatus";
 
-export type PanelJob = { jobId: string; type: string; attempt: number; progress?: number; status?: string; startedAt: number };
+/** `suspendedSince`: frozen in place since then, while the machine's owner uses it. */
+export type PanelJob = { jobId: string; type: string; attempt: number; progress?: number; status?: string; startedAt: number; suspendedSince?: number };
 
 export type PanelSnapshot = {
   joined: boolean;

@@ -13,7 +13,15 @@ export type DonorSettings = {
   windows: TimeWindow[];
   /** Time-window entries that could not be read, with why; shown to the donor, never silently dropped. */
   windowErrors: string[];
+  /** Freeze running jobs while the owner uses the machine (the preset says; `full` lets them run on). */
+  suspendOnReturn: boolean;
+  /** A job frozen longer than this goes back to the queue (farmhand.suspendLimitMinutes). */
+  suspendLimitMs: number;
 };
+
+const DEFAULT_SUSPEND_LIMIT_MINUTES = 10;
+/** A frozen job holds its memory and its lease; a day is the longest that can make sense. */
+const MAX_SUSPEND_LIMIT_MINUTES = 24 * 60;
 
 /** The settings as they come from VS Code: anything a settings.json can hold. */
 export type RawDonorSettings = {
@@ -24,6 +32,7 @@ export type RawDonorSettings = {
   donateOnBattery?: unknown;
   allowRemoteDonation?: unknown;
   timeWindows?: unknown;
+  suspendLimitMinutes?: unknown;
 };
 
 /** Resolve the raw settings against the preset; anything malformed falls back to the preset (time windows: reported). */
@@ -34,6 +43,7 @@ export function resolveDonorSettings(raw: RawDonorSettings, cores: number): Dono
   const maxJobs = positive(raw.maxConcurrentJobs);
   const idle = typeof raw.idleMinutes === "number" && raw.idleMinutes >= 0 ? raw.idleMinutes : undefined;
   const cpu = positive(raw.otherCpuThresholdPercent);
+  const limit = typeof raw.suspendLimitMinutes === "number" && Number.isFinite(raw.suspendLimitMinutes) && raw.suspendLimitMinutes >= 0 ? raw.suspendLimitMinutes : undefined;
   return {
     preset: presetName,
     // The farm allows at most MAX_CONCURRENCY jobs per worker, whatever the machine or settings.json say.
@@ -44,6 +54,8 @@ export function resolveDonorSettings(raw: RawDonorSettings, cores: number): Dono
     allowRemoteDonation: raw.allowRemoteDonation === true,
     windows,
     windowErrors: errors,
+    suspendOnReturn: preset.suspendOnReturn,
+    suspendLimitMs: Math.round(Math.min(MAX_SUSPEND_LIMIT_MINUTES, limit ?? DEFAULT_SUSPEND_LIMIT_MINUTES) * 60_000),
   };
 }
 

@@ -20,34 +20,47 @@ export type PolicyInputs = {
   otherCpuLoad?: number;
 };
 
+/** Why donating pauses, as a kind: the reason text is for people, this is for code. */
+export type PauseCause = "snooze" | "remote" | "otherWindow" | "timeWindow" | "battery" | "activity" | "load";
+
 export type PolicyDecision =
   | { donate: true }
   | { donate: false; off: true }
-  | { donate: false; off?: false; reason: string; until?: number };
+  | { donate: false; off?: false; reason: string; until?: number; cause?: PauseCause };
+
+/**
+ * The pauses that mean the machine's owner is back (at the keyboard, running their own programs, unplugged): with
+ * the light and medium presets the engine freezes running jobs for these, instead of letting them run on at the
+ * lowest priority. A snooze, a time window or another window donating keep their old meaning.
+ */
+export function ownerIsBack(decision: PolicyDecision): boolean {
+  return !decision.donate && "cause" in decision && (decision.cause === "activity" || decision.cause === "load" || decision.cause === "battery");
+}
 
 /** Decide whether to donate now, and if not, the one reason a donor should see (most actionable first). */
 export function decide(p: PolicyInputs): PolicyDecision {
   if (!p.wanted) return { donate: false, off: true };
   if (p.snoozedUntil !== undefined && p.snoozedUntil > p.now) {
-    return { donate: false, reason: `snoozed until ${clock(p.snoozedUntil)}`, until: p.snoozedUntil };
+    return { donate: false, reason: `snoozed until ${clock(p.snoozedUntil)}`, until: p.snoozedUntil, cause: "snooze" };
   }
   if (p.remoteWindow && !p.allowRemote) {
-    return { donate: false, reason: "remote window (enable farmhand.allowRemoteDonation to donate from it)" };
+    return { donate: false, reason: "remote window (enable farmhand.allowRemoteDonation to donate from it)", cause: "remote" };
   }
-  if (p.otherWindowDonates) return { donate: false, reason: "another VS Code window on this machine is donating" };
-  if (!insideWindows(p.windows, new Date(p.now))) return { donate: false, reason: "outside the donation time windows" };
-  if (p.onBattery && !p.donateOnBattery) return { donate: false, reason: "on battery power" };
+  if (p.otherWindowDonates) return { donate: false, reason: "another VS Code window on this machine is donating", cause: "otherWindow" };
+  if (!insideWindows(p.windows, new Date(p.now))) return { donate: false, reason: "outside the donation time windows", cause: "timeWindow" };
+  if (p.onBattery && !p.donateOnBattery) return { donate: false, reason: "on battery power", cause: "battery" };
   const idleNeeded = p.idleMinutes * 60_000;
   if (p.userIdleMs < idleNeeded) {
     return {
       donate: false,
       reason: `you are using the computer (starts after ${p.idleMinutes} idle min)`,
       until: p.now + (idleNeeded - p.userIdleMs),
+      cause: "activity",
     };
   }
   if (p.cpuBusy) {
     const load = p.otherCpuLoad === undefined ? "" : ` (${Math.round(p.otherCpuLoad * 100)}% CPU)`;
-    return { donate: false, reason: `other programs are busy${load}` };
+    return { donate: false, reason: `other programs are busy${load}`, cause: "load" };
   }
   return { donate: true };
 }

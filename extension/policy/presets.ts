@@ -8,12 +8,14 @@ export type Preset = {
   idleMinutes: number;
   /** Pause when other programs use more than this fraction of all cores. */
   otherCpuThreshold: number;
+  /** Freeze running jobs when the owner comes back (else they run on at the lowest priority until they end). */
+  suspendOnReturn: boolean;
 };
 
 export const PRESETS: Record<PresetName, Preset> = {
-  light: { coreShare: 0.25, idleMinutes: 10, otherCpuThreshold: 0.25 },
-  medium: { coreShare: 0.5, idleMinutes: 5, otherCpuThreshold: 0.5 },
-  full: { coreShare: 1, idleMinutes: 0, otherCpuThreshold: 0.8 },
+  light: { coreShare: 0.25, idleMinutes: 10, otherCpuThreshold: 0.25, suspendOnReturn: true },
+  medium: { coreShare: 0.5, idleMinutes: 5, otherCpuThreshold: 0.5, suspendOnReturn: true },
+  full: { coreShare: 1, idleMinutes: 0, otherCpuThreshold: 0.8, suspendOnReturn: false },
 };
 
 export function concurrencyFor(coreShare: number, cores: number): number {

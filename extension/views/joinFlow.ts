@@ -3,6 +3,7 @@ import { offeredModels, offerModels, type EngineHandlers } from "../donor/engine
 import { enroll, isHttpUrl } from "../donor/enrollment";
 import type { Membership } from "../donor/membership";
 import { probeOllama } from "../handlers";
+import { measureFacts } from "../worker/machineFacts";
 import { describeError, type DescribedError } from "../worker/errors";
 
 export type JoinDeps = { membership: Membership; handlers: EngineHandlers; log: vscode.LogOutputChannel };
@@ -27,7 +28,7 @@ export async function joinFarm(deps: JoinDeps, args?: JoinArgs): Promise<boolean
   try {
     const capabilities = await handlers.registry.capabilities();
     const name = `${vscode.env.appName} on ${process.env.HOSTNAME ?? "this machine"}`.slice(0, 100);
-    const apiKey = await enroll(url, secret, { name, machineId: vscode.env.machineId, capabilities });
+    const apiKey = await enroll(url, secret, { name, machineId: vscode.env.machineId, capabilities, facts: await measureFacts() });
     await membership.join(url, apiKey);
     log.info(`Joined the farm at ${url}`);
     if (!scripted) void vscode.window.showInformationMessage("Farmhand: joined the farm. Click Farmhand in the status bar to start donating.");

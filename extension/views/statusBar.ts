@@ -1,12 +1,12 @@
 import * as vscode from "vscode";
-import { describeStatus, type DonorStatus, type ToggleAction } from "../hostAndWebview/donorStatus";
+import { describeStatus, suspendedText, type DonorStatus, type ToggleAction } from "../hostAndWebview/donorStatus";
 import { DisposableOwner } from "../lifecycle";
 
 export type StatusBarView = {
   status: DonorStatus;
   toggle: ToggleAction;
   farmUrl: string;
-  jobs: ReadonlyArray<{ type: string; progress?: number; status?: string }>;
+  jobs: ReadonlyArray<{ type: string; progress?: number; status?: string; suspendedSince?: number }>;
   policy: string;
 };
 
@@ -24,7 +24,8 @@ export class StatusBar extends DisposableOwner {
 
   render(view: StatusBarView): void {
     const { status } = view;
-    const text = `${ICONS[status.kind]} Farmhand: ${SHORT[status.kind](status as never)}`;
+    const suspended = suspendedText(view.jobs, Date.now());
+    const text = `${ICONS[status.kind]} Farmhand: ${suspended?.text ?? SHORT[status.kind](status as never)}`;
     if (text !== this.last.text) {
       this.item.text = text;
       this.item.accessibilityInformation = { label: `Farmhand ${describeStatus(status)}`, role: "button" };
@@ -70,7 +71,11 @@ function tooltip(view: StatusBarView): string {
   const lines = [`**Farmhand** — ${escape(describeStatus(view.status))}`, ""];
   if (view.toggle === "join") return [...lines, CLICK.join].join("\n");
   lines.push(`Farm: ${escape(view.farmUrl)}`, "");
-  for (const job of view.jobs) {
+  const suspended = suspendedText(view.jobs, Date.now());
+  if (suspended) {
+    lines.push("Held here, frozen until you leave the machine idle:", ...suspended.held.map((h) => `- $(debug-pause) ${escape(h)}`), "");
+  }
+  for (const job of view.jobs.filter((j) => j.suspendedSince === undefined)) {
     const pct = job.progress === undefined ? "" : ` ${Math.round(job.progress * 100)}%`;
     lines.push(`- $(gear) ${escape(job.type)}${pct}${job.status ? ` — ${escape(job.status)}` : ""}`);
   }

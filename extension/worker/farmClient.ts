@@ -14,6 +14,8 @@ export type PresenceResult = FunctionReturnType<Workers["presence"]>;
 /** The worker's concurrency as complete/fail/release/ready declare it (0 = take nothing more). */
 export type Slots = NonNullable<FunctionArgs<Workers["complete"]>["slots"]>;
 export type Capabilities = FunctionArgs<Workers["claim"]>["capabilities"];
+export type ReportedFacts = FunctionArgs<Workers["reportFacts"]>["facts"];
+export type ReportFactsResult = FunctionReturnType<Workers["reportFacts"]>;
 
 /**
  * The narrow slice of the Convex client the engine needs. The engine only talks to this interface so it can
@@ -25,7 +27,8 @@ export interface FarmClient {
   claim(capabilities: Capabilities, max: number): Promise<ClaimedJob[]>;
   ready(capabilities: Capabilities, slots: Slots): Promise<ReadyResult>;
   presence(): Promise<PresenceResult>;
-  heartbeat(leaseId: string, progress?: number, status?: string): Promise<HeartbeatResult>;
+  /** `suspended`: the job is frozen on this machine (its owner is using it); the lease is kept all the same. */
+  heartbeat(leaseId: string, progress?: number, status?: string, suspended?: boolean): Promise<HeartbeatResult>;
   output(leaseId: string, chunk: string): Promise<void>;
   /**
    * `slots`: the worker's concurrency after this job ends; the server then knows what it wants offered.
@@ -34,6 +37,8 @@ export interface FarmClient {
   complete(leaseId: string, result: unknown, slots?: Slots, cpuMs?: number): Promise<void>;
   fail(leaseId: string, error: string, retryable: boolean, slots?: Slots, cpuMs?: number): Promise<void>;
   release(leaseId: string, slots?: Slots): Promise<void>;
+  /** What this machine has (cores, memory, GPUs); jobs with requirements are routed by it. Optional for fakes. */
+  reportFacts?(facts: ReportedFacts): Promise<ReportFactsResult>;
   /** Called with true/false as the connection comes and goes; returns an unsubscribe. */
   onConnectionChange?(cb: (connected: boolean) => void): () => void;
 }
@@ -48,7 +53,8 @@ export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClie
     claim: (capabilities, max) => client.mutation(w.claim, { apiKey, capabilities, max }),
     ready: (capabilities, slots) => client.mutation(w.ready, { apiKey, capabilities, slots }),
     presence: () => client.mutation(w.presence, { apiKey }),
-    heartbeat: (leaseId, progress, status) => client.mutation(w.heartbeat, withoutUndefined({ apiKey, leaseId, progress, status })),
+    heartbeat: (leaseId, progress, status, suspended) =>
+      client.mutation(w.heartbeat, withoutUndefined({ apiKey, leaseId, progress, status, suspended })),
     output: async (leaseId, chunk) => {
       await client.mutation(w.output, { apiKey, leaseId, chunk });
     },
@@ -61,6 +67,7 @@ export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClie
     release: async (leaseId, slots) => {
       await client.mutation(w.release, withoutUndefined({ apiKey, leaseId, slots }));
     },
+    reportFacts: (facts) => client.mutation(w.reportFacts, { apiKey, facts }),
     onConnectionChange(cb) {
       let last: boolean | undefined;
       const emit = (connected: boolean) => {

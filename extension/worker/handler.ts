@@ -1,3 +1,9 @@
+/**
+ * How a running job is frozen in place and thawed again (POSIX: SIGSTOP and SIGCONT to its process group).
+ * Both must be quick and must not throw; thawing a job that has ended does nothing.
+ */
+export type Freezer = { freeze(): void; thaw(): void };
+
 /** What the engine gives a handler for one job. */
 export type HandlerContext = {
   jobId: string;
@@ -14,6 +20,11 @@ export type HandlerContext = {
    * done inside another program (an Ollama request): the server then credits wall time.
    */
   onCpuMs?(cpuMs: number): void;
+  /**
+   * A handler whose job can be frozen in place says how, once it has started it. The engine freezes it while the
+   * machine's owner uses the machine; a job without a freezer is given back to the queue instead.
+   */
+  setFreezer?(freezer: Freezer): void;
 };
 
 /** A job handler. `run` resolves with the result (a JSON value) or throws (see HandlerError for retry). */

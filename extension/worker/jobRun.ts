@@ -3,7 +3,7 @@ import { jsonBytes } from "../../convex/lib/validate";
 import { Backoff } from "./backoff";
 import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease, messageOf } from "./errors";
 import type { ClaimedJob, FarmClient } from "./farmClient";
-import type { Handler } from "./handler";
+import type { Freezer, Handler } from "./handler";
 import { OutputBatcher } from "./outputBatcher";
 
 /** How a job ended on this worker. */
@@ -15,7 +15,8 @@ export type JobOutcome =
   /** The lease went stale (the server gave the job to someone else): dropped quietly. */
   | { kind: "lost"; reason: string };
 
-export type AbortReason = "cancel" | "stop" | "timeout" | "lost";
+/** `yield`: given back so another donor carries on (it could not be frozen, or stayed frozen too long). */
+export type AbortReason = "cancel" | "stop" | "yield" | "timeout" | "lost";
 
 export type JobRunOptions = {
   /** Default per-job time limit; a handler's own `timeoutMs` wins. */
@@ -25,6 +26,8 @@ export type JobRunOptions = {
   maxResultBytes: number;
   maxChunkChars: number;
   outputFlushMs: number;
+  /** A job frozen longer than this is given back to the queue. */
+  suspendLimitMs: number;
 };
 
 export type JobRunCallbacks = {
@@ -56,6 +59,13 @@ export class JobRun {
   private ended = false;
   /** The CPU time the handler's process reported, sent with the job's end (the donor's credit). */
   private cpuMs: number | undefined;
+  private freezer: Freezer | undefined;
+  private suspendedAt: number | undefined;
+  private suspendLimitTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The per-job time limit: it does not run while the job is frozen. */
+  private timeoutTimer: ReturnType<typeof setTimeout> | undefined;
+  private timeoutLeftMs = 0;
+  private timeoutArmedAt = 0;
 
   constructor(
     readonly job: ClaimedJob,
@@ -75,11 +85,47 @@ export class JobRun {
     return Math.max(50, Math.floor(this.job.leaseMs / 3));
   }
 
-  /** Abort the handler. `cancel`: the server canceled it; `stop`: the worker is stopping (release it). */
+  /** Abort the handler. `cancel`: the server canceled it; `stop`/`yield`: give it back to the queue. */
   abort(reason: AbortReason): void {
     if (this.abortReason || this.ended) return;
     this.abortReason = reason;
+    this.clearSuspendLimit();
     this.controller.abort(new Error(abortMessage(reason, this.timeoutMs)));
+  }
+
+  /** Since when this job is frozen, or undefined while it runs. */
+  get suspendedSince(): number | undefined {
+    return this.suspendedAt;
+  }
+
+  /**
+   * Freeze the job in place while the machine's owner uses it: no CPU, no time limit running, heartbeats that
+   * say so. Returns false when it cannot be frozen (its handler gave no freezer): the caller gives it back.
+   */
+  suspend(): boolean {
+    if (this.ended || this.abortReason) return true;
+    if (!this.freezer) return false;
+    if (this.suspendedAt !== undefined) return true;
+    this.freezer.freeze();
+    this.suspendedAt = Date.now();
+    this.pauseTimeout();
+    this.suspendLimitTimer = setTimeout(() => {
+      this.suspendLimitTimer = undefined;
+      this.abort("yield");
+    }, this.options.suspendLimitMs);
+    this.beatNow();
+    return true;
+  }
+
+  /** Thaw a frozen job: it runs on where it stopped. */
+  thaw(): void {
+    if (this.suspendedAt === undefined) return;
+    this.suspendedAt = undefined;
+    this.clearSuspendLimit();
+    if (this.ended || this.abortReason) return;
+    this.freezer?.thaw();
+    this.armTimeout();
+    this.beatNow();
   }
 
   private get timeoutMs(): number {
@@ -95,19 +141,21 @@ export class JobRun {
       return this.finish({ kind: "failed", error, retryable: true, handlerFault: false });
     }
     this.scheduleHeartbeat(this.heartbeatEveryMs);
-    const timeout = setTimeout(() => this.abort("timeout"), this.timeoutMs);
+    this.timeoutLeftMs = this.timeoutMs;
+    this.armTimeout();
     const settled = this.runHandler(handler);
     const aborted = new Promise<void>((resolve) => this.controller.signal.addEventListener("abort", () => resolve()));
     await Promise.race([settled, aborted]);
-    if (this.abortReason === "stop") {
+    this.clearSuspendLimit();
+    if (this.abortReason === "stop" || this.abortReason === "yield") {
       // Give the job back right away; the handler winds down (and is killed) in the background.
       this.stopHeartbeat();
-      clearTimeout(timeout);
+      this.pauseTimeout();
       this.batcher.discard();
       return this.finish({ kind: "released" });
     }
     if (this.abortReason) await Promise.race([settled, sleep(this.options.graceMs)]);
-    clearTimeout(timeout);
+    this.pauseTimeout();
     this.stopHeartbeat();
     const outcome = await this.outcomeOf(settled);
     if (outcome.kind === "lost") this.batcher.discard();
@@ -134,6 +182,9 @@ export class JobRun {
         },
         onCpuMs: (ms) => {
           if (typeof ms === "number" && Number.isFinite(ms) && ms >= 0) this.cpuMs = Math.round(ms);
+        },
+        setFreezer: (freezer) => {
+          if (!this.ended) this.freezer = freezer;
         },
       });
       return { ok: true, value };
@@ -164,6 +215,8 @@ export class JobRun {
   /** Report the outcome to the server. Rewrites it when the server's answer changes what happened. */
   private async finish(outcome: JobOutcome): Promise<JobOutcome> {
     this.ended = true;
+    this.suspendedAt = undefined;
+    this.clearSuspendLimit();
     const leaseId = this.job.leaseId;
     try {
       switch (outcome.kind) {
@@ -237,13 +290,37 @@ export class JobRun {
     this.heartbeatTimer = undefined;
   }
 
+  /** Tell the server at once that the job froze or thawed (then the usual rhythm again). */
+  private beatNow(): void {
+    if (this.ended || !this.heartbeatTimer) return;
+    this.stopHeartbeat();
+    void this.beat();
+  }
+
+  private armTimeout(): void {
+    this.timeoutArmedAt = Date.now();
+    this.timeoutTimer = setTimeout(() => this.abort("timeout"), this.timeoutLeftMs);
+  }
+
+  private pauseTimeout(): void {
+    if (!this.timeoutTimer) return;
+    clearTimeout(this.timeoutTimer);
+    this.timeoutTimer = undefined;
+    this.timeoutLeftMs = Math.max(0, this.timeoutLeftMs - (Date.now() - this.timeoutArmedAt));
+  }
+
+  private clearSuspendLimit(): void {
+    if (this.suspendLimitTimer) clearTimeout(this.suspendLimitTimer);
+    this.suspendLimitTimer = undefined;
+  }
+
   private async beat(): Promise<void> {
     this.heartbeatTimer = undefined;
     if (this.ended || this.heartbeatInFlight) return this.scheduleHeartbeat(this.heartbeatEveryMs);
     this.heartbeatInFlight = true;
     let next = this.heartbeatEveryMs;
     try {
-      const answer = await this.client.heartbeat(this.job.leaseId, this.progress, this.status);
+      const answer = await this.client.heartbeat(this.job.leaseId, this.progress, this.status, this.suspendedAt !== undefined || undefined);
       this.heartbeatBackoff.reset();
       if (answer?.cancel) this.abort("cancel");
     } catch (e) {
@@ -281,6 +358,8 @@ function abortMessage(reason: AbortReason, timeoutMs: number): string {
       return "the job was canceled";
     case "stop":
       return "the worker is stopping";
+    case "yield":
+      return "the job was given back while this machine's owner uses it";
     case "timeout":
       return `the job timed out after ${timeoutMs} ms`;
     case "lost":

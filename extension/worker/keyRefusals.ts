@@ -1,5 +1,5 @@
 import { describeError, type DescribedError } from "./errors";
-import type { FarmClient } from "./farmClient";
+import type { FarmClient, ReportedFacts } from "./farmClient";
 
 /**
  * The same client, telling `onRefused` whenever the farm refuses its key (an unknown or revoked worker key), on any
@@ -22,13 +22,16 @@ export function watchKeyRefusals(client: FarmClient, onRefused: (error: Describe
     claim: checked((capabilities: string[], max: number) => client.claim(capabilities, max)),
     ready: checked((capabilities: string[], slots: number) => client.ready(capabilities, slots)),
     presence: checked(() => client.presence()),
-    heartbeat: checked((leaseId: string, progress?: number, status?: string) => client.heartbeat(leaseId, progress, status)),
+    heartbeat: checked((leaseId: string, progress?: number, status?: string, suspended?: boolean) =>
+      client.heartbeat(leaseId, progress, status, suspended),
+    ),
     output: checked((leaseId: string, chunk: string) => client.output(leaseId, chunk)),
     complete: checked((leaseId: string, result: unknown, slots?: number, cpuMs?: number) => client.complete(leaseId, result, slots, cpuMs)),
     fail: checked((leaseId: string, error: string, retryable: boolean, slots?: number, cpuMs?: number) =>
       client.fail(leaseId, error, retryable, slots, cpuMs),
     ),
     release: checked((leaseId: string, slots?: number) => client.release(leaseId, slots)),
+    ...(client.reportFacts ? { reportFacts: checked((facts: ReportedFacts) => client.reportFacts!(facts)) } : {}),
     ...(client.onConnectionChange ? { onConnectionChange: (cb: (connected: boolean) => void) => client.onConnectionChange!(cb) } : {}),
   };
 }

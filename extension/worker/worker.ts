@@ -1,8 +1,9 @@
+import { freemem } from "node:os";
 import { LIMITS, TIMING } from "../../convex/lib/limits";
 import { Backoff } from "./backoff";
 import { errorCode, errorMessage, isKeyError } from "./errors";
 import { TypedEmitter } from "./events";
-import type { ClaimedJob, DoorbellValue, FarmClient, Slots } from "./farmClient";
+import type { ClaimedJob, DoorbellValue, FarmClient, ReportedFacts, Slots } from "./farmClient";
 import type { HandlerSource } from "./handler";
 import { JobRun, type JobOutcome, type JobRunOptions } from "./jobRun";
 
@@ -17,6 +18,10 @@ export type WorkerEvents = {
   error: { message: string; code?: string };
   connection: { connected: boolean };
   capabilities: { capabilities: string[] };
+  /** Jobs were frozen (the owner is using the machine) or thawed; `held`: the jobs frozen now. */
+  suspension: { held: string[] };
+  /** A claimed job asked for more free memory than there is now: it went back; work is taken again once there is. */
+  memoryShort: { jobId: string; type: string; neededMB: number; freeMB: number };
 };
 
 export type WorkerOptions = Partial<JobRunOptions> & {
@@ -31,7 +36,16 @@ export type WorkerOptions = Partial<JobRunOptions> & {
   claimBackoffMs?: number;
   /** How often an engine holding only its subscriptions says it is still there. */
   presenceEveryMs?: number;
+  /** Free memory now, in MB (default: the OS's count of available memory). */
+  freeMemoryMB?: () => number;
+  /** While a job waits for memory, how often the engine looks (locally; it asks the farm nothing meanwhile). */
+  memoryCheckEveryMs?: number;
+  /** Measure this machine (cores, memory, GPUs): reported at start, and again when it changed on a refresh. */
+  measureFacts?: () => Promise<ReportedFacts>;
 };
+
+/** How long a job may stay frozen before it is given back to the queue (farmhand.suspendLimitMinutes). */
+const DEFAULT_SUSPEND_LIMIT_MS = 10 * 60_000;
 
 export type RunningJobView = {
   jobId: string;
@@ -40,6 +54,8 @@ export type RunningJobView = {
   startedAt: number;
   progress?: number;
   status?: string;
+  /** Frozen since then (the machine's owner is using it); absent while the job runs. */
+  suspendedSince?: number;
 };
 
 export type WorkerSnapshot = {
@@ -49,6 +65,8 @@ export type WorkerSnapshot = {
   concurrency: number;
   capabilities: string[];
   running: RunningJobView[];
+  /** Paused with its running jobs frozen in place (they are in `running`, with `suspendedSince`). */
+  suspended: boolean;
   totals: { succeeded: number; failed: number; canceled: number; released: number; lost: number };
 };
 
@@ -80,6 +98,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private readonly runs = new Map<string, { run: JobRun; done: Promise<void> }>();
   private readonly totals = { succeeded: 0, failed: 0, canceled: 0, released: 0, lost: 0 };
   private consecutiveFailures = 0;
+  /** Paused for the owner's return: running jobs are frozen, and jobs that start meanwhile are given back. */
+  private suspended = false;
+  private lastHeld = "";
 
   /** Offers the doorbell shows that this engine has not claimed yet. */
   private offers = new Set<string>();
@@ -101,6 +122,11 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private readonly runOptions: JobRunOptions;
   /** The client each job's run reports through: its last write also says how many jobs this engine runs now. */
   private readonly jobClient: FarmClient;
+  /** A job needing this much free memory went back for want of it: take no work until the machine has it. */
+  private memoryShortMB: number | undefined;
+  private memoryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The facts the farm last accepted from this engine (JSON), so unchanged facts are not sent again. */
+  private reportedFacts: string | undefined;
 
   constructor(private readonly options: WorkerOptions) {
     super();
@@ -112,6 +138,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       maxResultBytes: options.maxResultBytes ?? LIMITS.resultBytes,
       maxChunkChars: options.maxChunkChars ?? LIMITS.outputChunkChars,
       outputFlushMs: options.outputFlushMs ?? 200,
+      suspendLimitMs: options.suspendLimitMs ?? DEFAULT_SUSPEND_LIMIT_MS,
     };
     const client = options.client;
     this.jobClient = {
@@ -119,7 +146,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       claim: (capabilities, max) => client.claim(capabilities, max),
       ready: (capabilities, slots) => client.ready(capabilities, slots),
       presence: () => client.presence(),
-      heartbeat: (leaseId, progress, status) => client.heartbeat(leaseId, progress, status),
+      heartbeat: (leaseId, progress, status, suspended) => client.heartbeat(leaseId, progress, status, suspended),
       output: (leaseId, chunk) => client.output(leaseId, chunk),
       complete: (leaseId, result, _slots, cpuMs) => client.complete(leaseId, result, this.slotsNow(), cpuMs),
       fail: (leaseId, error, retryable, _slots, cpuMs) => client.fail(leaseId, error, retryable, this.slotsNow(), cpuMs),
@@ -149,7 +176,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
         startedAt: run.startedAt,
         progress: run.progress,
         status: run.status,
+        ...(run.suspendedSince === undefined ? {} : { suspendedSince: run.suspendedSince }),
       })),
+      suspended: this.suspended,
       totals: { ...this.totals },
     };
   }
@@ -191,19 +220,31 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     );
     this.schedulePresence();
     this.wantFullClaim();
+    void this.reportFacts();
   }
 
-  /** Take no new work; running jobs go on. */
-  pause(reason = "paused"): void {
-    if (this._state !== "running") return;
-    this.clearClaimTimer();
-    this.setState("paused", reason);
-    void this.declare();
+  /**
+   * Take no new work. Running jobs go on, or with `suspend` (the machine's owner is back) they are frozen in
+   * place: those that cannot be frozen are given back at once, and a job frozen longer than `suspendLimitMs`
+   * is given back then. Pausing again without `suspend` thaws them (they go on at low priority).
+   */
+  pause(reason = "paused", how: { suspend?: boolean } = {}): void {
+    if (this._state === "running") {
+      this.clearClaimTimer();
+      this.setState("paused", reason);
+      void this.declare();
+    } else if (this._state !== "paused") {
+      return;
+    }
+    if (how.suspend) this.suspendJobs();
+    else this.thawJobs();
   }
 
+  /** Take work again; frozen jobs run on. */
   resume(): void {
     if (this._state !== "paused") return;
     this.consecutiveFailures = 0;
+    this.thawJobs();
     this.setState("running", "resumed");
     this.wantFullClaim();
   }
@@ -235,6 +276,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
    */
   async refreshCapabilities(): Promise<string[]> {
     if (this._state === "stopped" || this._state === "stopping") return this.capabilities;
+    void this.reportFacts();
     const next = await this.advertisedCapabilities();
     const state = this._state as WorkerState; // may have changed while the handlers were probed
     if (next.join() === this.capabilities.join() || state === "stopped" || state === "stopping") return this.capabilities;
@@ -263,8 +305,88 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.maybeClaim();
   }
 
+  private suspendJobs(): void {
+    this.suspended = true;
+    for (const { run } of this.runs.values()) {
+      if (!run.suspend()) run.abort("yield");
+    }
+    this.emitSuspension();
+  }
+
+  private thawJobs(): void {
+    if (!this.suspended) return;
+    this.suspended = false;
+    for (const { run } of this.runs.values()) run.thaw();
+    this.emitSuspension();
+  }
+
+  /** Say which jobs are frozen now, when that changed (a policy that pauses again for the same reason changes nothing). */
+  private emitSuspension(): void {
+    const held = [...this.runs.values()].filter(({ run }) => run.suspendedSince !== undefined).map(({ run }) => run.job.jobId as string);
+    const key = held.join();
+    if (key === this.lastHeld) return;
+    this.lastHeld = key;
+    this.emit("suspension", { held });
+  }
+
+  /** Measure the machine and tell the farm, unless it already knows these facts. Never throws. */
+  private async reportFacts(): Promise<void> {
+    const measure = this.options.measureFacts;
+    const client = this.options.client;
+    if (!measure || !client.reportFacts) return;
+    try {
+      const facts = await measure();
+      const json = JSON.stringify(facts);
+      if (json === this.reportedFacts || this._state === "stopped" || this._state === "stopping") return;
+      await client.reportFacts(facts);
+      this.reportedFacts = json;
+    } catch (e) {
+      this.onServerError(e, "reportFacts");
+    }
+  }
+
+  /**
+   * The job wants more free memory than this machine has now: give it back at once (saying this engine has no
+   * free slot, so the farm offers it elsewhere), and look again locally until the memory is there.
+   */
+  private holdForMemory(job: ClaimedJob, neededMB: number, freeMB: number): void {
+    this.memoryShortMB = Math.min(this.memoryShortMB ?? neededMB, neededMB);
+    this.offers.delete(job.jobId);
+    const giving = this.jobClient.release(job.leaseId).catch((e: unknown) => void this.onServerError(e, "release"));
+    this.givingBack.add(giving);
+    void giving.finally(() => this.givingBack.delete(giving));
+    this.emit("memoryShort", { jobId: job.jobId, type: job.type, neededMB, freeMB });
+    this.scheduleMemoryCheck();
+  }
+
+  private scheduleMemoryCheck(): void {
+    if (this.memoryTimer) return;
+    this.memoryTimer = setTimeout(() => {
+      this.memoryTimer = undefined;
+      const needed = this.memoryShortMB;
+      if (needed === undefined || this._state === "stopped" || this._state === "stopping") return;
+      if (this.freeMemoryMB() < needed) return this.scheduleMemoryCheck();
+      this.memoryShortMB = undefined;
+      // Free slots again: say so, and the farm offers work (the job that went back, or another).
+      if (this._state === "running") this.wantFullClaim();
+    }, this.options.memoryCheckEveryMs ?? 5_000);
+  }
+
+  private clearMemoryWait(): void {
+    if (this.memoryTimer) clearTimeout(this.memoryTimer);
+    this.memoryTimer = undefined;
+    this.memoryShortMB = undefined;
+  }
+
+  private freeMemoryMB(): number {
+    return this.options.freeMemoryMB ? this.options.freeMemoryMB() : Math.floor(freemem() / (1024 * 1024));
+  }
+
   private async shutdown(reason: string): Promise<void> {
     const wasStarted = this.unbell !== undefined;
+    this.suspended = false;
+    this.lastHeld = "";
+    this.clearMemoryWait();
     this.setState("stopping", reason);
     this.clearClaimTimer();
     this.clearPresence();
@@ -312,7 +434,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
 
   /** How many jobs this engine runs at once right now, as the server should count it. */
   private slotsNow(): Slots {
-    return this._state === "running" ? this._concurrency : 0;
+    if (this._state !== "running") return 0;
+    // Waiting for memory: no free slot until the machine has it.
+    return this.memoryShortMB === undefined ? this._concurrency : Math.min(this._concurrency, this.runs.size);
   }
 
   /** Tell the server how many jobs this engine runs at once now (it waits for offers for what is free). */
@@ -338,7 +462,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
    * jobs than slots, records this worker as waiting.
    */
   private maybeClaim(): void {
-    if (this._state !== "running" || this.claimRetryTimer) return;
+    if (this._state !== "running" || this.claimRetryTimer || this.memoryShortMB !== undefined) return;
     if (this.claiming) {
       this.claimWanted = true;
       return;
@@ -397,6 +521,9 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       void giving.finally(() => this.givingBack.delete(giving));
       return;
     }
+    const neededMB = job.requirements?.minMemoryMB;
+    const freeMB = neededMB === undefined ? 0 : this.freeMemoryMB();
+    if (neededMB !== undefined && freeMB < neededMB) return this.holdForMemory(job, neededMB, freeMB);
     this.offers.delete(job.jobId);
     const handler = this.options.handlers.get(job.type);
     const run = new JobRun(job, handler, this.jobClient, this.runOptions, {
@@ -410,10 +537,13 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     // Announce the job before its handler can report anything about it.
     this.emit("jobStarted", { jobId: job.jobId, type: job.type, attempt: job.attempt });
     entry.done = run.run().then((outcome) => this.onJobEnd(run, outcome));
+    // Claimed just as the owner came back: it has not got far, so another donor takes it.
+    if (this.suspended) run.abort("yield");
   }
 
   private onJobEnd(run: JobRun, outcome: JobOutcome): void {
     this.runs.delete(run.job.jobId);
+    if (this.suspended) this.emitSuspension();
     this.totals[outcome.kind]++;
     this.emit("jobFinished", {
       jobId: run.job.jobId,

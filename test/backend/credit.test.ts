@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, test, vi } from "vitest";
-import { api } from "../../convex/_generated/api";
-import type { Doc, Id } from "../../convex/_generated/dataModel";
+import { api, internal } from "../../convex/_generated/api";
+import type { Id } from "../../convex/_generated/dataModel";
 import { coresOf, utcDay, weekStartDay } from "../../convex/lib/credit";
 import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm } from "./setup";
 
@@ -50,12 +50,20 @@ test("cpuMs is clamped to the run's wall time × the machine's cores (the enroll
 });
 
 test("hardware facts, when the worker has them, give the core count; else the enrollment's slots", () => {
-  const worker = { maxConcurrentJobs: 2 } as Doc<"workers">;
-  expect(coresOf(worker)).toBe(2);
-  // `facts` arrives with the hardware-facts work (issue 13), shaped as it will be stored
-  expect(coresOf({ ...worker, facts: { cores: 8 } } as Doc<"workers">)).toBe(8);
-  expect(coresOf({ ...worker, facts: { cores: 0 } } as Doc<"workers">)).toBe(2);
-  expect(coresOf({ ...worker, facts: {} } as Doc<"workers">)).toBe(2);
+  const facts = { cores: 8, memoryMB: 16_384, os: "linux", arch: "x64", gpus: [] };
+  expect(coresOf({ maxConcurrentJobs: 2 })).toBe(2);
+  expect(coresOf({ maxConcurrentJobs: 2, facts })).toBe(8);
+  expect(coresOf({ maxConcurrentJobs: 2, facts: { ...facts, cores: 0 } })).toBe(2);
+});
+
+test("the clamp uses the cores the worker reported at enrollment", async () => {
+  const farm = await newFarm();
+  const { token } = await farm.t.mutation(internal.admin.createEnrollment, { orgId: farm.orgId, capabilities: [], maxConcurrentJobs: 2 });
+  const facts = { cores: 8, memoryMB: 16_384, os: "linux", arch: "x64", gpus: [] };
+  const enrolled = await farm.t.mutation(api.workers.enroll, { token, name: "big", machineId: "m-big", capabilities: [], facts });
+  const claim = await runningJob(farm, { ...enrolled, capabilities: [] }, 1_000);
+  await farm.t.mutation(api.workers.complete, { apiKey: enrolled.apiKey, leaseId: claim.leaseId, cpuMs: 60_000 });
+  expect((await jobOf(farm, claim.jobId)).cpuMs).toBe(8_000);
 });
 
 test("without cpuMs (an Ollama request) the attempt is credited by wall time and marked so", async () => {

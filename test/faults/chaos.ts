@@ -28,6 +28,8 @@ export function planFaults(rng: Rng): FaultPlan {
 
 export type Tally = {
   kills: number;
+  /** Of the kills, those of a worker whose jobs were frozen (SIGUSR1) first: suspended heartbeats, then silence. */
+  suspendedKills: number;
   /** Jobs the server had running on a worker at the moment it was killed. */
   jobsHeldAtKill: number;
   drops: number;
@@ -67,6 +69,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export async function runChaos(o: ChaosOptions): Promise<Tally> {
   const tally: Tally = {
     kills: 0,
+    suspendedKills: 0,
     jobsHeldAtKill: 0,
     drops: 0,
     dropMs: 0,
@@ -115,6 +118,13 @@ export async function runChaos(o: ChaosOptions): Promise<Tally> {
       if (target) {
         killAt.shift();
         tally.jobsHeldAtKill += rows.filter((r) => r.status === "running" && r.workerId === target.workerId).length;
+        if (tally.kills % 2 === 0) {
+          // Every other kill strikes a worker whose jobs are frozen: its leases are kept by suspended heartbeats
+          // until it dies, then must run out like any other; its replacement ends the frozen job processes.
+          await fleet.suspend(target);
+          await sleep(1_500);
+          tally.suspendedKills++;
+        }
         await fleet.kill(target);
         tally.kills++;
         replace(target, 300 + rng.int(1_200));

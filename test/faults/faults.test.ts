@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,16 @@ import { backendOf, readEvents, readJobs, Submitter } from "./farm";
 import { CliFleet, SLOTS_PER_WORKER, WORKER_CAPABILITIES, writeRecipesFile } from "./fleet";
 import { DOOMED_ATTEMPTS, planJobs } from "./jobMix";
 import { formatTable } from "./summary";
+import { isAlive, orphanedFrozenRunners, parsePs } from "../../extension/handlers/orphans";
+
+/** Stopped job processes whose worker process is gone (what a SIGKILL during a suspension leaves behind). */
+function frozenOrphans(): Promise<number[]> {
+  return new Promise((resolve, reject) =>
+    execFile("ps", ["-A", "-o", "pid=,stat=,args="], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) =>
+      error ? reject(new Error(`ps failed: ${error.message}`)) : resolve(orphanedFrozenRunners(parsePs(stdout), isAlive)),
+    ),
+  );
+}
 
 // The fault and load suite (issue 6): real `farmhand-worker` processes against the loopback test server, while
 // the run is attacked (SIGKILLs, connection drops, a revoked key, cancels, live submissions); then every job's
@@ -89,6 +100,9 @@ describe("fault and load suite", () => {
     expect(revokedRun.lines.join("\n")).toMatch(/worker stopped: this worker's key was revoked \(revoked\)/);
 
     expect(fleet.unexpectedExits()).toEqual([]);
+    // Workers killed while their jobs were frozen left stopped job processes; their replacements ended them.
+    expect(tally.suspendedKills).toBeGreaterThan(0);
+    expect(await frozenOrphans()).toEqual([]);
     // The drops reached the real processes: they lost the connection and came back.
     const lines = workerLines().map((l) => l.line);
     expect(lines.filter((l) => / connection lost; reconnecting$/.test(l)).length).toBeGreaterThan(0);
@@ -113,6 +127,7 @@ describe("fault and load suite", () => {
           [`dead (designed to fail, ${DOOMED_ATTEMPTS} attempts)`, figures.dead],
           ["workers / slots each", `${fleet.members.length} / ${SLOTS_PER_WORKER}`],
           ["SIGKILLs (jobs running on them)", `${tally.kills} (${tally.jobsHeldAtKill})`],
+          ["of them with frozen jobs (SIGUSR1 first)", tally.suspendedKills],
           ["connection drops (total ms)", `${tally.drops} (${tally.dropMs})`],
           ["revoked worker", `#${revoked.index + 1}`],
           ["auto-paused workers restarted", tally.autoPauseRestarts],

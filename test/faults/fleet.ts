@@ -82,6 +82,14 @@ export class CliFleet {
     await run.exited;
   }
 
+  /** SIGUSR1: the worker freezes its running jobs (SIGSTOP to their process groups) and takes nothing new. */
+  async suspend(member: Member): Promise<void> {
+    const run = this.current(member);
+    if (!run || run.child.exitCode !== null || run.child.signalCode !== null) return;
+    run.child.kill("SIGUSR1");
+    await waitForLine(run, /suspending: freezing running jobs/, 10_000);
+  }
+
   /** SIGTERM: the worker stops, gives its running jobs back and exits. */
   async terminate(member: Member): Promise<void> {
     const run = this.current(member);

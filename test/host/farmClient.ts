@@ -3,7 +3,7 @@ import { ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { testFarm } from "./farmhand";
 
-export type JobView = { jobId: string; status: string; progress?: number; result?: unknown; error?: string };
+export type JobView = { jobId: string; status: string; progress?: number; result?: unknown; error?: string; suspendedSince?: number };
 
 function client(): ConvexHttpClient {
   return new ConvexHttpClient(testFarm().url);
@@ -17,6 +17,10 @@ export async function submitPrimes(n: number): Promise<string> {
 /** Submits a job of any type the test farm grants; returns its id. */
 export async function submitJob(type: string, payload: unknown): Promise<string> {
   return (await client().mutation(anyApi.jobs.submit, { clientKey: testFarm().clientKey, type, payload })) as string;
+}
+
+export async function cancelJob(jobId: string): Promise<void> {
+  await client().mutation(anyApi.jobs.cancel, { clientKey: testFarm().clientKey, jobId });
 }
 
 export async function getJob(jobId: string): Promise<JobView> {

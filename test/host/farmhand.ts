@@ -19,7 +19,7 @@ export type FarmhandState = {
   status: { kind: string; reason?: string };
   farmUrl: string;
   /** Jobs running on this machine ("This machine" in the tree). */
-  jobs: Array<{ jobId: string; type: string; progress?: number; status?: string; startedAt: number }>;
+  jobs: Array<{ jobId: string; type: string; progress?: number; status?: string; startedAt: number; suspendedSince?: number }>;
   contribution: { succeeded: number; failed: number; canceled: number; busyMs: number };
   /** The policy as settings resolved it; `problems`: settings that could not be read. */
   policy: { preset: string; concurrency: number; idleMinutes: number; otherCpuPercent: number; problems: string[] };

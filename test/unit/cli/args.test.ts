@@ -46,6 +46,13 @@ describe("farmhand-worker arguments", () => {
     expect(() => parseCliArgs(argv, {})).toThrow(message);
   });
 
+  it("takes --suspend-limit-minutes as milliseconds, and refuses what is not whole minutes up to a day", () => {
+    expect(parseCliArgs(["--url", "http://x", "--key", "k", "--suspend-limit-minutes", "3"], {}).suspendLimitMs).toBe(180_000);
+    expect(parseCliArgs(["--url", "http://x", "--key", "k"], {}).suspendLimitMs).toBeUndefined();
+    expect(() => parseCliArgs(["--url", "http://x", "--suspend-limit-minutes", "1.5"], {})).toThrow("--suspend-limit-minutes must be a whole number from 0 to 1440, got 1.5");
+    expect(() => parseCliArgs(["--url", "http://x", "--suspend-limit-minutes", "2000"], {})).toThrow("--suspend-limit-minutes must be a whole number");
+  });
+
   it("takes --max-failures, where 0 means never auto-pause", () => {
     expect(parseCliArgs(["--url", "http://x", "--key", "k", "--max-failures", "0"], {}).maxConsecutiveFailures).toBe(0);
     expect(parseCliArgs(["--url", "http://x", "--key", "k", "--max-failures", "3"], {}).maxConsecutiveFailures).toBe(3);

@@ -11,7 +11,7 @@ describe("donor settings as VS Code hands them over", () => {
   it("takes farmhand.timeWindows all the way to the policy's decision", () => {
     const settings = resolveDonorSettings({ timeWindows: ["Sat,Sun", "Mon-Fri 18:00-08:00"] }, 4);
     expect(settings.windows.map((w) => w.source)).toEqual(["Sat,Sun", "Mon-Fri 18:00-08:00"]);
-    expect(decide({ ...inputs(mondayNoon), windows: settings.windows })).toEqual({ donate: false, reason: "outside the donation time windows" });
+    expect(decide({ ...inputs(mondayNoon), windows: settings.windows })).toEqual({ donate: false, reason: "outside the donation time windows", cause: "timeWindow" });
     expect(decide({ ...inputs(mondayNoon + 7 * 3_600_000), windows: settings.windows })).toEqual({ donate: true }); // Monday 19:00
   });
 
@@ -43,5 +43,17 @@ describe("donor settings as VS Code hands them over", () => {
       donateOnBattery: false,
     });
     expect(resolveDonorSettings({ maxConcurrentJobs: 0.5 }, 2).concurrency).toBe(1);
+  });
+
+  it("freezes jobs for the owner's return with light and medium, not full; the suspend limit defaults to 10 minutes", () => {
+    expect(resolveDonorSettings({ preset: "light" }, 4)).toMatchObject({ suspendOnReturn: true, suspendLimitMs: 10 * 60_000 });
+    expect(resolveDonorSettings({ preset: "medium" }, 4)).toMatchObject({ suspendOnReturn: true });
+    expect(resolveDonorSettings({ preset: "full" }, 4)).toMatchObject({ suspendOnReturn: false });
+    expect(resolveDonorSettings({ suspendLimitMinutes: 2.5 }, 4).suspendLimitMs).toBe(150_000);
+    expect(resolveDonorSettings({ suspendLimitMinutes: 0 }, 4).suspendLimitMs).toBe(0);
+    // malformed: the default; absurdly long: a day
+    expect(resolveDonorSettings({ suspendLimitMinutes: -3 }, 4).suspendLimitMs).toBe(10 * 60_000);
+    expect(resolveDonorSettings({ suspendLimitMinutes: "soon" }, 4).suspendLimitMs).toBe(10 * 60_000);
+    expect(resolveDonorSettings({ suspendLimitMinutes: 1e9 }, 4).suspendLimitMs).toBe(24 * 60 * 60_000);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decide, type PolicyInputs } from "../../../extension/policy/policy";
+import { decide, ownerIsBack, type PauseCause, type PolicyInputs } from "../../../extension/policy/policy";
 import { parseTimeWindow } from "../../../extension/policy/timeWindows";
 import { concurrencyFor, PRESETS } from "../../../extension/policy/presets";
 import { policyInputs } from "./inputs";
@@ -16,18 +16,26 @@ describe("policy", () => {
     expect(decide({ ...base, wanted: false })).toEqual({ donate: false, off: true });
   });
 
-  it.each<[string, Partial<PolicyInputs>, RegExp]>([
-    ["snooze", { snoozedUntil: NOW + 3_600_000 }, /snoozed until 15:00/],
-    ["remote window", { remoteWindow: true }, /remote window/],
-    ["another window", { otherWindowDonates: true }, /another VS Code window/],
-    ["time windows", { windows: [(parseTimeWindow("Sat,Sun") as { ok: true; window: never }).window] }, /outside/],
-    ["battery", { onBattery: true }, /battery/],
-    ["user active", { userIdleMs: 60_000 }, /using the computer/],
-    ["busy CPU", { cpuBusy: true, otherCpuLoad: 0.87 }, /other programs are busy \(87% CPU\)/],
-  ])("pauses with a reason: %s", (_name, change, reason) => {
+  it.each<[string, Partial<PolicyInputs>, RegExp, PauseCause, boolean]>([
+    ["snooze", { snoozedUntil: NOW + 3_600_000 }, /snoozed until 15:00/, "snooze", false],
+    ["remote window", { remoteWindow: true }, /remote window/, "remote", false],
+    ["another window", { otherWindowDonates: true }, /another VS Code window/, "otherWindow", false],
+    ["time windows", { windows: [(parseTimeWindow("Sat,Sun") as { ok: true; window: never }).window] }, /outside/, "timeWindow", false],
+    ["battery", { onBattery: true }, /battery/, "battery", true],
+    ["user active", { userIdleMs: 60_000 }, /using the computer/, "activity", true],
+    ["busy CPU", { cpuBusy: true, otherCpuLoad: 0.87 }, /other programs are busy \(87% CPU\)/, "load", true],
+  ])("pauses with a reason and its cause: %s", (_name, change, reason, cause, ownerBack) => {
     const decision = decide({ ...base, ...change });
     expect(decision.donate).toBe(false);
     expect("reason" in decision && decision.reason).toMatch(reason);
+    expect(decision).toMatchObject({ cause });
+    // only the owner's return freezes running jobs; a snooze or a time window keeps its old meaning
+    expect(ownerIsBack(decision)).toBe(ownerBack);
+  });
+
+  it("is not the owner's return when donating is off or allowed", () => {
+    expect(ownerIsBack(decide({ ...base, wanted: false }))).toBe(false);
+    expect(ownerIsBack(decide(base))).toBe(false);
   });
 
   it("lets each guard be waived by its setting", () => {

@@ -3,7 +3,7 @@ import type { ClaimedJob, FarmClient } from "../../../extension/worker/farmClien
 import type { Handler } from "../../../extension/worker/handler";
 import { JobRun, type JobRunOptions } from "../../../extension/worker/jobRun";
 
-const OPTIONS: JobRunOptions = { jobTimeoutMs: 5_000, graceMs: 50, maxResultBytes: 1_000, maxChunkChars: 8_000, outputFlushMs: 10 };
+const OPTIONS: JobRunOptions = { jobTimeoutMs: 5_000, graceMs: 50, maxResultBytes: 1_000, maxChunkChars: 8_000, outputFlushMs: 10, suspendLimitMs: 60_000 };
 const JOB: ClaimedJob = {
   jobId: "j1" as ClaimedJob["jobId"],
   leaseId: "l1",

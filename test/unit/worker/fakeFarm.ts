@@ -7,6 +7,8 @@ import type {
   HeartbeatResult,
   PresenceResult,
   ReadyResult,
+  ReportedFacts,
+  ReportFactsResult,
   Slots,
 } from "../../../extension/worker/farmClient";
 import type { Handler, HandlerSource } from "../../../extension/worker/handler";
@@ -164,11 +166,18 @@ export class FakeFarm implements FarmClient {
     });
   }
 
-  heartbeat(leaseId: string, progress?: number, status?: string): Promise<HeartbeatResult> {
+  heartbeat(leaseId: string, progress?: number, status?: string, suspended?: boolean): Promise<HeartbeatResult> {
     return answer(() => {
-      this.record("heartbeat", leaseId, progress, status);
+      this.record("heartbeat", leaseId, progress, status, ...(suspended === undefined ? [] : [suspended]));
       const lease = this.lease(leaseId);
       return { cancel: lease.cancel, leaseExpiresAt: Date.now() + lease.job.leaseMs };
+    });
+  }
+
+  reportFacts(facts: ReportedFacts): Promise<ReportFactsResult> {
+    return answer(() => {
+      this.record("reportFacts", facts);
+      return { changed: true };
     });
   }
 
