@@ -27,24 +27,32 @@ export const submitBatch = mutation({
     const client = await clientFromKey(ctx, args.clientKey);
     if (args.jobs.length > LIMITS.batchCount) fail("too_large", `A batch holds at most ${LIMITS.batchCount} jobs`);
     const now = Date.now();
-    const checked = args.jobs.map((spec, i) => {
-      try {
-        return checkJobSpec(spec, now);
-      } catch (error) {
-        const data = (error as { data?: { code?: string; message?: string } }).data;
-        if (data?.code) fail(data.code as never, `jobs[${i}]: ${data.message}`);
-        throw error;
-      }
-    });
+    const checked = args.jobs.map((spec, i) => naming(i, () => checkJobSpec(spec, now)));
     const totalBytes = checked.reduce((sum, spec) => sum + spec.payloadBytes, 0);
     if (totalBytes > LIMITS.batchPayloadBytes) {
       fail("too_large", `A batch's payloads total ${totalBytes} bytes; the cap is ${LIMITS.batchPayloadBytes}`);
     }
     const ids = [];
-    for (const spec of checked) ids.push(await insertCheckedJob(ctx, client.orgId, spec, client._id));
+    // a refusal here (an unknown app) rolls back the jobs inserted before it: all or nothing
+    for (const [i, spec] of checked.entries()) ids.push(await naming(i, () => insertCheckedJob(ctx, client.orgId, spec, client._id)));
     return ids;
   },
 });
+
+/** Run one job's step of a batch; a refusal says which job it was about. */
+function naming<T>(index: number, step: () => T): T {
+  const rename = (error: unknown): never => {
+    const data = (error as { data?: { code?: string; message?: string } }).data;
+    if (data?.code) fail(data.code as never, `jobs[${index}]: ${data.message}`);
+    throw error;
+  };
+  try {
+    const value = step();
+    return (value instanceof Promise ? value.catch(rename) : value) as T;
+  } catch (error) {
+    return rename(error);
+  }
+}
 
 /** null when the id is unknown, malformed or another org's (indistinguishable on purpose). */
 export const get = query({

@@ -17,6 +17,15 @@ export const jobStatus = v.union(
 // they are out of the ready range, and the lane counters count them as running.
 export const queueState = v.union(v.literal("ready"), v.literal("delayed"), v.literal("offered"));
 
+/** The app version an `app.<name>` job runs, pinned when it was submitted (handed to the worker with the job). */
+export const appPin = v.object({
+  name: v.string(),
+  version: v.number(),
+  sha256: v.string(),
+  memoryMB: v.number(),
+  timeoutMs: v.number(),
+});
+
 export const inboxKind = v.union(v.literal("offer"), v.literal("cancel"), v.literal("resync"));
 
 export default defineSchema({
@@ -315,6 +324,10 @@ export default defineSchema({
     requirements: v.optional(jobRequirements),
     // the running job is frozen on its worker (the donor is using the machine) since then; its heartbeats say so
     suspendedSince: v.optional(v.number()),
+    // an app job's pinned version (jobs of type `app.<name>`)
+    app: v.optional(appPin),
+    // a checkpoint row exists for this job (set once, by its first checkpoint): claims read it only then
+    checkpointed: v.optional(v.boolean()),
   })
     .index("by_lane_ready", ["laneId", "queue", "negPriority", "availableAt"])
     .index("by_lane_delayed", ["laneId", "queue", "availableAt"])
@@ -336,6 +349,19 @@ export default defineSchema({
     seq: v.number(),
     chunk: v.string(),
   }).index("by_job_seq", ["jobId", "seq"]),
+
+  /**
+   * The latest checkpoint a job's run saved (base64, at most 512 KiB decoded), one row per job beside it (never
+   * in the job row, which has its own size budget); the next run of the job gets it with its claim.
+   */
+  checkpoints: defineTable({
+    orgId: v.id("orgs"),
+    jobId: v.id("jobs"),
+    data: v.string(),
+    bytes: v.number(),
+    attempt: v.number(),
+    savedAt: v.number(),
+  }).index("by_job", ["jobId"]),
 
   jobEvents: defineTable({
     orgId: v.id("orgs"),

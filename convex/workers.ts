@@ -2,6 +2,7 @@ import { v } from "convex/values";
 import type { Doc } from "./_generated/dataModel";
 import { mutation, query } from "./_generated/server";
 import { effectiveCapabilities, workerFromKey } from "./lib/auth";
+import { checkCheckpointData, saveCheckpoint } from "./lib/checkpoints";
 import { claimFromHeads, takeOffers } from "./lib/claimWork";
 import { declareSlots } from "./lib/declare";
 import { fail as reject } from "./lib/errors";
@@ -251,6 +252,21 @@ export const output = mutation({
 });
 
 /**
+ * Keep the latest checkpoint of a job this worker holds the lease of (base64, at most 512 KiB decoded), in a
+ * row beside the job; whichever run of the job comes next gets it with its claim. Replaces the previous one.
+ */
+export const checkpoint = mutation({
+  args: { apiKey: v.string(), leaseId: v.string(), data: v.string() },
+  handler: async (ctx, args) => {
+    const worker = await workerFromKey(ctx, args.apiKey);
+    const job = await leasedJob(ctx, worker, args.leaseId);
+    const bytes = checkCheckpointData(args.data);
+    await saveCheckpoint(ctx, job, args.data, bytes);
+    return { bytes };
+  },
+});
+
+/**
  * `cpuMs` on complete/fail: the CPU time the attempt's process used, when the worker could measure it; the
  * server clamps it to the attempt's wall time × the machine's cores, and credits wall time without it.
  */
@@ -330,6 +346,7 @@ export const mine = query({
       jobId: job._id,
       leaseId: job.leaseId!,
       type: job.type,
+      ...(job.app ? { app: { name: job.app.name, version: job.app.version } } : {}),
       attempt: job.attempt,
       progress: job.progress,
       statusText: job.statusText,

@@ -38,7 +38,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   const connection = new FarmConnection(membership);
   const data = new FarmData(connection);
   const donor = new Donor(context.globalState, log);
-  const handlers = new EngineHandlers(log);
+  const handlers = new EngineHandlers(log, membership);
   const session = new FarmSession(connection, handlers.registry, log, () => render.request());
   // Where the OS reports no nice time (Windows), estimate our own jobs' CPU share so it is not "other programs".
   donor.ownCpuShare = () => (session.snapshot()?.running.length ?? 0) / Math.max(1, cpus().length);

@@ -18,4 +18,10 @@ export const APP_LIMITS = {
   versionsListed: 500,
 } as const;
 
+/** The capability a worker offers (and its enrollment must allow) to run apps; every app job requires it. */
+export const APPS_CAPABILITY = "apps";
+
+/** Job types that run an app: `app.<name>`. */
+export const APP_TYPE_PREFIX = "app.";
+
 export const SHA256_HEX = /^[0-9a-f]{64}$/;

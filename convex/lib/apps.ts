@@ -1,11 +1,9 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
-import { APP_LIMITS } from "./appLimits";
+import { APP_LIMITS, APPS_CAPABILITY } from "./appLimits";
 import { clientFromKey, effectiveCapabilities, workerFromKey } from "./auth";
 import { fail } from "./errors";
 
-/** The capability a worker's enrollment must allow for it to run apps (and download their modules). */
-export const APPS_CAPABILITY = "apps";
 
 export function checkAppName(name: string): string {
   if (!APP_LIMITS.namePattern.test(name)) {

@@ -1,6 +1,8 @@
 import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
+import type { AppPin } from "./appJobs";
+import { checkpointOf } from "./checkpoints";
 import { recordEvent } from "./events";
 import { newLeaseId } from "./keys";
 import type { JobRequirements } from "./requirements";
@@ -41,6 +43,10 @@ export type Leased = {
   leaseExpiresAt: number;
   /** What the job needs of the machine (the engine checks free memory before it starts it). */
   requirements?: JobRequirements;
+  /** An app job's pinned version: what the worker runs. */
+  app?: AppPin;
+  /** The latest checkpoint an earlier run of this job saved (base64): where this run resumes. */
+  checkpoint?: string;
 };
 
 /**
@@ -77,5 +83,8 @@ export async function leaseJob(
   waits?.push(now - job.availableAt);
   const leased: Leased = { jobId: job._id, leaseId, type: job.type, payload: job.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt };
   if (job.requirements) leased.requirements = job.requirements;
+  if (job.app) leased.app = job.app;
+  const checkpoint = await checkpointOf(ctx, job);
+  if (checkpoint !== undefined) leased.checkpoint = checkpoint;
   return leased;
 }

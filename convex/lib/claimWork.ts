@@ -1,5 +1,6 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
+import { deadIfModuleGone } from "./appJobs";
 import { effectiveCapabilities } from "./auth";
 import { leaseJob, readyHeads, type Leased } from "./claim";
 import { bumpLane } from "./counters";
@@ -20,6 +21,8 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
   for (const offer of offers) {
     const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
     if (!isOfferedTo(job, worker._id)) continue;
+    // dead-lettering withdraws the offer and gives the worker's slot back to its waiting line
+    if (await deadIfModuleGone(ctx, job, worker._id)) continue;
     await takeOffer(ctx, offer);
     claimed.push(await leaseJob(ctx, job, worker._id, now, waits));
   }
@@ -46,13 +49,14 @@ export async function claimFromHeads(
   const claimed: Leased[] = [];
   const perLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
   for (const job of heads) {
+    if (await deadIfModuleGone(ctx, job, worker._id)) continue;
     claimed.push(await leaseJob(ctx, job, worker._id, now, waits));
     perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
   }
   // one counter change per lane, however many of its jobs were claimed
   for (const { job, count: n } of perLane.values()) await bumpLane(ctx, job, { pending: -n, running: n });
-  if (heads.length > 0) await kickSummary(ctx, worker.orgId);
-  const stillWanted = count - heads.length;
+  if (claimed.length > 0) await kickSummary(ctx, worker.orgId);
+  const stillWanted = count - claimed.length;
   await setWants(ctx, worker, stillWanted, [...capabilities].sort());
   if (stillWanted > 0) await noteWaiter(ctx, worker.orgId);
   await clearResync(ctx, worker._id);

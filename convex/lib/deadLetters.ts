@@ -1,5 +1,6 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { deleteCheckpoint } from "./checkpoints";
 import { bumpFinished, bumpLane } from "./counters";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
@@ -85,6 +86,7 @@ export async function purgeJobWithin(ctx: MutationCtx, job: Doc<"jobs">, budget:
   for (const event of events) await ctx.db.delete(event._id);
   budget -= events.length;
   if (budget <= 0) return null;
+  await deleteCheckpoint(ctx, job._id);
   await ctx.db.delete(job._id);
   await bumpFinished(ctx, job.orgId, job.status, -1);
   await kickSummary(ctx, job.orgId);

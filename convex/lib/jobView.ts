@@ -14,6 +14,8 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
   return {
     jobId: job._id,
     type: job.type,
+    // an app job's pinned version (name, version, sha256, limits)
+    ...(job.app ? { app: job.app } : {}),
     status: job.status,
     attempt: job.attempt,
     maxAttempts: job.maxAttempts,

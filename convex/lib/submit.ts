@@ -2,6 +2,7 @@ import { v, type Infer } from "convex/values";
 import { internal } from "../_generated/api";
 import type { Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
+import { pinApp, withAppsCapability } from "./appJobs";
 import { bumpLane } from "./counters";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
@@ -89,8 +90,11 @@ export async function insertCheckedJob(
       .first();
     if (existing) return existing._id;
   }
+  // an app job runs the version that is the app's latest now, and only on workers that run apps
+  const app = await pinApp(ctx, orgId, spec.type);
+  const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
   const now = Date.now();
-  const lane = await laneFor(ctx, orgId, spec.capabilities, classOf(spec.requirements));
+  const lane = await laneFor(ctx, orgId, capabilities, classOf(spec.requirements));
   const delayed = spec.availableAt > now;
   const jobId = await ctx.db.insert("jobs", {
     orgId,
@@ -99,7 +103,7 @@ export async function insertCheckedJob(
     payload: spec.payload,
     priority: spec.priority,
     negPriority: -spec.priority,
-    requiredCapabilities: spec.capabilities,
+    requiredCapabilities: capabilities,
     status: "pending",
     queue: delayed ? "delayed" : "ready",
     attempt: 0,
@@ -110,6 +114,7 @@ export async function insertCheckedJob(
     batchId: spec.batchId,
     clientKeyId,
     ...(spec.requirements ? { requirements: spec.requirements } : {}),
+    ...(app ? { app } : {}),
   });
   await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });
   await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");

@@ -17,6 +17,10 @@ export type CliOptions = {
   recipes?: string;
   ollamaUrl?: string;
   ollama: boolean;
+  /** The donor allows farm apps: offer the `apps` capability and run app jobs in the WASI sandbox. */
+  apps: boolean;
+  /** The deployment's HTTP address, where app modules are downloaded (derived from the URL by default). */
+  siteUrl?: string;
   jobTimeoutMs?: number;
   /** Auto-pause after this many failed jobs in a row (0: never). */
   maxConsecutiveFailures?: number;
@@ -26,6 +30,7 @@ export type CliOptions = {
 };
 
 export const USAGE = `Usage: farmhand-worker --url <deployment url> [--key <worker key> | --token <enrollment token> --name <name>] [options]
+       farmhand-worker publish --url <deployment url> --name <app name> <file.wasm>   (publish --help for more)
 
 Pulls jobs from a Farmhand queue and runs them on this machine, without VS Code.
 
@@ -40,6 +45,9 @@ Pulls jobs from a Farmhand queue and runs them on this machine, without VS Code.
   --recipes <file>         JSON file of named commands this machine offers as recipe.<name> jobs
   --ollama-url <url>       Local Ollama (default http://127.0.0.1:11434)
   --no-ollama              Do not offer the Ollama handlers
+  --apps                   Run farm apps: WebAssembly programs the farm's operators publish, in a sandbox with no
+                           access to this machine's files, network, environment or other programs (off by default)
+  --site-url <url>         The deployment's HTTP address for app downloads (default: derived from --url)
   --job-timeout-ms <ms>    Longest a job may run before it is stopped and failed (default 30 min)
   --max-failures <n>       Pause after n jobs failed in a row (default 5; 0 never pauses)
   --connect-timeout-ms <ms> Give up when the URL cannot be reached for this long (default 15000)
@@ -72,6 +80,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
       recipes: { type: "string" },
       "ollama-url": { type: "string" },
       "no-ollama": { type: "boolean" },
+      apps: { type: "boolean" },
+      "site-url": { type: "string" },
       "job-timeout-ms": { type: "string" },
       "max-failures": { type: "string" },
       "connect-timeout-ms": { type: "string" },
@@ -79,7 +89,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     },
   });
   const keyFile = values["key-file"] ?? defaultKeyFile(env);
-  if (values.help) return { help: true, url: "", keyFile, concurrency: 1, ollama: true, connectTimeoutMs: 15_000 };
+  if (values.help) return { help: true, url: "", keyFile, concurrency: 1, ollama: true, apps: false, connectTimeoutMs: 15_000 };
   if (!values.url) throw new Error("--url is required");
   checkUrl(values.url, "--url");
   if (values.key && values.token) throw new Error("give --key or --token, not both");
@@ -87,6 +97,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   const envKey = values.token ? undefined : env.FARMHAND_KEY?.trim() || undefined;
   if (values.token && !values.name) throw new Error("--token needs --name (how this worker shows up in the farm)");
   if (values["ollama-url"]) checkUrl(values["ollama-url"], "--ollama-url");
+  if (values["site-url"]) checkUrl(values["site-url"], "--site-url");
+  if (values["site-url"] && !values.apps) throw new Error("--site-url is only for --apps (where app modules are downloaded)");
   const capabilities = values.capabilities
     ?.split(",")
     .map((c) => c.trim())
@@ -105,6 +117,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     recipes: values.recipes,
     ollamaUrl: values["ollama-url"],
     ollama: !values["no-ollama"],
+    apps: values.apps === true,
+    siteUrl: values["site-url"],
     jobTimeoutMs: values["job-timeout-ms"] ? wholeNumber(values["job-timeout-ms"], "--job-timeout-ms", 1_000, 7 * 24 * 3_600_000) : undefined,
     maxConsecutiveFailures: values["max-failures"] ? wholeNumber(values["max-failures"], "--max-failures", 0, 1_000_000) : undefined,
     connectTimeoutMs: wholeNumber(values["connect-timeout-ms"] ?? "15000", "--connect-timeout-ms", 100, 3_600_000),

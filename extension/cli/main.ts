@@ -2,14 +2,18 @@ import { createHash } from "node:crypto";
 import { hostname, userInfo } from "node:os";
 import { ConvexClient } from "convex/browser";
 import { api } from "../../convex/_generated/api";
-import { createBuiltinRegistry, loadRecipesFile, probeOllama, type Recipe } from "../handlers";
+import { APPS_CAPABILITY } from "../../convex/lib/appLimits";
+import { createAppsHandler, createBuiltinRegistry, loadRecipesFile, probeOllama, type Recipe } from "../handlers";
+import { userStateDir } from "../policy/privateFiles";
 import { convexFarmClient } from "../worker/farmClient";
 import { describeError } from "../worker/errors";
+import { jobLabel } from "../worker/jobLabel";
 import { watchKeyRefusals } from "../worker/keyRefusals";
 import { measureFacts } from "../worker/machineFacts";
 import { Worker } from "../worker/worker";
 import { parseCliArgs, USAGE, type CliOptions } from "./args";
 import { readKeyFile, writeKeyFile } from "./keyFile";
+import { parsePublishArgs, publishApp, PublishError, PUBLISH_EXIT, PUBLISH_USAGE } from "./publish";
 
 const EXIT = { ok: 0, usage: 2, unreachable: 3, key: 4, failed: 1 } as const;
 
@@ -39,6 +43,7 @@ class CliError extends Error {
 
 /** The headless worker. Resolves with the process exit code. */
 export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
+  if (argv[0] === "publish") return await runPublish(argv.slice(1), io);
   let options: CliOptions;
   try {
     options = parseCliArgs(argv, io.env);
@@ -70,7 +75,13 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   const client = new ConvexClient(options.url, { logger: false, skipConvexDeploymentUrlCheck: true, unsavedChangesWarning: false });
   try {
     await waitForConnection(client, options);
-    const apiKey = await credentials(client, options, await registry.capabilities(), log);
+    const offered = [...(await registry.capabilities()), ...(options.apps ? [APPS_CAPABILITY] : [])];
+    const apiKey = await credentials(client, options, offered, log);
+    if (options.apps) {
+      // The donor allowed apps: only now is the `apps` capability offered, with the key that downloads modules.
+      registry.register(createAppsHandler(pool, { deploymentUrl: options.url, siteUrl: options.siteUrl, apiKey, stateDir: userStateDir(io.env) }));
+      log("apps: allowed (WebAssembly apps run sandboxed: no files, network or environment of this machine)");
+    }
     if (options.ollama) {
       const probe = await probeOllama(options.ollamaUrl);
       log(probe.running ? `ollama: ${probe.models.length} local model(s)` : `ollama: not offered (${probe.error})`);
@@ -149,7 +160,8 @@ async function work(
     client: watchKeyRefusals(convexFarmClient(client, apiKey), () => (keyProblem = true)),
     handlers: registry,
     concurrency: options.concurrency,
-    onlyCapabilities: options.capabilities,
+    // --capabilities narrows the handlers' capabilities; --apps adds apps to whatever it names
+    onlyCapabilities: options.capabilities && options.apps ? [...new Set([...options.capabilities, APPS_CAPABILITY])] : options.capabilities,
     jobTimeoutMs: options.jobTimeoutMs,
     suspendLimitMs: options.suspendLimitMs,
     measureFacts: () => measureFacts(),
@@ -159,9 +171,9 @@ async function work(
   worker.on("state", (e) => {
     log(`worker ${e.state}${e.reason ? `: ${e.reason}` : ""}`);
   });
-  worker.on("jobStarted", (e) => log(`job ${e.jobId} ${e.type} started (attempt ${e.attempt})`));
+  worker.on("jobStarted", (e) => log(`job ${e.jobId} ${jobLabel(e.type, e.app)} started (attempt ${e.attempt})`));
   worker.on("jobFinished", (e) => {
-    log(`job ${e.jobId} ${e.type} ${e.outcome} in ${e.durationMs} ms${e.error ? `: ${e.error}` : ""}`);
+    log(`job ${e.jobId} ${jobLabel(e.type, e.app)} ${e.outcome} in ${e.durationMs} ms${e.error ? `: ${e.error}` : ""}`);
   });
   worker.on("error", (e) => log(`error: ${e.message}`));
   worker.on("connection", (e) => log(e.connected ? "connected" : "connection lost; reconnecting"));
@@ -200,6 +212,28 @@ async function work(
     offResume();
   }
   return keyProblem ? EXIT.key : EXIT.ok;
+}
+
+/** `farmhand-worker publish …`: upload a module as a new app version; prints the version as one JSON line. */
+async function runPublish(argv: string[], io: CliIo): Promise<number> {
+  let options;
+  try {
+    options = parsePublishArgs(argv, io.env);
+  } catch (e) {
+    io.err(`farmhand-worker publish: ${(e as Error).message}\nRun farmhand-worker publish --help for usage.`);
+    return PUBLISH_EXIT.usage;
+  }
+  if (options.help) {
+    io.out(PUBLISH_USAGE);
+    return EXIT.ok;
+  }
+  try {
+    io.out(JSON.stringify(await publishApp(options)));
+    return EXIT.ok;
+  } catch (e) {
+    io.err(`farmhand-worker publish: ${(e as Error).message}`);
+    return e instanceof PublishError ? e.exitCode : EXIT.failed;
+  }
 }
 
 /** A stable, non-identifying id for this machine and user. */

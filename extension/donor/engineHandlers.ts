@@ -1,10 +1,16 @@
 import * as vscode from "vscode";
-import { demoHandlers, HandlerRegistry, ollamaHandlers, parseRecipes, ProcessPool, recipeHandlers, type Recipe } from "../handlers";
+import { createAppsHandler, demoHandlers, HandlerRegistry, ollamaHandlers, parseRecipes, ProcessPool, recipeHandlers, type Recipe } from "../handlers";
+import { userStateDir } from "../policy/privateFiles";
+import type { Handler } from "../worker/handler";
+import { runAppsAllowed } from "./appsConsent";
 import { DisposableOwner } from "../lifecycle";
 import { messageOf } from "../worker/errors";
 
 /** Settings that change what this machine offers; a change applies at once (no reload of the window). */
-const OFFER_SETTINGS = ["farmhand.recipes", "farmhand.ollamaUrl", "farmhand.ollamaModels"];
+const OFFER_SETTINGS = ["farmhand.recipes", "farmhand.ollamaUrl", "farmhand.ollamaModels", "farmhand.runApps"];
+
+/** The farm this machine belongs to, as far as apps need it: modules download from it with the worker key. */
+export type AppsFarm = { readonly url: string; readonly apiKey: string | undefined; readonly onDidChange: vscode.Event<void> };
 
 /**
  * The machine's handlers: built-ins, the Ollama models the donor chose to offer, and the owner's recipes. Recipes
@@ -17,11 +23,15 @@ export class EngineHandlers extends DisposableOwner {
   readonly registry = new HandlerRegistry();
   private removeOffered: Array<() => void> = [];
 
-  constructor(private readonly log: vscode.LogOutputChannel) {
+  constructor(
+    private readonly log: vscode.LogOutputChannel,
+    private readonly farm?: AppsFarm,
+  ) {
     super();
     for (const handler of demoHandlers(this.pool)) this.registry.register(handler);
     this.reload();
     this._register(vscode.workspace.onDidChangeConfiguration((e) => OFFER_SETTINGS.some((key) => e.affectsConfiguration(key)) && this.reload()));
+    if (farm) this._register(farm.onDidChange(() => this.reload()));
     this._register({ dispose: () => this.pool.close() });
   }
 
@@ -31,11 +41,24 @@ export class EngineHandlers extends DisposableOwner {
     const offered = [
       ...ollamaHandlers(this.pool, { url: config.get<string>("ollamaUrl") || undefined, models: offeredModels() }),
       ...recipeHandlers(this.pool, this.readRecipes()),
+      ...this.appsHandler(),
     ];
     this.registry.batch(() => {
       this.removeOffered.splice(0).forEach((remove) => remove());
       this.removeOffered = offered.map((handler) => this.registry.register(handler));
     });
+  }
+
+  /** The `apps` handler, only while the donor allows apps and this machine belongs to a farm. */
+  private appsHandler(): Handler[] {
+    const apiKey = this.farm?.apiKey;
+    if (!runAppsAllowed() || !this.farm?.url || !apiKey) return [];
+    try {
+      return [createAppsHandler(this.pool, { deploymentUrl: this.farm.url, apiKey, stateDir: userStateDir() })];
+    } catch (error) {
+      this.log.error(`Apps are not offered: ${messageOf(error)}`);
+      return [];
+    }
   }
 
   private readRecipes(): Recipe[] {

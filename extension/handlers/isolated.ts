@@ -17,6 +17,10 @@ export function isolatedHandler(pool: ProcessPool, spec: IsolatedHandlerSpec): H
     type: spec.type,
     timeoutMs: spec.timeoutMs,
     capabilities: spec.capabilities,
-    run: (payload, ctx) => pool.run(spec.impl, payload, spec.freezable === false ? { ...ctx, setFreezer: undefined } : ctx),
+    // checkpoints the job code saves go to the engine, which keeps the latest on the server
+    run: (payload, ctx) => {
+      const withCheckpoints = { ...ctx, onCheckpoint: ctx.saveCheckpoint };
+      return pool.run(spec.impl, payload, spec.freezable === false ? { ...withCheckpoints, setFreezer: undefined } : withCheckpoints);
+    },
   };
 }

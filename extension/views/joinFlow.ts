@@ -1,4 +1,5 @@
 import * as vscode from "vscode";
+import { askToRunApps } from "../donor/appsConsent";
 import { offeredModels, offerModels, type EngineHandlers } from "../donor/engineHandlers";
 import { enroll, isHttpUrl } from "../donor/enrollment";
 import type { Membership } from "../donor/membership";
@@ -24,6 +25,7 @@ export async function joinFarm(deps: JoinDeps, args?: JoinArgs): Promise<boolean
   const secret = scripted ? args.token.trim() : await askSecret();
   if (secret === undefined) return false;
   if (!scripted) await chooseOllamaModels(handlers);
+  if (!scripted) await askToRunApps();
 
   try {
     const capabilities = await handlers.registry.capabilities();

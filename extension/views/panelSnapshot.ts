@@ -1,6 +1,6 @@
 import type { DeadLetter, Overview } from "../donor/farmData";
 import type { PolicyDecision } from "../policy/policy";
-import type { WorkerSnapshot } from "../worker";
+import { jobLabel, type WorkerSnapshot } from "../worker";
 import { describeStatus, donorStatus, toggleAction } from "../hostAndWebview/donorStatus";
 import type { DescribedError } from "../worker/errors";
 import type { EngineView } from "../donor/farmSession";
@@ -35,7 +35,7 @@ export function buildSnapshot(p: SnapshotParts): PanelSnapshot {
     policy: p.policy,
     jobs: (p.engine?.running ?? []).map((j) => ({
       jobId: j.jobId,
-      type: j.type,
+      type: jobLabel(j.type, j.app),
       attempt: j.attempt,
       progress: j.progress,
       status: j.status,

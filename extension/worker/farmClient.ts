@@ -30,6 +30,8 @@ export interface FarmClient {
   /** `suspended`: the job is frozen on this machine (its owner is using it); the lease is kept all the same. */
   heartbeat(leaseId: string, progress?: number, status?: string, suspended?: boolean): Promise<HeartbeatResult>;
   output(leaseId: string, chunk: string): Promise<void>;
+  /** Keep the job's latest checkpoint (base64) on the server; without it the engine keeps none. */
+  checkpoint?: (leaseId: string, data: string) => Promise<void>;
   /**
    * `slots`: the worker's concurrency after this job ends; the server then knows what it wants offered.
    * `cpuMs`: the CPU time the attempt used, when measured (the donor's credit; wall time without it).
@@ -57,6 +59,9 @@ export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClie
       client.mutation(w.heartbeat, withoutUndefined({ apiKey, leaseId, progress, status, suspended })),
     output: async (leaseId, chunk) => {
       await client.mutation(w.output, { apiKey, leaseId, chunk });
+    },
+    checkpoint: async (leaseId, data) => {
+      await client.mutation(w.checkpoint, { apiKey, leaseId, data });
     },
     complete: async (leaseId, result, slots, cpuMs) => {
       await client.mutation(w.complete, withoutUndefined({ apiKey, leaseId, result, slots, cpuMs }));

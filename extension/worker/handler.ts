@@ -1,3 +1,8 @@
+import type { ClaimedJob } from "./farmClient";
+
+/** The app version an `app.<name>` job runs (name, version, sha256, memoryMB, timeoutMs), as the claim hands it. */
+export type JobAppPin = NonNullable<ClaimedJob["app"]>;
+
 /**
  * How a running job is frozen in place and thawed again (POSIX: SIGSTOP and SIGCONT to its process group).
  * Both must be quick and must not throw; thawing a job that has ended does nothing.
@@ -25,6 +30,15 @@ export type HandlerContext = {
    * machine's owner uses the machine; a job without a freezer is given back to the queue instead.
    */
   setFreezer?(freezer: Freezer): void;
+  /** An app job's pinned version: set only for jobs of type `app.<name>`, which the `apps` handler runs. */
+  app?: JobAppPin;
+  /** The checkpoint (base64) an earlier run of this job saved: where this run resumes. */
+  checkpoint?: string;
+  /**
+   * Keep a checkpoint (base64, at most 512 KiB decoded) for the job's next run, should this one not finish (a
+   * retry, a release, another donor). The engine uploads the latest every few seconds; later ones replace it.
+   */
+  saveCheckpoint?: (data: string) => void;
 };
 
 /** A job handler. `run` resolves with the result (a JSON value) or throws (see HandlerError for retry). */

@@ -1,6 +1,7 @@
 import { LIMITS } from "../../convex/lib/limits";
 import { jsonBytes } from "../../convex/lib/validate";
 import { Backoff } from "./backoff";
+import { CheckpointUploader } from "./checkpointUploader";
 import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease, messageOf } from "./errors";
 import type { ClaimedJob, FarmClient } from "./farmClient";
 import type { Freezer, Handler } from "./handler";
@@ -28,7 +29,12 @@ export type JobRunOptions = {
   outputFlushMs: number;
   /** A job frozen longer than this is given back to the queue. */
   suspendLimitMs: number;
+  /** At most one checkpoint upload per this many ms per job (the latest saved wins). Default 5 s. */
+  checkpointEveryMs?: number;
 };
+
+/** An app's own time limit ends its run first (with a clear error); the engine's backstop comes this much later. */
+const APP_TIMEOUT_SLACK_MS = 10_000;
 
 export type JobRunCallbacks = {
   onProgress(progress: number | undefined, status: string | undefined): void;
@@ -56,6 +62,7 @@ export class JobRun {
   private heartbeatInFlight = false;
   private readonly heartbeatBackoff = new Backoff(100, 5_000);
   private readonly batcher: OutputBatcher;
+  private readonly checkpoints: CheckpointUploader | undefined;
   private ended = false;
   /** The CPU time the handler's process reported, sent with the job's end (the donor's credit). */
   private cpuMs: number | undefined;
@@ -79,6 +86,13 @@ export class JobRun {
       flushDelayMs: options.outputFlushMs,
       onError: (e) => this.onWriteError(e, "output"),
     });
+    const upload = client.checkpoint;
+    this.checkpoints = upload
+      ? new CheckpointUploader((data) => upload(job.leaseId, data), {
+          everyMs: options.checkpointEveryMs ?? 5_000,
+          onError: (e) => this.onWriteError(e, "checkpoint"),
+        })
+      : undefined;
   }
 
   get heartbeatEveryMs(): number {
@@ -129,6 +143,7 @@ export class JobRun {
   }
 
   private get timeoutMs(): number {
+    if (this.job.app) return this.job.app.timeoutMs + APP_TIMEOUT_SLACK_MS;
     return this.handler?.timeoutMs ?? this.options.jobTimeoutMs;
   }
 
@@ -186,6 +201,11 @@ export class JobRun {
         setFreezer: (freezer) => {
           if (!this.ended) this.freezer = freezer;
         },
+        ...(this.job.app ? { app: this.job.app } : {}),
+        ...(this.job.checkpoint !== undefined ? { checkpoint: this.job.checkpoint } : {}),
+        saveCheckpoint: (data) => {
+          if (!this.ended && typeof data === "string") this.checkpoints?.save(data);
+        },
       });
       return { ok: true, value };
     } catch (error) {
@@ -217,6 +237,9 @@ export class JobRun {
     this.ended = true;
     this.suspendedAt = undefined;
     this.clearSuspendLimit();
+    // A run that ends without its result leaves the job to another: its latest checkpoint goes first.
+    if (outcome.kind === "released" || (outcome.kind === "failed" && outcome.retryable)) await this.checkpoints?.flush();
+    this.checkpoints?.close();
     const leaseId = this.job.leaseId;
     try {
       switch (outcome.kind) {

@@ -1,20 +1,23 @@
 import { freemem } from "node:os";
+import { APPS_CAPABILITY } from "../../convex/lib/appLimits";
 import { LIMITS, TIMING } from "../../convex/lib/limits";
 import { Backoff } from "./backoff";
 import { errorCode, errorMessage, isKeyError } from "./errors";
 import { TypedEmitter } from "./events";
 import type { ClaimedJob, DoorbellValue, FarmClient, ReportedFacts, Slots } from "./farmClient";
 import type { HandlerSource } from "./handler";
+import type { AppLabel } from "./jobLabel";
 import { JobRun, type JobOutcome, type JobRunOptions } from "./jobRun";
 
 export type WorkerState = "stopped" | "running" | "paused" | "draining" | "stopping";
 
 export type WorkerEvents = {
   state: { state: WorkerState; previous: WorkerState; reason?: string };
-  jobStarted: { jobId: string; type: string; attempt: number };
+  /** `app`: an app job's app and pinned version. */
+  jobStarted: { jobId: string; type: string; attempt: number; app?: AppLabel };
   jobProgress: { jobId: string; progress?: number; status?: string };
   jobOutput: { jobId: string; text: string };
-  jobFinished: { jobId: string; type: string; outcome: JobOutcome["kind"]; error?: string; durationMs: number };
+  jobFinished: { jobId: string; type: string; app?: AppLabel; outcome: JobOutcome["kind"]; error?: string; durationMs: number };
   error: { message: string; code?: string };
   connection: { connected: boolean };
   capabilities: { capabilities: string[] };
@@ -50,6 +53,8 @@ const DEFAULT_SUSPEND_LIMIT_MS = 10 * 60_000;
 export type RunningJobView = {
   jobId: string;
   type: string;
+  /** An app job's app and pinned version. */
+  app?: AppLabel;
   attempt: number;
   startedAt: number;
   progress?: number;
@@ -139,6 +144,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       maxChunkChars: options.maxChunkChars ?? LIMITS.outputChunkChars,
       outputFlushMs: options.outputFlushMs ?? 200,
       suspendLimitMs: options.suspendLimitMs ?? DEFAULT_SUSPEND_LIMIT_MS,
+      checkpointEveryMs: options.checkpointEveryMs ?? 5_000,
     };
     const client = options.client;
     this.jobClient = {
@@ -148,6 +154,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       presence: () => client.presence(),
       heartbeat: (leaseId, progress, status, suspended) => client.heartbeat(leaseId, progress, status, suspended),
       output: (leaseId, chunk) => client.output(leaseId, chunk),
+      ...(client.checkpoint ? { checkpoint: (leaseId: string, data: string) => client.checkpoint!(leaseId, data) } : {}),
       complete: (leaseId, result, _slots, cpuMs) => client.complete(leaseId, result, this.slotsNow(), cpuMs),
       fail: (leaseId, error, retryable, _slots, cpuMs) => client.fail(leaseId, error, retryable, this.slotsNow(), cpuMs),
       release: (leaseId) => client.release(leaseId, this.slotsNow()),
@@ -172,6 +179,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       running: [...this.runs.values()].map(({ run }) => ({
         jobId: run.job.jobId,
         type: run.job.type,
+        ...appOf(run.job),
         attempt: run.job.attempt,
         startedAt: run.startedAt,
         progress: run.progress,
@@ -525,7 +533,8 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     const freeMB = neededMB === undefined ? 0 : this.freeMemoryMB();
     if (neededMB !== undefined && freeMB < neededMB) return this.holdForMemory(job, neededMB, freeMB);
     this.offers.delete(job.jobId);
-    const handler = this.options.handlers.get(job.type);
+    // app jobs (`app.<name>`, with their pinned version) all run through the one `apps` handler
+    const handler = this.options.handlers.get(job.app ? APPS_CAPABILITY : job.type);
     const run = new JobRun(job, handler, this.jobClient, this.runOptions, {
       onProgress: (progress, status) => this.emit("jobProgress", { jobId: job.jobId, progress, status }),
       onOutput: (text) => this.emit("jobOutput", { jobId: job.jobId, text }),
@@ -535,7 +544,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     const entry = { run, done: Promise.resolve() };
     this.runs.set(job.jobId, entry);
     // Announce the job before its handler can report anything about it.
-    this.emit("jobStarted", { jobId: job.jobId, type: job.type, attempt: job.attempt });
+    this.emit("jobStarted", { jobId: job.jobId, type: job.type, attempt: job.attempt, ...appOf(job) });
     entry.done = run.run().then((outcome) => this.onJobEnd(run, outcome));
     // Claimed just as the owner came back: it has not got far, so another donor takes it.
     if (this.suspended) run.abort("yield");
@@ -548,6 +557,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.emit("jobFinished", {
       jobId: run.job.jobId,
       type: run.job.type,
+      ...appOf(run.job),
       outcome: outcome.kind,
       error: outcome.kind === "failed" ? outcome.error : outcome.kind === "lost" ? outcome.reason : undefined,
       durationMs: Date.now() - run.startedAt,
@@ -613,6 +623,11 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.reason = reason;
     if (previous !== state) this.emit("state", { state, previous, reason });
   }
+}
+
+/** `{ app }` of an app job (name and pinned version), nothing for another job. */
+function appOf(job: ClaimedJob): { app?: AppLabel } {
+  return job.app ? { app: { name: job.app.name, version: job.app.version } } : {};
 }
 
 function checkConcurrency(n: number): number {

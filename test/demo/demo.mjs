@@ -8,7 +8,7 @@ import { installExtension, prepareProfile, requireInstalledCodeServer, startCode
 import { repoDir, stateDir } from "../harness/paths.mjs";
 import { onInterrupt, runNpmScript } from "../harness/process.mjs";
 
-export const DEMO_CAPABILITIES = ["demo.echo", "demo.primes", "recipe.wordcount"];
+export const DEMO_CAPABILITIES = ["demo.echo", "demo.primes", "recipe.wordcount", "apps"];
 const WORDCOUNT = `let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const t=String(JSON.parse(s).text??"");console.log(JSON.stringify({progress:0.5,status:"counting"}));console.log(JSON.stringify({words:t.split(/\\s+/).filter(Boolean).length}))})`;
 const submit = makeFunctionReference("jobs:submit");
 const get = makeFunctionReference("jobs:get");
@@ -34,6 +34,8 @@ export async function launchEditor(farmUrl, joinSecret) {
   const profile = prepareProfile(profileDir, {
     "farmhand.allowRemoteDonation": true,
     "farmhand.preset": "full",
+    // the demo's donor has allowed farm apps (a real donor is asked once, when joining)
+    "farmhand.runApps": true,
     "farmhand.recipes": { wordcount: { command: process.execPath, args: ["-e", WORDCOUNT], description: "counts the words of payload.text" } },
   });
   installExtension(profile, join(repoDir, "farmhand.vsix"));
@@ -48,8 +50,11 @@ Farmhand is running.
   return editor;
 }
 
-/** Submit a round of jobs every 10 s and print how the previous rounds ended. Runs until stopped. */
-export async function feedJobs(url, clientKey) {
+/**
+ * Submit a round of jobs every 10 s and print how the previous rounds ended. Runs until stopped. `appJob(round)`:
+ * an app job to add to each round (when the demo published an app).
+ */
+export async function feedJobs(url, clientKey, appJob) {
   const client = new ConvexHttpClient(url);
   const open = new Map();
   for (let round = 1; ; round++) {
@@ -57,6 +62,7 @@ export async function feedJobs(url, clientKey) {
       { type: "demo.primes", payload: { n: 5_000_000 + Math.floor(Math.random() * 20_000_000) } },
       { type: "demo.echo", payload: { text: `hello from round ${round}` } },
       { type: "recipe.wordcount", payload: { text: "the quick brown fox jumps over the lazy dog" }, requiredCapabilities: ["recipe.wordcount"] },
+      ...(appJob ? [appJob(round)] : []),
     ];
     for (const job of jobs) {
       try {
@@ -70,10 +76,16 @@ export async function feedJobs(url, clientKey) {
       const job = await client.query(get, { clientKey, jobId }).catch(() => null);
       const status = job?.status ?? "unknown";
       counts[status] = (counts[status] ?? 0) + 1;
-      if (status === "succeeded") console.log(`  ${type} ${jobId} → ${JSON.stringify(job.result)}`);
+      if (status === "succeeded") console.log(`  ${job.app ? `${type} v${job.app.version}` : type} ${jobId} → ${summary(job.result)}`);
       if (["succeeded", "dead", "canceled"].includes(status)) open.delete(jobId);
     }
     console.log(`[${new Date().toLocaleTimeString()}] waiting jobs: ${JSON.stringify(counts)}`);
     await new Promise((resolve) => setTimeout(resolve, 10_000));
   }
+}
+
+/** A result short enough for one line (an app's PNG is shown by its size). */
+function summary(result) {
+  const text = JSON.stringify(result, (key, value) => (key === "png" && typeof value === "string" ? `<${Math.round((value.length * 3) / 4)} bytes of PNG>` : value));
+  return text.length > 160 ? `${text.slice(0, 157)}…` : text;
 }

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoDir } from "../harness/paths.mjs";
 import { DEMO_CAPABILITIES, feedJobs, launchEditor, prepare } from "./demo.mjs";
+import { demoAppJob, publishDemoApp } from "./demoApp.mjs";
 
 prepare();
 console.log("Pushing convex/ to your Convex development deployment (npx convex dev --once)…");
@@ -23,9 +24,11 @@ const url = deploymentUrl();
 const orgId = convexRun("admin:createOrg", { name: `farmhand demo ${new Date().toISOString()}` });
 const { token } = convexRun("admin:createEnrollment", { orgId, capabilities: DEMO_CAPABILITIES, maxConcurrentJobs: 2 });
 const { key: clientKey } = convexRun("admin:createClientKey", { orgId, name: "demo submitter" });
+const { key: publishKey } = convexRun("admin:createClientKey", { orgId, name: "demo publisher", canPublish: true });
 console.log(`  farm at ${url}, org ${orgId}`);
+const app = await publishDemoApp(url, publishKey);
 await launchEditor(url, token);
-await feedJobs(url, clientKey);
+await feedJobs(url, clientKey, app ? demoAppJob : undefined);
 
 function deploymentUrl() {
   const env = join(repoDir, ".env.local");

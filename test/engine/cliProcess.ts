@@ -7,7 +7,9 @@ export type CliRun = { child: ChildProcess; lines: string[]; stderr: () => strin
 
 /** Spawn `farmhand-worker` from its TypeScript source (through tsx), collecting its log lines. */
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
-  const child = spawn(process.execPath, ["--import", "tsx", cliEntry, "--no-ollama", ...args], {
+  // a worker never offers Ollama in tests; `publish` is a command of its own
+  const argv = args[0] === "publish" ? args : ["--no-ollama", ...args];
+  const child = spawn(process.execPath, ["--import", "tsx", cliEntry, ...argv], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

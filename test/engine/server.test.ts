@@ -381,8 +381,10 @@ describe("loopback test server with the project's convex/", () => {
     };
     try {
       const line = await waitFor(() => (stdout.includes("\n") ? stdout.split("\n")[0] : undefined), "the JSON line", 40_000);
-      const printed = JSON.parse(line) as { url: string; orgId: string; clientKey: string; workerKeys: string[] };
-      expect(Object.keys(printed).sort()).toEqual(["clientKey", "orgId", "url", "workerKeys"]);
+      const printed = JSON.parse(line) as { url: string; orgId: string; clientKey: string; publishKey: string; workerKeys: string[] };
+      expect(Object.keys(printed).sort()).toEqual(["clientKey", "orgId", "publishKey", "url", "workerKeys"]);
+      expect(printed.publishKey).toMatch(/^fh_c_/);
+      expect(printed.publishKey).not.toBe(printed.clientKey);
       expect(printed.workerKeys).toHaveLength(2);
       const made = new ConvexClient(printed.url, { logger: false });
       expect(await made.query(farmApi.workers.watch, { apiKey: printed.workerKeys[1], capabilities: ["demo.echo"] })).toMatchObject({

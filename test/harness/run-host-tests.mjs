@@ -45,13 +45,15 @@ async function main() {
   try {
     const profile = prepareProfile(root);
     cpSync(CONTEXT_PROBE, join(profile.extensionsDir, "farmhand-tests.context-probe-0.0.1"), { recursive: true });
-    const farm = await startTestFarm();
+    // the farm allows apps (a machine runs them only with farmhand.runApps on); the suite publishes a built example
+    const farm = await startTestFarm({ capabilities: ["apps"] });
     cleanups.push(farm.stop);
     const env = {
       FARMHAND_HOST_TEST: "1",
       FARMHAND_HOST_TAG_LOGS: "1",
       FARMHAND_EXPECT_REMOTE: "1",
       ...testFarmEnv(farm),
+      FARMHAND_TEST_APP_MODULE: await builtExampleApp("primes"),
     };
     const server = await startCodeServer(profile, { env, onLog: (line) => serverLog.push(line) });
     cleanups.push(server.stop);
@@ -120,4 +122,15 @@ async function main() {
 function printTail(title, lines) {
   console.error(`--- last lines of the ${title} (all of it in test/artifacts/host/) ---`);
   for (const line of lines.slice(-40)) console.error(line);
+}
+
+/** The example app's module, built when missing or stale (Debian's clang); empty when it cannot be built. */
+async function builtExampleApp(name) {
+  try {
+    const { buildApps } = await import("../../examples/apps/build.mjs");
+    return buildApps({ log: () => undefined })[name];
+  } catch (error) {
+    console.warn(`the example apps could not be built: ${error instanceof Error ? error.message.split("\n")[0] : error}`);
+    return "";
+  }
 }

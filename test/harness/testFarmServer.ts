@@ -1,6 +1,6 @@
 // The farm the code-server runners hand to the extension under test: the project's loopback Convex test server
 // (test/server, the real convex/ functions through convex-test), seeded with one org, a client key, one enrolled
-// worker, and enrollment tokens for the join tests. Prints ONE JSON line on stdout, then runs until SIGTERM.
+// worker, a client key that may publish apps, and enrollment tokens for the join tests. Prints ONE JSON line on stdout, then runs until SIGTERM.
 // Arguments: extra capabilities to grant on top of demo.echo and demo.primes.
 import { makeFunctionReference } from "convex/server";
 import { seed, startTestServer } from "../server";
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 
-  const { orgId, clientKey, workerKeys } = await seed(server, 1, { capabilities: CAPABILITIES });
+  const { orgId, clientKey, publishKey, workerKeys } = await seed(server, 1, { capabilities: CAPABILITIES });
   const enrollment = (options: Record<string, unknown>) =>
     server.write(async (t) => (await t.mutation(createEnrollment, { orgId, capabilities: CAPABILITIES, ...options })).token);
   const tokens = {
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     // An operator's machine: may manage the farm (the console's UI test joins with it).
     operator: await enrollment({ maxConcurrentJobs: 2, canManage: true }),
   };
-  process.stdout.write(JSON.stringify({ url: server.url, orgId, clientKey, workerKeys, tokens }) + "\n");
+  process.stdout.write(JSON.stringify({ url: server.url, orgId, clientKey, publishKey, workerKeys, tokens }) + "\n");
 }
 
 main().catch((error: Error) => {

@@ -1,4 +1,4 @@
-// seed(): an org, a client key and n enrolled workers, made with the project's own admin and worker
+// seed(): an org, a client key, a publishing client key and n enrolled workers, made with the project's own admin and worker
 // functions (admin:createOrg, admin:createClientKey, admin:createEnrollment, workers:enroll).
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
@@ -14,7 +14,8 @@ export type SeedOptions = {
   orgName?: string;
 };
 
-export type Seeded = { orgId: Id<"orgs">; clientKey: string; workerKeys: string[]; workerIds: Array<Id<"workers">> };
+/** `publishKey`: a client key of the same org with the right to publish farm apps (`clientKey` has none). */
+export type Seeded = { orgId: Id<"orgs">; clientKey: string; publishKey: string; workerKeys: string[]; workerIds: Array<Id<"workers">> };
 
 export async function seed<Schema extends AnySchema>(server: Pick<TestServer<Schema>, "write">, workers: number, options: SeedOptions = {}): Promise<Seeded> {
   if (!Number.isInteger(workers) || workers < 0) throw new Error(`seed: the worker count must be a whole number ≥ 0, got ${workers}`);
@@ -22,6 +23,7 @@ export async function seed<Schema extends AnySchema>(server: Pick<TestServer<Sch
   return await server.write(async (t) => {
     const orgId = await t.mutation(internal.admin.createOrg, { name: options.orgName ?? "Test farm" });
     const { key: clientKey } = await t.mutation(internal.admin.createClientKey, { orgId, name: "test client" });
+    const { key: publishKey } = await t.mutation(internal.admin.createClientKey, { orgId, name: "test publisher", canPublish: true });
     const workerKeys: string[] = [];
     const workerIds: Array<Id<"workers">> = [];
     for (let i = 0; i < workers; i++) {
@@ -39,6 +41,6 @@ export async function seed<Schema extends AnySchema>(server: Pick<TestServer<Sch
       workerKeys.push(enrolled.apiKey);
       workerIds.push(enrolled.workerId);
     }
-    return { orgId, clientKey, workerKeys, workerIds };
+    return { orgId, clientKey, publishKey, workerKeys, workerIds };
   });
 }

@@ -26,6 +26,7 @@ describe("farmhand-worker arguments", () => {
       recipes: "r.json",
       ollamaUrl: undefined,
       ollama: false,
+      apps: false,
       jobTimeoutMs: 60_000,
       connectTimeoutMs: 15_000,
     });
@@ -51,6 +52,14 @@ describe("farmhand-worker arguments", () => {
     expect(parseCliArgs(["--url", "http://x", "--key", "k"], {}).suspendLimitMs).toBeUndefined();
     expect(() => parseCliArgs(["--url", "http://x", "--suspend-limit-minutes", "1.5"], {})).toThrow("--suspend-limit-minutes must be a whole number from 0 to 1440, got 1.5");
     expect(() => parseCliArgs(["--url", "http://x", "--suspend-limit-minutes", "2000"], {})).toThrow("--suspend-limit-minutes must be a whole number");
+  });
+
+  it("runs apps only with --apps; --site-url goes with it", () => {
+    expect(parseCliArgs(["--url", "http://x", "--key", "k"], {}).apps).toBe(false);
+    expect(parseCliArgs(["--url", "http://x", "--key", "k", "--apps"], {})).toMatchObject({ apps: true, siteUrl: undefined });
+    expect(parseCliArgs(["--url", "http://x", "--apps", "--site-url", "https://s.example"], {}).siteUrl).toBe("https://s.example");
+    expect(() => parseCliArgs(["--url", "http://x", "--site-url", "https://s.example"], {})).toThrow("--site-url is only for --apps");
+    expect(() => parseCliArgs(["--url", "http://x", "--apps", "--site-url", "nope"], {})).toThrow("--site-url is not a URL");
   });
 
   it("takes --max-failures, where 0 means never auto-pause", () => {

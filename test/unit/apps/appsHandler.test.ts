@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { appsHandler } from "../../../extension/handlers/apps/appsHandler";
+import type { AppRunRequest } from "../../../extension/handlers/apps/appRunner";
+import type { PoolRunContext } from "../../../extension/handlers/processPool";
+import { fakeCtx } from "../handlers/fakeCtx";
+
+const APP = { name: "render", version: 2, sha256: "b".repeat(64), memoryMB: 64, timeoutMs: 1_000 };
+
+describe("the apps handler", () => {
+  it("offers the apps capability and runs the pinned version with the claimed checkpoint, passing saved ones on", async () => {
+    const seen: Array<{ request: AppRunRequest; ctx: PoolRunContext }> = [];
+    const handler = appsHandler({
+      run: (request, ctx) => {
+        seen.push({ request, ctx });
+        ctx.onCheckpoint?.("Q0s=");
+        return Promise.resolve({ result: { ok: 1 }, checkpoint: "Q0s=" });
+      },
+    });
+    expect(handler.type).toBe("apps");
+    expect(await handler.capabilities!()).toEqual(["apps"]);
+    const saved: string[] = [];
+    const f = fakeCtx();
+    const result = await handler.run({ x: 1 }, { ...f.ctx, app: APP, checkpoint: "T0xE", saveCheckpoint: (d) => saved.push(d) });
+    expect(result).toEqual({ ok: 1 });
+    expect(seen[0].request).toEqual({ app: APP, payload: { x: 1 }, checkpoint: "T0xE" });
+    expect(saved).toEqual(["Q0s="]);
+  });
+
+  it("refuses a job without a pin, not retryable", async () => {
+    const handler = appsHandler({ run: () => Promise.reject(new Error("not reached")) });
+    const error = (await handler.run({}, fakeCtx().ctx).catch((e: unknown) => e)) as Error & { retryable?: boolean };
+    expect(error.message).toMatch(/names no app version/);
+    expect(error.retryable).toBe(false);
+  });
+});
