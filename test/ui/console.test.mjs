@@ -82,7 +82,8 @@ describe("the operator's console", function () {
     root = mkdtempSync(join(tmpdir(), "farmhand-console-ui-"));
     farm = await startTestFarm();
     deadJobId = await deadLetter(farm);
-    const profile = prepareProfile(root, { "farmhand.allowRemoteDonation": true });
+    // runApps answered in the user settings: the join asks nothing about apps
+    const profile = prepareProfile(root, { "farmhand.allowRemoteDonation": true, "farmhand.runApps": false });
     installExtension(profile, vsix);
     server = await startCodeServer(profile, { onLog: () => {} });
     browser = await launchChromium(profile.chromiumDir);
