@@ -1,15 +1,12 @@
 import { v } from "convex/values";
 import { internalMutation, internalQuery } from "./_generated/server";
 import { createOrgShards } from "./lib/counters";
-import { stopWaiting } from "./lib/demand";
 import { fail } from "./lib/errors";
-import { inboxRows, isOfferedTo, withdrawOffer } from "./lib/inbox";
-import { ensureDispatchState, kickForJobs, kickSummary } from "./lib/kick";
+import { createClientKeyFor, createEnrollmentToken, revokeWorkerNow } from "./lib/access";
+import { ensureDispatchState } from "./lib/kick";
 import { computeSummary } from "./lib/summary";
-import { finishJob, requeue } from "./lib/transitions";
-import { displayPrefix, newSecret, sha256Hex } from "./lib/keys";
 import { LIMITS } from "./lib/limits";
-import { checkCapabilityGrants, checkIntegerInRange, checkText } from "./lib/validate";
+import { checkText } from "./lib/validate";
 import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
 
 /** Operator functions: internal only, run with `npx convex run admin:<name> '<json args>'`. */
@@ -35,21 +32,9 @@ export const createEnrollment = internalMutation({
     ttlMs: v.optional(v.number()),
     canManage: v.optional(v.boolean()),
   },
-  handler: async (ctx, args) => {
-    if (!(await ctx.db.get(args.orgId))) fail("not_found", "No such org");
-    const capabilities = checkCapabilityGrants(args.capabilities);
-    const maxConcurrentJobs = checkIntegerInRange(args.maxConcurrentJobs ?? 1, "maxConcurrentJobs", 1, LIMITS.maxConcurrentJobs);
-    const ttlMs = checkIntegerInRange(args.ttlMs ?? LIMITS.defaultEnrollmentTtlMs, "ttlMs", 1, 365 * 24 * 3600 * 1000);
-    const token = newSecret("fh_e_");
-    await ctx.db.insert("enrollments", {
-      orgId: args.orgId,
-      tokenHash: await sha256Hex(token),
-      tokenPrefix: displayPrefix(token),
-      capabilities,
-      maxConcurrentJobs,
-      canManage: args.canManage ?? false,
-      expiresAt: Date.now() + ttlMs,
-    });
+  handler: async (ctx, { orgId, ...spec }) => {
+    if (!(await ctx.db.get(orgId))) fail("not_found", "No such org");
+    const { token } = await createEnrollmentToken(ctx, orgId, spec);
     return { token };
   },
 });
@@ -59,52 +44,17 @@ export const createClientKey = internalMutation({
   args: { orgId: v.id("orgs"), name: v.string(), canPublish: v.optional(v.boolean()) },
   handler: async (ctx, { orgId, name, canPublish }) => {
     if (!(await ctx.db.get(orgId))) fail("not_found", "No such org");
-    const key = newSecret("fh_c_");
-    const clientKeyId = await ctx.db.insert("clientKeys", {
-      orgId,
-      name: checkText(name, "name", LIMITS.nameChars),
-      keyHash: await sha256Hex(key),
-      keyPrefix: displayPrefix(key),
-      revoked: false,
-      canPublish: canPublish ?? false,
-    });
-    return { key, clientKeyId };
+    return await createClientKeyFor(ctx, orgId, name, canPublish);
   },
 });
 
-/**
- * The key stops working on its next call, and the worker's jobs go back to the queue at once: running ones
- * without burning an attempt (a cancel-requested one ends canceled), offered ones to the next waiter.
- */
+/** See lib/access.ts revokeWorkerNow: the key stops working and the worker's jobs go back to the queue. */
 export const revokeWorker = internalMutation({
   args: { workerId: v.id("workers") },
   handler: async (ctx, { workerId }) => {
     const worker = await ctx.db.get(workerId);
     if (!worker) fail("not_found", "No such worker");
-    await ctx.db.patch(workerId, { revoked: true });
-    const running = await ctx.db
-      .query("jobs")
-      .withIndex("by_worker_status", (q) => q.eq("workerId", workerId).eq("status", "running"))
-      .take(LIMITS.maxConcurrentJobs);
-    for (const job of running) {
-      if (job.cancelRequested) await finishJob(ctx, job, "canceled", { workerId, detail: "worker revoked after cancel" });
-      else await requeue(ctx, job, { kind: "release", detail: "worker revoked" }, workerId);
-    }
-    let handedBack = running.length;
-    for (const offer of await inboxRows(ctx, workerId, "offer")) {
-      const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
-      if (isOfferedTo(job, workerId)) {
-        await withdrawOffer(ctx, job, { requeue: true });
-        handedBack++;
-      }
-    }
-    for (const kind of ["cancel", "resync"] as const) {
-      for (const row of await inboxRows(ctx, workerId, kind)) await ctx.db.delete(row._id);
-    }
-    await stopWaiting(ctx, workerId);
-    if (handedBack > 0) await kickForJobs(ctx, worker.orgId);
-    await kickSummary(ctx, worker.orgId);
-    return { handedBack };
+    return await revokeWorkerNow(ctx, worker);
   },
 });
 

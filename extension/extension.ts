@@ -13,6 +13,7 @@ import { ContextKeys } from "./views/contextKeys";
 import { FarmTree } from "./views/farmTree";
 import { joinFarm } from "./views/joinFlow";
 import { PanelProvider } from "./views/panelProvider";
+import { ConsolePanel } from "./views/consolePanel";
 import { buildSnapshot } from "./views/panelSnapshot";
 import { StatusBar } from "./views/statusBar";
 import { Throttle } from "./views/throttle";
@@ -54,6 +55,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   const tree = new FarmTree(data, () => membership.joined);
   const panel = new PanelProvider(context.extensionUri, data, { version: String((context.extension.packageJSON as { version?: unknown }).version), snapshot, perform: (r) => void perform(r), log });
   const contextKeys = new ContextKeys();
+  const consolePanel = new ConsolePanel(context.extensionUri, connection, log);
   // One snapshot per redraw, handed to every surface.
   const render = new Throttle(() => {
     const state = snapshot();
@@ -76,6 +78,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     membership.onDidChange(() => (data.reset(), tree.refresh(), applyPolicy())),
     { dispose: handlers.registry.onChange(() => void session.refreshCapabilities()) },
     vscode.window.registerWebviewViewProvider(PanelProvider.viewId, panel),
+    consolePanel,
+    vscode.commands.registerCommand("farmhand.openConsole", () => consolePanel.open()),
     ...register(),
   );
 

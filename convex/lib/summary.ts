@@ -3,6 +3,7 @@ import type { QueryCtx } from "../_generated/server";
 import { laneTotals, orgTotals, recentThroughput } from "./counters";
 import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
+import { waitPercentiles } from "./queueWait";
 import { LIMITS } from "./limits";
 import { meetsClass } from "./requirements";
 
@@ -34,6 +35,8 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     .take(LIMITS.workersListed * 2);
   const lastSeen = new Map(seen.map((p) => [p.workerId, p.lastSeenAt]));
   const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
+  const minutes = await recentThroughput(ctx, orgId, now);
+  const queueWait = waitPercentiles(minutes.map((m) => m.waits));
   // Waiting jobs no worker of the org could ever run: none of the (unrevoked) workers' reported machines meets them.
   const machines = workers.filter((w) => !w.revoked).map((w) => w.facts);
   const unmeetable = laneRows.flatMap((lane) =>
@@ -60,7 +63,8 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       revoked: w.revoked,
       ...(w.facts ? { facts: w.facts } : {}),
     })),
-    throughput: await recentThroughput(ctx, orgId, now),
+    throughput: minutes.filter((m) => m.finished > 0 || m.failed > 0).map(({ minuteStart, finished, failed }) => ({ minuteStart, finished, failed })),
+    ...(queueWait ? { queueWait } : {}),
     unmeetable,
     deadLetters: dead.map((d) => ({ ...d, error: d.error?.slice(0, LIMITS.summaryErrorChars) })),
   };
