@@ -38,7 +38,7 @@ const builds = [
   },
   {
     ...common,
-    entryPoints: { webview: "media/panel/main.ts" },
+    entryPoints: { webview: "media/panel/main.ts", console: "media/console/main.ts" },
     outdir: "dist",
     platform: "browser",
     format: "iife",

@@ -2,12 +2,11 @@ import { v } from "convex/values";
 import { internalMutation, internalQuery } from "./_generated/server";
 import { createOrgShards } from "./lib/counters";
 import { fail } from "./lib/errors";
+import { createClientKeyFor, createEnrollmentToken, revokeWorkerNow } from "./lib/access";
 import { ensureDispatchState } from "./lib/kick";
 import { computeSummary } from "./lib/summary";
-import { revokeAndHandBack } from "./lib/revoke";
-import { displayPrefix, newSecret, sha256Hex } from "./lib/keys";
 import { LIMITS } from "./lib/limits";
-import { checkCapabilityGrants, checkIntegerInRange, checkText } from "./lib/validate";
+import { checkText } from "./lib/validate";
 import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
 
 /** Operator functions: internal only, run with `npx convex run admin:<name> '<json args>'`. */
@@ -33,21 +32,9 @@ export const createEnrollment = internalMutation({
     ttlMs: v.optional(v.number()),
     canManage: v.optional(v.boolean()),
   },
-  handler: async (ctx, args) => {
-    if (!(await ctx.db.get(args.orgId))) fail("not_found", "No such org");
-    const capabilities = checkCapabilityGrants(args.capabilities);
-    const maxConcurrentJobs = checkIntegerInRange(args.maxConcurrentJobs ?? 1, "maxConcurrentJobs", 1, LIMITS.maxConcurrentJobs);
-    const ttlMs = checkIntegerInRange(args.ttlMs ?? LIMITS.defaultEnrollmentTtlMs, "ttlMs", 1, 365 * 24 * 3600 * 1000);
-    const token = newSecret("fh_e_");
-    await ctx.db.insert("enrollments", {
-      orgId: args.orgId,
-      tokenHash: await sha256Hex(token),
-      tokenPrefix: displayPrefix(token),
-      capabilities,
-      maxConcurrentJobs,
-      canManage: args.canManage ?? false,
-      expiresAt: Date.now() + ttlMs,
-    });
+  handler: async (ctx, { orgId, ...spec }) => {
+    if (!(await ctx.db.get(orgId))) fail("not_found", "No such org");
+    const { token } = await createEnrollmentToken(ctx, orgId, spec);
     return { token };
   },
 });
@@ -57,26 +44,17 @@ export const createClientKey = internalMutation({
   args: { orgId: v.id("orgs"), name: v.string(), canPublish: v.optional(v.boolean()) },
   handler: async (ctx, { orgId, name, canPublish }) => {
     if (!(await ctx.db.get(orgId))) fail("not_found", "No such org");
-    const key = newSecret("fh_c_");
-    const clientKeyId = await ctx.db.insert("clientKeys", {
-      orgId,
-      name: checkText(name, "name", LIMITS.nameChars),
-      keyHash: await sha256Hex(key),
-      keyPrefix: displayPrefix(key),
-      revoked: false,
-      canPublish: canPublish ?? false,
-    });
-    return { key, clientKeyId };
+    return await createClientKeyFor(ctx, orgId, name, canPublish);
   },
 });
 
-/** The key stops working on its next call, and the worker's jobs go back to the queue at once (lib/revoke.ts). */
+/** See lib/access.ts revokeWorkerNow: the key stops working and the worker's jobs go back to the queue. */
 export const revokeWorker = internalMutation({
   args: { workerId: v.id("workers") },
   handler: async (ctx, { workerId }) => {
     const worker = await ctx.db.get(workerId);
     if (!worker) fail("not_found", "No such worker");
-    return { handedBack: await revokeAndHandBack(ctx, worker, "worker revoked") };
+    return await revokeWorkerNow(ctx, worker);
   },
 });
 

@@ -7,6 +7,8 @@ import { jobView } from "./lib/jobView";
 import { LIMITS } from "./lib/limits";
 import { checkJobSpec, insertCheckedJob, jobSpec, jobSpecFields } from "./lib/submit";
 import { checkText } from "./lib/validate";
+import { checkWebhookUrl, webhookOf } from "./lib/webhooks";
+import { newSecret } from "./lib/keys";
 
 /** Submitter API: every call takes a client key (`fh_c_…`) and sees only its own org's jobs. */
 
@@ -14,7 +16,7 @@ export const submit = mutation({
   args: { clientKey: v.string(), ...jobSpecFields },
   handler: async (ctx, { clientKey, ...spec }) => {
     const client = await clientFromKey(ctx, clientKey);
-    return await insertCheckedJob(ctx, client.orgId, checkJobSpec(spec, Date.now()));
+    return await insertCheckedJob(ctx, client.orgId, checkJobSpec(spec, Date.now()), client._id);
   },
 });
 
@@ -32,7 +34,7 @@ export const submitBatch = mutation({
     }
     const ids = [];
     // a refusal here (an unknown app) rolls back the jobs inserted before it: all or nothing
-    for (const [i, spec] of checked.entries()) ids.push(await naming(i, () => insertCheckedJob(ctx, client.orgId, spec)));
+    for (const [i, spec] of checked.entries()) ids.push(await naming(i, () => insertCheckedJob(ctx, client.orgId, spec, client._id)));
     return ids;
   },
 });
@@ -99,5 +101,27 @@ export const batchStatus = query({
     for (const job of jobs.slice(0, LIMITS.batchStatusScan)) counts[job.status]++;
     const total = Math.min(jobs.length, LIMITS.batchStatusScan);
     return { batchId, total, counts, done: total > 0 && counts.pending + counts.running === 0, truncated };
+  },
+});
+
+/**
+ * Where this client key's jobs report their end: a POST to `url` signed with the returned secret (shown
+ * once; calling again sets the url and a new secret). `url: null` removes the webhook: `{ secret: null }`.
+ */
+export const setWebhook = mutation({
+  args: { clientKey: v.string(), url: v.union(v.string(), v.null()) },
+  handler: async (ctx, args) => {
+    const client = await clientFromKey(ctx, args.clientKey);
+    const url = args.url === null ? null : checkWebhookUrl(args.url);
+    const existing = await webhookOf(ctx, client._id);
+    if (url === null) {
+      if (existing) await ctx.db.delete(existing._id);
+      return { secret: null };
+    }
+    const secret = newSecret("fh_h_");
+    const fields = { url, secret, updatedAt: Date.now() };
+    if (existing) await ctx.db.patch(existing._id, fields);
+    else await ctx.db.insert("webhooks", { orgId: client.orgId, clientKeyId: client._id, ...fields });
+    return { secret };
   },
 });

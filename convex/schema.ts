@@ -41,7 +41,11 @@ export default defineSchema({
     expiresAt: v.number(),
     usedAt: v.optional(v.number()),
     workerId: v.optional(v.id("workers")),
-  }).index("by_hash", ["tokenHash"]),
+    // revoked by an operator before use (its expiresAt is moved to that moment too)
+    revokedAt: v.optional(v.number()),
+  })
+    .index("by_hash", ["tokenHash"])
+    .index("by_org", ["orgId"]),
 
   workers: defineTable({
     orgId: v.id("orgs"),
@@ -77,7 +81,9 @@ export default defineSchema({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
     running: v.number(),
-  }).index("by_worker", ["workerId"]),
+  })
+    .index("by_worker", ["workerId"])
+    .index("by_org", ["orgId"]),
 
   /**
    * How many more jobs each worker wants offered now (`wants`), declared by the worker and counted down by
@@ -174,6 +180,8 @@ export default defineSchema({
       }),
     ),
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
+    // queue wait (claim time − ready time) over the last hour, from the minute histograms
+    queueWait: v.optional(v.object({ p50Ms: v.number(), p95Ms: v.number(), samples: v.number() })),
     deadLetters: v.array(
       v.object({
         jobId: v.id("jobs"),
@@ -195,7 +203,9 @@ export default defineSchema({
     revoked: v.boolean(),
     /** May publish and delete farm apps (optional: keys created before apps existed have none). */
     canPublish: v.optional(v.boolean()),
-  }).index("by_hash", ["keyHash"]),
+  })
+    .index("by_hash", ["keyHash"])
+    .index("by_org", ["orgId"]),
 
   // Farm apps: one row per published version of an app (a WASI module in file storage). A deleted version's
   // row stays, without its module, so a job pinned to it can be failed with the reason.
@@ -239,6 +249,8 @@ export default defineSchema({
     minute: v.optional(v.number()),
     finished: v.optional(v.number()),
     failed: v.optional(v.number()),
+    // one claim call's queue waits (claim time − ready time) as a histogram (lib/queueWait.ts buckets)
+    waits: v.optional(v.array(v.number())),
   })
     .index("by_org", ["orgId"])
     .index("by_lane", ["laneId"]),
@@ -269,6 +281,8 @@ export default defineSchema({
     finished: v.number(),
     // attempts that failed in this minute (a fail call or an expired lease), retried or not
     failed: v.optional(v.number()),
+    // claims of this minute by queue wait: counts per bucket of lib/queueWait.ts WAIT_BUCKETS_MS
+    waits: v.optional(v.array(v.number())),
   })
     .index("by_org_minute_shard", ["orgId", "minute", "shard"])
     .index("by_minute", ["minute"]),
@@ -302,6 +316,12 @@ export default defineSchema({
     leaseCheck: v.optional(v.id("_scheduled_functions")),
     startedAt: v.optional(v.number()),
     finishedAt: v.optional(v.number()),
+    // Credit for the last attempt a worker reported (lib/credit.ts): CPU time as measured and clamped, or
+    // its wall time when it could not be measured (`cpuMeasured: false`, e.g. an Ollama request).
+    cpuMs: v.optional(v.number()),
+    cpuMeasured: v.optional(v.boolean()),
+    // The client key that submitted it (jobs:submit, jobs:submitBatch, HTTP): whose webhook hears its end.
+    clientKeyId: v.optional(v.id("clientKeys")),
     // what the job needs of its machine, as submitted (its lane holds the rounded-up class)
     requirements: v.optional(jobRequirements),
     // the running job is frozen on its worker (the donor is using the machine) since then; its heartbeats say so
@@ -318,7 +338,12 @@ export default defineSchema({
     .index("by_org_external", ["orgId", "externalId"])
     .index("by_org_batch", ["orgId", "batchId"])
     .index("by_org_status", ["orgId", "status", "finishedAt"])
-    .index("by_finished", ["finishedAt"]),
+    .index("by_finished", ["finishedAt"])
+    // The console's job list (convex/console.ts): each filter it offers is served by one of these, newest first.
+    .index("by_org", ["orgId"])
+    .index("by_org_type", ["orgId", "type"])
+    .index("by_org_status_created", ["orgId", "status"])
+    .index("by_org_status_type", ["orgId", "status", "type"]),
 
   jobOutput: defineTable({
     orgId: v.id("orgs"),
@@ -348,5 +373,90 @@ export default defineSchema({
     workerId: v.optional(v.id("workers")),
     attempt: v.optional(v.number()),
     detail: v.optional(v.string()),
+    // retried: the backoff before the job is claimable again
+    backoffMs: v.optional(v.number()),
   }).index("by_job", ["jobId"]),
+
+  /**
+   * An operator's bulk retry/cancel/purge over a job filter (convex/consoleActions.ts): worked through in
+   * bounded scheduled batches; `affected` jobs changed so far, `scanned` jobs looked at, `done` when over.
+   */
+  bulkOps: defineTable({
+    orgId: v.id("orgs"),
+    action: v.union(v.literal("retry"), v.literal("cancel"), v.literal("purge")),
+    filter: v.object({
+      status: v.optional(jobStatus),
+      type: v.optional(v.string()),
+      batchId: v.optional(v.string()),
+      externalId: v.optional(v.string()),
+      from: v.optional(v.number()),
+      to: v.optional(v.number()),
+    }),
+    by: v.id("workers"),
+    cursor: v.optional(v.string()),
+    scanned: v.number(),
+    affected: v.number(),
+    batches: v.number(),
+    done: v.boolean(),
+    startedAt: v.number(),
+    finishedAt: v.optional(v.number()),
+  }).index("by_org", ["orgId"]),
+
+  /** A client key's completion webhook (jobs:setWebhook): the secret is kept to sign each delivery. */
+  webhooks: defineTable({
+    orgId: v.id("orgs"),
+    clientKeyId: v.id("clientKeys"),
+    url: v.string(),
+    secret: v.string(),
+    updatedAt: v.number(),
+  }).index("by_client", ["clientKeyId"]),
+
+  /**
+   * The webhook delivery of one job's end (lib/webhooks.ts): one row per job, so at most one delivery is in
+   * flight per job; a job that ends again (a retried dead letter) reuses it. `attempts` keeps every try.
+   */
+  webhookDeliveries: defineTable({
+    orgId: v.id("orgs"),
+    jobId: v.id("jobs"),
+    clientKeyId: v.id("clientKeys"),
+    // pending: a delivery run is scheduled (at nextAt); sending: an attempt is in flight; delivered; failed:
+    // gave up after 24 h; waiting: the job was running again (a retried dead letter) when its turn came
+    state: v.union(v.literal("pending"), v.literal("sending"), v.literal("delivered"), v.literal("failed"), v.literal("waiting")),
+    // the job ended again while an attempt was in flight: deliver once more when it is over
+    again: v.optional(v.boolean()),
+    firstAt: v.number(),
+    nextAt: v.optional(v.number()),
+    attempts: v.array(
+      v.object({ at: v.number(), ms: v.number(), status: v.optional(v.number()), error: v.optional(v.string()), jobStatus: v.string() }),
+    ),
+  }).index("by_job", ["jobId"]),
+
+  /**
+   * Donor credit per worker and UTC day (`day` = whole days since the epoch), written by the mutation that
+   * ends an attempt (workers:complete / workers:fail): `cpuMs` counts every credited millisecond, of which
+   * `wallMs` were credited by wall time because the CPU could not be measured.
+   */
+  creditDays: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    day: v.number(),
+    cpuMs: v.number(),
+    wallMs: v.number(),
+    jobs: v.number(),
+    failed: v.number(),
+  })
+    .index("by_worker_day", ["workerId", "day"])
+    .index("by_org_day", ["orgId", "day"]),
+
+  /** The same credit summed over all time, one row per worker (the all-time leaderboard, the workers page). */
+  creditTotals: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    cpuMs: v.number(),
+    wallMs: v.number(),
+    jobs: v.number(),
+    failed: v.number(),
+  })
+    .index("by_worker", ["workerId"])
+    .index("by_org", ["orgId"]),
 });

@@ -8,12 +8,14 @@ import { declareSlots } from "./lib/declare";
 import { fail as reject } from "./lib/errors";
 import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
+import { noteQueueWaits } from "./lib/counters";
 import { kickForWaiter, kickSummary } from "./lib/kick";
 import { refreshLaneRows } from "./lib/demand";
 import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
-import { revokeAndHandBack } from "./lib/revoke";
+import { revokeWorkerNow } from "./lib/access";
 import { LIMITS } from "./lib/limits";
+import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf } from "./lib/credit";
 import { touchWorker } from "./lib/presence";
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { addRunning, runningCount } from "./lib/workerSlots";
@@ -113,14 +115,16 @@ export const claim = mutation({
     const now = Date.now();
     const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
     const wanted = Math.min(max, free);
-    const { claimed, complete } = await takeOffers(ctx, worker, wanted, now);
+    const waits: number[] = [];
+    const { claimed, complete } = await takeOffers(ctx, worker, wanted, now, waits);
     if (claimed.length < wanted && complete) {
       // It wants more than it was offered (an engine's first claim, a simple caller): read the heads.
       const held = (await inboxRows(ctx, worker._id, "offer")).length;
       const fromHeads = Math.min(wanted, free - held) - claimed.length;
-      if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now)));
+      if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now, waits)));
     }
     if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
+    await noteQueueWaits(ctx, worker.orgId, now, waits);
     return claimed;
   },
 });
@@ -263,14 +267,21 @@ export const checkpoint = mutation({
   },
 });
 
+/**
+ * `cpuMs` on complete/fail: the CPU time the attempt's process used, when the worker could measure it; the
+ * server clamps it to the attempt's wall time × the machine's cores, and credits wall time without it.
+ */
+const cpuMsArg = v.optional(v.number());
+
 export const complete = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()), slots: slotsArg },
+  args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()), slots: slotsArg, cpuMs: cpuMsArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
     const result: unknown = args.result ?? null;
     checkValueSize(result, "result", LIMITS.resultBytes);
     const slots = checkSlots(args.slots);
+    await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "completed");
     let status: "succeeded" | "canceled" = "succeeded";
     if (job.cancelRequested) {
       await finishJob(ctx, job, "canceled", { result, workerId: worker._id, detail: "completed after cancel" });
@@ -285,12 +296,20 @@ export const complete = mutation({
 });
 
 export const fail = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), error: v.string(), retryable: v.optional(v.boolean()), slots: slotsArg },
+  args: {
+    apiKey: v.string(),
+    leaseId: v.string(),
+    error: v.string(),
+    retryable: v.optional(v.boolean()),
+    slots: slotsArg,
+    cpuMs: cpuMsArg,
+  },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const job = await leasedJob(ctx, worker, args.leaseId);
     const error = args.error.slice(0, LIMITS.errorChars) || "failed";
     const slots = checkSlots(args.slots);
+    await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "failed");
     await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);
     const after = (await ctx.db.get(job._id))!;
     if (slots !== undefined) await declareSlots(ctx, worker, slots);
@@ -349,6 +368,29 @@ export const leave = mutation({
   args: { apiKey: v.string() },
   handler: async (ctx, { apiKey }) => {
     const worker = await workerFromKey(ctx, apiKey);
-    return { handedBack: await revokeAndHandBack(ctx, worker, "worker left the farm") };
+    return await revokeWorkerNow(ctx, worker, "worker left the farm");
+  },
+});
+
+/**
+ * This machine's credit, for the donor's panel: CPU-hours given this week (UTC, from Monday 00:00) and all
+ * time, with the jobs done; `wallHours` of them were credited by wall time (CPU not measurable).
+ */
+export const myCredit = query({
+  args: { apiKey: v.string() },
+  handler: async (ctx, { apiKey }) => {
+    const worker = await workerFromKey(ctx, apiKey);
+    const week = await weekCreditOf(ctx, worker._id, Date.now());
+    const total = await creditTotalOf(ctx, worker._id);
+    const hours = (ms: number) => ms / 3_600_000;
+    return {
+      week: { cpuHours: hours(week.cpuMs), wallHours: hours(week.wallMs), jobs: week.jobs, failed: week.failed },
+      allTime: {
+        cpuHours: hours(total?.cpuMs ?? 0),
+        wallHours: hours(total?.wallMs ?? 0),
+        jobs: total?.jobs ?? 0,
+        failed: total?.failed ?? 0,
+      },
+    };
   },
 });

@@ -16,6 +16,7 @@ import { DonorStore } from "./views/donorStore";
 import { FarmTree } from "./views/farmTree";
 import { joinFarm } from "./views/joinFlow";
 import { PanelProvider } from "./views/panelProvider";
+import { ConsolePanel } from "./views/consolePanel";
 import { StatusBar } from "./views/statusBar";
 
 /** What other extensions (and our tests) get from `extensions.getExtension("farmhand.farmhand").exports`. */
@@ -70,6 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   const tree = new FarmTree(data, store.state);
   const panel = new PanelProvider(context.extensionUri, data, { version: String((context.extension.packageJSON as { version?: unknown }).version), snapshot: () => store.state, perform: (r) => void perform(r), log });
   const contextKeys = new ContextKeys();
+  const consolePanel = new ConsolePanel(context.extensionUri, connection, log);
   const render = (state: DonorState) => {
     statusBar.render(state);
     contextKeys.set({
@@ -99,6 +101,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     membership.onDidChange(() => (data.reset(), store.request(), applyPolicy())),
     { dispose: handlers.registry.onChange(() => void session.refreshCapabilities()) },
     vscode.window.registerWebviewViewProvider(PanelProvider.viewId, panel),
+    consolePanel,
+    vscode.commands.registerCommand("farmhand.openConsole", () => consolePanel.open()),
     ...register(),
   );
 

@@ -52,9 +52,16 @@ export type Leased = {
 /**
  * Start one attempt of a pending job on this worker: a fresh lease, its one lazy lease check, a claimed
  * event. Counters are the caller's business (an offered job is already counted as running in its lane;
- * the worker's running count moves once per claim).
+ * the worker's running count moves once per claim). `waits` collects the job's queue wait (claim time −
+ * ready time), which the claim counts once for all its jobs (counters.ts noteQueueWaits).
  */
-export async function leaseJob(ctx: MutationCtx, job: Doc<"jobs">, workerId: Id<"workers">, now: number): Promise<Leased> {
+export async function leaseJob(
+  ctx: MutationCtx,
+  job: Doc<"jobs">,
+  workerId: Id<"workers">,
+  now: number,
+  waits?: number[],
+): Promise<Leased> {
   const leaseId = newLeaseId(job._id);
   const attempt = job.attempt + 1;
   const leaseExpiresAt = now + job.leaseMs;
@@ -73,6 +80,7 @@ export async function leaseJob(ctx: MutationCtx, job: Doc<"jobs">, workerId: Id<
     statusText: undefined,
   });
   await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId });
+  waits?.push(now - job.availableAt);
   const leased: Leased = { jobId: job._id, leaseId, type: job.type, payload: job.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt };
   if (job.requirements) leased.requirements = job.requirements;
   if (job.app) leased.app = job.app;

@@ -15,7 +15,7 @@ import { touchWorker } from "./presence";
  * the range read ends at the last one taken, so the dispatcher adding a later offer for this worker
  * meanwhile does not conflict with the claim. `complete`: every offer it holds was read.
  */
-export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number) {
+export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number, waits?: number[]) {
   const offers = wanted > 0 ? await inboxRows(ctx, worker._id, "offer", wanted) : [];
   const claimed: Leased[] = [];
   for (const offer of offers) {
@@ -24,7 +24,7 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
     // dead-lettering withdraws the offer and gives the worker's slot back to its waiting line
     if (await deadIfModuleGone(ctx, job, worker._id)) continue;
     await takeOffer(ctx, offer);
-    claimed.push(await leaseJob(ctx, job, worker._id, now));
+    claimed.push(await leaseJob(ctx, job, worker._id, now, waits));
   }
   return { claimed, complete: offers.length < wanted };
 }
@@ -40,6 +40,7 @@ export async function claimFromHeads(
   advertised: string[],
   count: number,
   now: number,
+  waits?: number[],
 ): Promise<Leased[]> {
   await touchWorker(ctx, worker);
   const capabilities = effectiveCapabilities(worker.allowedCapabilities, advertised);
@@ -49,7 +50,7 @@ export async function claimFromHeads(
   const perLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
   for (const job of heads) {
     if (await deadIfModuleGone(ctx, job, worker._id)) continue;
-    claimed.push(await leaseJob(ctx, job, worker._id, now));
+    claimed.push(await leaseJob(ctx, job, worker._id, now, waits));
     perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
   }
   // one counter change per lane, however many of its jobs were claimed

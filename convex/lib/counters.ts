@@ -1,5 +1,6 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { addHistograms, waitBucket } from "./queueWait";
 
 /**
  * Counters without hot documents. A transition never reads a counter: it only inserts a small
@@ -60,6 +61,14 @@ export async function bumpFailed(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
   await addDelta(ctx, orgId, { minute: Math.floor(now / 60_000), failed: 1 });
 }
 
+/** Count one claim call's queue waits (claim time − ready time, ms) in the minute's wait histogram: one insert. */
+export async function noteQueueWaits(ctx: MutationCtx, orgId: Id<"orgs">, now: number, waitsMs: number[]) {
+  if (waitsMs.length === 0) return;
+  const waits = addHistograms(undefined, undefined);
+  for (const ms of waitsMs) waits[waitBucket(Math.max(0, ms))]++;
+  await addDelta(ctx, orgId, { minute: Math.floor(now / 60_000), waits });
+}
+
 /**
  * Fold the org's deltas older than FOLD_AGE_MS (as of `now`) into the totals (the summariser's job).
  * Returns true when a full batch was folded, so more may be left and the caller runs again.
@@ -71,7 +80,7 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
     .take(FOLD_BATCH);
   const lanes = new Map<Id<"lanes">, { pending: number; running: number }>();
   const org = { succeeded: 0, canceled: 0, dead: 0 };
-  const minutes = new Map<number, { finished: number; failed: number }>();
+  const minutes = new Map<number, { finished: number; failed: number; waits?: number[] }>();
   for (const d of deltas) {
     if (d.laneId) {
       const t = lanes.get(d.laneId) ?? { pending: 0, running: 0 };
@@ -86,6 +95,7 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
       const m = minutes.get(d.minute) ?? { finished: 0, failed: 0 };
       m.finished += d.finished ?? 0;
       m.failed += d.failed ?? 0;
+      if (d.waits !== undefined) m.waits = addHistograms(m.waits, d.waits);
       minutes.set(d.minute, m);
     }
     await ctx.db.delete(d._id);
@@ -114,8 +124,9 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
       .query("throughput")
       .withIndex("by_org_minute_shard", (q) => q.eq("orgId", orgId).eq("minute", minute).eq("shard", 0))
       .unique();
-    if (row) await ctx.db.patch(row._id, { finished: row.finished + m.finished, failed: (row.failed ?? 0) + m.failed });
-    else await ctx.db.insert("throughput", { orgId, minute, shard: 0, ...m });
+    const waits = m.waits ? { waits: addHistograms(row?.waits, m.waits) } : {};
+    if (row) await ctx.db.patch(row._id, { finished: row.finished + m.finished, failed: (row.failed ?? 0) + m.failed, ...waits });
+    else await ctx.db.insert("throughput", { orgId, minute, shard: 0, finished: m.finished, failed: m.failed, ...waits });
   }
   return deltas.length === FOLD_BATCH;
 }
@@ -168,22 +179,26 @@ export async function laneTotals(ctx: QueryCtx, orgId: Id<"orgs">, maxLanes: num
   return byLane;
 }
 
-/** Jobs finished and attempts failed per minute over the last hour (sparse: empty minutes are omitted). */
+/**
+ * Jobs finished and attempts failed per minute over the last hour, with the minute's queue-wait histogram
+ * when something was claimed (sparse: empty minutes are omitted).
+ */
 export async function recentThroughput(ctx: QueryCtx, orgId: Id<"orgs">, now: number) {
   const current = Math.floor(now / 60_000);
   const rows = await ctx.db
     .query("throughput")
     .withIndex("by_org_minute_shard", (q) => q.eq("orgId", orgId).gt("minute", current - 60))
     .take(61 * LEGACY_SHARDS);
-  const byMinute = new Map<number, { finished: number; failed: number }>();
+  const byMinute = new Map<number, { finished: number; failed: number; waits?: number[] }>();
   for (const row of rows) {
     const sum = byMinute.get(row.minute) ?? { finished: 0, failed: 0 };
     sum.finished += row.finished;
     sum.failed += row.failed ?? 0;
+    if (row.waits) sum.waits = addHistograms(sum.waits, row.waits);
     byMinute.set(row.minute, sum);
   }
   return [...byMinute]
-    .filter(([, sum]) => sum.finished > 0 || sum.failed > 0)
+    .filter(([, sum]) => sum.finished > 0 || sum.failed > 0 || sum.waits !== undefined)
     .sort((a, b) => a[0] - b[0])
     .map(([minute, sum]) => ({ minuteStart: minute * 60_000, ...sum }));
 }

@@ -34,7 +34,7 @@ export async function listDeadLetters(ctx: QueryCtx, orgId: Id<"orgs">, limit?: 
  * A dead letter goes back to the head of its lane with a fresh set of attempts. Its lane may have been
  * deleted by the maintenance pass meanwhile: it finds (or recreates) the lane of its routing key.
  */
-export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">) {
+export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = "dead letter retried by operator") {
   if (job.status !== "dead") fail("invalid_argument", `Only dead jobs can be retried; this one is ${job.status}`);
   const lane = await laneFor(ctx, job.orgId, job.requiredCapabilities, classOf(job.requirements));
   job = { ...job, laneId: lane._id };
@@ -52,7 +52,7 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">) {
   });
   await bumpFinished(ctx, job.orgId, "dead", -1);
   await bumpLane(ctx, job, { pending: 1 });
-  await recordEvent(ctx, { ...job, attempt: 0 }, "retried", { detail: "dead letter retried by operator" });
+  await recordEvent(ctx, { ...job, attempt: 0 }, "retried", { detail });
   await kickForJobs(ctx, job.orgId);
   await kickSummary(ctx, job.orgId);
 }
@@ -62,10 +62,18 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">) {
  * call; returns false when the job still has rows left (call again), true once the job itself is gone.
  */
 export async function purgeJob(ctx: MutationCtx, job: Doc<"jobs">): Promise<boolean> {
+  return (await purgeJobWithin(ctx, job, PURGE_ROWS_PER_CALL)) !== null;
+}
+
+/**
+ * As purgeJob, deleting at most `budget` child rows: the rows deleted (the job included) once the job is
+ * gone, or null when rows are left (call again).
+ */
+export async function purgeJobWithin(ctx: MutationCtx, job: Doc<"jobs">, budget: number): Promise<number | null> {
   if (job.status === "pending" || job.status === "running") {
     fail("invalid_argument", `Only finished jobs can be purged; this one is ${job.status}`);
   }
-  let budget = PURGE_ROWS_PER_CALL;
+  const allowed = budget;
   const chunks = await ctx.db
     .query("jobOutput")
     .withIndex("by_job_seq", (q) => q.eq("jobId", job._id))
@@ -77,10 +85,10 @@ export async function purgeJob(ctx: MutationCtx, job: Doc<"jobs">): Promise<bool
     : [];
   for (const event of events) await ctx.db.delete(event._id);
   budget -= events.length;
-  if (budget <= 0) return false;
+  if (budget <= 0) return null;
   await deleteCheckpoint(ctx, job._id);
   await ctx.db.delete(job._id);
   await bumpFinished(ctx, job.orgId, job.status, -1);
   await kickSummary(ctx, job.orgId);
-  return true;
+  return allowed - budget + 1;
 }

@@ -18,7 +18,7 @@ export async function recordEvent(
   ctx: MutationCtx,
   job: Pick<Doc<"jobs">, "_id" | "orgId" | "attempt">,
   kind: EventKind,
-  extra: { workerId?: Id<"workers">; detail?: string } = {},
+  extra: { workerId?: Id<"workers">; detail?: string; backoffMs?: number } = {},
 ) {
   await ctx.db.insert("jobEvents", {
     orgId: job.orgId,

@@ -37,6 +37,8 @@ export const LIMITS = {
   inboxRows: 2 * 32 + 1,
   /** Offers the dispatcher makes in one transaction before it reschedules itself. */
   dispatchBatch: 32,
+  /** cpuMs a worker may report for one attempt (a sanity cap; the server clamps to wall time × cores anyway). */
+  cpuMsMax: 365 * 24 * 60 * 60 * 1000,
   /** Waiting workers a new lane learns about in the submit that creates it (the rest in a scheduled pass). */
   laneBackfill: 64,
 } as const;

@@ -76,7 +76,13 @@ export async function submitJob(ctx: MutationCtx, args: JobSpec & { orgId: Id<"o
   return await insertCheckedJob(ctx, orgId, checkJobSpec(spec, Date.now()));
 }
 
-export async function insertCheckedJob(ctx: MutationCtx, orgId: Id<"orgs">, spec: CheckedSpec): Promise<Id<"jobs">> {
+/** `clientKeyId`: the client key submitting it (its webhook hears the job's end); none from submitJob. */
+export async function insertCheckedJob(
+  ctx: MutationCtx,
+  orgId: Id<"orgs">,
+  spec: CheckedSpec,
+  clientKeyId?: Id<"clientKeys">,
+): Promise<Id<"jobs">> {
   if (spec.externalId !== undefined) {
     const existing = await ctx.db
       .query("jobs")
@@ -106,6 +112,7 @@ export async function insertCheckedJob(ctx: MutationCtx, orgId: Id<"orgs">, spec
     availableAt: spec.availableAt,
     externalId: spec.externalId,
     batchId: spec.batchId,
+    clientKeyId,
     ...(spec.requirements ? { requirements: spec.requirements } : {}),
     ...(app ? { app } : {}),
   });

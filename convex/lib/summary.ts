@@ -4,6 +4,7 @@ import { effectiveCapabilities } from "./auth";
 import { laneTotals, orgTotals, recentThroughput } from "./counters";
 import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
+import { waitPercentiles } from "./queueWait";
 import { LIMITS } from "./limits";
 import { meetsClass } from "./requirements";
 
@@ -41,6 +42,8 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     .take(LIMITS.workersListed * 2);
   const declaredCapabilities = new Map(declared.map((w) => [w.workerId, w.capabilities]));
   const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
+  const minutes = await recentThroughput(ctx, orgId, now);
+  const queueWait = waitPercentiles(minutes.map((m) => m.waits));
   // Waiting jobs no worker of the org could ever run: none of the (unrevoked) workers' reported machines meets them.
   const machines = workers.filter((w) => !w.revoked).map((w) => w.facts);
   const unmeetable = laneRows.flatMap((lane) =>
@@ -68,7 +71,8 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       capabilities: declaredCapabilities.get(w._id) ?? [...effectiveCapabilities(w.allowedCapabilities, w.advertisedCapabilities)].sort(),
       ...(w.facts ? { facts: w.facts } : {}),
     })),
-    throughput: await recentThroughput(ctx, orgId, now),
+    throughput: minutes.filter((m) => m.finished > 0 || m.failed > 0).map(({ minuteStart, finished, failed }) => ({ minuteStart, finished, failed })),
+    ...(queueWait ? { queueWait } : {}),
     unmeetable,
     deadLetters: dead.map((d) => ({ ...d, error: d.error?.slice(0, LIMITS.summaryErrorChars) })),
   };

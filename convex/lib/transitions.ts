@@ -7,6 +7,7 @@ import { jitteredBackoffMs } from "./backoff";
 import { giveBackWant, leaveRunning, withdrawOffer } from "./inbox";
 import { kickForJobs, kickSummary } from "./kick";
 import { TIMING } from "./limits";
+import { noteJobEnded } from "./webhooks";
 
 const FINISH_EVENT: Record<FinishedStatus, EventKind> = { succeeded: "done", canceled: "canceled", dead: "dead" };
 
@@ -41,6 +42,7 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
   await bumpFinished(ctx, job.orgId, status, 1, now);
   await recordEvent(ctx, job, FINISH_EVENT[status], { workerId: extra.workerId, detail: extra.detail ?? extra.error });
   await kickSummary(ctx, job.orgId);
+  await noteJobEnded(ctx, job);
 }
 
 /** Exponential backoff with jitter: base·2^(attempt−1), capped, then scaled by a random 50–100 %. */
@@ -66,7 +68,8 @@ export async function requeue(
     await kickForJobs(ctx, job.orgId);
     return;
   }
-  const availableAt = Date.now() + backoffMs(job.attempt);
+  const backoff = backoffMs(job.attempt);
+  const availableAt = Date.now() + backoff;
   await ctx.db.patch(job._id, {
     ...LEASE_CLEARED,
     status: "pending",
@@ -75,7 +78,7 @@ export async function requeue(
     workerId: undefined,
     error: how.error ?? job.error,
   });
-  await recordEvent(ctx, job, "retried", { workerId, detail: how.error });
+  await recordEvent(ctx, job, "retried", { workerId, detail: how.error, backoffMs: backoff });
   await ctx.scheduler.runAt(availableAt, internal.janitor.promote, { jobId: job._id });
 }
 

@@ -32,9 +32,12 @@ export interface FarmClient {
   output(leaseId: string, chunk: string): Promise<void>;
   /** Keep the job's latest checkpoint (base64) on the server; without it the engine keeps none. */
   checkpoint?: (leaseId: string, data: string) => Promise<void>;
-  /** `slots`: the worker's concurrency after this job ends; the server then knows what it wants offered. */
-  complete(leaseId: string, result: unknown, slots?: Slots): Promise<void>;
-  fail(leaseId: string, error: string, retryable: boolean, slots?: Slots): Promise<void>;
+  /**
+   * `slots`: the worker's concurrency after this job ends; the server then knows what it wants offered.
+   * `cpuMs`: the CPU time the attempt used, when measured (the donor's credit; wall time without it).
+   */
+  complete(leaseId: string, result: unknown, slots?: Slots, cpuMs?: number): Promise<void>;
+  fail(leaseId: string, error: string, retryable: boolean, slots?: Slots, cpuMs?: number): Promise<void>;
   release(leaseId: string, slots?: Slots): Promise<void>;
   /** What this machine has (cores, memory, GPUs); jobs with requirements are routed by it. Optional for fakes. */
   reportFacts?(facts: ReportedFacts): Promise<ReportFactsResult>;
@@ -60,11 +63,11 @@ export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClie
     checkpoint: async (leaseId, data) => {
       await client.mutation(w.checkpoint, { apiKey, leaseId, data });
     },
-    complete: async (leaseId, result, slots) => {
-      await client.mutation(w.complete, withoutUndefined({ apiKey, leaseId, result, slots }));
+    complete: async (leaseId, result, slots, cpuMs) => {
+      await client.mutation(w.complete, withoutUndefined({ apiKey, leaseId, result, slots, cpuMs }));
     },
-    fail: async (leaseId, error, retryable, slots) => {
-      await client.mutation(w.fail, withoutUndefined({ apiKey, leaseId, error, retryable, slots }));
+    fail: async (leaseId, error, retryable, slots, cpuMs) => {
+      await client.mutation(w.fail, withoutUndefined({ apiKey, leaseId, error, retryable, slots, cpuMs }));
     },
     release: async (leaseId, slots) => {
       await client.mutation(w.release, withoutUndefined({ apiKey, leaseId, slots }));

@@ -20,6 +20,12 @@ export type HandlerContext = {
   /** Stream text output (batched by the engine before it goes to the server). */
   output(text: string): void;
   /**
+   * The CPU time the job's process used, in ms, when it could be measured (a process-pool run calls it once
+   * before it settles); the engine sends it with the job's end, as the donor's credit. Never called for work
+   * done inside another program (an Ollama request): the server then credits wall time.
+   */
+  onCpuMs?(cpuMs: number): void;
+  /**
    * A handler whose job can be frozen in place says how, once it has started it. The engine freezes it while the
    * machine's owner uses the machine; a job without a freezer is given back to the queue instead.
    */

@@ -64,6 +64,8 @@ export class JobRun {
   private readonly batcher: OutputBatcher;
   private readonly checkpoints: CheckpointUploader | undefined;
   private ended = false;
+  /** The CPU time the handler's process reported, sent with the job's end (the donor's credit). */
+  private cpuMs: number | undefined;
   private freezer: Freezer | undefined;
   private suspendedAt: number | undefined;
   private suspendLimitTimer: ReturnType<typeof setTimeout> | undefined;
@@ -193,6 +195,9 @@ export class JobRun {
           this.callbacks.onOutput(text);
           this.batcher.write(text);
         },
+        onCpuMs: (ms) => {
+          if (typeof ms === "number" && Number.isFinite(ms) && ms >= 0) this.cpuMs = Math.round(ms);
+        },
         setFreezer: (freezer) => {
           if (!this.ended) this.freezer = freezer;
         },
@@ -242,25 +247,27 @@ export class JobRun {
           const size = resultSize(outcome.result);
           if (typeof size === "string" || size > this.options.maxResultBytes) {
             const error = typeof size === "string" ? size : `result is ${size} bytes, over the ${this.options.maxResultBytes}-byte limit`;
-            await this.report(() => this.client.fail(leaseId, error, false));
+            await this.report(() => this.client.fail(leaseId, error, false, undefined, this.cpuMs));
             return { kind: "failed", error, retryable: false, handlerFault: true };
           }
           try {
-            await this.report(() => this.client.complete(leaseId, outcome.result));
+            await this.report(() => this.client.complete(leaseId, outcome.result, undefined, this.cpuMs));
           } catch (e) {
             if (!isRefusedResult(e)) throw e;
             const error = `the server refused the result: ${errorMessage(e)}`;
-            await this.report(() => this.client.fail(leaseId, error, false));
+            await this.report(() => this.client.fail(leaseId, error, false, undefined, this.cpuMs));
             return { kind: "failed", error, retryable: false, handlerFault: true };
           }
           return outcome;
         }
         case "failed":
-          await this.report(() => this.client.fail(leaseId, outcome.error.slice(0, LIMITS.errorChars), outcome.retryable));
+          await this.report(() =>
+            this.client.fail(leaseId, outcome.error.slice(0, LIMITS.errorChars), outcome.retryable, undefined, this.cpuMs),
+          );
           return outcome;
         case "canceled":
           // The server flagged the job; failing a cancel-requested job is how it ends as canceled.
-          await this.report(() => this.client.fail(leaseId, "canceled while running", false));
+          await this.report(() => this.client.fail(leaseId, "canceled while running", false, undefined, this.cpuMs));
           return outcome;
         case "released":
           await this.report(() => this.client.release(leaseId));

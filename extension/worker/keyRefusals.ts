@@ -27,8 +27,10 @@ export function watchKeyRefusals(client: FarmClient, onRefused: (error: Describe
     ),
     output: checked((leaseId: string, chunk: string) => client.output(leaseId, chunk)),
     ...(client.checkpoint ? { checkpoint: checked((leaseId: string, data: string) => client.checkpoint!(leaseId, data)) } : {}),
-    complete: checked((leaseId: string, result: unknown, slots?: number) => client.complete(leaseId, result, slots)),
-    fail: checked((leaseId: string, error: string, retryable: boolean, slots?: number) => client.fail(leaseId, error, retryable, slots)),
+    complete: checked((leaseId: string, result: unknown, slots?: number, cpuMs?: number) => client.complete(leaseId, result, slots, cpuMs)),
+    fail: checked((leaseId: string, error: string, retryable: boolean, slots?: number, cpuMs?: number) =>
+      client.fail(leaseId, error, retryable, slots, cpuMs),
+    ),
     release: checked((leaseId: string, slots?: number) => client.release(leaseId, slots)),
     ...(client.reportFacts ? { reportFacts: checked((facts: ReportedFacts) => client.reportFacts!(facts)) } : {}),
     ...(client.onConnectionChange ? { onConnectionChange: (cb: (connected: boolean) => void) => client.onConnectionChange!(cb) } : {}),

@@ -174,7 +174,7 @@ describe("deep queues", () => {
     const claim = await measure(farm.t, "mutation", api.workers.claim, { apiKey: w.apiKey, capabilities: ["cpu"], max: 4 });
     expect(claim.result).toHaveLength(4);
     expect(claim.usage.documentsRead).toBeLessThan(100);
-    // 4 jobs + 4 claimed events + 1 counter change + the worker's running count + a summary kick + presence
+    // 4 jobs + 4 claimed events + 1 counter change + 1 queue-wait change + the worker's running count + a summary kick + presence
     expect(claim.usage.documentsWritten).toBeLessThanOrEqual(4 + 4 + 4);
     const after = await overviewNow(farm.t, w.apiKey);
     expect(after.counts).toMatchObject({ pending: 39_996, running: 4 });

@@ -28,6 +28,8 @@ async function main(): Promise<void> {
     wide: await enrollment({ maxConcurrentJobs: 8 }),
     // Expired one millisecond after it was made.
     expired: await enrollment({ ttlMs: 1 }),
+    // An operator's machine: may manage the farm (the console's UI test joins with it).
+    operator: await enrollment({ maxConcurrentJobs: 2, canManage: true }),
   };
   process.stdout.write(JSON.stringify({ url: server.url, orgId, clientKey, publishKey, workerKeys, tokens }) + "\n");
 }

@@ -87,6 +87,8 @@ describe("the packaged .vsix", function () {
         "farmhand.idleMinutes": 0,
         "farmhand.otherCpuThresholdPercent": 100,
         "farmhand.donateOnBattery": true,
+        // answered in the user settings, so joining asks nothing about apps (the consent prompt has its own tests)
+        "farmhand.runApps": false,
       });
       installExtension(profile, vsix);
       server = await startCodeServer(profile, { onLog: (line) => serverLog.push(line) });

@@ -69,6 +69,70 @@ const boolean: Field = { optional: true, garbage: (rng) => wrongType(rng, "boole
 const slots = (optional = true): Field => ({ optional, garbage: (rng) => badInteger(rng, 0, LIMITS.maxConcurrentJobs) });
 const value = (maxBytes: number, optional = true): Field => ({ optional, nullable: true, garbage: (rng) => badValue(rng, maxBytes) });
 
+/** A manager's key: a worker key of the org without canManage is refused too. */
+const managerKey: Field = {
+  garbage: (rng, w) =>
+    rng.chance(0.25) ? { value: w.a.worker.apiKey, expect: "reject", label: "worker without canManage" } : workerKey.garbage(rng, w),
+};
+
+/** Ids of other tables' rows (enrollments, client keys, workers, bulk operations): only org a's own are found. */
+const otherId: Field = {
+  garbage: (rng, w) => {
+    const foreign = [...Object.values(w.b.otherIds), ...Object.values(w.b.jobs), w.a.jobs.pending];
+    const choices: Array<() => Case> = [
+      () => ({ value: rng.pick(foreign), expect: "notFound", label: "another org's id or another table's" }),
+      () => ({ value: rng.pick(["", "abc", "0".repeat(32), ...INJECTION, ...UNICODE]), expect: "notFound", label: "not an id" }),
+      () => ({ value: hugeString(rng), expect: "notFound", label: "huge" }),
+      () => wrongType(rng, "string"),
+    ];
+    return rng.pick(choices)();
+  },
+};
+
+/** Capability grants (an enrollment's): as capabilities, but "*" alone is a legal grant (every capability). */
+const capabilityGrants: Field = {
+  garbage: (rng) => {
+    for (;;) {
+      const bad = badCapabilities(rng, LIMITS.capabilitiesPerWorker);
+      if (!(Array.isArray(bad.value) && bad.value.includes("*"))) return bad;
+    }
+  },
+};
+
+/** The console's job filter. */
+const jobFilter: Field = {
+  garbage: (rng) => {
+    const choices: Array<() => Case> = [
+      () => ({ value: { from: 10, to: 5 }, expect: "reject", label: "from after to" }),
+      () => ({ value: { from: rng.pick([NaN, Infinity, -1]) }, expect: "reject", label: "from not a time" }),
+      () => ({ value: { type: "t".repeat(LIMITS.typeChars + 1) }, expect: "reject", label: "type over the cap" }),
+      () => ({ value: { batchId: "" }, expect: "reject", label: "empty batchId" }),
+      () => ({ value: { externalId: hugeString(rng) }, expect: "reject", label: "huge externalId" }),
+      () => ({ value: { status: rng.pick(["done", "RUNNING", "", "failed"]) }, expect: "reject", label: "no such status" }),
+      () => ({ value: { status: "dead", orgId: "x" }, expect: "reject", label: "extra field" }),
+      () => ({ value: { type: rng.pick(INJECTION) }, expect: "either", label: "injection type" }),
+      () => wrongType(rng, "array"),
+    ];
+    return rng.pick(choices)();
+  },
+};
+
+const paginationOpts: Field = {
+  garbage: (rng) => {
+    const choices: Array<() => Case> = [
+      () => ({ value: { numItems: rng.pick([0, -1, 101, 1.5, NaN, 1e9]), cursor: null }, expect: "reject", label: "bad numItems" }),
+      () => ({ value: { numItems: 10 }, expect: "reject", label: "no cursor" }),
+      () => ({ value: { numItems: 10, cursor: 5 }, expect: "reject", label: "cursor not a string" }),
+      () => wrongType(rng, "array"),
+    ];
+    return rng.pick(choices)();
+  },
+};
+
+const bulkAction: Field = {
+  garbage: (rng) => ({ value: rng.pick(["purge", "RETRY", "", "delete", 1, null]), expect: "reject", label: "no such action" }),
+};
+
 /** Job ids: anything but one of org a's own jobs must read as "no such job". */
 const jobId: Field = {
   garbage: (rng, w) => {
@@ -217,14 +281,21 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:complete",
     kind: "mutation",
     ref: api.workers.complete,
-    fields: { apiKey: workerKey, leaseId, result: value(LIMITS.resultBytes), slots: slots() },
+    fields: { apiKey: workerKey, leaseId, result: value(LIMITS.resultBytes), slots: slots(), cpuMs: integer(0, LIMITS.cpuMsMax) },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, result: { ok: true }, slots: rng.int(3) }),
   },
   {
     name: "workers:fail",
     kind: "mutation",
     ref: api.workers.fail,
-    fields: { apiKey: workerKey, leaseId, error: text(LIMITS.errorChars, { cut: true }), retryable: boolean, slots: slots() },
+    fields: {
+      apiKey: workerKey,
+      leaseId,
+      error: text(LIMITS.errorChars, { cut: true }),
+      retryable: boolean,
+      slots: slots(),
+      cpuMs: integer(0, LIMITS.cpuMsMax),
+    },
     valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, error: "oops", retryable: true }),
   },
   {
@@ -238,6 +309,13 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:mine",
     kind: "query",
     ref: api.workers.mine,
+    fields: { apiKey: workerKey },
+    valid: (w) => ({ apiKey: w.a.worker.apiKey }),
+  },
+  {
+    name: "workers:myCredit",
+    kind: "query",
+    ref: api.workers.myCredit,
     fields: { apiKey: workerKey },
     valid: (w) => ({ apiKey: w.a.worker.apiKey }),
   },
@@ -264,6 +342,123 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
       valid: (w, rng) => ({ apiKey: w.a.manager.apiKey, jobId: rng.pick([w.a.jobs.dead, w.a.jobs.pending]) }),
     }),
   ),
+  ...(["overview", "workers", "leaderboard"] as const).map(
+    (fn): PublicFunction => ({
+      name: `console:${fn}`,
+      kind: "query",
+      ref: api.console[fn],
+      fields: { apiKey: managerKey },
+      valid: (w) => ({ apiKey: w.a.manager.apiKey }),
+    }),
+  ),
+  {
+    name: "console:jobs",
+    kind: "query",
+    ref: api.console.jobs,
+    fields: { apiKey: managerKey, filter: jobFilter, paginationOpts },
+    valid: (w, rng) => ({
+      apiKey: w.a.manager.apiKey,
+      filter: rng.pick([{}, { status: "dead" }, { batchId: w.a.batchId, status: "pending" }]),
+      paginationOpts: { numItems: 10, cursor: null },
+    }),
+  },
+  {
+    name: "console:job",
+    kind: "query",
+    ref: api.console.job,
+    fields: { apiKey: managerKey, jobId },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, jobId: w.a.jobs.running }),
+  },
+  {
+    name: "console:jobOutput",
+    kind: "query",
+    ref: api.console.jobOutput,
+    fields: { apiKey: managerKey, jobId, fromSeq: integer(0, LIMITS.outputChunksPerJob) },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, jobId: w.a.jobs.running, fromSeq: 0 }),
+  },
+  {
+    name: "console:bulkStatus",
+    kind: "query",
+    ref: api.console.bulkStatus,
+    fields: { apiKey: managerKey, bulkId: otherId },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, bulkId: w.a.jobs.pending }),
+  },
+  ...(["retryJob", "cancelJob"] as const).map(
+    (fn): PublicFunction => ({
+      name: `consoleActions:${fn}`,
+      kind: "mutation",
+      ref: api.consoleActions[fn],
+      fields: { apiKey: managerKey, jobId },
+      valid: (w, rng) => ({ apiKey: w.a.manager.apiKey, jobId: rng.pick([w.a.jobs.dead, w.a.jobs.succeeded]) }),
+    }),
+  ),
+  {
+    name: "consoleActions:bulk",
+    kind: "mutation",
+    ref: api.consoleActions.bulk,
+    fields: { apiKey: managerKey, action: bulkAction, filter: jobFilter },
+    valid: (w, rng) => ({ apiKey: w.a.manager.apiKey, action: rng.pick(["retry", "cancel"]), filter: { batchId: w.a.batchId } }),
+  },
+  {
+    name: "consoleActions:purgeDead",
+    kind: "mutation",
+    ref: api.consoleActions.purgeDead,
+    fields: {
+      apiKey: managerKey,
+      type: text(LIMITS.typeChars, { optional: true }),
+      from: { optional: true, garbage: (rng) => ({ value: rng.pick([NaN, -1, Infinity]), expect: "reject", label: "not a time" }) },
+      to: { optional: true, garbage: (rng) => ({ value: rng.pick([NaN, -1, Infinity]), expect: "reject", label: "not a time" }) },
+    },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, type: "no-such-type" }),
+  },
+  {
+    name: "consoleAccess:list",
+    kind: "query",
+    ref: api.consoleAccess.list,
+    fields: { apiKey: managerKey },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey }),
+  },
+  {
+    name: "consoleAccess:createEnrollment",
+    kind: "mutation",
+    ref: api.consoleAccess.createEnrollment,
+    fields: {
+      apiKey: managerKey,
+      capabilities: capabilityGrants,
+      maxConcurrentJobs: integer(1, LIMITS.maxConcurrentJobs),
+      ttlMs: integer(1, 365 * 24 * 3600 * 1000),
+      canManage: boolean,
+    },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, capabilities: WORKER_CAPS, maxConcurrentJobs: 2, ttlMs: 60_000 }),
+  },
+  {
+    name: "consoleAccess:revokeEnrollment",
+    kind: "mutation",
+    ref: api.consoleAccess.revokeEnrollment,
+    fields: { apiKey: managerKey, enrollmentId: otherId },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, enrollmentId: w.a.otherIds.expiredEnrollmentId }),
+  },
+  {
+    name: "consoleAccess:createClientKey",
+    kind: "mutation",
+    ref: api.consoleAccess.createClientKey,
+    fields: { apiKey: managerKey, name: text(LIMITS.nameChars), canPublish: boolean },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, name: "sweep-key" }),
+  },
+  {
+    name: "consoleAccess:revokeClientKey",
+    kind: "mutation",
+    ref: api.consoleAccess.revokeClientKey,
+    fields: { apiKey: managerKey, clientKeyId: otherId },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, clientKeyId: w.a.otherIds.clientKeyId }),
+  },
+  {
+    name: "consoleAccess:revokeWorker",
+    kind: "mutation",
+    ref: api.consoleAccess.revokeWorker,
+    fields: { apiKey: managerKey, workerId: otherId },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, workerId: w.a.revokedWorker.workerId }),
+  },
   {
     name: "jobs:submit",
     kind: "mutation",
@@ -298,6 +493,30 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     ref: api.jobs.byExternalId,
     fields: { clientKey, externalId: text(LIMITS.externalIdChars) },
     valid: (w) => ({ clientKey: w.a.farm.clientKey, externalId: w.a.externalId }),
+  },
+  {
+    name: "jobs:setWebhook",
+    kind: "mutation",
+    ref: api.jobs.setWebhook,
+    fields: {
+      clientKey,
+      url: {
+        nullable: true,
+        garbage: (rng) => {
+          const choices: Array<() => Case> = [
+            () => ({ value: rng.pick(["ftp://x/y", "javascript:alert(1)", "not a url", "", "/relative", "http://u:p@h/"]), expect: "reject", label: "not an http(s) URL" }),
+            () => ({ value: "http://x/" + "a".repeat(3_000), expect: "reject", label: "too long" }),
+            () => ({ value: "http://127.0.0.1:9/" + rng.pick(INJECTION), expect: "either", label: "odd path" }),
+            () => {
+              const wrong = wrongType(rng, "string");
+              return wrong.value === null ? { value: 42, expect: "reject", label: "wrong type: number" } : wrong; // null removes the webhook
+            },
+          ];
+          return rng.pick(choices)();
+        },
+      },
+    },
+    valid: (w) => ({ clientKey: w.a.farm.clientKey, url: null }),
   },
   {
     name: "jobs:batchStatus",

@@ -127,6 +127,44 @@ test("a worker, a manager and a client key of org B try every read and write on 
   expect(((await res.json()) as { jobId: string }).jobId).toBe(ownJob);
   expect((await t.query(api.jobs.batchStatus, { clientKey: client, batchId: a.batchId })).total).toBe(1);
 
+  // the operator's console of org B, on org A's jobs, workers, keys and tokens
+  const op = b.manager.apiKey;
+  for (const jobId of [...aJobs, ...aOtherIds]) {
+    await attempt(`console:job ${jobId}`, () => t.query(api.console.job, { apiKey: op, jobId }), answeredNull);
+    await attempt(`console:jobOutput ${jobId}`, () => t.query(api.console.jobOutput, { apiKey: op, jobId }), refusedWith("not_found"));
+    await attempt(`console:bulkStatus ${jobId}`, () => t.query(api.console.bulkStatus, { apiKey: op, bulkId: jobId }), answeredNull);
+    for (const fn of ["retryJob", "cancelJob"] as const) {
+      await attempt(`consoleActions:${fn} ${jobId}`, () => t.mutation(api.consoleActions[fn], { apiKey: op, jobId }), refusedWith("not_found"));
+    }
+    await attempt(`revokeWorker ${jobId}`, () => t.mutation(api.consoleAccess.revokeWorker, { apiKey: op, workerId: jobId }), refusedWith("not_found"));
+    await attempt(`revokeClientKey ${jobId}`, () => t.mutation(api.consoleAccess.revokeClientKey, { apiKey: op, clientKeyId: jobId }), refusedWith("not_found"));
+    await attempt(`revokeEnrollment ${jobId}`, () => t.mutation(api.consoleAccess.revokeEnrollment, { apiKey: op, enrollmentId: jobId }), refusedWith("not_found"));
+  }
+  for (const workerId of [a.worker.workerId, a.manager.workerId]) {
+    await attempt(`revokeWorker ${workerId}`, () => t.mutation(api.consoleAccess.revokeWorker, { apiKey: op, workerId }), refusedWith("not_found"));
+  }
+  await attempt("revokeEnrollment of A", () => t.mutation(api.consoleAccess.revokeEnrollment, { apiKey: op, enrollmentId: a.otherIds.expiredEnrollmentId }), refusedWith("not_found"));
+  const noneOfA = (o: Outcome) => o.kind === "answered" && (o.value as { page: Array<{ jobId: string }> }).page.every((j) => !aJobSet.has(j.jobId));
+  for (const filter of [{}, { externalId: a.externalId }, { batchId: a.batchId }, { status: "dead" as const }, { type: "a.job" }]) {
+    await attempt(`console:jobs ${JSON.stringify(filter)}`, () => t.query(api.console.jobs, { apiKey: op, filter, paginationOpts: { numItems: 100, cursor: null } }), noneOfA);
+  }
+  const aWorkers = new Set([a.worker.workerId, a.manager.workerId, a.revokedWorker.workerId] as string[]);
+  await attempt("console:workers", () => t.query(api.console.workers, { apiKey: op }), (o) => o.kind === "answered" && (o.value as Array<{ workerId: string }>).every((w) => !aWorkers.has(w.workerId)));
+  await attempt("consoleAccess:list", () => t.query(api.consoleAccess.list, { apiKey: op }), (o) => o.kind === "answered" && !JSON.stringify(o.value).includes(a.otherIds.clientKeyId));
+  for (const action of ["retry", "cancel"] as const) {
+    await attempt(`bulk ${action}`, () => t.mutation(api.consoleActions.bulk, { apiKey: op, action, filter: { batchId: a.batchId } }), (o) => o.kind === "answered");
+  }
+  await attempt("purgeDead", () => t.mutation(api.consoleActions.purgeDead, { apiKey: op }), (o) => o.kind === "answered");
+  // run the bulk batches (due now) without letting org A's own timers (leases, promotions) come due
+  for (let round = 0; round < 5; round++) {
+    vi.advanceTimersByTime(0);
+    await t.finishInProgressScheduledFunctions();
+  }
+  const bulks = await t.run(async (ctx) => await ctx.db.query("bulkOps").collect());
+  // retry finds no dead letter in the batch; cancel takes org B's own job of that batch id; purge B's dead letter
+  expect(bulks.map((op) => [op.action, op.done, op.affected])).toEqual([["retry", true, 0], ["cancel", true, 1], ["purge", true, 1]]);
+  expect(await t.query(api.jobs.get, { clientKey: client, jobId: ownJob })).toMatchObject({ status: "canceled" });
+
   const refusedWrongly = attempts.filter((x) => !x.ok(x.outcome)).map((x) => `${x.what}: ${JSON.stringify(x.outcome).slice(0, 200)}`);
   expect(refusedWrongly).toEqual([]);
   expect(attempts.length).toBeGreaterThan(150); // 13 ids × 12 calls + 5 leases × 10 calls + 2 lookups

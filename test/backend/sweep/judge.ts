@@ -5,7 +5,7 @@ import type { Expect } from "./garbage";
 import type { Outcome } from "./outcome";
 
 const PRE_BODY = new Set(["validator", "serialization"]);
-const CREDENTIAL_CODES = new Set(["bad_key", "revoked", "token_used", "token_expired", ...PRE_BODY]);
+const CREDENTIAL_CODES = new Set(["bad_key", "revoked", "token_used", "token_expired", "forbidden", ...PRE_BODY]);
 const LEASE_CODES = new Set(["stale_lease", ...PRE_BODY]);
 const NOT_FOUND_CODES = new Set(["not_found", ...PRE_BODY]);
 
@@ -49,6 +49,11 @@ const TABLES: TableNames[] = [
   "dispatchStates",
   "summaryStates",
   "summaries",
+  "creditDays",
+  "creditTotals",
+  "bulkOps",
+  "webhooks",
+  "webhookDeliveries",
 ];
 
 /** Every row of every table plus the scheduled functions, for "nothing changed" assertions. */

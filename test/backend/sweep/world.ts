@@ -1,5 +1,6 @@
 import { api, internal } from "../../../convex/_generated/api";
 import type { Id } from "../../../convex/_generated/dataModel";
+import { sha256Hex } from "../../../convex/lib/keys";
 import { enrollWorker, newFarm, type Backend, type Enrolled, type Farm } from "../setup";
 
 /** One org with an object in every state a sweep should poke at. */
@@ -26,7 +27,15 @@ export type OrgWorld = {
   staleLeases: { released: string; finished: string; failed: string };
   externalId: string;
   batchId: string;
-  otherIds: { workerId: string; laneId: string; orgId: string; eventId: string; clientKeyId: string; outputId: string };
+  otherIds: {
+    workerId: string;
+    laneId: string;
+    orgId: string;
+    eventId: string;
+    clientKeyId: string;
+    outputId: string;
+    expiredEnrollmentId: string;
+  };
 };
 
 async function token(farm: Farm, ttlMs?: number): Promise<string> {
@@ -89,6 +98,7 @@ export async function buildOrgWorld(t: Backend, name: string): Promise<OrgWorld>
   const pending = await submit({ externalId, batchId, priority: 5, requiredCapabilities: ["gpu"] });
   const delayed = await submit({ delayMs: 3_600_000, batchId });
 
+  const expiredTokenHash = await sha256Hex(expiredToken);
   const otherIds = await t.run(async (ctx) => ({
     workerId: worker.workerId,
     laneId: (await ctx.db.get(pending))!.laneId,
@@ -96,6 +106,10 @@ export async function buildOrgWorld(t: Backend, name: string): Promise<OrgWorld>
     eventId: (await ctx.db.query("jobEvents").first())!._id,
     clientKeyId,
     outputId: (await ctx.db.query("jobOutput").first())!._id,
+    expiredEnrollmentId: (await ctx.db
+      .query("enrollments")
+      .withIndex("by_hash", (q) => q.eq("tokenHash", expiredTokenHash))
+      .unique())!._id,
   }));
   return {
     farm,

@@ -31,8 +31,8 @@ export class FakeFarm implements FarmClient {
   readonly pending: ClaimedJob[] = [];
   readonly offered: ClaimedJob[] = [];
   readonly leases = new Map<string, Lease>();
-  readonly completed: Array<{ jobId: string; result: unknown }> = [];
-  readonly failed: Array<{ jobId: string; error: string; retryable: boolean }> = [];
+  readonly completed: Array<{ jobId: string; result: unknown; cpuMs?: number }> = [];
+  readonly failed: Array<{ jobId: string; error: string; retryable: boolean; cpuMs?: number }> = [];
   readonly released: string[] = [];
   readonly outputs = new Map<string, string[]>();
   /** Throw this from the next call of the given name (once). */
@@ -189,22 +189,22 @@ export class FakeFarm implements FarmClient {
     });
   }
 
-  complete(leaseId: string, result: unknown, slots?: Slots): Promise<void> {
+  complete(leaseId: string, result: unknown, slots?: Slots, cpuMs?: number): Promise<void> {
     return answer(() => {
       this.record("complete", leaseId, result, slots);
       const { job } = this.lease(leaseId);
       this.leases.delete(leaseId);
-      this.completed.push({ jobId: job.jobId, result });
+      this.completed.push({ jobId: job.jobId, result, ...(cpuMs === undefined ? {} : { cpuMs }) });
       this.ended(slots);
     });
   }
 
-  fail(leaseId: string, error: string, retryable: boolean, slots?: Slots): Promise<void> {
+  fail(leaseId: string, error: string, retryable: boolean, slots?: Slots, cpuMs?: number): Promise<void> {
     return answer(() => {
       this.record("fail", leaseId, error, retryable, slots);
       const { job } = this.lease(leaseId);
       this.leases.delete(leaseId);
-      this.failed.push({ jobId: job.jobId, error, retryable });
+      this.failed.push({ jobId: job.jobId, error, retryable, ...(cpuMs === undefined ? {} : { cpuMs }) });
       this.ended(slots);
     });
   }

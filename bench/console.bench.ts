@@ -1,0 +1,110 @@
+import { expect, test, vi } from "vitest";
+import { api, internal } from "../convex/_generated/api";
+import type { Id } from "../convex/_generated/dataModel";
+import { BULK_BATCH } from "../convex/consoleActions";
+import { copyDeadJobs, deadJob } from "../test/backend/console/helpers";
+import { measure, type Usage } from "../test/backend/metrics";
+import { seedPending } from "../test/backend/seed";
+import { enrollWorker, newFarm, refreshSummaries, type Backend } from "../test/backend/setup";
+import { saveFigures, type Figure } from "./results";
+
+/**
+ * The operator's console at 100,000 jobs: documents each console query reads (convex-test's transaction
+ * accounting, limits on), and a bulk retry of 10,000 dead letters stepped batch by batch: how many
+ * transactions, and the most documents one of them read and wrote.
+ */
+
+const READ_TARGET = 1_000;
+
+test("every console query reads < 1,000 documents at 100,000 jobs", async () => {
+  vi.useFakeTimers(); // nothing scheduled runs behind the measurements
+  const farm = await newFarm();
+  const op = await enrollWorker(farm, { canManage: true, capabilities: ["cpu"] });
+  const firstDead = await deadJob(farm, op, { type: "render", batchId: "nightly" });
+  // 300 output chunks on one dead job: its page shows the newest 50, the output query pages 200 at a time
+  await farm.t.run(async (ctx) => {
+    for (let seq = 0; seq < 300; seq++) await ctx.db.insert("jobOutput", { orgId: farm.orgId, jobId: firstDead, seq, chunk: `line ${seq}\n` });
+  });
+  await copyDeadJobs(farm, firstDead, 29_999, 4_000);
+  await seedPending(farm, 70_000, { requiredCapabilities: ["cpu"] });
+  await refreshSummaries(farm.t);
+  const apiKey = op.apiKey;
+  const page = { numItems: 100, cursor: null };
+  const reads: Record<string, Usage> = {
+    overview: (await measure(farm.t, "query", api.console.overview, { apiKey })).usage,
+    jobs_all: (await measure(farm.t, "query", api.console.jobs, { apiKey, filter: {}, paginationOpts: page })).usage,
+    jobs_dead: (await measure(farm.t, "query", api.console.jobs, { apiKey, filter: { status: "dead" }, paginationOpts: page })).usage,
+    jobs_status_type: (await measure(farm.t, "query", api.console.jobs, { apiKey, filter: { status: "pending", type: "seed" }, paginationOpts: page })).usage,
+    jobs_batch_status_checked: (
+      await measure(farm.t, "query", api.console.jobs, { apiKey, filter: { batchId: "nightly", status: "pending" }, paginationOpts: page })
+    ).usage,
+    jobs_time_range: (
+      await measure(farm.t, "query", api.console.jobs, { apiKey, filter: { type: "render", from: 0, to: Date.now() + 1 }, paginationOpts: page })
+    ).usage,
+    job_page: (await measure(farm.t, "query", api.console.job, { apiKey, jobId: firstDead })).usage,
+    job_output_page: (await measure(farm.t, "query", api.console.jobOutput, { apiKey, jobId: firstDead, fromSeq: 0 })).usage,
+    workers: (await measure(farm.t, "query", api.console.workers, { apiKey })).usage,
+    leaderboard: (await measure(farm.t, "query", api.console.leaderboard, { apiKey })).usage,
+    access: (await measure(farm.t, "query", api.consoleAccess.list, { apiKey })).usage,
+  };
+  const overview = await farm.t.query(api.console.overview, { apiKey });
+  expect(overview.counts.pending + overview.counts.dead).toBe(100_000);
+  vi.useRealTimers();
+
+  const figures: Record<string, Figure> = {};
+  for (const [name, usage] of Object.entries(reads)) {
+    figures[`reads_${name}_100k_jobs`] = {
+      value: usage.documentsRead,
+      unit: "documents",
+      target: `< ${READ_TARGET}`,
+      pass: usage.documentsRead < READ_TARGET,
+    };
+  }
+  saveFigures("console", figures);
+});
+
+async function stepBulk(t: Backend, bulkId: Id<"bulkOps">) {
+  let transactions = 0;
+  let maxWritten = 0;
+  let maxRead = 0;
+  for (;;) {
+    const { usage } = await measure(t, "mutation", internal.consoleActions.bulkStep, { bulkId });
+    transactions++;
+    maxWritten = Math.max(maxWritten, usage.documentsWritten);
+    maxRead = Math.max(maxRead, usage.documentsRead);
+    const op = await t.run(async (ctx) => await ctx.db.get(bulkId));
+    if (op!.done) return { transactions, maxWritten, maxRead, affected: op!.affected };
+  }
+}
+
+test("a bulk retry of 10,000 dead letters stays within Convex's transaction limits", async () => {
+  vi.useFakeTimers(); // the batches are stepped here, one transaction each, with the limits enforced
+  const farm = await newFarm();
+  const op = await enrollWorker(farm, { canManage: true });
+  const first = await deadJob(farm, op);
+  await copyDeadJobs(farm, first, 9_999, 4_000);
+  const { bulkId } = await farm.t.mutation(api.consoleActions.bulk, { apiKey: op.apiKey, action: "retry", filter: { status: "dead" } });
+  const retry = await stepBulk(farm.t, bulkId);
+  expect(retry.affected).toBe(10_000);
+  vi.useRealTimers();
+  saveFigures("console_bulk", {
+    bulk_retry_10k_transactions: {
+      value: retry.transactions,
+      unit: `transactions (${BULK_BATCH} jobs each)`,
+      target: `≈ 10000 / ${BULK_BATCH} + 1`,
+      pass: retry.transactions <= Math.ceil(10_000 / BULK_BATCH) + 1,
+    },
+    bulk_retry_10k_max_written: {
+      value: retry.maxWritten,
+      unit: "documents written by one transaction",
+      target: "< 16,000 (Convex's per-transaction limit)",
+      pass: retry.maxWritten < 16_000,
+    },
+    bulk_retry_10k_max_read: {
+      value: retry.maxRead,
+      unit: "documents read by one transaction",
+      target: "< 32,000 (Convex's per-transaction limit)",
+      pass: retry.maxRead < 32_000,
+    },
+  });
+});

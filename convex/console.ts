@@ -1,0 +1,249 @@
+import { paginationOptsValidator } from "convex/server";
+import { v } from "convex/values";
+import type { Id } from "./_generated/dataModel";
+import { query } from "./_generated/server";
+import { jobInOrg, managerFromKey } from "./lib/auth";
+import { orgWeekCredit } from "./lib/credit";
+import { fail } from "./lib/errors";
+import { checkJobFilter, jobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
+import { orgLanes } from "./lib/lanes";
+import { LIMITS, TIMING } from "./lib/limits";
+import { computeSummary, summaryOf } from "./lib/summary";
+import { checkIntegerInRange } from "./lib/validate";
+import { deliveriesOf } from "./lib/webhooks";
+
+/**
+ * The operator's console (reads). Every function takes the `apiKey` of a worker enrolled with canManage
+ * and sees only that worker's org; each reads a bounded number of documents however many jobs there are.
+ */
+
+const CONSOLE_PAGE_MAX = 100;
+const EVENTS_SHOWN = 500;
+const OUTPUT_PAGE_CHUNKS = 200;
+const OUTPUT_ON_JOB_PAGE = 50;
+
+/** Counts, workers online, the last hour's throughput and queue wait, the oldest waiting job's age. */
+export const overview = query({
+  args: { apiKey: v.string() },
+  handler: async (ctx, { apiKey }) => {
+    const me = await managerFromKey(ctx, apiKey);
+    const now = Date.now();
+    const summary = (await summaryOf(ctx, me.orgId)) ?? (await computeSummary(ctx, me.orgId, now));
+    // The oldest ready job: the head of each lane's ready range by availableAt (one read per lane).
+    let oldestReadyAt: number | undefined;
+    for (const lane of await orgLanes(ctx, me.orgId)) {
+      const head = await ctx.db
+        .query("jobs")
+        .withIndex("by_lane_delayed", (q) => q.eq("laneId", lane._id).eq("queue", "ready"))
+        .first();
+      if (head && (oldestReadyAt === undefined || head.availableAt < oldestReadyAt)) oldestReadyAt = head.availableAt;
+    }
+    const online = summary.workers.filter((w) => !w.revoked && now - w.lastSeenAt <= TIMING.onlineWindowMs);
+    return {
+      counts: summary.counts,
+      workersOnline: online.length,
+      workers: summary.workers.filter((w) => !w.revoked).length,
+      throughput: summary.throughput.filter((m) => m.minuteStart > now - 60 * 60_000),
+      queueWait: summary.queueWait ?? null,
+      oldestWaitingMs: oldestReadyAt === undefined ? null : Math.max(0, now - oldestReadyAt),
+      refreshedAt: summary.refreshedAt,
+      now,
+    };
+  },
+});
+
+/**
+ * One page of jobs, newest first, for a filter. `index` names the index that served it; `checked` lists
+ * the filter fields checked on the page itself (no index serves that combination): such a page may hold
+ * fewer jobs than asked for, or none, while more match further on — keep paging until `isDone`.
+ */
+export const jobs = query({
+  args: { apiKey: v.string(), filter: jobFilter, paginationOpts: paginationOptsValidator },
+  handler: async (ctx, { apiKey, filter, paginationOpts }) => {
+    const me = await managerFromKey(ctx, apiKey);
+    const checked = checkJobFilter(filter);
+    checkIntegerInRange(paginationOpts.numItems, "numItems", 1, CONSOLE_PAGE_MAX);
+    const { query: ordered, plan } = planJobQuery(ctx, me.orgId, checked);
+    const page = await ordered.paginate({ numItems: paginationOpts.numItems, cursor: paginationOpts.cursor });
+    return {
+      page: page.page.filter(plan.matches).map(jobRow),
+      continueCursor: page.continueCursor,
+      isDone: page.isDone,
+      index: plan.index,
+      checked: plan.checked,
+      scanned: page.page.length,
+    };
+  },
+});
+
+/** Everything about one job: the job, its event timeline with the workers named, recent output, webhook attempts. */
+export const job = query({
+  args: { apiKey: v.string(), jobId: v.string() },
+  handler: async (ctx, args) => {
+    const me = await managerFromKey(ctx, args.apiKey);
+    const found = await jobInOrg(ctx, me.orgId, args.jobId);
+    if (!found) return null;
+    const events = await ctx.db
+      .query("jobEvents")
+      .withIndex("by_job", (q) => q.eq("jobId", found._id))
+      .take(EVENTS_SHOWN + 1);
+    const workerIds = new Set<Id<"workers">>(events.flatMap((e) => (e.workerId ? [e.workerId] : [])));
+    if (found.workerId) workerIds.add(found.workerId);
+    const names = new Map<Id<"workers">, string>();
+    for (const id of workerIds) {
+      const worker = await ctx.db.get(id);
+      if (worker) names.set(id, worker.name);
+    }
+    const newestOutput = await ctx.db
+      .query("jobOutput")
+      .withIndex("by_job_seq", (q) => q.eq("jobId", found._id))
+      .order("desc")
+      .take(OUTPUT_ON_JOB_PAGE);
+    const output = newestOutput.reverse();
+    return {
+      ...jobRow(found),
+      payload: found.payload as unknown,
+      result: found.result as unknown,
+      error: found.error,
+      statusText: found.statusText,
+      requiredCapabilities: found.requiredCapabilities,
+      leaseExpiresAt: found.leaseExpiresAt,
+      workerName: found.workerId ? names.get(found.workerId) : undefined,
+      cpuMs: found.cpuMs,
+      cpuMeasured: found.cpuMeasured,
+      events: events.slice(0, EVENTS_SHOWN).map((e) => ({
+        kind: e.kind,
+        at: e.at,
+        attempt: e.attempt,
+        workerId: e.workerId,
+        workerName: e.workerId ? names.get(e.workerId) : undefined,
+        detail: e.detail,
+        backoffMs: e.backoffMs,
+      })),
+      eventsTruncated: events.length > EVENTS_SHOWN,
+      output: { text: output.map((c) => c.chunk).join(""), fromSeq: output[0]?.seq ?? 0, nextSeq: (newestOutput[0]?.seq ?? -1) + 1 },
+      webhook: await deliveriesOf(ctx, found._id),
+    };
+  },
+});
+
+/** A job's output from chunk `fromSeq` on, at most 200 chunks per call; `nextSeq` continues it. */
+export const jobOutput = query({
+  args: { apiKey: v.string(), jobId: v.string(), fromSeq: v.optional(v.number()) },
+  handler: async (ctx, args) => {
+    const me = await managerFromKey(ctx, args.apiKey);
+    const fromSeq = checkIntegerInRange(args.fromSeq ?? 0, "fromSeq", 0, LIMITS.outputChunksPerJob);
+    const found = await jobInOrg(ctx, me.orgId, args.jobId);
+    if (!found) fail("not_found", "No such job in this org");
+    const chunks = await ctx.db
+      .query("jobOutput")
+      .withIndex("by_job_seq", (q) => q.eq("jobId", found._id).gte("seq", fromSeq))
+      .take(OUTPUT_PAGE_CHUNKS + 1);
+    const shown = chunks.slice(0, OUTPUT_PAGE_CHUNKS);
+    return {
+      text: shown.map((c) => c.chunk).join(""),
+      nextSeq: shown.length > 0 ? shown[shown.length - 1].seq + 1 : fromSeq,
+      more: chunks.length > OUTPUT_PAGE_CHUNKS,
+    };
+  },
+});
+
+/** Every worker of the org: online state, last seen, capabilities, slots in use, jobs done and CPU time given. */
+export const workers = query({
+  args: { apiKey: v.string() },
+  handler: async (ctx, { apiKey }) => {
+    const me = await managerFromKey(ctx, apiKey);
+    const now = Date.now();
+    const list = await ctx.db
+      .query("workers")
+      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
+      .take(LIMITS.workersListed);
+    const seen = await ctx.db
+      .query("presence")
+      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
+      .take(LIMITS.workersListed * 2);
+    const lastSeen = new Map(seen.map((p) => [p.workerId, p.lastSeenAt]));
+    const slots = await ctx.db
+      .query("workerSlots")
+      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
+      .take(LIMITS.workersListed);
+    const running = new Map(slots.map((s) => [s.workerId, s.running]));
+    const credit = await ctx.db
+      .query("creditTotals")
+      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
+      .take(LIMITS.workersListed);
+    const given = new Map(credit.map((c) => [c.workerId, c]));
+    return list.map((w) => {
+      const lastSeenAt = lastSeen.get(w._id) ?? w.lastSeenAt ?? w._creationTime;
+      const c = given.get(w._id);
+      return {
+        workerId: w._id,
+        name: w.name,
+        machineId: w.machineId,
+        keyPrefix: w.keyPrefix,
+        revoked: w.revoked,
+        canManage: w.canManage,
+        isMe: w._id === me._id,
+        online: !w.revoked && now - lastSeenAt <= TIMING.onlineWindowMs,
+        lastSeenAt,
+        allowedCapabilities: w.allowedCapabilities,
+        advertisedCapabilities: w.advertisedCapabilities,
+        maxConcurrentJobs: w.maxConcurrentJobs,
+        slotsInUse: running.get(w._id) ?? 0,
+        jobsDone: c?.jobs ?? 0,
+        attemptsFailed: c?.failed ?? 0,
+        cpuMs: c?.cpuMs ?? 0,
+        wallMs: c?.wallMs ?? 0,
+        // hardware facts, when the worker has reported them
+        facts: w.facts ?? null,
+      };
+    });
+  },
+});
+
+/** Who gave most: CPU time per worker this week (UTC, from Monday 00:00) and all time, most first. */
+export const leaderboard = query({
+  args: { apiKey: v.string() },
+  handler: async (ctx, { apiKey }) => {
+    const me = await managerFromKey(ctx, apiKey);
+    const week = await orgWeekCredit(ctx, me.orgId, Date.now());
+    const totals = await ctx.db
+      .query("creditTotals")
+      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
+      .take(LIMITS.workersListed);
+    const names = new Map<Id<"workers">, string>();
+    for (const id of new Set([...week.keys(), ...totals.map((t) => t.workerId)])) {
+      names.set(id, (await ctx.db.get(id))?.name ?? "(deleted)");
+    }
+    const rank = (rows: Array<{ workerId: Id<"workers">; cpuMs: number; wallMs: number; jobs: number }>) =>
+      rows
+        .sort((a, b) => b.cpuMs - a.cpuMs)
+        .map((r) => ({ workerId: r.workerId, name: names.get(r.workerId)!, cpuMs: r.cpuMs, wallMs: r.wallMs, jobs: r.jobs }));
+    return {
+      week: rank([...week].map(([workerId, t]) => ({ workerId, ...t }))),
+      allTime: rank(totals.map((t) => ({ ...t }))),
+    };
+  },
+});
+
+/** A bulk retry/cancel/purge started from the console: how far it got. */
+export const bulkStatus = query({
+  args: { apiKey: v.string(), bulkId: v.string() },
+  handler: async (ctx, args) => {
+    const me = await managerFromKey(ctx, args.apiKey);
+    const id = ctx.db.normalizeId("bulkOps", args.bulkId);
+    const op = id ? await ctx.db.get(id) : null;
+    if (!op || op.orgId !== me.orgId) return null;
+    return {
+      bulkId: op._id,
+      action: op.action,
+      filter: op.filter,
+      scanned: op.scanned,
+      affected: op.affected,
+      batches: op.batches,
+      done: op.done,
+      startedAt: op.startedAt,
+      finishedAt: op.finishedAt,
+    };
+  },
+});

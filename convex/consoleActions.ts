@@ -1,0 +1,134 @@
+import { v } from "convex/values";
+import { internal } from "./_generated/api";
+import type { Doc } from "./_generated/dataModel";
+import { internalMutation, mutation, type MutationCtx } from "./_generated/server";
+import { jobInOrg, managerFromKey } from "./lib/auth";
+import { cancelJob as cancelOneJob } from "./lib/cancel";
+import { purgeJobWithin, retryDeadJob } from "./lib/deadLetters";
+import { fail } from "./lib/errors";
+import { checkJobFilter, jobFilter, planJobQuery, type JobFilter } from "./lib/jobQuery";
+
+/**
+ * The operator's console (changes). Every function takes the `apiKey` of a worker enrolled with canManage
+ * and acts only inside that worker's org. Bulk actions run as bounded scheduled batches with a progress row.
+ */
+
+/** Jobs looked at per bulk retry/cancel transaction (each retry writes about 4 documents). */
+export const BULK_BATCH = 100;
+/** Documents a purge batch may delete (jobs with their output and events). */
+export const PURGE_ROWS_PER_BATCH = 2_000;
+
+export const retryJob = mutation({
+  args: { apiKey: v.string(), jobId: v.string() },
+  handler: async (ctx, args) => {
+    const me = await managerFromKey(ctx, args.apiKey);
+    const job = await jobInOrg(ctx, me.orgId, args.jobId);
+    if (!job) fail("not_found", "No such job in this org");
+    await retryDeadJob(ctx, job, `retried by ${me.name}`);
+  },
+});
+
+export const cancelJob = mutation({
+  args: { apiKey: v.string(), jobId: v.string() },
+  handler: async (ctx, args) => {
+    const me = await managerFromKey(ctx, args.apiKey);
+    const job = await jobInOrg(ctx, me.orgId, args.jobId);
+    if (!job) fail("not_found", "No such job in this org");
+    return await cancelOneJob(ctx, job, `canceled by ${me.name}`);
+  },
+});
+
+/**
+ * Retry (dead jobs) or cancel (pending and running jobs) every job the filter selects; jobs in other
+ * states are passed over. Returns the bulk operation's id for console:bulkStatus.
+ */
+export const bulk = mutation({
+  args: { apiKey: v.string(), action: v.union(v.literal("retry"), v.literal("cancel")), filter: jobFilter },
+  handler: async (ctx, args) => {
+    const me = await managerFromKey(ctx, args.apiKey);
+    return { bulkId: await startBulk(ctx, me, args.action, checkJobFilter(args.filter)) };
+  },
+});
+
+/** Delete every dead letter (optionally of one type, submitted within a time range), with its output and events. */
+export const purgeDead = mutation({
+  args: { apiKey: v.string(), type: v.optional(v.string()), from: v.optional(v.number()), to: v.optional(v.number()) },
+  handler: async (ctx, args) => {
+    const me = await managerFromKey(ctx, args.apiKey);
+    const filter = checkJobFilter({ status: "dead", type: args.type, from: args.from, to: args.to });
+    return { bulkId: await startBulk(ctx, me, "purge", filter) };
+  },
+});
+
+async function startBulk(ctx: MutationCtx, me: Doc<"workers">, action: Doc<"bulkOps">["action"], filter: JobFilter) {
+  const bulkId = await ctx.db.insert("bulkOps", {
+    orgId: me.orgId,
+    action,
+    filter,
+    by: me._id,
+    scanned: 0,
+    affected: 0,
+    batches: 0,
+    done: false,
+    startedAt: Date.now(),
+  });
+  await ctx.scheduler.runAfter(0, internal.consoleActions.bulkStep, { bulkId });
+  return bulkId;
+}
+
+/** One batch of a bulk operation; schedules the next while jobs are left. */
+export const bulkStep = internalMutation({
+  args: { bulkId: v.id("bulkOps") },
+  handler: async (ctx, { bulkId }) => {
+    const op = await ctx.db.get(bulkId);
+    if (!op || op.done) return;
+    const { scanned, affected, cursor, done } = op.action === "purge" ? await purgeBatch(ctx, op) : await changeBatch(ctx, op);
+    await ctx.db.patch(bulkId, {
+      scanned: op.scanned + scanned,
+      affected: op.affected + affected,
+      batches: op.batches + 1,
+      cursor,
+      done,
+      ...(done ? { finishedAt: Date.now() } : {}),
+    });
+    if (!done) await ctx.scheduler.runAfter(0, internal.consoleActions.bulkStep, { bulkId });
+  },
+});
+
+/** Retry or cancel one page of the filter's jobs, continuing from the cursor the last batch left. */
+async function changeBatch(ctx: MutationCtx, op: Doc<"bulkOps">) {
+  const { query, plan } = planJobQuery(ctx, op.orgId, op.filter);
+  const page = await query.paginate({ numItems: BULK_BATCH, cursor: op.cursor ?? null });
+  let affected = 0;
+  for (const job of page.page) {
+    if (!plan.matches(job)) continue;
+    if (op.action === "retry" && job.status === "dead") {
+      await retryDeadJob(ctx, job, "retried in bulk by an operator");
+      affected++;
+    } else if (op.action === "cancel" && (job.status === "pending" || job.status === "running")) {
+      const outcome = await cancelOneJob(ctx, job, "canceled in bulk by an operator");
+      if (outcome.status === "canceled" || outcome.cancelRequested) affected++;
+    }
+  }
+  return { scanned: page.page.length, affected, cursor: page.continueCursor, done: page.isDone };
+}
+
+/**
+ * Purge the first dead letters of the range: each purged job leaves it, so every batch starts from the
+ * range's start. A job with more rows than the batch has left is finished by the next batch.
+ */
+async function purgeBatch(ctx: MutationCtx, op: Doc<"bulkOps">) {
+  const { query } = planJobQuery(ctx, op.orgId, op.filter);
+  let budget = PURGE_ROWS_PER_BATCH;
+  let scanned = 0;
+  let affected = 0;
+  for await (const job of query) {
+    if (budget <= 0) return { scanned, affected, cursor: undefined, done: false };
+    scanned++;
+    const deleted = await purgeJobWithin(ctx, job, budget);
+    if (deleted === null) return { scanned, affected, cursor: undefined, done: false };
+    budget -= deleted;
+    affected++;
+  }
+  return { scanned, affected, cursor: undefined, done: true };
+}

@@ -1,0 +1,79 @@
+import type { Doc, Id } from "../_generated/dataModel";
+import type { MutationCtx } from "../_generated/server";
+import { stopWaiting } from "./demand";
+import { inboxRows, isOfferedTo, withdrawOffer } from "./inbox";
+import { kickForJobs, kickSummary } from "./kick";
+import { displayPrefix, newSecret, sha256Hex } from "./keys";
+import { LIMITS } from "./limits";
+import { finishJob, requeue } from "./transitions";
+import { checkCapabilityGrants, checkIntegerInRange, checkText } from "./validate";
+
+/** Who may do what: enrollment tokens, client keys and revoking workers, for admin:* and the console alike. */
+
+export type EnrollmentSpec = { capabilities: string[]; maxConcurrentJobs?: number; ttlMs?: number; canManage?: boolean };
+
+/** A one-time enrollment token; the token itself is returned once and only its hash is kept. */
+export async function createEnrollmentToken(ctx: MutationCtx, orgId: Id<"orgs">, spec: EnrollmentSpec) {
+  const capabilities = checkCapabilityGrants(spec.capabilities);
+  const maxConcurrentJobs = checkIntegerInRange(spec.maxConcurrentJobs ?? 1, "maxConcurrentJobs", 1, LIMITS.maxConcurrentJobs);
+  const ttlMs = checkIntegerInRange(spec.ttlMs ?? LIMITS.defaultEnrollmentTtlMs, "ttlMs", 1, 365 * 24 * 3600 * 1000);
+  const token = newSecret("fh_e_");
+  const enrollmentId = await ctx.db.insert("enrollments", {
+    orgId,
+    tokenHash: await sha256Hex(token),
+    tokenPrefix: displayPrefix(token),
+    capabilities,
+    maxConcurrentJobs,
+    canManage: spec.canManage ?? false,
+    expiresAt: Date.now() + ttlMs,
+  });
+  return { token, enrollmentId };
+}
+
+/** A client key; returned once, only its hash is kept. `canPublish`: it may publish and delete farm apps. */
+export async function createClientKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string, canPublish?: boolean) {
+  const key = newSecret("fh_c_");
+  const clientKeyId = await ctx.db.insert("clientKeys", {
+    orgId,
+    name: checkText(name, "name", LIMITS.nameChars),
+    keyHash: await sha256Hex(key),
+    keyPrefix: displayPrefix(key),
+    revoked: false,
+    canPublish: canPublish ?? false,
+  });
+  return { key, clientKeyId };
+}
+
+/**
+ * The key stops working on its next call, and the worker's jobs go back to the queue at once: running ones
+ * without burning an attempt (a cancel-requested one ends canceled), offered ones to the next waiter. Its row
+ * counts as offline from now on (a revoked worker is never online). `why`: the jobs' event detail (an operator's
+ * revoke, or the machine leaving with workers:leave).
+ */
+export async function revokeWorkerNow(ctx: MutationCtx, worker: Doc<"workers">, why = "worker revoked") {
+  const workerId = worker._id;
+  await ctx.db.patch(workerId, { revoked: true });
+  const running = await ctx.db
+    .query("jobs")
+    .withIndex("by_worker_status", (q) => q.eq("workerId", workerId).eq("status", "running"))
+    .take(LIMITS.maxConcurrentJobs);
+  for (const job of running) {
+    if (job.cancelRequested) await finishJob(ctx, job, "canceled", { workerId, detail: `${why} after cancel` });
+    else await requeue(ctx, job, { kind: "release", detail: why }, workerId);
+  }
+  let handedBack = running.length;
+  for (const offer of await inboxRows(ctx, workerId, "offer")) {
+    const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
+    if (isOfferedTo(job, workerId)) {
+      await withdrawOffer(ctx, job, { requeue: true });
+      handedBack++;
+    }
+  }
+  for (const kind of ["cancel", "resync"] as const) {
+    for (const row of await inboxRows(ctx, workerId, kind)) await ctx.db.delete(row._id);
+  }
+  await stopWaiting(ctx, workerId);
+  if (handedBack > 0) await kickForJobs(ctx, worker.orgId);
+  await kickSummary(ctx, worker.orgId);
+  return { handedBack };
+}

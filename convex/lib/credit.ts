@@ -1,0 +1,123 @@
+import type { Doc, Id } from "../_generated/dataModel";
+import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { LIMITS } from "./limits";
+import { checkIntegerInRange } from "./validate";
+
+/**
+ * Donor credit: the CPU time each finished attempt used, as its worker reported it (`cpuMs` on
+ * workers:complete / workers:fail), clamped to what the machine could have spent in the attempt's wall
+ * time. An attempt whose CPU could not be measured (an Ollama request runs inside another program) is
+ * credited by its wall time and counted apart (`wallMs`). Totals per worker per UTC day, plus one
+ * all-time row per worker; both are the worker's own rows, so finishing jobs on different machines never
+ * conflict.
+ */
+
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Whole UTC days since the epoch. */
+export function utcDay(ms: number): number {
+  return Math.floor(ms / DAY_MS);
+}
+
+/** The UTC day the week of `ms` starts on: weeks start Monday 00:00 UTC (1970-01-01 was a Thursday). */
+export function weekStartDay(ms: number): number {
+  const day = utcDay(ms);
+  return day - ((day + 3) % 7);
+}
+
+/**
+ * How many cores the worker's machine has: its reported hardware facts; for a worker that has not reported
+ * them (an older engine), its enrollment's slot count stands in: it never runs more job processes than that
+ * at once, so it never burns more CPU than that many cores' worth.
+ */
+export function coresOf(worker: Pick<Doc<"workers">, "facts" | "maxConcurrentJobs">): number {
+  const cores = worker.facts?.cores;
+  if (cores !== undefined && Number.isInteger(cores) && cores >= 1) return cores;
+  return Math.max(1, worker.maxConcurrentJobs);
+}
+
+export function checkCpuMs(cpuMs: number | undefined): number | undefined {
+  return cpuMs === undefined ? undefined : checkIntegerInRange(cpuMs, "cpuMs", 0, LIMITS.cpuMsMax);
+}
+
+export type Credit = { cpuMs: number; measured: boolean };
+
+/** What one attempt is credited: its CPU time clamped to wall time × cores, else its wall time. */
+export function creditFor(job: Doc<"jobs">, worker: Doc<"workers">, cpuMs: number | undefined, now: number): Credit {
+  const wallMs = Math.max(0, now - (job.startedAt ?? now));
+  if (cpuMs === undefined) return { cpuMs: wallMs, measured: false };
+  return { cpuMs: Math.min(cpuMs, wallMs * coresOf(worker)), measured: true };
+}
+
+type Totals = { cpuMs: number; wallMs: number; jobs: number; failed: number };
+
+function added(row: Totals, credit: Credit, outcome: "completed" | "failed"): Totals {
+  return {
+    cpuMs: row.cpuMs + credit.cpuMs,
+    wallMs: row.wallMs + (credit.measured ? 0 : credit.cpuMs),
+    jobs: row.jobs + (outcome === "completed" ? 1 : 0),
+    failed: row.failed + (outcome === "failed" ? 1 : 0),
+  };
+}
+
+const ZERO: Totals = { cpuMs: 0, wallMs: 0, jobs: 0, failed: 0 };
+
+/**
+ * Credit the attempt the worker just ended (in the mutation that ends it): marks the job and adds to the
+ * worker's day and all-time rows. `completed`: workers:complete (a job done, canceled or not); `failed`.
+ */
+export async function creditAttempt(
+  ctx: MutationCtx,
+  job: Doc<"jobs">,
+  worker: Doc<"workers">,
+  cpuMs: number | undefined,
+  outcome: "completed" | "failed",
+): Promise<Credit> {
+  const now = Date.now();
+  const credit = creditFor(job, worker, cpuMs, now);
+  await ctx.db.patch(job._id, { cpuMs: credit.cpuMs, cpuMeasured: credit.measured });
+  const day = utcDay(now);
+  const dayRow = await ctx.db
+    .query("creditDays")
+    .withIndex("by_worker_day", (q) => q.eq("workerId", worker._id).eq("day", day))
+    .unique();
+  if (dayRow) await ctx.db.patch(dayRow._id, added(dayRow, credit, outcome));
+  else await ctx.db.insert("creditDays", { orgId: worker.orgId, workerId: worker._id, day, ...added(ZERO, credit, outcome) });
+  const total = await creditTotalOf(ctx, worker._id);
+  if (total) await ctx.db.patch(total._id, added(total, credit, outcome));
+  else await ctx.db.insert("creditTotals", { orgId: worker.orgId, workerId: worker._id, ...added(ZERO, credit, outcome) });
+  return credit;
+}
+
+export async function creditTotalOf(ctx: QueryCtx, workerId: Id<"workers">): Promise<Doc<"creditTotals"> | null> {
+  return await ctx.db
+    .query("creditTotals")
+    .withIndex("by_worker", (q) => q.eq("workerId", workerId))
+    .unique();
+}
+
+/** One worker's credit this week (UTC, from Monday): at most 7 rows. */
+export async function weekCreditOf(ctx: QueryCtx, workerId: Id<"workers">, now: number): Promise<Totals> {
+  const rows = await ctx.db
+    .query("creditDays")
+    .withIndex("by_worker_day", (q) => q.eq("workerId", workerId).gte("day", weekStartDay(now)))
+    .take(7);
+  return rows.reduce(
+    (sum, r) => ({ cpuMs: sum.cpuMs + r.cpuMs, wallMs: sum.wallMs + r.wallMs, jobs: sum.jobs + r.jobs, failed: sum.failed + r.failed }),
+    ZERO,
+  );
+}
+
+/** Every worker's credit this week, summed from the org's day rows (at most 7 per listed worker). */
+export async function orgWeekCredit(ctx: QueryCtx, orgId: Id<"orgs">, now: number): Promise<Map<Id<"workers">, Totals>> {
+  const rows = await ctx.db
+    .query("creditDays")
+    .withIndex("by_org_day", (q) => q.eq("orgId", orgId).gte("day", weekStartDay(now)))
+    .take(7 * LIMITS.workersListed);
+  const byWorker = new Map<Id<"workers">, Totals>();
+  for (const r of rows) {
+    const t = byWorker.get(r.workerId) ?? ZERO;
+    byWorker.set(r.workerId, { cpuMs: t.cpuMs + r.cpuMs, wallMs: t.wallMs + r.wallMs, jobs: t.jobs + r.jobs, failed: t.failed + r.failed });
+  }
+  return byWorker;
+}

@@ -1,0 +1,108 @@
+import { v } from "convex/values";
+import { internal } from "./_generated/api";
+import { internalAction, internalMutation } from "./_generated/server";
+import { signatureHeader, WEBHOOK, webhookBody, webhookOf, webhookRetryDelayMs, webhookTimeoutMs } from "./lib/webhooks";
+
+/** Completion webhook deliveries (lib/webhooks.ts): one attempt per run, the row says what happens next. */
+
+const FINAL = new Set(["succeeded", "dead", "canceled"]);
+
+const delivered = (a: { status?: number }) => a.status !== undefined && a.status >= 200 && a.status < 300;
+
+/** Failed attempts since the last delivered one (the backoff's exponent). */
+function failedInARow(attempts: Array<{ status?: number }>): number {
+  let n = 0;
+  for (let i = attempts.length - 1; i >= 0 && !delivered(attempts[i]); i--) n++;
+  return n;
+}
+
+/** Mark the delivery in flight and hand the action what to send; null when there is nothing to send. */
+export const beginAttempt = internalMutation({
+  args: { deliveryId: v.id("webhookDeliveries") },
+  handler: async (ctx, { deliveryId }) => {
+    const row = await ctx.db.get(deliveryId);
+    if (!row || row.state !== "pending") return null;
+    const job = await ctx.db.get(row.jobId);
+    const hook = await webhookOf(ctx, row.clientKeyId);
+    const key = await ctx.db.get(row.clientKeyId);
+    if (!job || !hook || !key || key.revoked) {
+      // purged job, removed webhook or revoked key: nobody to tell any more
+      await ctx.db.patch(deliveryId, { state: "failed", nextAt: undefined });
+      return null;
+    }
+    if (!FINAL.has(job.status)) {
+      await ctx.db.patch(deliveryId, { state: "waiting", nextAt: undefined });
+      return null;
+    }
+    await ctx.db.patch(deliveryId, { state: "sending", again: undefined, nextAt: undefined });
+    return { url: hook.url, secret: hook.secret, body: webhookBody(job), jobStatus: job.status };
+  },
+});
+
+/** Record the attempt; retry with backoff until 24 h after the first, or deliver again if the job ended again. */
+export const endAttempt = internalMutation({
+  args: {
+    deliveryId: v.id("webhookDeliveries"),
+    at: v.number(),
+    ms: v.number(),
+    status: v.optional(v.number()),
+    error: v.optional(v.string()),
+    jobStatus: v.string(),
+  },
+  handler: async (ctx, { deliveryId, ...attempt }) => {
+    const row = await ctx.db.get(deliveryId);
+    if (!row || row.state !== "sending") return;
+    const attempts = [...row.attempts, attempt].slice(-WEBHOOK.attemptsKept);
+    const ok = delivered(attempt);
+    const now = Date.now();
+    if (ok && !row.again) {
+      await ctx.db.patch(deliveryId, { state: "delivered", attempts });
+      return;
+    }
+    let nextAt = now;
+    if (!ok) {
+      nextAt = now + webhookRetryDelayMs(failedInARow(attempts));
+      if (nextAt - row.firstAt > WEBHOOK.giveUpAfterMs && !row.again) {
+        await ctx.db.patch(deliveryId, { state: "failed", attempts, again: undefined });
+        return;
+      }
+    }
+    await ctx.db.patch(deliveryId, { state: "pending", attempts, again: undefined, nextAt, ...(row.again ? { firstAt: now } : {}) });
+    await ctx.scheduler.runAt(nextAt, internal.webhooks.deliver, { deliveryId });
+  },
+});
+
+/** One delivery attempt: POST the signed body, wait at most the timeout, record what happened. */
+export const deliver = internalAction({
+  args: { deliveryId: v.id("webhookDeliveries") },
+  handler: async (ctx, { deliveryId }) => {
+    const send = await ctx.runMutation(internal.webhooks.beginAttempt, { deliveryId });
+    if (!send) return;
+    const at = Date.now();
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), webhookTimeoutMs());
+    let status: number | undefined;
+    let error: string | undefined;
+    try {
+      const response = await fetch(send.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "Farmhand-Webhook/1",
+          "farmhand-signature": await signatureHeader(send.secret, send.body, Math.floor(Date.now() / 1000)),
+        },
+        body: send.body,
+        signal: timeout.signal,
+        redirect: "manual",
+      });
+      status = response.status;
+      await response.body?.cancel();
+    } catch (e) {
+      error = timeout.signal.aborted ? `no answer within ${webhookTimeoutMs()} ms` : String(e instanceof Error ? e.message : e).slice(0, 500);
+    } finally {
+      clearTimeout(timer);
+    }
+    await ctx.runMutation(internal.webhooks.endAttempt, { deliveryId, at, ms: Date.now() - at, status, error, jobStatus: send.jobStatus });
+  },
+});
+

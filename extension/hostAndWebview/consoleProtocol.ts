@@ -1,0 +1,182 @@
+/**
+ * The typed message protocol between the operator's console (a webview editor tab) and the extension.
+ * Shared by both sides (media/console/main.ts imports it too); no 'vscode' import here, and no import of the
+ * Convex functions (the webview is type-checked without them): the data types below are the parts of the
+ * console functions' answers the webview shows, and the host assigns those answers to them, so a server
+ * change the console does not follow breaks the host's build.
+ */
+
+export type ConsolePage = "overview" | "jobs" | "workers" | "access";
+const CONSOLE_PAGES: readonly ConsolePage[] = ["overview", "jobs", "workers", "access"];
+export const JOB_STATUSES = ["pending", "running", "succeeded", "canceled", "dead"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** console:overview */
+export type ConsoleOverview = {
+  counts: Record<JobStatus, number>;
+  workersOnline: number;
+  workers: number;
+  throughput: Array<{ minuteStart: number; finished: number; failed: number }>;
+  queueWait: { p50Ms: number; p95Ms: number; samples: number } | null;
+  oldestWaitingMs: number | null;
+  now: number;
+};
+
+/** A row of console:jobs */
+export type ConsoleJobRow = {
+  jobId: string;
+  type: string;
+  status: JobStatus;
+  attempt: number;
+  maxAttempts: number;
+  progress?: number;
+  error?: string;
+  createdAt: number;
+};
+
+/** console:job */
+export type ConsoleJobPage = ConsoleJobRow & {
+  payload: unknown;
+  result: unknown;
+  events: Array<{ kind: string; at: number; workerName?: string; detail?: string; backoffMs?: number }>;
+  output: { text: string };
+  webhook: { state: string; attempts: unknown[] } | null;
+};
+
+/** A row of console:workers */
+export type ConsoleWorker = {
+  workerId: string;
+  name: string;
+  isMe: boolean;
+  revoked: boolean;
+  online: boolean;
+  lastSeenAt: number;
+  advertisedCapabilities: string[];
+  slotsInUse: number;
+  maxConcurrentJobs: number;
+  jobsDone: number;
+  cpuMs: number;
+};
+
+/** console:leaderboard: CPU time given, most first */
+export type ConsoleLeaderboard = Record<"week" | "allTime", Array<{ name: string; cpuMs: number; wallMs: number; jobs: number }>>;
+
+/** console:bulkStatus of the bulk action started from this console */
+export type ConsoleBulk = { action: string; scanned: number; affected: number; done: boolean };
+
+/** consoleAccess:list */
+export type ConsoleAccess = {
+  enrollments: Array<{ tokenPrefix: string; state: string; capabilities: string[]; maxConcurrentJobs: number; canManage: boolean; expiresAt: number }>;
+  clientKeys: Array<{ name: string; keyPrefix: string; revoked: boolean; canPublish: boolean }>;
+};
+
+/** What the console shows: the page, its data (undefined until the first answer), and the filter in use. */
+export type ConsoleState = {
+  page: ConsolePage;
+  status: JobStatus | null;
+  overview?: ConsoleOverview;
+  jobs?: { rows: ConsoleJobRow[]; checked: string[]; isDone: boolean };
+  job?: ConsoleJobPage | null;
+  workers?: ConsoleWorker[];
+  leaderboard?: ConsoleLeaderboard;
+  access?: ConsoleAccess;
+  bulk?: ConsoleBulk | null;
+  /** Why the data cannot be shown (not an operator, farm unreachable, …). */
+  error?: string;
+};
+
+/** Webview → extension. Every one is validated before it is acted on. */
+export type ConsoleRequest =
+  | { type: "ready" }
+  | { type: "page"; page: ConsolePage }
+  | { type: "filter"; status: JobStatus | null }
+  | { type: "openJob"; jobId: string | null }
+  | { type: "retryJob"; jobId: string }
+  | { type: "cancelJob"; jobId: string }
+  | { type: "revokeWorker"; workerId: string }
+  /** Retry or cancel every job the Jobs page's filter selects (asks for a confirmation first). */
+  | { type: "bulk"; action: "retry" | "cancel" }
+  | { type: "purgeDead" }
+  | { type: "createToken"; capabilities: string[]; slots: number; ttlHours: number; canManage: boolean };
+
+/** Extension → webview. */
+export type ConsoleMessage =
+  | { type: "state"; state: ConsoleState }
+  /** A token made on the Access page: shown once. */
+  | { type: "token"; token: string }
+  | { type: "notice"; text: string }
+  | { type: "rejected"; reason: string };
+
+const ID = /^[a-z0-9]{1,64}$/;
+const CAPABILITY_GRANT = /^[a-z0-9:._-]{0,64}\*?$/;
+
+type Parsed = { ok: true; request: ConsoleRequest } | { ok: false; reason: string };
+
+const FIELDS: Record<ConsoleRequest["type"], readonly string[]> = {
+  ready: [],
+  page: ["page"],
+  filter: ["status"],
+  openJob: ["jobId"],
+  retryJob: ["jobId"],
+  cancelJob: ["jobId"],
+  revokeWorker: ["workerId"],
+  bulk: ["action"],
+  purgeDead: [],
+  createToken: ["capabilities", "slots", "ttlHours", "canManage"],
+};
+
+function isId(value: unknown): value is string {
+  return typeof value === "string" && ID.test(value);
+}
+
+/** Validates a message that arrived from the webview; anything else is refused with the reason. */
+export function parseConsoleRequest(raw: unknown): Parsed {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, reason: "message is not an object" };
+  const { type, ...rest } = raw as Record<string, unknown>;
+  if (typeof type !== "string" || !Object.hasOwn(FIELDS, type)) {
+    return { ok: false, reason: `unknown message type ${JSON.stringify(type)?.slice(0, 80)}` };
+  }
+  const kind = type as ConsoleRequest["type"];
+  const extra = Object.keys(rest).filter((k) => !FIELDS[kind].includes(k));
+  if (extra.length > 0) return { ok: false, reason: `unexpected field(s) ${extra.slice(0, 5).join(", ")} in "${kind}"` };
+  const bad = (why: string): Parsed => ({ ok: false, reason: `"${kind}" ${why}` });
+  switch (kind) {
+    case "ready":
+      return { ok: true, request: { type: "ready" } };
+    case "page":
+      return CONSOLE_PAGES.includes(rest.page as ConsolePage)
+        ? { ok: true, request: { type: "page", page: rest.page as ConsolePage } }
+        : bad(`needs a page of ${CONSOLE_PAGES.join(", ")}`);
+    case "filter":
+      return rest.status === null || JOB_STATUSES.includes(rest.status as JobStatus)
+        ? { ok: true, request: { type: "filter", status: rest.status as JobStatus | null } }
+        : bad("needs a status or null");
+    case "openJob":
+      return rest.jobId === null || isId(rest.jobId) ? { ok: true, request: { type: "openJob", jobId: rest.jobId } } : bad("needs a job id or null");
+    case "retryJob":
+    case "cancelJob":
+      return isId(rest.jobId) ? { ok: true, request: { type: kind, jobId: rest.jobId } } : bad("needs a job id");
+    case "revokeWorker":
+      return isId(rest.workerId) ? { ok: true, request: { type: "revokeWorker", workerId: rest.workerId } } : bad("needs a worker id");
+    case "bulk":
+      return rest.action === "retry" || rest.action === "cancel" ? { ok: true, request: { type: "bulk", action: rest.action } } : bad("needs action retry or cancel");
+    case "purgeDead":
+      return { ok: true, request: { type: "purgeDead" } };
+    case "createToken": {
+      const { capabilities, slots, ttlHours, canManage } = rest;
+      if (!Array.isArray(capabilities) || capabilities.length > 256 || !capabilities.every((c) => typeof c === "string" && c.length > 0 && CAPABILITY_GRANT.test(c))) {
+        return bad("needs capabilities matching [a-z0-9:._-], optionally ending in *");
+      }
+      if (!Number.isInteger(slots) || (slots as number) < 1 || (slots as number) > 32) return bad("needs slots from 1 to 32");
+      if (!Number.isInteger(ttlHours) || (ttlHours as number) < 1 || (ttlHours as number) > 24 * 365) return bad("needs ttlHours from 1 to 8760");
+      if (typeof canManage !== "boolean") return bad("needs canManage true or false");
+      return { ok: true, request: { type: "createToken", capabilities: capabilities as string[], slots: slots as number, ttlHours: ttlHours as number, canManage } };
+    }
+  }
+}
+
+export function isConsoleMessage(raw: unknown): raw is ConsoleMessage {
+  if (typeof raw !== "object" || raw === null) return false;
+  const type = (raw as { type?: unknown }).type;
+  return type === "state" || type === "token" || type === "notice" || type === "rejected";
+}

@@ -1,0 +1,267 @@
+import * as vscode from "vscode";
+import { api } from "../../convex/_generated/api";
+import type { FarmConnection } from "../donor/farmConnection";
+import { parseConsoleRequest, type ConsoleMessage, type ConsoleRequest, type ConsoleState } from "../hostAndWebview/consoleProtocol";
+import { DisposableOwner } from "../lifecycle";
+import { describeError } from "../worker/errors";
+
+const JOBS_SHOWN = 50;
+
+/**
+ * The operator's console: one webview editor tab (Farmhand: Open Console). It subscribes only to what the
+ * page in view shows (and the job opened on the Jobs page), through the farm connection with this machine's
+ * key; the server checks that key's canManage right on every call. Every inbound message is validated.
+ */
+export class ConsolePanel extends DisposableOwner {
+  static readonly viewType = "farmhand.console";
+  private panel: vscode.WebviewPanel | undefined;
+  private state: ConsoleState = { page: "overview", status: null };
+  private jobId: string | null = null;
+  private unwatchPage: (() => void) | undefined;
+  private unwatchJob: (() => void) | undefined;
+  private unwatchBulk: (() => void) | undefined;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly connection: FarmConnection,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    super();
+    this._register({ dispose: () => this.close() });
+  }
+
+  /**
+   * Farmhand: Open Console. Only for a machine whose key may manage the farm; anyone else is told why.
+   * (The server checks the right again on every console call.)
+   */
+  async open(): Promise<void> {
+    const lease = this.connection.acquire();
+    if (!lease) return void vscode.window.showInformationMessage("Farmhand: join a farm first; the console shows the farm this machine joined.");
+    try {
+      const overview = await lease.client.query(api.farm.overview, { apiKey: lease.apiKey });
+      if (!overview.canManage) {
+        void vscode.window.showWarningMessage(
+          "Farmhand: the console is for operators. This machine's key was not enrolled with permission to manage the farm (canManage).",
+        );
+        return;
+      }
+      this.show();
+    } catch (e) {
+      void vscode.window.showErrorMessage(`Farmhand: cannot open the console: ${describeError(e).message}`);
+    } finally {
+      lease.release();
+    }
+  }
+
+  /** Show the console, or bring it to the front. */
+  private show(): void {
+    if (this.panel) return this.panel.reveal();
+    const panel = vscode.window.createWebviewPanel(ConsolePanel.viewType, "Farmhand Console", vscode.ViewColumn.Active, {
+      enableScripts: true,
+      retainContextWhenHidden: false,
+      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, "dist"), vscode.Uri.joinPath(this.extensionUri, "media")],
+    });
+    this.panel = panel;
+    panel.webview.html = this.html(panel.webview);
+    panel.webview.onDidReceiveMessage((raw) => void this.receive(raw));
+    panel.onDidDispose(() => {
+      if (this.panel === panel) this.close();
+    });
+  }
+
+  private close(): void {
+    this.jobId = null;
+    this.watchJob();
+    this.unwatchBulk?.();
+    this.unwatchBulk = undefined;
+    this.unwatchPage?.();
+    this.unwatchPage = undefined;
+    const panel = this.panel;
+    this.panel = undefined;
+    panel?.dispose();
+  }
+
+  private async receive(raw: unknown): Promise<void> {
+    const parsed = parseConsoleRequest(raw);
+    if (!parsed.ok) {
+      this.log.warn(`Console sent a malformed message, ignored: ${parsed.reason}`);
+      this.post({ type: "rejected", reason: parsed.reason });
+      return;
+    }
+    try {
+      await this.perform(parsed.request);
+    } catch (e) {
+      const described = describeError(e);
+      this.log.warn(`Console: ${described.message}`);
+      this.post({ type: "notice", text: described.message });
+    }
+  }
+
+  private async perform(request: ConsoleRequest): Promise<void> {
+    switch (request.type) {
+      case "ready":
+        this.watchPage();
+        return this.push();
+      case "page":
+        this.state = { page: request.page, status: this.state.status, bulk: this.state.bulk };
+        this.jobId = null;
+        this.watchJob();
+        this.watchPage();
+        return this.push();
+      case "filter":
+        this.state = { ...this.state, status: request.status, jobs: undefined };
+        this.watchPage();
+        return this.push();
+      case "openJob":
+        this.jobId = request.jobId;
+        this.state = { ...this.state, job: undefined };
+        this.watchJob();
+        return this.push();
+      case "retryJob":
+        await this.connection.run(api.consoleActions.retryJob, { jobId: request.jobId });
+        return this.post({ type: "notice", text: "Retried: the job is back in its queue." });
+      case "cancelJob": {
+        const outcome = await this.connection.run(api.consoleActions.cancelJob, { jobId: request.jobId });
+        return this.post({ type: "notice", text: outcome.status === "running" ? "Cancel requested: its worker stops it." : `The job is ${outcome.status}.` });
+      }
+      case "revokeWorker": {
+        const confirmed = await vscode.window.showWarningMessage(
+          "Revoke this worker? Its key stops working at once and its jobs go back to the queue.",
+          { modal: true },
+          "Revoke",
+        );
+        if (confirmed !== "Revoke") return;
+        const { handedBack } = await this.connection.run(api.consoleAccess.revokeWorker, { workerId: request.workerId });
+        return this.post({ type: "notice", text: `Worker revoked; ${handedBack} job(s) went back to the queue.` });
+      }
+      case "bulk": {
+        const filter = this.state.status ? { status: this.state.status } : {};
+        const what = `${request.action === "retry" ? "Retry every dead" : "Cancel every pending or running"} job${this.state.status ? ` with status ${this.state.status}` : ""}?`;
+        if ((await vscode.window.showWarningMessage(what, { modal: true }, "Go Ahead")) !== "Go Ahead") return;
+        const { bulkId } = await this.connection.run(api.consoleActions.bulk, { action: request.action, filter });
+        return this.watchBulk(bulkId);
+      }
+      case "purgeDead": {
+        const confirmed = await vscode.window.showWarningMessage("Delete every dead letter, with its output and events?", { modal: true }, "Delete");
+        if (confirmed !== "Delete") return;
+        const { bulkId } = await this.connection.run(api.consoleActions.purgeDead, {});
+        return this.watchBulk(bulkId);
+      }
+      case "createToken": {
+        const { token } = await this.connection.run(api.consoleAccess.createEnrollment, {
+          capabilities: request.capabilities,
+          maxConcurrentJobs: request.slots,
+          ttlMs: request.ttlHours * 3_600_000,
+          canManage: request.canManage,
+        });
+        return this.post({ type: "token", token });
+      }
+    }
+  }
+
+  /** Subscribe to what the current page shows (and nothing else). */
+  private watchPage(): void {
+    this.unwatchPage?.();
+    this.unwatchPage = undefined;
+    const onError = (e: Error) => this.update({ error: describeError(e).message });
+    const state = this.state;
+    let unwatch: (() => void) | undefined;
+    switch (state.page) {
+      case "overview":
+        unwatch = this.connection.watch(api.console.overview, {}, (overview) => this.update({ overview, error: undefined }), onError);
+        break;
+      case "jobs":
+        unwatch = this.connection.watch(
+          api.console.jobs,
+          { filter: state.status ? { status: state.status } : {}, paginationOpts: { numItems: JOBS_SHOWN, cursor: null } },
+          (page) => this.update({ jobs: { rows: page.page, checked: page.checked, isDone: page.isDone }, error: undefined }),
+          onError,
+        );
+        break;
+      case "workers": {
+        const unwatchWorkers = this.connection.watch(api.console.workers, {}, (workers) => this.update({ workers, error: undefined }), onError);
+        const unwatchBoard = this.connection.watch(api.console.leaderboard, {}, (leaderboard) => this.update({ leaderboard }), onError);
+        unwatch = unwatchWorkers && (() => (unwatchWorkers(), unwatchBoard?.()));
+        break;
+      }
+      case "access":
+        unwatch = this.connection.watch(api.consoleAccess.list, {}, (access) => this.update({ access, error: undefined }), onError);
+        break;
+    }
+    if (!unwatch) this.update({ error: "This machine has not joined a farm." });
+    this.unwatchPage = unwatch;
+  }
+
+  /** Follow a bulk action's progress row until another one starts or the console closes. */
+  private watchBulk(bulkId: string): void {
+    this.unwatchBulk?.();
+    this.update({ bulk: null });
+    this.unwatchBulk = this.connection.watch(
+      api.console.bulkStatus,
+      { bulkId },
+      (bulk) => this.update({ bulk }),
+      (e) => this.update({ error: describeError(e).message }),
+    );
+  }
+
+  /** Subscribe to the job opened on the Jobs page (none: stop the last one). Each unsubscribe runs once. */
+  private watchJob(): void {
+    this.unwatchJob?.();
+    this.unwatchJob = undefined;
+    if (!this.jobId) return;
+    this.unwatchJob = this.connection.watch(
+      api.console.job,
+      { jobId: this.jobId },
+      (job) => this.update({ job }),
+      (e) => this.update({ error: describeError(e).message }),
+    );
+  }
+
+  private update(change: Partial<ConsoleState>): void {
+    this.state = { ...this.state, ...change };
+    this.push();
+  }
+
+  private push(): void {
+    this.post({ type: "state", state: this.state });
+  }
+
+  private post(message: ConsoleMessage): void {
+    void this.panel?.webview.postMessage(message);
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = makeNonce();
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "dist", "console.js"));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "media", "console", "console.css"));
+    const csp = ["default-src 'none'", `style-src ${webview.cspSource}`, `script-src 'nonce-${nonce}'`, `img-src ${webview.cspSource} data:`].join("; ");
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="UTF-8">
+  <meta http-equiv="Content-Security-Policy" content="${csp}">
+  <meta name="viewport" content="width=device-width, initial-scale=1.0">
+  <link rel="stylesheet" href="${style.toString()}">
+  <title>Farmhand Console</title>
+</head>
+<body>
+  <nav id="tabs" role="tablist">
+    <button type="button" role="tab" data-page="overview">Overview</button>
+    <button type="button" role="tab" data-page="jobs">Jobs</button>
+    <button type="button" role="tab" data-page="workers">Workers</button>
+    <button type="button" role="tab" data-page="access">Access</button>
+  </nav>
+  <p id="notice" role="status" hidden></p>
+  <p id="error" role="alert" hidden></p>
+  <main id="content"><p>Loading…</p></main>
+  <script nonce="${nonce}" src="${script.toString()}"></script>
+</body>
+</html>`;
+  }
+}
+
+function makeNonce(): string {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Buffer.from(bytes).toString("base64url");
+}

@@ -1,0 +1,76 @@
+import { afterEach, expect, test, vi } from "vitest";
+import { api } from "../../../convex/_generated/api";
+import { quantileMs, waitBucket, WAIT_BUCKETS_MS } from "../../../convex/lib/queueWait";
+import { enrollWorker, newFarm, refreshSummaries } from "../setup";
+import { deadJob } from "./helpers";
+
+afterEach(() => vi.useRealTimers());
+
+test("wait histograms: buckets by upper bound, quantiles as the bucket's bound", () => {
+  expect(waitBucket(0)).toBe(0);
+  expect(waitBucket(10)).toBe(1);
+  expect(waitBucket(1e12)).toBe(WAIT_BUCKETS_MS.length);
+  const h = Array(WAIT_BUCKETS_MS.length + 1).fill(0);
+  h[waitBucket(5)] = 90; // 90 fast claims
+  h[waitBucket(3_000)] = 10; // 10 slow ones
+  expect(quantileMs(h, 0.5)).toBe(10);
+  expect(quantileMs(h, 0.95)).toBe(5_000);
+  expect(quantileMs(h.map(() => 0), 0.5)).toBeNull();
+});
+
+test("overview: counts, workers online, finished and failed per minute, queue wait p50/p95, oldest waiting job", async () => {
+  vi.useFakeTimers();
+  vi.setSystemTime(Date.UTC(2026, 10, 23, 10));
+  const farm = await newFarm();
+  const op = await enrollWorker(farm, { canManage: true, capabilities: ["cpu"] });
+  await enrollWorker(farm, { name: "idle" });
+  // nine jobs claimed at once, one after waiting 40 s
+  for (let i = 0; i < 9; i++) {
+    await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "fast" });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: ["cpu"] });
+    await farm.t.mutation(api.workers.complete, { apiKey: op.apiKey, leaseId: c.leaseId });
+  }
+  await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "slow" });
+  vi.advanceTimersByTime(40_000);
+  const [slow] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: ["cpu"] });
+  await farm.t.mutation(api.workers.complete, { apiKey: op.apiKey, leaseId: slow.leaseId });
+  await deadJob(farm, op);
+  const waiting = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "waits", requiredCapabilities: ["gpu"] });
+  vi.advanceTimersByTime(90_000);
+  await refreshSummaries(farm.t);
+  const overview = await farm.t.query(api.console.overview, { apiKey: op.apiKey });
+  expect(overview.counts).toEqual({ pending: 1, running: 0, succeeded: 10, canceled: 0, dead: 1 });
+  expect(overview.workersOnline).toBe(2);
+  const finished = overview.throughput.reduce((s, m) => s + m.finished, 0);
+  const failed = overview.throughput.reduce((s, m) => s + m.failed, 0);
+  expect([finished, failed]).toEqual([11, 1]);
+  expect(overview.queueWait).toEqual({ p50Ms: 10, p95Ms: 50_000, samples: 11 });
+  expect(overview.oldestWaitingMs).toBe(90_000);
+  expect(waiting).toBeTruthy();
+});
+
+test("workers page and leaderboard: slots in use, jobs done, CPU time given this week and all time", async () => {
+  vi.useFakeTimers();
+  vi.setSystemTime(Date.UTC(2026, 10, 18, 12));
+  const farm = await newFarm();
+  const op = await enrollWorker(farm, { canManage: true, name: "op" });
+  const donor = await enrollWorker(farm, { name: "donor", maxConcurrentJobs: 4 });
+  const run = async (apiKey: string, cpuMs: number) => {
+    await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey, capabilities: [] });
+    vi.advanceTimersByTime(10_000);
+    await farm.t.mutation(api.workers.complete, { apiKey, leaseId: c.leaseId, cpuMs });
+  };
+  await run(donor.apiKey, 9_000);
+  vi.setSystemTime(Date.UTC(2026, 10, 23, 12)); // next week
+  await run(op.apiKey, 5_000);
+  await run(donor.apiKey, 2_000);
+  await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+  await farm.t.mutation(api.workers.claim, { apiKey: donor.apiKey, capabilities: [] }); // one running now
+  const board = await farm.t.query(api.console.leaderboard, { apiKey: op.apiKey });
+  expect(board.week.map((r) => [r.name, r.cpuMs, r.jobs])).toEqual([["op", 5_000, 1], ["donor", 2_000, 1]]);
+  expect(board.allTime.map((r) => [r.name, r.cpuMs, r.jobs])).toEqual([["donor", 11_000, 2], ["op", 5_000, 1]]);
+  const workers = await farm.t.query(api.console.workers, { apiKey: op.apiKey });
+  expect(workers.find((w) => w.name === "donor")).toMatchObject({ slotsInUse: 1, jobsDone: 2, cpuMs: 11_000, maxConcurrentJobs: 4, online: true });
+  expect(workers.find((w) => w.name === "op")).toMatchObject({ isMe: true, canManage: true, slotsInUse: 0 });
+});
