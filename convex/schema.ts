@@ -174,6 +174,8 @@ export default defineSchema({
         maxConcurrentJobs: v.number(),
         lastSeenAt: v.number(),
         revoked: v.boolean(),
+        // What the worker can run now (declared, as the server allows it); absent in summaries written before.
+        capabilities: v.optional(v.array(v.string())),
         facts: v.optional(machineFacts),
       }),
     ),

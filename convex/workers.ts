@@ -13,6 +13,7 @@ import { kickForWaiter, kickSummary } from "./lib/kick";
 import { refreshLaneRows } from "./lib/demand";
 import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
+import { revokeWorkerNow } from "./lib/access";
 import { LIMITS } from "./lib/limits";
 import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf } from "./lib/credit";
 import { touchWorker } from "./lib/presence";
@@ -355,6 +356,19 @@ export const mine = query({
       leaseExpiresAt: job.leaseExpiresAt,
       suspendedSince: job.suspendedSince,
     }));
+  },
+});
+
+/**
+ * This machine leaves the farm: its own key is revoked (every later call with it is refused, as after an
+ * operator's admin:revokeWorker), its running and offered jobs go back to the queue at once without burning an
+ * attempt, and its row shows offline. Returns how many jobs went back.
+ */
+export const leave = mutation({
+  args: { apiKey: v.string() },
+  handler: async (ctx, { apiKey }) => {
+    const worker = await workerFromKey(ctx, apiKey);
+    return await revokeWorkerNow(ctx, worker, "worker left the farm");
   },
 });
 

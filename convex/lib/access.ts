@@ -46,9 +46,11 @@ export async function createClientKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, na
 
 /**
  * The key stops working on its next call, and the worker's jobs go back to the queue at once: running ones
- * without burning an attempt (a cancel-requested one ends canceled), offered ones to the next waiter.
+ * without burning an attempt (a cancel-requested one ends canceled), offered ones to the next waiter. Its row
+ * counts as offline from now on (a revoked worker is never online). `why`: the jobs' event detail (an operator's
+ * revoke, or the machine leaving with workers:leave).
  */
-export async function revokeWorkerNow(ctx: MutationCtx, worker: Doc<"workers">) {
+export async function revokeWorkerNow(ctx: MutationCtx, worker: Doc<"workers">, why = "worker revoked") {
   const workerId = worker._id;
   await ctx.db.patch(workerId, { revoked: true });
   const running = await ctx.db
@@ -56,8 +58,8 @@ export async function revokeWorkerNow(ctx: MutationCtx, worker: Doc<"workers">) 
     .withIndex("by_worker_status", (q) => q.eq("workerId", workerId).eq("status", "running"))
     .take(LIMITS.maxConcurrentJobs);
   for (const job of running) {
-    if (job.cancelRequested) await finishJob(ctx, job, "canceled", { workerId, detail: "worker revoked after cancel" });
-    else await requeue(ctx, job, { kind: "release", detail: "worker revoked" }, workerId);
+    if (job.cancelRequested) await finishJob(ctx, job, "canceled", { workerId, detail: `${why} after cancel` });
+    else await requeue(ctx, job, { kind: "release", detail: why }, workerId);
   }
   let handedBack = running.length;
   for (const offer of await inboxRows(ctx, workerId, "offer")) {

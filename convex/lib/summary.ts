@@ -1,5 +1,6 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
+import { effectiveCapabilities } from "./auth";
 import { laneTotals, orgTotals, recentThroughput } from "./counters";
 import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
@@ -34,6 +35,12 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     .withIndex("by_org", (q) => q.eq("orgId", orgId))
     .take(LIMITS.workersListed * 2);
   const lastSeen = new Map(seen.map((p) => [p.workerId, p.lastSeenAt]));
+  // What each worker declared it can run (its waiting-line row); one that never declared: what it enrolled with.
+  const declared = await ctx.db
+    .query("waiters")
+    .withIndex("by_org_since", (q) => q.eq("orgId", orgId))
+    .take(LIMITS.workersListed * 2);
+  const declaredCapabilities = new Map(declared.map((w) => [w.workerId, w.capabilities]));
   const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
   const minutes = await recentThroughput(ctx, orgId, now);
   const queueWait = waitPercentiles(minutes.map((m) => m.waits));
@@ -61,6 +68,7 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       maxConcurrentJobs: w.maxConcurrentJobs,
       lastSeenAt: lastSeen.get(w._id) ?? w.lastSeenAt ?? w._creationTime,
       revoked: w.revoked,
+      capabilities: declaredCapabilities.get(w._id) ?? [...effectiveCapabilities(w.allowedCapabilities, w.advertisedCapabilities)].sort(),
       ...(w.facts ? { facts: w.facts } : {}),
     })),
     throughput: minutes.filter((m) => m.finished > 0 || m.failed > 0).map(({ minuteStart, finished, failed }) => ({ minuteStart, finished, failed })),

@@ -9,6 +9,7 @@ import { SharedActivity } from "../policy/sharedActivity";
 import { decide, type PolicyDecision } from "../policy/policy";
 import { CpuSampler, readOnBattery, readOsIdleMs } from "../policy/probes";
 import { DisposableOwner } from "../lifecycle";
+import type { DonorFacts } from "../hostAndWebview/deriveDonorState";
 import { messageOf } from "../worker/errors";
 
 const SAMPLE_MS = 5_000;
@@ -86,15 +87,16 @@ export class Donor extends DisposableOwner {
   }
 
   /** The policy in the panel's terms. */
-  policySummary(): { preset: string; concurrency: number; idleMinutes: number; otherCpuPercent: number; problems: string[] } {
+  policySummary(): DonorFacts["policy"] {
     const s = this.settings;
-    return { preset: s.preset, concurrency: s.concurrency, idleMinutes: s.idleMinutes, otherCpuPercent: Math.round(s.otherCpuThreshold * 100), problems: s.windowErrors };
-  }
-
-  describePolicy(): string {
-    const s = this.settings;
-    const idle = s.idleMinutes > 0 ? `after ${s.idleMinutes} idle min` : "while you work";
-    return `${s.preset}: up to ${s.concurrency} job(s), ${idle}${s.donateOnBattery ? "" : ", not on battery"}`;
+    return {
+      preset: s.preset,
+      concurrency: s.concurrency,
+      idleMinutes: s.idleMinutes,
+      otherCpuPercent: Math.round(s.otherCpuThreshold * 100),
+      donateOnBattery: s.donateOnBattery,
+      problems: s.windowErrors,
+    };
   }
 
   get wanted(): boolean {
@@ -131,6 +133,7 @@ export class Donor extends DisposableOwner {
       allowRemote: this.settings.allowRemoteDonation,
       otherWindowDonates: holder !== undefined && holder.owner !== vscode.env.sessionId,
       windows: this.settings.windows,
+      windowProblems: this.settings.windowErrors,
       onBattery: this.onBattery,
       donateOnBattery: this.settings.donateOnBattery,
       userIdleMs: Math.min(now - Math.max(this.lastActivityAt, wanted ? (this.activity?.latest() ?? 0) : 0), this.osIdleMs ?? Number.POSITIVE_INFINITY),

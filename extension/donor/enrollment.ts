@@ -30,3 +30,44 @@ export function isHttpUrl(value: string): boolean {
     return false;
   }
 }
+
+/** What is wrong with a pasted token or key, before the farm is asked; undefined when it looks right. */
+export function secretProblem(value: string): string | undefined {
+  const secret = value.trim();
+  if (!secret) return "The token is required";
+  if (secret.startsWith("fh_c_")) return "This is a client key (fh_c_…), for submitting jobs: joining takes an enrollment token (fh_e_…) or a worker key (fh_w_…)";
+  const kind = secret.startsWith("fh_e_") ? "An enrollment token" : secret.startsWith("fh_w_") ? "A worker key" : undefined;
+  if (!kind) return "An enrollment token starts with fh_e_ (a worker key with fh_w_): copy it again from your operator";
+  const body = secret.slice(SECRET_PREFIX_LENGTH);
+  const foreign = [...new Set(body.replace(/[A-Za-z0-9_-]/g, ""))];
+  if (foreign.length > 0) {
+    return `${kind} has only letters, digits, "-" and "_" after ${secret.slice(0, SECRET_PREFIX_LENGTH)}; this one also has ${foreign.map((c) => JSON.stringify(c)).join(" ")}`;
+  }
+  if (body.length !== SECRET_BODY_LENGTH) {
+    return `${kind} has ${SECRET_BODY_LENGTH} characters after ${secret.slice(0, SECRET_PREFIX_LENGTH)}; this one has ${body.length}: copy it again in full`;
+  }
+  return undefined;
+}
+
+const SECRET_PREFIX_LENGTH = "fh_e_".length;
+/** 32 random bytes, base64url without padding (convex/lib/keys.ts). */
+const SECRET_BODY_LENGTH = 43;
+
+/**
+ * Whether `url` answers a function call the way a Convex deployment does (a JSON body with a `status`), decided on
+ * the answer's shape: another web server answers with a page or an error of its own.
+ */
+export async function answersLikeConvex(url: string, timeoutMs = 5_000): Promise<boolean> {
+  try {
+    const response = await fetch(new URL("api/query", url.endsWith("/") ? url : `${url}/`), {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ path: "workers:mine", args: { apiKey: "" }, format: "json" }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const body: unknown = await response.json();
+    return typeof body === "object" && body !== null && "status" in body && (body.status === "success" || body.status === "error");
+  } catch {
+    return false;
+  }
+}

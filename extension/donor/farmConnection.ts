@@ -46,11 +46,20 @@ export class FarmConnection implements vscode.Disposable {
     args: Omit<Q["_args"], "apiKey">,
     onValue: (value: Q["_returnType"]) => void,
     onError: (error: Error) => void,
+    onConnection?: (connected: boolean) => void,
   ): (() => void) | undefined {
     const lease = this.acquire();
     if (!lease) return undefined;
     const unsubscribe = lease.client.onUpdate(query, { ...args, apiKey: lease.apiKey }, onValue, onError);
+    let unconnection: (() => void) | undefined;
+    if (onConnection) {
+      let last: boolean | undefined;
+      const emit = (connected: boolean) => connected !== last && onConnection((last = connected));
+      emit(lease.client.connectionState().isWebSocketConnected);
+      unconnection = lease.client.subscribeToConnectionState((s) => emit(s.isWebSocketConnected));
+    }
     return () => {
+      unconnection?.();
       unsubscribe();
       lease.release();
     };

@@ -3,25 +3,40 @@ import type { FunctionReturnType } from "convex/server";
 import { api } from "../../convex/_generated/api";
 import type { FarmConnection } from "./farmConnection";
 import { describeError, type DescribedError } from "../worker/errors";
+import { CONNECT_GRACE_MS, type FarmFacts } from "../hostAndWebview/deriveDonorState";
 
 export type Overview = FunctionReturnType<typeof api.farm.overview>;
-export type DeadLetter = Overview["deadLetterList"][number];
 
 /**
  * The farm as the views show it: one subscription to farm:overview (the per-org summary, dead letters
  * included, which changes at most every few seconds however many jobs move), held only while some view
  * that shows it is visible. Views call `use()` when they become visible and dispose the result when hidden.
+ * It also follows the subscription's connection, so figures the farm can no longer confirm read as last known.
  */
 export class FarmData implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
-  overview: Overview | undefined;
-  dead: DeadLetter[] = [];
-  error: DescribedError | undefined;
+  private overview: Overview | undefined;
+  private answeredAt: number | undefined;
+  private error: DescribedError | undefined;
+  private everConnected = false;
+  private downSince: number | undefined;
   private users = 0;
   private unsubscribe: (() => void) | undefined;
+  /** A farm that never answers: after CONNECT_GRACE_MS it is down, not loading. */
+  private connectTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly connection: FarmConnection) {}
+
+  /** What the donor state reads. */
+  facts(): FarmFacts {
+    return {
+      watched: this.users > 0,
+      ...(this.overview ? { overview: this.overview, answeredAt: this.answeredAt } : {}),
+      ...(this.error ? { error: this.error } : {}),
+      ...(this.downSince === undefined ? {} : { downSince: this.downSince }),
+    };
+  }
 
   use(): vscode.Disposable {
     if (this.users++ === 0) this.subscribe();
@@ -37,7 +52,7 @@ export class FarmData implements vscode.Disposable {
   reset(): void {
     this.unsubscribeAll();
     this.overview = undefined;
-    this.dead = [];
+    this.answeredAt = undefined;
     this.error = undefined;
     if (this.users > 0) this.subscribe();
     this.changed.fire();
@@ -49,12 +64,21 @@ export class FarmData implements vscode.Disposable {
   }
 
   private subscribe(): void {
+    this.everConnected = false;
+    this.downSince = undefined;
+    this.connectTimer = setTimeout(() => {
+      this.connectTimer = undefined;
+      if (this.everConnected || this.downSince !== undefined) return;
+      this.downSince = Date.now() - CONNECT_GRACE_MS;
+      this.error ??= { kind: "unreachable", message: "could not connect to the farm" };
+      this.changed.fire();
+    }, CONNECT_GRACE_MS);
     this.unsubscribe = this.connection.watch(
       api.farm.overview,
       {},
       (overview) => {
         this.overview = overview;
-        this.dead = overview.deadLetterList;
+        this.answeredAt = Date.now();
         this.error = undefined;
         this.changed.fire();
       },
@@ -62,11 +86,26 @@ export class FarmData implements vscode.Disposable {
         this.error = describeError(e);
         this.changed.fire();
       },
+      (connected) => this.onConnection(connected),
     );
   }
 
+  private onConnection(connected: boolean): void {
+    if (connected) {
+      this.everConnected = true;
+      this.downSince = undefined;
+      if (this.error?.kind === "unreachable") this.error = undefined;
+    } else if (this.everConnected) {
+      this.downSince ??= Date.now();
+    }
+    this.changed.fire();
+  }
+
   private unsubscribeAll(): void {
+    if (this.connectTimer) clearTimeout(this.connectTimer);
+    this.connectTimer = undefined;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    this.downSince = undefined;
   }
 }

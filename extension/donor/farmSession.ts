@@ -5,21 +5,14 @@ import { errorMessage, type DescribedError } from "../worker/errors";
 import { watchKeyRefusals } from "../worker/keyRefusals";
 import { measureFacts } from "../worker/machineFacts";
 import { ownerIsBack, type PolicyDecision } from "../policy/policy";
+import { jobRows, type DonorFacts, type EngineFacts } from "../hostAndWebview/deriveDonorState";
+import { refusedKeyText } from "../hostAndWebview/donorStateText";
 
 /**
  * `suspendOnReturn`: freeze running jobs while the owner uses the machine (light and medium presets);
  * `suspendLimitMs`: give a job frozen that long back to the queue.
  */
 export type SessionTarget = { url: string; apiKey: string; concurrency: number; suspendOnReturn?: boolean; suspendLimitMs?: number };
-
-/** `suspended`: the jobs frozen now (type and id), while the owner uses the machine. */
-export type EngineView = {
-  connected: boolean;
-  running: number;
-  pausedReason?: string;
-  stoppedReason?: string;
-  suspended?: Array<{ jobId: string; type: string; since: number }>;
-};
 
 /**
  * The engine's life in this window: one Worker on the shared farm connection while the donor donates, driven by
@@ -39,6 +32,9 @@ export class FarmSession implements vscode.Disposable {
   private refusedKey: string | undefined;
   /** The farm refused the running worker's key (its code said so); the worker stops itself on it. */
   private keyRefusal: DescribedError | undefined;
+  /** The worker's connection: up at least once since it started, and since when it is down. */
+  private everConnected = false;
+  private disconnectedSince: number | undefined;
   private pending: { target: SessionTarget | undefined; decision: PolicyDecision } | undefined;
   private applying: Promise<void> | undefined;
   /** What this machine gave in this window, across every start and stop of the engine. */
@@ -83,7 +79,7 @@ export class FarmSession implements vscode.Disposable {
 
   /** The engine paused itself (repeated failures): take work again. */
   resumeAfterAutoPause(): boolean {
-    if (!this.view()?.pausedReason) return false;
+    if (this.worker?.state !== "paused" || this.pausedByPolicy) return false;
     this.worker?.resume();
     this.onChange();
     return true;
@@ -103,13 +99,31 @@ export class FarmSession implements vscode.Disposable {
     return this.worker?.snapshot();
   }
 
-  view(): EngineView | undefined {
+  /** The engine as the donor state needs it; undefined while no worker exists. */
+  engineFacts(): EngineFacts | undefined {
     const worker = this.worker;
-    if (!worker) return this.stoppedReason ? { connected: false, running: 0, stoppedReason: this.stoppedReason } : undefined;
+    if (!worker) return undefined;
     const snap = worker.snapshot();
-    const autoPaused = snap.state === "paused" && !this.pausedByPolicy ? snap.reason : undefined;
-    const suspended = snap.running.flatMap((r) => (r.suspendedSince === undefined ? [] : [{ jobId: r.jobId, type: r.type, since: r.suspendedSince }]));
-    return { connected: snap.connected, running: snap.running.length, pausedReason: autoPaused, ...(suspended.length ? { suspended } : {}) };
+    if (snap.state === "stopped") return undefined;
+    // Held since the first of its frozen jobs was frozen (issue 13).
+    const frozenSince = snap.running.flatMap((j) => (j.suspendedSince === undefined ? [] : [j.suspendedSince]));
+    return {
+      phase: snap.state,
+      connected: snap.connected,
+      everConnected: this.everConnected,
+      ...(this.disconnectedSince === undefined ? {} : { disconnectedSince: this.disconnectedSince }),
+      pausedByPolicy: this.pausedByPolicy,
+      ...(snap.reason === undefined ? {} : { reason: snap.reason }),
+      jobs: jobRows(snap.running),
+      ...(frozenSince.length ? { suspendedSince: Math.min(...frozenSince) } : {}),
+    };
+  }
+
+  /** Why the engine stopped on its own (kept until it starts again). */
+  stoppedFacts(): DonorFacts["stopped"] {
+    if (this.worker || !this.stoppedReason) return undefined;
+    const refusal = this.refusedKey ? this.keyRefusal : undefined;
+    return { reason: this.stoppedReason, ...(refusal ? { refusal } : {}) };
   }
 
   dispose(): void {
@@ -129,6 +143,12 @@ export class FarmSession implements vscode.Disposable {
   }
 
   private async applyNow(target: SessionTarget | undefined, decision: PolicyDecision): Promise<void> {
+    if (this.refusedKey !== undefined && target?.apiKey !== this.refusedKey) {
+      // Joined again (or left): the refusal was about the old key.
+      this.refusedKey = undefined;
+      this.keyRefusal = undefined;
+      this.stoppedReason = undefined;
+    }
     if (!target || (!decision.donate && "off" in decision && decision.off)) {
       if (this.worker) await this.stop("donating switched off");
       return;
@@ -136,7 +156,6 @@ export class FarmSession implements vscode.Disposable {
     if (this.target && (this.target.url !== target.url || this.target.apiKey !== target.apiKey)) {
       await this.stop("farm changed");
     }
-    if (target.apiKey !== this.refusedKey) this.refusedKey = undefined;
     if (!decision.donate) {
       await this.pauseForPolicy(decision.reason, target.suspendOnReturn === true && ownerIsBack(decision));
       return;
@@ -168,6 +187,8 @@ export class FarmSession implements vscode.Disposable {
 
   private async begin(target: SessionTarget): Promise<void> {
     this.stoppedReason = undefined;
+    this.everConnected = false;
+    this.disconnectedSince = Date.now();
     const lease = this.connection.acquire();
     if (!lease) return;
     let worker: Worker;
@@ -212,6 +233,10 @@ export class FarmSession implements vscode.Disposable {
         this.onChange();
       }),
       worker.on("connection", (e) => {
+        if (this.worker === worker) {
+          this.everConnected ||= e.connected;
+          this.disconnectedSince = e.connected ? undefined : Date.now();
+        }
         this.log.info(e.connected ? "Connected to the farm" : "Lost the connection to the farm; reconnecting");
         this.onChange();
       }),
@@ -233,7 +258,7 @@ export class FarmSession implements vscode.Disposable {
       this.refusedKey = apiKey;
       this.stoppedReason = `the farm refused this machine's key (${refusal.code}): ${refusal.message}`;
       void vscode.window
-        .showErrorMessage(`Farmhand stopped: the farm refused this machine's key: ${refusal.message}. Join again with a new token from your operator.`, "Join a Farm…")
+        .showErrorMessage(`Farmhand stopped: ${refusedKeyText(refusal)}`, "Join Again…")
         .then((choice) => choice && vscode.commands.executeCommand("farmhand.join"));
     }
   }

@@ -2,43 +2,10 @@
  * The typed message protocol between the control-panel webview and the extension.
  * Shared by both sides (media/panel/main.ts imports it too); no 'vscode' import here.
  */
-import type { DescribedError } from "../worker/errors";
-import type { DonorStatus, ToggleAction } from "./donorStatus";
+import type { DonorState } from "./donorState";
 
-/** `suspendedSince`: frozen in place since then, while the machine's owner uses it. */
-export type PanelJob = { jobId: string; type: string; attempt: number; progress?: number; status?: string; startedAt: number; suspendedSince?: number };
-
-export type PanelSnapshot = {
-  joined: boolean;
-  /** The donor has switched donating on (the policy may still pause it). */
-  wanted: boolean;
-  /** The policy allows donating right now. */
-  donating: boolean;
-  status: DonorStatus;
-  statusText: string;
-  /** What the main button (and a click on the status-bar item) does now. */
-  toggle: ToggleAction;
-  farmUrl: string;
-  policy: { preset: string; concurrency: number; idleMinutes: number; otherCpuPercent: number; problems: string[] };
-  jobs: PanelJob[];
-  /** What this machine gave in this window's session. */
-  contribution: { succeeded: number; failed: number; canceled: number; busyMs: number };
-  /** The farm as a whole; absent until the first answer (or when not joined). */
-  farm?: PanelFarm;
-  /** Why the farm's data cannot be shown (unreachable, key refused, …). */
-  farmError?: DescribedError;
-};
-
-export type PanelFarm = {
-  counts: Record<string, number>;
-  /** Jobs finished per minute, oldest first, the last 60 minutes. */
-  throughput: number[];
-  finishedLastHour: number;
-  workers: Array<{ name: string; online: boolean; isMe: boolean }>;
-  dead: Array<{ jobId: string; type: string; error?: string; attempts: string }>;
-  deadTotal: number;
-  canManage: boolean;
-};
+/** The panel shows the donor state as it is: the same object every other surface reads. */
+export type PanelSnapshot = DonorState;
 
 /** Webview → extension. Every one is validated before it is acted on. */
 export type PanelRequest =
@@ -47,6 +14,7 @@ export type PanelRequest =
   | { type: "join" }
   | { type: "snooze" }
   | { type: "finishAndStop" }
+  | { type: "fixPause" }
   | { type: "retryDead"; jobId: string }
   | { type: "purgeDead"; jobId: string }
   | { type: "cancelJob"; jobId: string };
@@ -64,6 +32,7 @@ const REQUEST_FIELDS: Record<PanelRequest["type"], readonly string[]> = {
   join: [],
   snooze: [],
   finishAndStop: [],
+  fixPause: [],
   retryDead: ["jobId"],
   purgeDead: ["jobId"],
   cancelJob: ["jobId"],

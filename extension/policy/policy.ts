@@ -10,6 +10,8 @@ export type PolicyInputs = {
   /** Another VS Code window on this machine already donates (one donor per machine). */
   otherWindowDonates: boolean;
   windows: readonly TimeWindow[];
+  /** Time-window entries that could not be read: a schedule that cannot be read never donates. */
+  windowProblems?: readonly string[];
   onBattery: boolean | undefined;
   donateOnBattery: boolean;
   /** Milliseconds since the user last typed or clicked (the lesser of VS Code's and the OS's, where known). */
@@ -20,13 +22,21 @@ export type PolicyInputs = {
   otherCpuLoad?: number;
 };
 
-/** Why donating pauses, as a kind: the reason text is for people, this is for code. */
-export type PauseCause = "snooze" | "remote" | "otherWindow" | "timeWindow" | "battery" | "activity" | "load";
+/** Why the policy holds donating back, as a code: what the surfaces offer to lift it depends on it, never on the text. */
+export type PauseCause =
+  | "snoozed"
+  | "remoteWindow"
+  | "otherWindow"
+  | "timeWindowsUnreadable"
+  | "outsideTimeWindows"
+  | "onBattery"
+  | "userActive"
+  | "cpuBusy";
 
 export type PolicyDecision =
   | { donate: true }
   | { donate: false; off: true }
-  | { donate: false; off?: false; reason: string; until?: number; cause?: PauseCause };
+  | { donate: false; off?: false; reason: string; cause: PauseCause; until?: number };
 
 /**
  * The pauses that mean the machine's owner is back (at the keyboard, running their own programs, unplugged): with
@@ -34,33 +44,36 @@ export type PolicyDecision =
  * lowest priority. A snooze, a time window or another window donating keep their old meaning.
  */
 export function ownerIsBack(decision: PolicyDecision): boolean {
-  return !decision.donate && "cause" in decision && (decision.cause === "activity" || decision.cause === "load" || decision.cause === "battery");
+  return !decision.donate && "cause" in decision && (decision.cause === "userActive" || decision.cause === "cpuBusy" || decision.cause === "onBattery");
 }
 
 /** Decide whether to donate now, and if not, the one reason a donor should see (most actionable first). */
 export function decide(p: PolicyInputs): PolicyDecision {
   if (!p.wanted) return { donate: false, off: true };
   if (p.snoozedUntil !== undefined && p.snoozedUntil > p.now) {
-    return { donate: false, reason: `snoozed until ${clock(p.snoozedUntil)}`, until: p.snoozedUntil, cause: "snooze" };
+    return { donate: false, reason: `snoozed until ${clock(p.snoozedUntil)}`, cause: "snoozed", until: p.snoozedUntil };
   }
   if (p.remoteWindow && !p.allowRemote) {
-    return { donate: false, reason: "remote window (enable farmhand.allowRemoteDonation to donate from it)", cause: "remote" };
+    return { donate: false, reason: "remote window (farmhand.allowRemoteDonation is off)", cause: "remoteWindow" };
   }
   if (p.otherWindowDonates) return { donate: false, reason: "another VS Code window on this machine is donating", cause: "otherWindow" };
-  if (!insideWindows(p.windows, new Date(p.now))) return { donate: false, reason: "outside the donation time windows", cause: "timeWindow" };
-  if (p.onBattery && !p.donateOnBattery) return { donate: false, reason: "on battery power", cause: "battery" };
+  if (p.windowProblems?.length) {
+    return { donate: false, reason: `time window not understood: ${p.windowProblems.join("; ")}`, cause: "timeWindowsUnreadable" };
+  }
+  if (!insideWindows(p.windows, new Date(p.now))) return { donate: false, reason: "outside the donation time windows", cause: "outsideTimeWindows" };
+  if (p.onBattery && !p.donateOnBattery) return { donate: false, reason: "on battery power", cause: "onBattery" };
   const idleNeeded = p.idleMinutes * 60_000;
   if (p.userIdleMs < idleNeeded) {
     return {
       donate: false,
       reason: `you are using the computer (starts after ${p.idleMinutes} idle min)`,
+      cause: "userActive",
       until: p.now + (idleNeeded - p.userIdleMs),
-      cause: "activity",
     };
   }
   if (p.cpuBusy) {
     const load = p.otherCpuLoad === undefined ? "" : ` (${Math.round(p.otherCpuLoad * 100)}% CPU)`;
-    return { donate: false, reason: `other programs are busy${load}`, cause: "load" };
+    return { donate: false, reason: `other programs are busy${load}`, cause: "cpuBusy" };
   }
   return { donate: true };
 }

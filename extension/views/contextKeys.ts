@@ -2,12 +2,17 @@ import * as vscode from "vscode";
 
 /** `setContext` crosses to the window: send a key only when its value changes. */
 export class ContextKeys {
-  private readonly values = new Map<string, unknown>();
+  private readonly sent = new Map<string, unknown>();
+
+  /** The values last sent. */
+  values(): Record<string, unknown> {
+    return Object.fromEntries(this.sent);
+  }
 
   set(keys: Record<string, unknown>): void {
     for (const [key, value] of Object.entries(keys)) {
-      if (this.values.get(key) === value) continue;
-      this.values.set(key, value);
+      if (this.sent.get(key) === value) continue;
+      this.sent.set(key, value);
       void vscode.commands.executeCommand("setContext", key, value);
     }
   }

@@ -1,26 +1,29 @@
 import * as vscode from "vscode";
-import type { DeadLetter, FarmData, Overview } from "../donor/farmData";
-import { farmProblemText } from "../hostAndWebview/donorStatus";
+import type { FarmData } from "../donor/farmData";
+import type { DeadLetterRow, DonorState, LaneRow, RunningJob, WorkerRow } from "../hostAndWebview/donorState";
+import { attemptsText, describeStatus, farmNotice, frozenNote, refusedKeyText } from "../hostAndWebview/donorStateText";
 import { ago, duration, percent } from "../hostAndWebview/format";
-import type { PanelJob, PanelSnapshot } from "../hostAndWebview/panelProtocol";
 import { DisposableOwner } from "../lifecycle";
 import { Throttle } from "./throttle";
 
 type SectionId = "machine" | "queue" | "workers" | "dead";
 /** Longer than VS Code's 200 ms debounce of tree changes, short enough to watch a job's progress. */
 const MACHINE_REFRESH_MS = 500;
+/** "last seen 5m 16s ago" and "as of … (2m ago)" move on this often while the view is visible. */
+const TICK_MS = 1_000;
 type Node =
   | { kind: "section"; id: SectionId }
-  | { kind: "job"; job: PanelJob }
-  | { kind: "lane"; lane: Overview["lanes"][number] }
-  | { kind: "worker"; worker: Overview["workers"][number] }
-  | { kind: "dead"; dead: DeadLetter; canManage: boolean }
+  | { kind: "job"; job: RunningJob }
+  | { kind: "lane"; lane: LaneRow }
+  | { kind: "worker"; worker: WorkerRow }
+  | { kind: "dead"; dead: DeadLetterRow; canManage: boolean }
   | { kind: "note"; text: string };
 
 /**
- * The "Farm" tree: This machine, Queue, Workers, Dead letters. Uses the farm's data only while the view is
- * visible, and refreshes only the sections whose data changed. Not joined or unreachable: no items, so VS Code
- * shows the matching welcome view.
+ * The "Farm" tree: This machine, Queue, Workers, Dead letters, all drawn from the donor state (the same one the
+ * status bar and the panel show). Asks for the farm's data only while the view is visible, and refreshes only the
+ * sections whose part of the state changed. Not joined, key refused, or nothing known: no items, so VS Code shows
+ * the matching welcome view.
  */
 export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider<Node> {
   static readonly viewId = "farmhand.farm";
@@ -34,10 +37,9 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
   };
   private readonly view: vscode.TreeView<Node>;
   private using: vscode.Disposable | undefined;
-  private lastJson: Partial<Record<SectionId, string>> = {};
-  private lastError: string | undefined;
-  /** What "This machine" shows: the latest snapshot the views were given. */
-  private machine: Pick<PanelSnapshot, "jobs" | "statusText"> = { jobs: [], statusText: "" };
+  private lastJson: Partial<Record<SectionId | "shown", string>> = {};
+  private lastMessage: string | undefined;
+  private ticker: ReturnType<typeof setInterval> | undefined;
   /**
    * VS Code debounces a tree's change events (200 ms, restarted by each event, no maximum wait), so a job reporting
    * progress every 100 ms would otherwise keep the tree from redrawing for as long as it runs.
@@ -46,26 +48,52 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
 
   constructor(
     private readonly data: FarmData,
-    private readonly isJoined: () => boolean,
+    private state: DonorState,
   ) {
     super();
     this.view = this._register(vscode.window.createTreeView(FarmTree.viewId, { treeDataProvider: this }));
     this._register(this.view.onDidChangeVisibility(() => this.followVisibility()));
-    this._register(data.onDidChange(() => this.onData()));
     this._register({ dispose: () => void this.using?.dispose() });
+    this._register({ dispose: () => this.stopTicking() });
     this.followVisibility();
   }
 
-  /** Joined or left: redraw everything. */
-  refresh(): void {
-    this.lastJson = {};
-    this.changed.fire(undefined);
+  /** The donor state changed: redraw what differs. */
+  show(state: DonorState): void {
+    this.state = state;
+    if (!this.view.visible) return; // drawn afresh when it shows again
+    this.updateMessage();
+    const figures = this.showsFarm() ? state.farm.figures : undefined;
+    const now: Partial<Record<SectionId | "shown", string>> = {
+      shown: JSON.stringify([this.showsFarm(), state.farm.freshness.kind]),
+      machine: JSON.stringify([state.status, state.jobs]),
+      queue: JSON.stringify([figures?.counts, figures?.lanes]),
+      workers: JSON.stringify([figures?.workersOnline, figures?.workers]),
+      dead: JSON.stringify([figures?.deadTotal, figures?.canManage, figures?.dead]),
+    };
+    if (now.shown !== this.lastJson.shown) {
+      this.lastJson = now;
+      this.changed.fire(undefined);
+      return;
+    }
+    if (now.machine !== this.lastJson.machine) this.machineRefresh.request();
+    for (const id of ["queue", "workers", "dead"] as const) if (now[id] !== this.lastJson[id]) this.changed.fire(this.sections[id]);
+    this.lastJson = now;
   }
 
-  /** The engine's jobs or status changed: refresh "This machine" only, at most once per MACHINE_REFRESH_MS. */
-  showMachine(snapshot: Pick<PanelSnapshot, "jobs" | "statusText">): void {
-    this.machine = snapshot;
-    if (this.view.visible) this.machineRefresh.request();
+  /** What the view shows now, as text: its message and every row "label — description", depth first (host tests). */
+  shown(): { message: string | undefined; rows: string[] } {
+    const rows: string[] = [];
+    const walk = (nodes: Node[], depth: number) => {
+      for (const node of nodes) {
+        const item = this.getTreeItem(node);
+        const label = typeof item.label === "string" ? item.label : (item.label?.label ?? "");
+        rows.push(`${"  ".repeat(depth)}${label}${item.description ? ` — ${String(item.description)}` : ""}`);
+        walk(this.getChildren(node), depth + 1);
+      }
+    };
+    walk(this.getChildren(), 0);
+    return { message: this.view.message, rows };
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
@@ -76,9 +104,10 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
         const { job } = node;
         const item = new vscode.TreeItem(job.type);
         item.id = `job:${job.jobId}`;
-        item.description = [percent(job.progress), duration(Date.now() - job.startedAt), job.status].filter(Boolean).join(" · ");
-        item.tooltip = `Job ${job.jobId}\nattempt ${job.attempt}${job.status ? `\n${job.status}` : ""}`;
-        item.iconPath = new vscode.ThemeIcon("sync~spin");
+        const frozen = job.suspendedSince === undefined ? undefined : frozenNote(job.suspendedSince, Date.now());
+        item.description = [frozen, percent(job.progress), duration(Date.now() - job.startedAt), job.status].filter(Boolean).join(" · ");
+        item.tooltip = `Job ${job.jobId}\nattempt ${job.attempt}${frozen ? `\n${frozen}: held while you use this machine` : ""}${job.status ? `\n${job.status}` : ""}`;
+        item.iconPath = new vscode.ThemeIcon(frozen ? "debug-pause" : "sync~spin");
         item.contextValue = "farmhand.runningJob";
         return item;
       }
@@ -86,15 +115,20 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
         const { lane } = node;
         const item = new vscode.TreeItem(lane.capabilities.length ? lane.capabilities.join(", ") : "any worker");
         item.id = `lane:${lane.routingKey}`;
-        item.description = `${lane.pending} pending · ${lane.running} running`;
-        item.iconPath = new vscode.ThemeIcon("list-ordered");
+        item.description = `${lane.pending} pending · ${lane.running} running${lane.servable ? "" : " · no online worker can run these"}`;
+        item.tooltip = lane.servable ? undefined : "No worker that is online now offers every capability these jobs need: they wait until one does.";
+        item.iconPath = new vscode.ThemeIcon(lane.servable ? "list-ordered" : "warning");
         return item;
       }
       case "worker": {
         const { worker } = node;
         const item = new vscode.TreeItem(worker.isMe ? `${worker.name} (this machine)` : worker.name);
         item.id = `worker:${worker.workerId}`;
-        item.description = worker.revoked ? "revoked" : worker.online ? `online · up to ${worker.maxConcurrentJobs} jobs` : `last seen ${ago(worker.lastSeenAt)}`;
+        item.description = worker.revoked
+          ? "revoked"
+          : worker.online
+            ? `online · up to ${worker.maxJobs} ${worker.maxJobs === 1 ? "job" : "jobs"}`
+            : `last seen ${ago(worker.lastSeenAt)}`;
         item.iconPath = new vscode.ThemeIcon(worker.online ? "vm-active" : "vm-outline");
         return item;
       }
@@ -103,7 +137,8 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
         const item = new vscode.TreeItem(dead.type);
         item.id = `dead:${dead.jobId}`;
         item.description = dead.error ?? "";
-        item.tooltip = `Job ${dead.jobId}\n${dead.attempt} of ${dead.maxAttempts} attempts${dead.error ? `\n${dead.error}` : ""}`;
+        const hint = node.canManage ? "" : "\nRetry and delete need a key with the managing right: ask your operator.";
+        item.tooltip = `Job ${dead.jobId}\n${attemptsText(dead)}${dead.error ? `\n${dead.error}` : ""}${hint}`;
         item.iconPath = new vscode.ThemeIcon("error");
         item.contextValue = node.canManage ? "farmhand.deadLetter.manage" : "farmhand.deadLetter";
         return item;
@@ -114,30 +149,38 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
   }
 
   getChildren(node?: Node): Node[] {
-    if (!this.isJoined() || this.data.error) return [];
+    if (!this.showsFarm()) return [];
     if (!node) return [this.sections.machine, this.sections.queue, this.sections.workers, this.sections.dead];
     if (node.kind !== "section") return [];
-    const { overview: o, dead } = this.data;
+    const { figures: f } = this.state.farm;
     const orNote = (nodes: Node[], text: string) => (nodes.length ? nodes : [{ kind: "note" as const, text }]);
+    const loading: Node[] = [{ kind: "note", text: "Loading…" }];
     switch (node.id) {
       case "machine":
-        return orNote(this.machine.jobs.map((job) => ({ kind: "job", job })), "No jobs running here");
+        return orNote(this.state.jobs.map((job) => ({ kind: "job", job })), "No jobs running here");
       case "queue":
-        return o ? orNote(o.lanes.filter((l) => l.pending + l.running > 0).map((lane) => ({ kind: "lane", lane })), "The queue is empty") : [{ kind: "note", text: "Loading…" }];
+        return f ? orNote(f.lanes.filter((l) => l.pending + l.running > 0).map((lane) => ({ kind: "lane", lane })), "The queue is empty") : loading;
       case "workers":
-        return o ? o.workers.map((worker) => ({ kind: "worker", worker })) : [{ kind: "note", text: "Loading…" }];
+        return f ? f.workers.map((worker) => ({ kind: "worker", worker })) : loading;
       case "dead":
-        return orNote(dead.map((d) => ({ kind: "dead", dead: d, canManage: o?.canManage ?? false })), "No dead letters");
+        return f ? orNote(f.dead.map((d) => ({ kind: "dead", dead: d, canManage: f.canManage })), "No dead letters") : loading;
     }
   }
 
+  /** The sections show unless there is nothing true to show: not joined, key refused, the farm's data missing. */
+  private showsFarm(): boolean {
+    const { status, farm } = this.state;
+    return status.kind !== "notJoined" && status.kind !== "revoked" && farm.freshness.kind !== "missing";
+  }
+
   private sectionItem(id: SectionId): vscode.TreeItem {
-    const o = this.data.overview;
+    const f = this.state.farm.figures;
+    const asOf = this.state.farm.freshness.kind === "lastKnown" ? " (last known)" : "";
     const labels: Record<SectionId, [string, string, string]> = {
-      machine: ["This machine", this.machine.statusText, "device-desktop"],
-      queue: ["Queue", o ? `${o.counts.pending ?? 0} pending · ${o.counts.running ?? 0} running` : "", "layers"],
-      workers: ["Workers", o ? `${o.workersOnline} online` : "", "server-environment"],
-      dead: ["Dead letters", o ? String(o.deadLetters) : "", "warning"],
+      machine: ["This machine", describeStatus(this.state.status, Date.now()), "device-desktop"],
+      queue: ["Queue", f ? `${f.counts.pending} pending · ${f.counts.running} running${asOf}` : "", "layers"],
+      workers: ["Workers", f ? `${f.workersOnline} online${asOf}` : "", "server-environment"],
+      dead: ["Dead letters", f ? String(f.deadTotal) : "", "warning"],
     };
     const [label, description, icon] = labels[id];
     const item = new vscode.TreeItem(label, id === "dead" || id === "workers" ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.Expanded);
@@ -147,36 +190,43 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
     return item;
   }
 
+  /** The view's message: why the farm's data is old or missing, or that the key was refused. */
+  private updateMessage(): void {
+    const { status, farm } = this.state;
+    const message = status.kind === "revoked" ? refusedKeyText(status.problem) : status.kind === "notJoined" ? undefined : farmNotice(farm.freshness, Date.now());
+    const shown = message === "Loading…" ? undefined : message;
+    if (shown === this.lastMessage) return;
+    this.lastMessage = shown;
+    this.view.message = shown;
+  }
+
   private followVisibility(): void {
     if (this.view.visible && !this.using) {
       this.using = this.data.use();
-      this.machineRefresh.request(); // hidden, "This machine" was not refreshed
+      this.lastJson = {};
+      this.show(this.state);
+      this.startTicking();
     }
     if (!this.view.visible && this.using) {
       this.using.dispose();
       this.using = undefined;
+      this.stopTicking();
     }
   }
 
-  private onData(): void {
-    const { overview: o, dead } = this.data;
-    const error = this.data.error && farmProblemText(this.data.error);
-    if (error !== this.lastError) {
-      this.lastError = error;
-      this.view.message = error;
-      void vscode.commands.executeCommand("setContext", "farmhand.unreachable", this.data.error?.kind === "unreachable");
-      void vscode.commands.executeCommand("setContext", "farmhand.keyRefused", this.data.error?.kind === "refused");
-      this.refresh();
-      return;
-    }
-    const now: Partial<Record<SectionId, string>> = {
-      queue: JSON.stringify([o?.counts, o?.lanes]),
-      workers: JSON.stringify([o?.workersOnline, o?.workers.map((w) => [w.name, w.online, w.revoked])]),
-      dead: JSON.stringify([o?.deadLetters, o?.canManage, dead]),
-    };
-    for (const id of Object.keys(now) as SectionId[]) {
-      if (now[id] !== this.lastJson[id]) this.changed.fire(this.sections[id]);
-    }
-    this.lastJson = now;
+  /** Ages on screen move on while someone can see them; a hidden view has no timer. */
+  private startTicking(): void {
+    this.ticker ??= setInterval(() => {
+      if (!this.showsFarm()) return;
+      this.updateMessage();
+      const f = this.state.farm.figures;
+      if (f?.workers.some((w) => !w.online && !w.revoked)) this.changed.fire(this.sections.workers);
+      if (this.state.status.kind === "offline" || this.state.jobs.length > 0) this.machineRefresh.request();
+    }, TICK_MS);
+  }
+
+  private stopTicking(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = undefined;
   }
 }

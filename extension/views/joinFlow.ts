@@ -1,13 +1,20 @@
 import * as vscode from "vscode";
+import { hostname } from "node:os";
 import { askToRunApps } from "../donor/appsConsent";
 import { offeredModels, offerModels, type EngineHandlers } from "../donor/engineHandlers";
-import { enroll, isHttpUrl } from "../donor/enrollment";
+import { answersLikeConvex, enroll, isHttpUrl, secretProblem } from "../donor/enrollment";
 import type { Membership } from "../donor/membership";
 import { probeOllama } from "../handlers";
 import { measureFacts } from "../worker/machineFacts";
 import { describeError, type DescribedError } from "../worker/errors";
 
-export type JoinDeps = { membership: Membership; handlers: EngineHandlers; log: vscode.LogOutputChannel };
+export type JoinDeps = {
+  membership: Membership;
+  handlers: EngineHandlers;
+  log: vscode.LogOutputChannel;
+  /** The toast once joined, from the donor state as it is then (it says what the status bar says). */
+  joinedMessage: () => string;
+};
 
 /** Arguments for scripted joins (`executeCommand("farmhand.join", { url, token })`); otherwise the donor is asked. */
 export type JoinArgs = { url: string; token: string };
@@ -17,31 +24,37 @@ export type JoinArgs = { url: string; token: string };
  * key (fh_w_…), checks it with the farm, and keeps the key only in SecretStorage.
  * Returns true once joined.
  */
-export async function joinFarm(deps: JoinDeps, args?: JoinArgs): Promise<boolean> {
+export async function joinFarm(deps: JoinDeps, args?: JoinArgs, typedUrl?: string): Promise<boolean> {
   const { membership, handlers, log } = deps;
   const scripted = args && typeof args.url === "string" && typeof args.token === "string";
-  const url = scripted ? args.url.trim() : await askUrl(membership.url);
+  const url = scripted ? args.url.trim() : await askUrl(typedUrl ?? membership.url);
   if (url === undefined) return false;
   const secret = scripted ? args.token.trim() : await askSecret();
   if (secret === undefined) return false;
+  const wrong = secretProblem(secret);
+  if (wrong) return failed(deps, Boolean(scripted), url, wrong);
   if (!scripted) await chooseOllamaModels(handlers);
   if (!scripted) await askToRunApps();
 
   try {
     const capabilities = await handlers.registry.capabilities();
-    const name = `${vscode.env.appName} on ${process.env.HOSTNAME ?? "this machine"}`.slice(0, 100);
+    const name = `${vscode.env.appName} on ${hostname() || "this machine"}`.slice(0, 100);
     const apiKey = await enroll(url, secret, { name, machineId: vscode.env.machineId, capabilities, facts: await measureFacts() });
     await membership.join(url, apiKey);
     log.info(`Joined the farm at ${url}`);
-    if (!scripted) void vscode.window.showInformationMessage("Farmhand: joined the farm. Click Farmhand in the status bar to start donating.");
+    if (!scripted) void vscode.window.showInformationMessage(deps.joinedMessage());
     return true;
   } catch (error) {
-    const message = joinProblem(describeError(error));
-    log.error(`Joining the farm at ${url} failed: ${message}`);
-    if (scripted) throw new Error(`Farmhand could not join the farm: ${message}`);
-    const again = await vscode.window.showErrorMessage(`Farmhand could not join the farm: ${message}`, "Try Again");
-    return again ? joinFarm(deps) : false;
+    return failed(deps, Boolean(scripted), url, await joinProblem(url, describeError(error)));
   }
+}
+
+/** Say why joining failed; Try Again asks again with the URL as typed. A scripted join throws it. */
+async function failed(deps: JoinDeps, scripted: boolean, url: string, message: string): Promise<boolean> {
+  deps.log.error(`Joining the farm at ${url} failed: ${message}`);
+  if (scripted) throw new Error(`Farmhand could not join the farm: ${message}`);
+  const again = await vscode.window.showErrorMessage(`Farmhand could not join the farm: ${message}`, "Try Again");
+  return again ? joinFarm(deps, undefined, url) : false;
 }
 
 function askUrl(current: string): Thenable<string | undefined> {
@@ -64,7 +77,7 @@ function askSecret(): Thenable<string | undefined> {
       prompt: "The enrollment token from your operator (fh_e_…), or an existing worker key (fh_w_…)",
       password: true,
       ignoreFocusOut: true,
-      validateInput: (value) => (value.trim() ? undefined : "The token is required"),
+      validateInput: (value) => secretProblem(value),
     })
     .then((v) => v?.trim());
 }
@@ -92,9 +105,12 @@ async function chooseOllamaModels(handlers: EngineHandlers): Promise<void> {
   handlers.reload();
 }
 
-/** The farm's own words, and what to do next. */
-function joinProblem(error: DescribedError): string {
+/** The farm's own words, and what to do next; an answer without a code from something that is not a farm says so. */
+async function joinProblem(url: string, error: DescribedError): Promise<string> {
   if (error.kind === "unreachable") return `the deployment URL is unreachable (${error.code}) — check it and your connection`;
+  if (error.kind === "failed" && !error.code && isHttpUrl(url) && !(await answersLikeConvex(url))) {
+    return `${url} does not answer like a Convex deployment — check the deployment URL your operator gave you`;
+  }
   const next = error.code ? NEXT_STEP[error.code] : undefined;
   return next ? `${error.message} — ${next}` : error.message;
 }

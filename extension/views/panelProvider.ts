@@ -18,6 +18,7 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
   private viewDisposables: vscode.Disposable[] = [];
   /** A snapshot came while the panel was hidden: send the current one once it shows. */
   private stale = false;
+  private lastPosted: PanelSnapshot | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -58,7 +59,13 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
       return;
     }
     this.stale = false;
+    this.lastPosted = snapshot;
     void this.post({ type: "snapshot", snapshot });
+  }
+
+  /** The state the panel was last sent (host tests: the webview renders exactly this). */
+  posted(): PanelSnapshot | undefined {
+    return this.view?.visible ? this.lastPosted : undefined;
   }
 
   private releaseView(): void {
@@ -76,7 +83,8 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
     }
     const request = parsed.request;
     if (request.type === "ready") {
-      void this.post({ type: "hello", version: this.host.version, snapshot: this.host.snapshot() });
+      this.lastPosted = this.host.snapshot();
+      void this.post({ type: "hello", version: this.host.version, snapshot: this.lastPosted });
     } else {
       this.host.perform(request);
     }
@@ -115,13 +123,16 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
       <button id="join" type="button" hidden>Join a Farm…</button>
       <button id="snooze" type="button" class="secondary">Snooze 1 Hour</button>
       <button id="finish" type="button" class="secondary">Finish Current Jobs and Stop</button>
+      <button id="fix" type="button" class="secondary" hidden></button>
     </div>
+    <p id="refused" class="warning" hidden></p>
     <h3>This machine</h3>
     <ul id="jobs"></ul>
     <p id="contribution" class="label"></p>
     <h3>Policy</h3>
     <p id="policy"></p>
     <ul id="problems" class="warning"></ul>
+    <p id="farmError" class="warning" hidden></p>
     <div id="farmPart" hidden>
       <h3>Farm</h3>
       <p id="counts"></p>
@@ -131,8 +142,8 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
       <ul id="workers"></ul>
       <h3 id="deadTitle">Dead letters</h3>
       <ul id="dead"></ul>
+      <p id="manageHint" class="label" hidden>Retry and delete need a key with the managing right: ask your operator.</p>
     </div>
-    <p id="farmError" class="warning" hidden></p>
   </section>
   <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>

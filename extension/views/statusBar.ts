@@ -1,20 +1,13 @@
 import * as vscode from "vscode";
-import { describeStatus, suspendedText, type DonorStatus, type ToggleAction } from "../hostAndWebview/donorStatus";
+import type { DonorState, HeadlineKind } from "../hostAndWebview/donorState";
+import { describeStatus, farmNotice, policyText, refusedKeyText, shortStatus, suspendedText, TOGGLE_HINT } from "../hostAndWebview/donorStateText";
 import { DisposableOwner } from "../lifecycle";
 
-export type StatusBarView = {
-  status: DonorStatus;
-  toggle: ToggleAction;
-  farmUrl: string;
-  jobs: ReadonlyArray<{ type: string; progress?: number; status?: string; suspendedSince?: number }>;
-  policy: string;
-};
-
-/** The one status-bar item: what this machine is doing for the farm; a click toggles donating (or resumes). */
+/** The one status-bar item: what this machine is doing for the farm; a click does what the state's toggle says. */
 export class StatusBar extends DisposableOwner {
   private readonly item = this._register(vscode.window.createStatusBarItem("farmhand.status", vscode.StatusBarAlignment.Left, 10));
   /** Every change of the item crosses to the window: set only what changed. */
-  private last: { text?: string; tooltip?: string; kind?: DonorStatus["kind"] } = {};
+  private last: { text?: string; tooltip?: string; kind?: HeadlineKind } = {};
 
   constructor() {
     super();
@@ -22,66 +15,71 @@ export class StatusBar extends DisposableOwner {
     this.item.show();
   }
 
-  render(view: StatusBarView): void {
-    const { status } = view;
-    const suspended = suspendedText(view.jobs, Date.now());
-    const text = `${ICONS[status.kind]} Farmhand: ${suspended?.text ?? SHORT[status.kind](status as never)}`;
+  /** What the item shows now (the host tests read it). */
+  shown(): { text: string; tooltip: string; command: string | undefined } {
+    return { text: this.item.text, tooltip: this.last.tooltip ?? "", command: typeof this.item.command === "string" ? this.item.command : this.item.command?.command };
+  }
+
+  render(state: DonorState): void {
+    const { status } = state;
+    const text = `${ICONS[status.kind]} Farmhand: ${shortStatus(status)}`;
     if (text !== this.last.text) {
       this.item.text = text;
-      this.item.accessibilityInformation = { label: `Farmhand ${describeStatus(status)}`, role: "button" };
+      this.item.accessibilityInformation = { label: `Farmhand ${describeStatus(status, state.at)}`, role: "button" };
     }
     if (status.kind !== this.last.kind) {
-      this.item.command = status.kind === "notJoined" ? "farmhand.join" : "farmhand.toggle";
-      this.item.backgroundColor =
-        status.kind === "paused" || status.kind === "offline" ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+      this.item.command = "farmhand.toggle";
+      this.item.backgroundColor = WARN.has(status.kind) ? new vscode.ThemeColor(status.kind === "revoked" ? "statusBarItem.errorBackground" : "statusBarItem.warningBackground") : undefined;
     }
-    const tip = tooltip(view);
-    if (tip !== this.last.tooltip) this.item.tooltip = new vscode.MarkdownString(tip, true);
+    const tip = this.tooltip(state);
+    if (tip !== this.last.tooltip) {
+      const markdown = new vscode.MarkdownString(tip, true);
+      markdown.isTrusted = { enabledCommands: ["farmhand.fixPause"] }; // the one link it may hold: lift the pause
+      this.item.tooltip = markdown;
+    }
     this.last = { text, tooltip: tip, kind: status.kind };
   }
+
+  /** The tooltip as Markdown text (compared before it is sent). */
+  private tooltip(state: DonorState): string {
+    const { status } = state;
+    const lines = [`**Farmhand** — ${escape(describeStatus(status, state.at))}`, ""];
+    if (status.kind === "notJoined") return [...lines, TOGGLE_HINT.join].join("\n");
+    if (status.kind === "revoked") lines.push(escape(refusedKeyText(status.problem)), "");
+    if (state.actions.fix) lines.push(`[${escape(state.actions.fix.label)}](command:farmhand.fixPause)`, "");
+    lines.push(`Farm: ${escape(state.farmUrl)}`, "");
+    const notice = farmNotice(state.farm.freshness, state.at);
+    if (notice && state.farm.freshness.kind === "lastKnown") lines.push(escape(notice), "");
+    const suspended = suspendedText(state.jobs, state.at);
+    if (suspended) {
+      lines.push("Held here, frozen until you leave the machine idle:", ...suspended.held.map((h) => `- $(debug-pause) ${escape(h)}`), "");
+    }
+    for (const job of state.jobs.filter((j) => j.suspendedSince === undefined)) {
+      const pct = job.progress === undefined ? "" : ` ${Math.round(job.progress * 100)}%`;
+      lines.push(`- $(gear) ${escape(job.type)}${pct}${job.status ? ` — ${escape(job.status)}` : ""}`);
+    }
+    lines.push("", `Policy: ${escape(policyText(state.policy))}`, "", TOGGLE_HINT[state.toggle]);
+    return lines.join("\n");
+  }
 }
 
-const ICONS: Record<DonorStatus["kind"], string> = {
+const WARN = new Set<HeadlineKind>(["paused", "autoPaused", "offline", "revoked", "stopped", "suspended"]);
+
+const ICONS: Record<HeadlineKind, string> = {
   notJoined: "$(plug)",
+  revoked: "$(error)",
   off: "$(circle-slash)",
-  paused: "$(debug-pause)",
-  offline: "$(cloud-offline)",
+  starting: "$(loading~spin)",
   waiting: "$(pulse)",
   working: "$(sync~spin)",
+  draining: "$(debug-step-out)",
+  stopping: "$(loading~spin)",
+  paused: "$(debug-pause)",
+  autoPaused: "$(debug-pause)",
+  suspended: "$(debug-pause)",
+  offline: "$(cloud-offline)",
+  stopped: "$(debug-stop)",
 };
-
-const SHORT: { [K in DonorStatus["kind"]]: (s: Extract<DonorStatus, { kind: K }>) => string } = {
-  notJoined: () => "join a farm",
-  off: () => "off",
-  paused: () => "paused",
-  offline: () => "offline",
-  waiting: () => "on",
-  working: (s) => `${s.jobs} ${s.jobs === 1 ? "job" : "jobs"}`,
-};
-
-const CLICK: Record<ToggleAction, string> = {
-  join: "Click to join a farm with an enrollment token from its operator.",
-  start: "Click to start donating.",
-  stop: "Click to stop donating.",
-  resume: "Click to resume: take jobs again.",
-};
-
-/** The tooltip as Markdown text (compared before it is sent). */
-function tooltip(view: StatusBarView): string {
-  const lines = [`**Farmhand** — ${escape(describeStatus(view.status))}`, ""];
-  if (view.toggle === "join") return [...lines, CLICK.join].join("\n");
-  lines.push(`Farm: ${escape(view.farmUrl)}`, "");
-  const suspended = suspendedText(view.jobs, Date.now());
-  if (suspended) {
-    lines.push("Held here, frozen until you leave the machine idle:", ...suspended.held.map((h) => `- $(debug-pause) ${escape(h)}`), "");
-  }
-  for (const job of view.jobs.filter((j) => j.suspendedSince === undefined)) {
-    const pct = job.progress === undefined ? "" : ` ${Math.round(job.progress * 100)}%`;
-    lines.push(`- $(gear) ${escape(job.type)}${pct}${job.status ? ` — ${escape(job.status)}` : ""}`);
-  }
-  lines.push("", `Policy: ${escape(view.policy)}`, "", CLICK[view.toggle]);
-  return lines.join("\n");
-}
 
 function escape(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, "\\$&");

@@ -4,5 +4,4 @@ export type { JobOutcome } from "./jobRun";
 export { convexFarmClient } from "./farmClient";
 export type { FarmClient, ClaimedJob, DoorbellValue, HeartbeatResult, Slots } from "./farmClient";
 export type { Handler, HandlerContext, HandlerSource } from "./handler";
-export { jobLabel } from "./jobLabel";
 export type { AppLabel } from "./jobLabel";

@@ -1,6 +1,7 @@
-import { describeStatus, farmProblemText, TOGGLE_LABEL } from "../../extension/hostAndWebview/donorStatus";
+import type { FarmFigures } from "../../extension/hostAndWebview/donorState";
+import { attemptsText, describeStatus, farmNotice, frozenNote, policyText, refusedKeyText, TOGGLE_LABEL } from "../../extension/hostAndWebview/donorStateText";
 import { duration } from "../../extension/hostAndWebview/format";
-import { isPanelMessage, type PanelFarm, type PanelRequest, type PanelSnapshot } from "../../extension/hostAndWebview/panelProtocol";
+import { isPanelMessage, type PanelRequest, type PanelSnapshot } from "../../extension/hostAndWebview/panelProtocol";
 
 declare function acquireVsCodeApi(): {
   postMessage(message: PanelRequest): void;
@@ -16,13 +17,15 @@ byId("toggle").addEventListener("click", () => vscode.postMessage({ type: "toggl
 byId("join").addEventListener("click", () => vscode.postMessage({ type: "join" }));
 byId("snooze").addEventListener("click", () => vscode.postMessage({ type: "snooze" }));
 byId("finish").addEventListener("click", () => vscode.postMessage({ type: "finishAndStop" }));
+byId("fix").addEventListener("click", () => vscode.postMessage({ type: "fixPause" }));
 
 window.addEventListener("message", (event: MessageEvent<unknown>) => {
   const message = event.data;
   if (!isPanelMessage(message)) return;
   switch (message.type) {
     case "hello":
-      byId("answer").textContent = `Connected to Farmhand ${message.version}`;
+      // The version only: whether the farm answers is the state's to say (the heading below).
+      byId("answer").textContent = `Farmhand ${message.version}`;
       render(message.snapshot);
       return;
     case "snapshot":
@@ -37,13 +40,17 @@ window.addEventListener("message", (event: MessageEvent<unknown>) => {
 function render(s: PanelSnapshot): void {
   vscode.setState(s);
   byId("state").hidden = false;
-  byId("status").textContent = `Farmhand is ${describeStatus(s.status)}`;
+  byId("status").textContent = `Farmhand is ${describeStatus(s.status, s.at)}`;
   byId("farm").textContent = s.joined ? `Farm: ${s.farmUrl}` : "Not joined to a farm yet.";
   byId("toggle").textContent = TOGGLE_LABEL[s.toggle];
-  byId("toggle").hidden = !s.joined;
-  byId("join").hidden = s.joined;
-  byId("snooze").hidden = !s.joined || !s.wanted;
-  byId("finish").hidden = !s.joined || s.jobs.length === 0;
+  byId("toggle").hidden = s.toggle === "join";
+  byId("join").hidden = s.toggle !== "join";
+  byId("snooze").hidden = !s.actions.snooze;
+  byId("finish").hidden = !s.actions.finish;
+  byId("fix").hidden = !s.actions.fix;
+  byId("fix").textContent = s.actions.fix?.label ?? "";
+  byId("refused").hidden = s.status.kind !== "revoked";
+  byId("refused").textContent = s.status.kind === "revoked" ? refusedKeyText(s.status.problem) : "";
 
   byId("jobs").replaceChildren(
     ...(s.jobs.length === 0
@@ -53,40 +60,43 @@ function render(s: PanelSnapshot): void {
           const bar = document.createElement("progress");
           bar.max = 1;
           if (job.progress !== undefined) bar.value = job.progress;
-          li.append(bar, ` ${job.status ?? ""}`);
+          li.append(bar, ` ${job.suspendedSince === undefined ? "" : `${frozenNote(job.suspendedSince, s.at)} `}${job.status ?? ""}`);
           return li;
         })),
   );
   const c = s.contribution;
   byId("contribution").textContent = `Given this session: ${c.succeeded} jobs done, ${c.failed} failed, ${c.canceled} canceled · ${duration(c.busyMs)} of work`;
-  const p = s.policy;
-  byId("policy").textContent = `${p.preset} preset · up to ${p.concurrency} job(s) · ${p.idleMinutes > 0 ? `after ${p.idleMinutes} idle min` : "while you work"} · pauses above ${p.otherCpuPercent}% CPU from other programs`;
-  byId("problems").replaceChildren(...p.problems.map((text) => item(text)));
+  byId("policy").textContent = policyText(s.policy);
+  byId("problems").replaceChildren(...s.policy.problems.map((text) => item(text)));
 
-  byId("farmPart").hidden = !s.farm;
-  if (s.farm) renderFarm(s.farm);
-  byId("farmError").hidden = !s.farmError;
-  byId("farmError").textContent = s.farmError ? farmProblemText(s.farmError) : "";
+  // A refused key says so above; old figures say how old they are; missing ones say why.
+  const figures = s.status.kind === "revoked" ? undefined : s.farm.figures;
+  byId("farmPart").hidden = !figures;
+  if (figures) renderFarm(figures);
+  const notice = s.status.kind === "revoked" || !s.joined ? undefined : farmNotice(s.farm.freshness, s.at);
+  byId("farmError").hidden = !notice;
+  byId("farmError").textContent = notice ?? "";
 }
 
-function renderFarm(f: PanelFarm): void {
-  const n = (k: string) => f.counts[k] ?? 0;
-  byId("counts").textContent = `${n("pending")} pending · ${n("running")} running · ${n("succeeded")} succeeded · ${n("canceled")} canceled · ${n("dead")} dead`;
+function renderFarm(f: FarmFigures): void {
+  const n = f.counts;
+  byId("counts").textContent = `${n.pending} pending · ${n.running} running · ${n.succeeded} succeeded · ${n.canceled} canceled · ${n.dead} dead`;
   byId("throughputLabel").textContent = `${f.finishedLastHour} jobs finished in the last hour`;
   drawChart(byId<SVGSVGElement>("chart"), f.throughput);
   byId("workers").replaceChildren(
-    ...f.workers.map((w) => item(`${w.online ? "●" : "○"} ${w.name}${w.isMe ? " (this machine)" : ""} — ${w.online ? "online" : "offline"}`)),
+    ...f.workers.map((w) => item(`${w.online ? "●" : "○"} ${w.name}${w.isMe ? " (this machine)" : ""} — ${w.revoked ? "revoked" : w.online ? `online · up to ${w.maxJobs} at once` : "offline"}`)),
   );
   byId("deadTitle").textContent = `Dead letters (${f.deadTotal})`;
   byId("dead").replaceChildren(
     ...(f.dead.length === 0
       ? [item("None.", "label")]
       : f.dead.map((d) => {
-          const li = item(`${d.type} · ${d.attempts} attempts · ${d.error ?? "no error text"} `);
+          const li = item(`${d.type} · ${attemptsText(d)} · ${d.error ?? "no error text"} `);
           if (f.canManage) li.append(action("Retry", { type: "retryDead", jobId: d.jobId }), action("Delete", { type: "purgeDead", jobId: d.jobId }));
           return li;
         })),
   );
+  byId("manageHint").hidden = f.canManage || f.dead.length === 0;
 }
 
 function drawChart(svg: SVGSVGElement, series: number[]): void {

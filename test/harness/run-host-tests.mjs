@@ -15,7 +15,7 @@ import { artifactsDir, extensionDir, repoDir } from "./paths.mjs";
 
 const REPORTER_PREFIX = "FARMHAND_HOST_MOCHA ";
 const RESULT_PREFIX = "FARMHAND_HOST_RESULT ";
-const TIMEOUT_MS = Number(process.env.FARMHAND_HOST_TIMEOUT_MS ?? 120_000);
+const TIMEOUT_MS = Number(process.env.FARMHAND_HOST_TIMEOUT_MS ?? 300_000);
 const CONTEXT_PROBE = join(repoDir, "test", "host", "fixtures", "context-probe");
 const outDir = join(artifactsDir, "host");
 

@@ -1,4 +1,6 @@
 import * as assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { before, describe, it } from "mocha";
 import * as vscode from "vscode";
 import { activateFarmhand, joinedContextKey, testFarm, waitForValue, type FarmhandApi } from "./farmhand";
@@ -29,10 +31,24 @@ describe("farmhand.join (scripted, against the loopback test farm)", () => {
   });
 
   it("refuses a malformed and an unknown enrollment token, saying what to do next", async () => {
-    await assert.rejects(join(testFarm().url, "fh_e_short"), /could not join the farm: Malformed enrollment token/);
+    // It starts with fh_e_, so say what is wrong with it: its length, or characters a token never has.
+    await assert.rejects(join(testFarm().url, "fh_e_thisisnotarealtoken"), /could not join the farm: An enrollment token has 43 characters after fh_e_; this one has 19: copy it again in full/);
+    await assert.rejects(join(testFarm().url, `fh_e_${"A".repeat(42)}!`), /could not join the farm: An enrollment token has only letters, digits, "-" and "_" after fh_e_; this one also has "!"/);
     const unknown = `fh_e_${"A".repeat(43)}`;
     await assert.rejects(join(testFarm().url, unknown), /Unknown enrollment token — check the token or key, or ask your operator for a new one/);
     assert.equal(api.getState().joined, false);
+  });
+
+  it("says an address that is another web server does not answer like a Convex deployment", async () => {
+    const server = createServer((_req, res) => res.writeHead(405, { "Content-Type": "text/plain" }).end("Unsupported method POST"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      await assert.rejects(join(`http://127.0.0.1:${port}`, `fh_e_${"A".repeat(43)}`), /could not join the farm: http:\/\/127\.0\.0\.1:\d+ does not answer like a Convex deployment/);
+      assert.equal(api.getState().joined, false);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it("refuses an expired enrollment token: ask the operator for a new one", async () => {

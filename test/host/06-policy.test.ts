@@ -23,13 +23,19 @@ describe("farmhand.timeWindows (the setting reaches the policy)", () => {
     await waitForValue("donating after clean-up", () => api.getState().donating, false);
   });
 
-  it("pauses outside the windows, donates inside them, and shows an unreadable window as a problem", async () => {
+  it("pauses outside the windows, donates inside them, and never donates on a window it cannot read", async () => {
     const today = new Date().getDay();
     const otherDay = DAYS[(today + 3) % 7]; // a whole day that is neither today nor (for a window crossing midnight) yesterday
-    await setFarmhandSetting("timeWindows", [otherDay, "Moonday 10:00-11:00"]);
+    await setFarmhandSetting("timeWindows", [otherDay]);
     await vscode.commands.executeCommand("farmhand.toggle");
     const paused = await waitUntil("paused by the time windows", () => api.getState().status, (s) => s.kind === "paused");
     assert.equal(paused.reason, "outside the donation time windows");
+    assert.equal(api.getState().donating, false);
+
+    // Today would allow it, but the schedule also holds a window that cannot be read: the donor's intent is unknown.
+    await setFarmhandSetting("timeWindows", [DAYS[today], "Moonday 10:00-11:00"]);
+    const unreadable = await waitUntil("paused by the unreadable window", () => api.getState().status, (s) => s.kind === "paused" && /not understood/.test(s.reason ?? ""));
+    assert.equal(unreadable.reason, 'time window not understood: "Moonday 10:00-11:00": "moonday" is not a day (use Mon, Tue, … Sun)');
     assert.equal(api.getState().donating, false);
     assert.deepEqual(api.getState().policy.problems, ['"Moonday 10:00-11:00": "moonday" is not a day (use Mon, Tue, … Sun)']);
 

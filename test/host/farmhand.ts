@@ -16,7 +16,7 @@ export type FarmhandState = {
   wanted: boolean;
   /** The policy lets this window donate now. */
   donating: boolean;
-  status: { kind: string; reason?: string };
+  status: { kind: string; reason?: string; jobs?: number; problem?: { kind: string; code?: string; message: string } };
   farmUrl: string;
   /** Jobs running on this machine ("This machine" in the tree). */
   jobs: Array<{ jobId: string; type: string; progress?: number; status?: string; startedAt: number; suspendedSince?: number }>;
@@ -24,9 +24,19 @@ export type FarmhandState = {
   /** The policy as settings resolved it; `problems`: settings that could not be read. */
   policy: { preset: string; concurrency: number; idleMinutes: number; otherCpuPercent: number; problems: string[] };
   /** What a click on the status-bar item (or the panel's main button) does now. */
-  toggle: "join" | "start" | "stop" | "resume";
+  toggle: "join" | "rejoin" | "start" | "stop" | "stopNow" | "resume";
+  actions: { snooze: boolean; finish: boolean; fix?: { setting: string; label: string; how: "ask" | "open"; tab: "user" | "remote" } };
+  farm: { freshness: { kind: string; asOf?: number } };
 };
-export type FarmhandApi = { getState(): FarmhandState; activationMs: number };
+/** What each surface shows now, as text. */
+export type FarmhandSurfaces = {
+  statusBar: { text: string; tooltip: string; command: string | undefined };
+  tree: { message: string | undefined; rows: string[] };
+  /** The state the control panel was last sent; undefined while it is hidden. */
+  panel: FarmhandState | undefined;
+  contextKeys: Record<string, unknown>;
+};
+export type FarmhandApi = { getState(): FarmhandState; surfaces(): FarmhandSurfaces; activationMs: number };
 
 export async function activateFarmhand(): Promise<FarmhandApi> {
   const extension = vscode.extensions.getExtension<FarmhandApi>(EXTENSION_ID);

@@ -11,7 +11,9 @@ export async function run(): Promise<void> {
   // code-server forwards console lines mixed with the workbench's own log: there, mark the reporter's lines as ours.
   const tagLogs = process.env.FARMHAND_HOST_TAG_LOGS === "1";
   if (tagLogs) Mocha.reporters.Base.consoleLog = (...args: unknown[]) => console.log(REPORTER_PREFIX + format(...args));
-  const mocha = new Mocha({ ui: "bdd", reporter: "spec", color: false, timeout: 20_000 });
+  // FARMHAND_HOST_GREP: run only the tests whose full title matches (while working on one part).
+  const grep = process.env.FARMHAND_HOST_GREP;
+  const mocha = new Mocha({ ui: "bdd", reporter: "spec", color: false, timeout: 20_000, ...(grep ? { grep } : {}) });
   const files = readdirSync(__dirname).filter((name) => name.endsWith(".test.js")).sort();
   if (files.length === 0) throw new Error(`no *.test.js files next to ${__filename}`);
   for (const file of files) mocha.addFile(join(__dirname, file));

@@ -9,6 +9,20 @@ export async function submitPrimes(farm, n) {
   return await new ConvexHttpClient(farm.url).mutation(anyApi.jobs.submit, { clientKey: farm.clientKey, type: "demo.primes", payload: { n } });
 }
 
+/** Enrolls a machine of its own with an enrollment token; returns `{ apiKey }`. */
+export async function enrollWorker(farm, token, name) {
+  return await new ConvexHttpClient(farm.url).mutation(anyApi.workers.enroll, { token, name, machineId: name, capabilities: ["demo.primes"] });
+}
+
+/** The machine with this key leaves the farm: the farm revokes the key (as an operator's revoke does). */
+export async function leaveFarm(farm, apiKey) {
+  return await new ConvexHttpClient(farm.url).mutation(anyApi.workers.leave, { apiKey });
+}
+
+export async function cancelJob(farm, jobId) {
+  return await new ConvexHttpClient(farm.url).mutation(anyApi.jobs.cancel, { clientKey: farm.clientKey, jobId });
+}
+
 export async function getJob(farm, jobId) {
   return await new ConvexHttpClient(farm.url).query(anyApi.jobs.get, { clientKey: farm.clientKey, jobId });
 }

@@ -10,7 +10,7 @@ import { installExtension, prepareProfile, requireInstalledCodeServer, startCode
 import { artifactsDir, extensionDir, repoDir } from "../harness/paths.mjs";
 import { onInterrupt } from "../harness/process.mjs";
 import { startTestFarm } from "../harness/testFarm.mjs";
-import { farmhandLog, getJob, submitPrimes } from "./farm.mjs";
+import { cancelJob, enrollWorker, farmhandLog, getJob, leaveFarm, submitPrimes } from "./farm.mjs";
 import { packageExtension, vsceList, vsixEntries } from "./packaging.mjs";
 import { vsixListProblems } from "./vsixContents.mjs";
 import {
@@ -33,6 +33,8 @@ const N = 2_000_000_000;
 /** π(2·10⁹), the number of primes below 2,000,000,000. */
 const PRIMES_BELOW_N = 98_222_287;
 const JOBS = 2;
+/** Still running when Finish Current Jobs and Stop is asked for from the command palette. */
+const N_DRAIN = 2_000_000_000;
 const JOB_TIMEOUT = 120_000;
 
 describe("the packaged .vsix", function () {
@@ -137,8 +139,25 @@ describe("the packaged .vsix", function () {
     it("shows the control panel, which the extension answers", async () => {
       const answer = panelFrame(page).locator("#answer");
       await answer.waitFor({ timeout: UI_TIMEOUT });
-      await assertText(answer, /Connected to Farmhand/);
+      // The version only: whether the farm answers is the heading's to say.
+      await assertText(answer, /^Farmhand \d+\.\d+\.\d+/);
       await page.screenshot({ path: join(screenshots, "3-control-panel.png") });
+    });
+
+    it("joining an address that is not a farm says so, and Try Again keeps the URL as typed", async () => {
+      // code-server itself: a web server, not a Convex deployment.
+      const notAFarm = server.origin;
+      await runCommand(page, "Farmhand: Join a Farm…");
+      await answerQuickInput(page, /Join a Farm \(1\/2\)/, notAFarm);
+      await answerQuickInput(page, /Join a Farm \(2\/2\)/, `fh_e_${"A".repeat(43)}`);
+      const toast = page.locator(".notification-toast").filter({ hasText: "does not answer like a Convex deployment" }).first();
+      await toast.waitFor({ timeout: UI_TIMEOUT });
+      await page.screenshot({ path: join(screenshots, "3a-join-not-a-farm.png") });
+      await toast.getByRole("button", { name: "Try Again" }).click();
+      await quickInputTitle(page).filter({ hasText: /Join a Farm \(1\/2\)/ }).waitFor({ timeout: UI_TIMEOUT });
+      assert.equal(await quickInputBox(page).inputValue(), notAFarm, "Try Again emptied the URL the donor typed");
+      await page.keyboard.press("Escape");
+      await assertText(statusBarItem(page), /Farmhand: join a farm/);
     });
 
     it("joins the test farm with an enrollment token through the welcome's Join a Farm… button; the tree shows the farm", async () => {
@@ -174,6 +193,46 @@ describe("the packaged .vsix", function () {
       await assertText(statusBarItem(page), /Farmhand: off/);
     });
 
+    // A screenshot per state (off and on are above, working below), each checked on the status bar, the tree and the panel.
+    it("draining: Finish Current Jobs and Stop shows 'finishing 1 job, then off' everywhere; Stop Now stops at once", async function () {
+      this.timeout(2 * JOB_TIMEOUT);
+      const item = statusBarItem(page);
+      await clearNotifications(page);
+      await item.click();
+      await assertText(item, /Farmhand: on/);
+      const jobId = await submitPrimes(farm, N_DRAIN);
+      await assertText(item, /Farmhand: 1 job/, JOB_TIMEOUT);
+      await runCommand(page, "Farmhand: Finish Current Jobs and Stop");
+      const panel = panelFrame(page);
+      await assertText(item, /Farmhand: finishing 1 job/);
+      await assertText(panel.locator("#status"), /Farmhand is finishing 1 job, then off/);
+      await assertText(treeRow(page, "This machine"), /finishing 1 job, then off/);
+      await assertText(panel.locator("#toggle"), /Stop Now/);
+      assert.equal(await panel.locator("#snooze").isHidden(), true, "Snooze is offered while finishing");
+      await page.screenshot({ path: join(screenshots, "11-draining.png") });
+      // Stop Now: donating goes off at once and the job goes back to the queue (then it is canceled, so no later
+      // test runs it).
+      await panel.locator("#toggle").click();
+      await assertText(item, /Farmhand: off/);
+      await assertText(panel.locator("#status"), /Farmhand is off/);
+      await cancelJob(farm, jobId);
+    });
+
+    it("paused: a snooze shows its reason on the status bar's tooltip, the tree and the panel", async () => {
+      const item = statusBarItem(page);
+      await clearNotifications(page);
+      await item.click();
+      await assertText(item, /Farmhand: on/);
+      await runCommand(page, "Farmhand: Snooze 1 Hour");
+      await assertText(item, /Farmhand: paused/);
+      await assertText(panelFrame(page).locator("#status"), /Farmhand is paused: snoozed until \d{1,2}:\d{2}/);
+      await assertText(treeRow(page, "This machine"), /paused: snoozed until/);
+      await clearNotifications(page);
+      await page.screenshot({ path: join(screenshots, "12-paused.png") });
+      await item.click();
+      await assertText(item, /Farmhand: off/);
+    });
+
     it("runs demo.primes jobs from the farm: This machine in the tree, the status bar, its tooltip and the panel show progress", async function () {
       this.timeout(2 * JOB_TIMEOUT);
       const item = statusBarItem(page);
@@ -189,7 +248,7 @@ describe("the packaged .vsix", function () {
       for (let i = 0; i < JOBS; i++) jobIds.push(await submitPrimes(farm, N));
       // The tree's row: the job type, then "<percent> · <elapsed> · <status text from the handler>", kept up to date.
       const row = treeRow(page, "demo.primes");
-      const ROW = /demo\.primes\s*(\d+)% · \d+s · sieved up to (\d+)/;
+      const ROW = /demo\.primes\s*(\d+)% · (?:\d+h )?(?:\d+m )?\d+s · sieved up to (\d+)/; // elapsed reads "2m 17s" past a minute
       await assertText(row, ROW, JOB_TIMEOUT);
       const firstRow = await row.textContent();
       // The row follows the job: its text changes while it runs (and a picture at a visible percent is worth waiting for).
@@ -252,8 +311,88 @@ describe("the packaged .vsix", function () {
       await assertText(statusBarItem(page), /Farmhand: off/);
       await assertText(panelFrame(page).locator("#toggle"), /Start donating/);
     });
+
+    it("revoked: the Farm view and the panel say the farm refused the key (not 'Cannot reach the farm'), offering Join Again", async () => {
+      // A machine key of its own, joined through the dialog, then revoked the way leaving does.
+      const { apiKey } = await enrollWorker(farm, farm.tokens.wide, "ui revoked");
+      await runCommand(page, "Farmhand: Join a Farm…");
+      await answerQuickInput(page, /Join a Farm \(1\/2\)/, farm.url);
+      const joinsBefore = joinsLogged(profile);
+      await answerQuickInput(page, /Join a Farm \(2\/2\)/, apiKey);
+      await waitFor("the join to finish", () => joinsLogged(profile) > joinsBefore);
+      const item = statusBarItem(page);
+      await assertText(item, /Farmhand: off/);
+      await leaveFarm(farm, apiKey);
+      await assertText(item, /Farmhand: key refused/);
+      const panel = panelFrame(page);
+      await assertText(panel.locator("#refused"), /The farm refused this machine's key \(revoked\): .+ Join again with a new token/);
+      await assertText(panel.locator("#toggle"), /Join Again…/);
+      assert.equal(await panel.locator("#snooze").isHidden(), true, "Snooze is offered beside a refused key");
+      const farmPane = page.locator(".sidebar .pane").filter({ hasText: "refused this machine's key" }).first();
+      await assertText(farmPane, (text) => /refused this machine's key/.test(text) && !/Cannot reach the farm|CONVEX|Uncaught/.test(text));
+      await clearNotifications(page);
+      await page.screenshot({ path: join(screenshots, "13-revoked.png") });
+    });
+
+    it("offline: the farm going down shows the reason on the status bar, and the figures as last known with their age", async () => {
+      await runCommand(page, "Farmhand: Join a Farm…");
+      await answerQuickInput(page, /Join a Farm \(1\/2\)/, farm.url);
+      const joinsBefore = joinsLogged(profile);
+      await answerQuickInput(page, /Join a Farm \(2\/2\)/, farm.workerKey);
+      await waitFor("the join to finish", () => joinsLogged(profile) > joinsBefore);
+      const item = statusBarItem(page);
+      await assertText(item, /Farmhand: off/);
+      await item.click();
+      // Jobs an earlier test left in the queue may run here: on or working, either is donating.
+      await assertText(item, /Farmhand: (on|\d+ jobs?)$/);
+      await assertText(treeRow(page, "Queue"), /Queue\s*\d+ pending/);
+      const stop = farm.stop;
+      farm = { ...farm, stop: async () => {} };
+      await stop();
+      await assertText(item, /Farmhand: offline/);
+      await assertText(panelFrame(page).locator("#status"), /Farmhand is offline: the connection to the farm was lost \(since \d{1,2}:\d{2}/);
+      await assertText(panelFrame(page).locator("#farmError"), /Last known as of \d{1,2}:\d{2} \(\d+s ago\): cannot reach the farm/);
+      await assertText(treeRow(page, "Queue"), /\(last known\)/);
+      await clearNotifications(page);
+      await page.screenshot({ path: join(screenshots, "14-offline.png") });
+      updateReadmeStates();
+    });
   });
 });
+
+/** The README's picture per state (docs/screenshots/<state>.png), from screenshots this run took. */
+const README_STATES = { "4-joined": "off", "5-donating": "on", "7-job-running": "working", "11-draining": "draining", "12-paused": "paused", "13-revoked": "revoked", "14-offline": "offline" };
+
+/** FARMHAND_UPDATE_SCREENSHOT=1: copy each state's screenshot that exists over the README's (off by default). */
+function updateReadmeStates() {
+  if (process.env.FARMHAND_UPDATE_SCREENSHOT !== "1") return;
+  for (const [shot, state] of Object.entries(README_STATES)) {
+    const from = join(screenshots, `${shot}.png`);
+    if (existsSync(from)) copyFileSync(from, join(repoDir, "docs", "screenshots", `${state}.png`));
+  }
+}
+
+/** How many joins the Farmhand log records so far. */
+function joinsLogged(profile) {
+  return (farmhandLog(profile.userDataDir).match(/Joined the farm at/g) ?? []).length;
+}
+
+/** Polls `check` until it holds, for up to UI_TIMEOUT. */
+async function waitFor(what, check) {
+  const deadline = Date.now() + UI_TIMEOUT;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`${what}: not within ${UI_TIMEOUT} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Runs a command from the command palette by its title. */
+async function runCommand(page, title) {
+  await page.keyboard.press("F1");
+  await quickInputBox(page).fill(`>${title}`);
+  await page.locator(".quick-input-list .monaco-list-row").filter({ hasText: title }).first().waitFor({ timeout: UI_TIMEOUT });
+  await quickInputBox(page).press("Enter");
+}
 
 /** Closes every notification toast (they cover the panel in screenshots). */
 async function clearNotifications(page) {

@@ -11,8 +11,17 @@ describe("donor settings as VS Code hands them over", () => {
   it("takes farmhand.timeWindows all the way to the policy's decision", () => {
     const settings = resolveDonorSettings({ timeWindows: ["Sat,Sun", "Mon-Fri 18:00-08:00"] }, 4);
     expect(settings.windows.map((w) => w.source)).toEqual(["Sat,Sun", "Mon-Fri 18:00-08:00"]);
-    expect(decide({ ...inputs(mondayNoon), windows: settings.windows })).toEqual({ donate: false, reason: "outside the donation time windows", cause: "timeWindow" });
+    expect(decide({ ...inputs(mondayNoon), windows: settings.windows })).toEqual({ donate: false, reason: "outside the donation time windows", cause: "outsideTimeWindows" });
     expect(decide({ ...inputs(mondayNoon + 7 * 3_600_000), windows: settings.windows })).toEqual({ donate: true }); // Monday 19:00
+  });
+
+  it("pauses on a window it cannot read, whatever the readable ones allow, saying which", () => {
+    const settings = resolveDonorSettings({ timeWindows: ["daily", "weekdays 9-5"] }, 4);
+    expect(decide({ ...inputs(mondayNoon), windows: settings.windows, windowProblems: settings.windowErrors })).toEqual({
+      donate: false,
+      reason: 'time window not understood: "weekdays 9-5" is not a time window like "Mon-Fri 18:00-08:00"',
+      cause: "timeWindowsUnreadable",
+    });
   });
 
   it("reports every unreadable window and keeps the readable ones", () => {

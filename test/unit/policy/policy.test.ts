@@ -17,13 +17,14 @@ describe("policy", () => {
   });
 
   it.each<[string, Partial<PolicyInputs>, RegExp, PauseCause, boolean]>([
-    ["snooze", { snoozedUntil: NOW + 3_600_000 }, /snoozed until 15:00/, "snooze", false],
-    ["remote window", { remoteWindow: true }, /remote window/, "remote", false],
+    ["snooze", { snoozedUntil: NOW + 3_600_000 }, /snoozed until 15:00/, "snoozed", false],
+    ["remote window", { remoteWindow: true }, /remote window/, "remoteWindow", false],
     ["another window", { otherWindowDonates: true }, /another VS Code window/, "otherWindow", false],
-    ["time windows", { windows: [(parseTimeWindow("Sat,Sun") as { ok: true; window: never }).window] }, /outside/, "timeWindow", false],
-    ["battery", { onBattery: true }, /battery/, "battery", true],
-    ["user active", { userIdleMs: 60_000 }, /using the computer/, "activity", true],
-    ["busy CPU", { cpuBusy: true, otherCpuLoad: 0.87 }, /other programs are busy \(87% CPU\)/, "load", true],
+    ["unreadable time window", { windowProblems: ['"weekdays 9-5" is not a time window'] }, /^time window not understood: "weekdays 9-5"/, "timeWindowsUnreadable", false],
+    ["time windows", { windows: [(parseTimeWindow("Sat,Sun") as { ok: true; window: never }).window] }, /outside/, "outsideTimeWindows", false],
+    ["battery", { onBattery: true }, /battery/, "onBattery", true],
+    ["user active", { userIdleMs: 60_000 }, /using the computer/, "userActive", true],
+    ["busy CPU", { cpuBusy: true, otherCpuLoad: 0.87 }, /other programs are busy \(87% CPU\)/, "cpuBusy", true],
   ])("pauses with a reason and its cause: %s", (_name, change, reason, cause, ownerBack) => {
     const decision = decide({ ...base, ...change });
     expect(decision.donate).toBe(false);
@@ -36,6 +37,12 @@ describe("policy", () => {
   it("is not the owner's return when donating is off or allowed", () => {
     expect(ownerIsBack(decide({ ...base, wanted: false }))).toBe(false);
     expect(ownerIsBack(decide(base))).toBe(false);
+  });
+
+  it("never donates on a schedule it cannot read, even beside a window that would allow now", () => {
+    const anyTime = (parseTimeWindow("daily") as { ok: true; window: never }).window;
+    expect(decide({ ...base, windows: [anyTime], windowProblems: ["x"] }).donate).toBe(false);
+    expect(decide({ ...base, windows: [], windowProblems: [] }).donate).toBe(true);
   });
 
   it("lets each guard be waived by its setting", () => {

@@ -46,8 +46,12 @@ describe("suspension: the policy pauses for the owner's return and the running j
     // The owner comes back: with 600 idle minutes needed, this window counts as in use.
     await setFarmhandSetting("idleMinutes", 600);
     const paused = await waitUntil("the job frozen", () => api.getState(), (s) => jobHere(s, id)?.suspendedSince !== undefined, 10_000);
-    assert.equal(paused.status.kind, "paused");
+    assert.equal(paused.status.kind, "suspended", "the policy's pause froze the job: the state says held, not finishing");
     assert.match(paused.status.reason ?? "", /you are using the computer/);
+    const shown = await waitUntil("the surfaces saying so", () => api.surfaces(), (v) => /suspended/.test(v.statusBar.text), 5_000);
+    assert.match(shown.statusBar.text, /Farmhand: suspended — you are using this machine$/);
+    assert.match(shown.statusBar.tooltip, /Held here, frozen until you leave the machine idle:\n- \$\(debug-pause\) demo\\\.primes, frozen (just now|\d+ min)/);
+    assert.ok(shown.tree.rows.some((row) => /^\s*demo\.primes — frozen since \d{1,2}:\d{2}/.test(row)), `no frozen job row in ${JSON.stringify(shown.tree.rows)}`);
     const onFarm = await waitUntil("the farm shows it suspended", () => getJob(id), (j) => j.suspendedSince !== undefined, 10_000);
     assert.equal(onFarm.status, "running", "a frozen job keeps its lease");
 

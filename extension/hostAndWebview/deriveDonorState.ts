@@ -1,0 +1,243 @@
+/**
+ * The one place the donor state is made: a pure function of what the membership, the policy decision, the engine and
+ * the farm's data say. Unit-tested without VS Code (test/unit/hostAndWebview/deriveDonorState.test.ts).
+ */
+import type { PauseCause, PolicyDecision } from "../policy/policy";
+import { jobLabel, type AppLabel } from "../worker/jobLabel";
+import type { Contribution, DonorState, FarmFigures, FarmState, Headline, HeadlineKind, PolicyState, Problem, RunningJob, SettingFix, ToggleAction } from "./donorState";
+
+/** The engine while a worker exists in this window. */
+export type EngineFacts = {
+  phase: "running" | "paused" | "draining" | "stopping";
+  connected: boolean;
+  /** It was connected at least once since it started. */
+  everConnected: boolean;
+  /** When it lost the connection (or started, while never connected). */
+  disconnectedSince?: number;
+  /** Paused because the policy said so (otherwise the engine paused itself). */
+  pausedByPolicy: boolean;
+  /** The worker's own reason for its state (why it paused itself). */
+  reason?: string;
+  jobs: RunningJob[];
+  /** Running jobs are held while the donor uses this machine (issue 13), since when. */
+  suspendedSince?: number;
+};
+
+/** farm:overview as this state needs it (a structural subset of the server's answer). */
+export type OverviewFacts = {
+  counts: { pending: number; running: number; succeeded: number; canceled: number; dead: number };
+  lanes: Array<{ routingKey: string; capabilities: string[]; pending: number; running: number }>;
+  workers: Array<{ workerId: string; name: string; isMe: boolean; online: boolean; revoked: boolean; lastSeenAt: number; maxConcurrentJobs: number; capabilities?: string[] }>;
+  workersOnline: number;
+  throughput: Array<{ minuteStart: number; finished: number }>;
+  finishedLastHour: number;
+  deadLetters: number;
+  deadLetterList: Array<{ jobId: string; type: string; error?: string; attempt: number; maxAttempts: number }>;
+  canManage: boolean;
+  /** The server's clock when it answered. */
+  now: number;
+};
+
+export type FarmFacts = {
+  /** Some visible view asks for the farm's figures. */
+  watched: boolean;
+  overview?: OverviewFacts;
+  /** When the overview arrived (this machine's clock). */
+  answeredAt?: number;
+  /** The subscription's last error (cleared by the next answer). */
+  error?: Problem;
+  /** The connection the figures come through is down, since when. */
+  downSince?: number;
+};
+
+export type DonorFacts = {
+  now: number;
+  joined: boolean;
+  farmUrl: string;
+  wanted: boolean;
+  decision: PolicyDecision;
+  /** This window is remote (code-server, SSH, containers): machine-scoped settings live on the Remote tab. */
+  remoteWindow: boolean;
+  engine?: EngineFacts;
+  /** The engine stopped on its own (kept until it starts again); `refusal` when the farm refused the key. */
+  stopped?: { reason: string; refusal?: Problem };
+  policy: Omit<PolicyState, "farmAllows" | "runsUpTo">;
+  contribution: Contribution;
+  farm: FarmFacts;
+};
+
+/** The engine's running jobs as rows: app jobs named by app and pinned version, frozen ones with since when. */
+export function jobRows(
+  running: ReadonlyArray<{ jobId: string; type: string; app?: AppLabel; attempt: number; progress?: number; status?: string; startedAt: number; suspendedSince?: number }>,
+): RunningJob[] {
+  return running.map((j) => ({
+    jobId: j.jobId,
+    type: jobLabel(j.type, j.app),
+    attempt: j.attempt,
+    ...(j.progress === undefined ? {} : { progress: j.progress }),
+    ...(j.status === undefined ? {} : { status: j.status }),
+    startedAt: j.startedAt,
+    ...(j.suspendedSince === undefined ? {} : { suspendedSince: j.suspendedSince }),
+  }));
+}
+
+/** An engine that has not connected within this long after starting is offline, not starting. */
+export const CONNECT_GRACE_MS = 10_000;
+
+export function deriveDonorState(f: DonorFacts): DonorState {
+  const farm = farmState(f);
+  const status = headline(f);
+  const farmAllows = f.farm.overview?.workers.find((w) => w.isMe)?.maxConcurrentJobs;
+  const runsUpTo = farmAllows === undefined ? f.policy.concurrency : Math.min(f.policy.concurrency, farmAllows);
+  const jobs = f.engine?.jobs ?? [];
+  return {
+    at: f.now,
+    joined: f.joined,
+    farmUrl: f.farmUrl,
+    wanted: f.wanted,
+    donating: f.decision.donate,
+    status,
+    toggle: toggleAction(f, status),
+    actions: {
+      snooze: f.wanted && SNOOZABLE.has(status.kind) && !(status.kind === "paused" && status.cause === "snoozed"),
+      finish: f.wanted && jobs.length > 0 && FINISHABLE.has(status.kind),
+      ...((status.kind === "paused" || status.kind === "suspended") && status.fix ? { fix: status.fix } : {}),
+    },
+    policy: { ...f.policy, ...(farmAllows === undefined ? {} : { farmAllows }), runsUpTo },
+    jobs,
+    contribution: f.contribution,
+    farm: farm.figures ? { ...farm, figures: withMyLimit(farm.figures, runsUpTo) } : farm,
+  };
+}
+
+const SNOOZABLE = new Set<HeadlineKind>(["starting", "waiting", "working", "paused", "offline", "suspended"]);
+const FINISHABLE = new Set<HeadlineKind>(["starting", "waiting", "working", "paused", "autoPaused", "offline", "suspended"]);
+
+function headline(f: DonorFacts): Headline {
+  if (!f.joined) return { kind: "notJoined" };
+  const refusal = f.stopped?.refusal ?? (f.farm.error?.kind === "refused" ? f.farm.error : undefined);
+  if (refusal) return { kind: "revoked", problem: refusal };
+  const e = f.engine;
+  const jobs = e?.jobs.length ?? 0;
+  if (e?.phase === "draining") return { kind: "draining", jobs };
+  if (e?.phase === "stopping") return { kind: "stopping", jobs };
+  if (!f.wanted) return { kind: "off" };
+  const d = f.decision;
+  if (!d.donate && !("off" in d && d.off)) {
+    const fix = settingFix(d.cause, f.remoteWindow);
+    // The owner is back and the preset froze the running jobs: held, not finishing (issue 13).
+    if (e?.suspendedSince !== undefined) return { kind: "suspended", jobs, since: e.suspendedSince, reason: d.reason, cause: d.cause, ...(fix ? { fix } : {}) };
+    return { kind: "paused", jobs, reason: d.reason, cause: d.cause, ...(d.until === undefined ? {} : { until: d.until }), ...(fix ? { fix } : {}) };
+  }
+  if (!e) return f.stopped ? { kind: "stopped", reason: f.stopped.reason } : { kind: "starting" };
+  if (e.suspendedSince !== undefined) return { kind: "suspended", jobs, since: e.suspendedSince };
+  if (e.phase === "paused" && !e.pausedByPolicy) return { kind: "autoPaused", jobs, reason: e.reason ?? "paused" };
+  if (!e.connected) {
+    const since = e.disconnectedSince ?? f.now;
+    if (e.everConnected || f.now - since >= CONNECT_GRACE_MS) return { kind: "offline", jobs, since, problem: offlineProblem(f, e.everConnected) };
+    return { kind: "starting" };
+  }
+  return jobs > 0 ? { kind: "working", jobs } : { kind: "waiting" };
+}
+
+function offlineProblem(f: DonorFacts, wasConnected: boolean): Problem {
+  if (f.farm.error?.kind === "unreachable") return f.farm.error;
+  return { kind: "unreachable", message: wasConnected ? "the connection to the farm was lost" : "could not connect to the farm" };
+}
+
+function toggleAction(f: DonorFacts, status: Headline): ToggleAction {
+  switch (status.kind) {
+    case "notJoined":
+      return "join";
+    case "revoked":
+      return "rejoin";
+    case "draining":
+      return "stopNow";
+    case "autoPaused":
+      return "resume";
+    default:
+      return f.wanted ? "stop" : "start";
+  }
+}
+
+/** The setting that lifts a pause, on the tab where it lives (machine-scoped settings: Remote in a remote window). */
+function settingFix(cause: PauseCause, remoteWindow: boolean): SettingFix | undefined {
+  const tab = remoteWindow ? "remote" : "user";
+  switch (cause) {
+    case "remoteWindow":
+      return { setting: "farmhand.allowRemoteDonation", label: "Allow Donating from This Remote Window…", how: "ask", tab };
+    case "timeWindowsUnreadable":
+    case "outsideTimeWindows":
+      return { setting: "farmhand.timeWindows", label: "Edit Time Windows", how: "open", tab };
+    case "onBattery":
+      return { setting: "farmhand.donateOnBattery", label: "Battery Setting", how: "open", tab };
+    case "userActive":
+      return { setting: "farmhand.idleMinutes", label: "Idle Minutes Setting", how: "open", tab };
+    case "cpuBusy":
+      return { setting: "farmhand.otherCpuThresholdPercent", label: "CPU Threshold Setting", how: "open", tab };
+    default:
+      return undefined;
+  }
+}
+
+function farmState(f: DonorFacts): FarmState {
+  const { overview, error, downSince, answeredAt } = f.farm;
+  if (!f.joined) return { freshness: { kind: "notWatched" } };
+  if (error && error.kind !== "unreachable") return { freshness: { kind: "missing", why: error } };
+  const figures = overview && figuresOf(overview, answeredAt ?? f.now);
+  if (error || downSince !== undefined) {
+    const why: Problem = error ?? { kind: "unreachable", message: "the connection to the farm was lost" };
+    return figures ? { figures, freshness: { kind: "lastKnown", asOf: downSince ?? answeredAt ?? f.now, why } } : { freshness: { kind: "missing", why } };
+  }
+  if (!f.farm.watched) return { freshness: { kind: "notWatched" } };
+  return figures ? { figures, freshness: { kind: "live" } } : { freshness: { kind: "loading" } };
+}
+
+function figuresOf(o: OverviewFacts, answeredAt: number): FarmFigures {
+  // Server times on this machine's clock: the server said `now` when this arrived.
+  const skew = answeredAt - o.now;
+  const online = o.workers.filter((w) => w.online);
+  const servable = (caps: string[]) => online.some((w) => !w.capabilities || caps.every((c) => w.capabilities!.includes(c)));
+  return {
+    counts: o.counts,
+    throughput: perMinute(o.throughput, o.now),
+    finishedLastHour: o.finishedLastHour,
+    lanes: o.lanes.map((l) => ({ ...l, servable: servable(l.capabilities) })),
+    workers: o.workers.map((w) => ({
+      workerId: w.workerId,
+      name: w.name,
+      isMe: w.isMe,
+      online: w.online,
+      revoked: w.revoked,
+      lastSeenAt: w.lastSeenAt + skew,
+      maxJobs: w.maxConcurrentJobs,
+    })),
+    workersOnline: o.workersOnline,
+    dead: o.deadLetterList.map((d) => ({
+      jobId: d.jobId,
+      type: d.type,
+      ...(d.error === undefined ? {} : { error: d.error }),
+      attempt: d.attempt,
+      maxAttempts: d.maxAttempts,
+      gaveUp: d.attempt < d.maxAttempts ? "notRetryable" : "attempts",
+    })),
+    deadTotal: o.deadLetters,
+    canManage: o.canManage,
+  };
+}
+
+function withMyLimit(figures: FarmFigures, runsUpTo: number): FarmFigures {
+  return { ...figures, workers: figures.workers.map((w) => (w.isMe ? { ...w, maxJobs: runsUpTo } : w)) };
+}
+
+/** The server sends only the minutes that had finishes; the chart wants all 60, oldest first. */
+function perMinute(buckets: ReadonlyArray<{ minuteStart: number; finished: number }>, now: number): number[] {
+  const MINUTE = 60_000;
+  const current = Math.floor(now / MINUTE);
+  const series = new Array<number>(60).fill(0);
+  for (const b of buckets) {
+    const index = 59 - (current - Math.floor(b.minuteStart / MINUTE));
+    if (index >= 0 && index < 60) series[index] += b.finished;
+  }
+  return series;
+}

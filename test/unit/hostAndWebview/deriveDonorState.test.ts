@@ -1,0 +1,187 @@
+import { describe, expect, it } from "vitest";
+import { CONNECT_GRACE_MS, deriveDonorState, type DonorFacts, type EngineFacts, type OverviewFacts } from "../../../extension/hostAndWebview/deriveDonorState";
+import { describeStatus, farmNotice, joinedMessage, shortStatus } from "../../../extension/hostAndWebview/donorStateText";
+
+const NOW = Date.UTC(2026, 10, 23, 14, 0, 0);
+const job = (jobId: string) => ({ jobId, type: "demo.primes", attempt: 1, startedAt: NOW - 1_000 });
+
+const overview = (over: Partial<OverviewFacts> = {}): OverviewFacts => ({
+  counts: { pending: 3, running: 1, succeeded: 10, canceled: 0, dead: 1 },
+  lanes: [{ routingKey: "gpu", capabilities: ["gpu"], pending: 3, running: 0 }],
+  workers: [
+    { workerId: "w1", name: "me", isMe: true, online: true, revoked: false, lastSeenAt: NOW - 500, maxConcurrentJobs: 2, capabilities: ["demo.primes"] },
+    { workerId: "w2", name: "other", isMe: false, online: false, revoked: false, lastSeenAt: NOW - 300_000, maxConcurrentJobs: 4 },
+  ],
+  workersOnline: 1,
+  throughput: [],
+  finishedLastHour: 0,
+  deadLetters: 1,
+  deadLetterList: [{ jobId: "d1", type: "demo.echo", error: "bad input", attempt: 1, maxAttempts: 3 }],
+  canManage: false,
+  now: NOW,
+  ...over,
+});
+
+const engine = (over: Partial<EngineFacts> = {}): EngineFacts => ({ phase: "running", connected: true, everConnected: true, pausedByPolicy: false, jobs: [], ...over });
+
+const facts = (over: Partial<DonorFacts> = {}): DonorFacts => ({
+  now: NOW,
+  joined: true,
+  farmUrl: "https://farm.example",
+  wanted: true,
+  decision: { donate: true },
+  remoteWindow: false,
+  policy: { preset: "medium", concurrency: 1, idleMinutes: 5, otherCpuPercent: 50, donateOnBattery: false, problems: [] },
+  contribution: { succeeded: 0, failed: 0, canceled: 0, busyMs: 0 },
+  farm: { watched: true, overview: overview(), answeredAt: NOW },
+  engine: engine(),
+  ...over,
+});
+
+describe("the donor state: one derivation for every surface", () => {
+  it("walks off → starting → on → working → draining → off, with what the main button does at each step", () => {
+    const steps: Array<[string, Partial<DonorFacts>, string, string]> = [
+      ["off", { wanted: false, decision: { donate: false, off: true }, engine: undefined }, "off", "start"],
+      ["starting", { engine: engine({ connected: false, everConnected: false, disconnectedSince: NOW - 1_000 }) }, "starting", "stop"],
+      ["on", {}, "on", "stop"],
+      ["working", { engine: engine({ jobs: [job("a"), job("b")] }) }, "2 jobs", "stop"],
+      ["draining", { engine: engine({ phase: "draining", jobs: [job("a")] }) }, "finishing 1 job", "stopNow"],
+      ["off again", { wanted: false, decision: { donate: false, off: true }, engine: undefined }, "off", "start"],
+    ];
+    for (const [name, over, short, toggle] of steps) {
+      const state = deriveDonorState(facts(over));
+      expect([name, shortStatus(state.status), state.toggle]).toEqual([name, short, toggle]);
+    }
+  });
+
+  it("says draining as 'finishing N jobs, then off', without Snooze or another Finish", () => {
+    const state = deriveDonorState(facts({ engine: engine({ phase: "draining", jobs: [job("a")] }) }));
+    expect(describeStatus(state.status, NOW)).toBe("finishing 1 job, then off");
+    expect(state.actions).toEqual({ snooze: false, finish: false });
+  });
+
+  it("offers Finish only while jobs run, and Snooze only while donating is wanted and not already snoozed", () => {
+    expect(deriveDonorState(facts()).actions).toEqual({ snooze: true, finish: false });
+    expect(deriveDonorState(facts({ engine: engine({ jobs: [job("a")] }) })).actions).toEqual({ snooze: true, finish: true });
+    const snoozed = deriveDonorState(facts({ decision: { donate: false, reason: "snoozed until 15:00", cause: "snoozed", until: NOW + 3_600_000 } }));
+    expect(snoozed.status).toMatchObject({ kind: "paused", cause: "snoozed", until: NOW + 3_600_000 });
+    expect(snoozed.actions.snooze).toBe(false);
+  });
+
+  it("a refused key is 'revoked' on every surface: no Stop or Snooze, a rejoin, no stale figures", () => {
+    const refusal = { kind: "refused" as const, code: "revoked", message: "This worker key was revoked" };
+    for (const over of [{ stopped: { reason: "key refused", refusal }, engine: undefined }, { farm: { watched: true, overview: overview(), error: refusal } }]) {
+      const state = deriveDonorState(facts(over));
+      expect(state.status).toEqual({ kind: "revoked", problem: refusal });
+      expect(state.toggle).toBe("rejoin");
+      expect(state.actions).toEqual({ snooze: false, finish: false });
+      expect(describeStatus(state.status, NOW)).toMatch(/refused this machine's key \(revoked\)/);
+    }
+    const fromFarm = deriveDonorState(facts({ farm: { watched: true, overview: overview(), error: refusal } }));
+    expect(fromFarm.farm).toEqual({ freshness: { kind: "missing", why: refusal } });
+    expect(farmNotice(fromFarm.farm.freshness, NOW)).toMatch(/^The farm refused this machine's key \(revoked\): This worker key was revoked\. Join again/);
+  });
+
+  it("a lost connection is offline with its reason and since when; the figures are marked last known with their age", () => {
+    const since = NOW - 125_000;
+    const state = deriveDonorState(facts({ engine: engine({ connected: false, disconnectedSince: since, jobs: [job("a")] }), farm: { watched: true, overview: overview(), answeredAt: since - 5_000, downSince: since } }));
+    expect(state.status).toMatchObject({ kind: "offline", jobs: 1, since, problem: { kind: "unreachable" } });
+    expect(describeStatus(state.status, NOW)).toMatch(/^offline: the connection to the farm was lost \(since \d{1,2}:\d{2}, 2m 5s ago\)$/);
+    expect(state.farm.freshness).toMatchObject({ kind: "lastKnown", asOf: since });
+    expect(state.farm.figures?.counts.pending).toBe(3);
+    expect(farmNotice(state.farm.freshness, NOW)).toMatch(/^Last known as of \d{1,2}:\d{2} \(2m 5s ago\): cannot reach the farm/);
+    expect(state.toggle).toBe("stop");
+  });
+
+  it("an engine that never connects is starting for a grace period, then offline", () => {
+    const never = (ago: number) => deriveDonorState(facts({ engine: engine({ connected: false, everConnected: false, disconnectedSince: NOW - ago }) })).status;
+    expect(never(CONNECT_GRACE_MS - 1).kind).toBe("starting");
+    expect(never(CONNECT_GRACE_MS)).toMatchObject({ kind: "offline", problem: { message: "could not connect to the farm" } });
+  });
+
+  it("says 'Cannot reach the farm' only for an unreachable farm; other errors read as what they are", () => {
+    const unreachable = deriveDonorState(facts({ farm: { watched: true, error: { kind: "unreachable", code: "ECONNREFUSED", message: "the farm could not be reached (ECONNREFUSED)" } } }));
+    expect(farmNotice(unreachable.farm.freshness, NOW)).toBe("Cannot reach the farm: the farm could not be reached (ECONNREFUSED)");
+    const failed = deriveDonorState(facts({ farm: { watched: true, overview: overview(), error: { kind: "failed", message: "boom" } } }));
+    expect(farmNotice(failed.farm.freshness, NOW)).toBe("The farm answered with an error: boom");
+    expect(deriveDonorState(facts()).farm.freshness).toEqual({ kind: "live" });
+    expect(deriveDonorState(facts({ farm: { watched: true } })).farm.freshness).toEqual({ kind: "loading" });
+  });
+
+  it("the policy pause keeps its reason and cause, and names the setting that lifts it on the tab where it lives", () => {
+    const decision = { donate: false as const, reason: "remote window (farmhand.allowRemoteDonation is off)", cause: "remoteWindow" as const };
+    const remote = deriveDonorState(facts({ decision, remoteWindow: true }));
+    expect(remote.status).toMatchObject({ kind: "paused", cause: "remoteWindow" });
+    expect(remote.actions.fix).toMatchObject({ setting: "farmhand.allowRemoteDonation", how: "ask", tab: "remote" });
+    const battery = deriveDonorState(facts({ decision: { donate: false, reason: "on battery power", cause: "onBattery" } }));
+    expect(battery.actions.fix).toMatchObject({ setting: "farmhand.donateOnBattery", how: "open", tab: "user" });
+    expect(deriveDonorState(facts({ decision: { donate: false, reason: "another VS Code window on this machine is donating", cause: "otherWindow" } })).actions.fix).toBeUndefined();
+  });
+
+  it("the engine's own pause is resumed with a click; a suspended engine holds its jobs", () => {
+    const auto = deriveDonorState(facts({ engine: engine({ phase: "paused", reason: "5 failures in a row", jobs: [job("a")] }) }));
+    expect(auto.status).toEqual({ kind: "autoPaused", jobs: 1, reason: "5 failures in a row" });
+    expect(auto.toggle).toBe("resume");
+    const byPolicy = deriveDonorState(facts({ engine: engine({ phase: "paused", pausedByPolicy: true }) }));
+    expect(byPolicy.status.kind).toBe("waiting"); // the decision says donate: the session resumes it
+    const held = deriveDonorState(facts({ engine: engine({ suspendedSince: NOW - 60_000, jobs: [job("a")] }) }));
+    expect(held.status).toEqual({ kind: "suspended", jobs: 1, since: NOW - 60_000 });
+    expect(describeStatus(held.status, NOW)).toMatch(/^suspended: you are using this machine \(1 job held since/);
+  });
+
+  it("the policy's pause for the owner's return that froze the jobs is suspended (held), not paused (finishing)", () => {
+    const frozenJob = { ...job("a"), suspendedSince: NOW - 120_000 };
+    const back = { donate: false as const, reason: "you are using the computer (starts after 5 idle min)", cause: "userActive" as const, until: NOW + 60_000 };
+    const held = deriveDonorState(facts({ decision: back, engine: engine({ phase: "paused", pausedByPolicy: true, suspendedSince: NOW - 120_000, jobs: [frozenJob] }) }));
+    expect(held.status).toMatchObject({ kind: "suspended", jobs: 1, since: NOW - 120_000, reason: back.reason, cause: "userActive" });
+    expect(shortStatus(held.status)).toBe("suspended — you are using this machine");
+    expect(held.actions).toMatchObject({ snooze: true, finish: true, fix: { setting: "farmhand.idleMinutes" } });
+    expect(held.jobs[0].suspendedSince).toBe(NOW - 120_000);
+    // the full preset lets the jobs run on: the same pause with nothing frozen is paused
+    const ranOn = deriveDonorState(facts({ decision: back, engine: engine({ phase: "paused", pausedByPolicy: true, jobs: [job("a")] }) }));
+    expect(ranOn.status.kind).toBe("paused");
+    expect(shortStatus(ranOn.status)).toBe("paused");
+  });
+
+  it("this machine's row says what it really runs at once: the lesser of the policy and the farm's grant", () => {
+    const state = deriveDonorState(facts());
+    expect(state.policy).toMatchObject({ concurrency: 1, farmAllows: 2, runsUpTo: 1 });
+    expect(state.farm.figures?.workers.find((w) => w.isMe)?.maxJobs).toBe(1);
+    expect(state.farm.figures?.workers.find((w) => !w.isMe)?.maxJobs).toBe(4);
+    const wide = deriveDonorState(facts({ policy: { ...facts().policy, concurrency: 8 } }));
+    expect(wide.policy.runsUpTo).toBe(2);
+  });
+
+  it("marks a lane no online worker can run, a dead letter that gave up early, and last-seen times on this clock", () => {
+    const skewed = deriveDonorState(facts({ farm: { watched: true, overview: overview({ now: NOW + 60_000 }), answeredAt: NOW } }));
+    const f = skewed.farm.figures!;
+    expect(f.lanes[0]).toMatchObject({ routingKey: "gpu", servable: false });
+    expect(f.dead[0]).toMatchObject({ attempt: 1, maxAttempts: 3, gaveUp: "notRetryable" });
+    expect(f.workers.find((w) => w.workerId === "w2")?.lastSeenAt).toBe(NOW - 360_000);
+    const served = deriveDonorState(facts({ farm: { watched: true, overview: overview({ lanes: [{ routingKey: "p", capabilities: ["demo.primes"], pending: 1, running: 0 }] }) } }));
+    expect(served.farm.figures?.lanes[0].servable).toBe(true);
+  });
+
+  it("not joined shows nothing of a farm; the join toast says what the status bar says", () => {
+    const out = deriveDonorState(facts({ joined: false, engine: undefined }));
+    expect(out.status).toEqual({ kind: "notJoined" });
+    expect(out.toggle).toBe("join");
+    expect(out.farm).toEqual({ freshness: { kind: "notWatched" } });
+    expect(joinedMessage(deriveDonorState(facts({ wanted: false, decision: { donate: false, off: true }, engine: undefined })))).toMatch(/Click Farmhand in the status bar to start donating/);
+    const on = joinedMessage(deriveDonorState(facts({ engine: undefined })));
+    expect(on).toBe("Farmhand: joined the farm; donating is starting: connecting to the farm.");
+    expect(on).not.toMatch(/start donating/);
+  });
+
+  it("lays the throughput out per minute as of the farm's answer, oldest first, dropping what is older than an hour", () => {
+    const minute = 60_000;
+    const throughput = [
+      { minuteStart: NOW - 61 * minute, finished: 9 }, // more than an hour before the answer
+      { minuteStart: NOW - 59 * minute, finished: 2 },
+      { minuteStart: NOW, finished: 5 },
+    ];
+    const series = deriveDonorState(facts({ farm: { watched: true, overview: overview({ throughput }), answeredAt: NOW + 10 * minute } })).farm.figures!.throughput;
+    expect(series).toHaveLength(60);
+    expect([series[0], series[59], series.reduce((a, b) => a + b, 0)]).toEqual([2, 5, 7]);
+  });
+});
