@@ -1,5 +1,6 @@
 import * as vscode from "vscode";
 import { cpus } from "node:os";
+import { runAppsAllowed } from "./donor/appsConsent";
 import { createCommands } from "./donor/commands";
 import { Donor } from "./donor/donor";
 import { EngineHandlers } from "./donor/engineHandlers";
@@ -60,6 +61,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     stopped: session.stoppedFacts(),
     policy: donor.policySummary(),
     contribution: { ...session.contribution },
+    runsApps: runAppsAllowed(),
     farm: data.facts(),
   });
   // The one store: every source asks it to derive again; every surface renders what it tells them.
@@ -98,6 +100,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     store.onDidChange(render),
     donor.onDidChange(() => (store.request(), applyPolicy())),
     data.onDidChange(() => store.request()),
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration("farmhand.runApps") && store.request()),
     membership.onDidChange(() => (data.reset(), store.request(), applyPolicy())),
     { dispose: handlers.registry.onChange(() => void session.refreshCapabilities()) },
     vscode.window.registerWebviewViewProvider(PanelProvider.viewId, panel),

@@ -21,6 +21,29 @@ const APPS_CONSENT_DETAIL =
  */
 export async function askToRunApps(): Promise<void> {
   if (vscode.workspace.getConfiguration("farmhand").inspect<unknown>(SETTING)?.globalValue !== undefined) return;
+  const answer = await askConsent();
+  if (answer === undefined) return;
+  await setRunApps(answer);
+}
+
+/**
+ * The panel's "Allow apps" (and the command): the same plain-words consent as at join, modal; only an explicit
+ * "Allow Apps" turns the setting on. Returns whether apps are allowed now.
+ */
+export async function allowApps(): Promise<boolean> {
+  if (runAppsAllowed()) return true;
+  if ((await askConsent()) !== true) return false;
+  await setRunApps(true);
+  return true;
+}
+
+/** The panel's "Stop running apps": off at once (the engine stops offering apps; a running app job finishes). */
+export async function stopApps(): Promise<void> {
+  await setRunApps(false);
+}
+
+/** The consent question: true (allow), false (not now), undefined (closed without an answer). */
+async function askConsent(): Promise<boolean | undefined> {
   const allow = "Allow Apps";
   const answer = await vscode.window.showInformationMessage(
     "Farmhand: may this machine run the farm's apps?",
@@ -28,6 +51,10 @@ export async function askToRunApps(): Promise<void> {
     allow,
     "Not Now",
   );
-  if (answer === undefined) return;
-  await vscode.workspace.getConfiguration("farmhand").update(SETTING, answer === allow, vscode.ConfigurationTarget.Global);
+  return answer === undefined ? undefined : answer === allow;
+}
+
+/** Machine-scoped, so the user (global) settings: a workspace can never turn it on. */
+async function setRunApps(allow: boolean): Promise<void> {
+  await vscode.workspace.getConfiguration("farmhand").update(SETTING, allow, vscode.ConfigurationTarget.Global);
 }

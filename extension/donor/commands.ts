@@ -4,6 +4,7 @@ import type { DonorState } from "../hostAndWebview/donorState";
 import { finishingMessage } from "../hostAndWebview/donorStateText";
 import { isJobId, type PanelRequest } from "../hostAndWebview/panelProtocol";
 import { describeError } from "../worker/errors";
+import { allowApps, stopApps } from "./appsConsent";
 import { cancelOutcome } from "./cancelOutcome";
 import type { Donor } from "./donor";
 import type { FarmConnection } from "./farmConnection";
@@ -124,11 +125,22 @@ export function createCommands({ membership, donor, session, connection, join, l
       { question: "Delete this dead letter? Its payload and error are gone for good: it cannot be retried afterwards.", button: "Delete" },
     ),
     cancelJob: manageJob("cancel the job", async (jobId) => cancelOutcome(await connection.run(api.farm.cancelJob, { jobId }))),
+    /** Asks the plain-words consent (modal) first; the engine's handlers follow the setting. */
+    allowApps: async () => {
+      if (await allowApps()) log.info("The donor allowed this machine to run the farm's apps");
+    },
+    stopApps: async () => {
+      await stopApps();
+      log.info("The donor stopped this machine running the farm's apps");
+    },
     showLog: () => log.show(),
   };
 
   /** The control panel's requests map onto the same commands. */
-  const perform = (r: Exclude<PanelRequest, { type: "ready" }>): unknown => ("jobId" in r ? commands[r.type](r.jobId) : commands[r.type]());
+  const perform = (r: Exclude<PanelRequest, { type: "ready" }>): unknown => {
+    if (r.type === "setRunApps") return r.allow ? commands.allowApps() : commands.stopApps();
+    return "jobId" in r ? commands[r.type](r.jobId) : commands[r.type]();
+  };
 
   /** Provisioning (fleets, demos): join once from FARMHAND_JOIN_URL + FARMHAND_JOIN_TOKEN when not joined yet. */
   const joinFromEnvironment = () => {

@@ -48,6 +48,8 @@ export type FarmFacts = {
   error?: Problem;
   /** The connection the figures come through is down, since when. */
   downSince?: number;
+  /** workers:myCredit as this state needs it (a structural subset of the server's answer). */
+  credit?: { week: { cpuHours: number; jobs: number } };
 };
 
 export type DonorFacts = {
@@ -63,6 +65,8 @@ export type DonorFacts = {
   stopped?: { reason: string; refusal?: Problem };
   policy: Omit<PolicyState, "farmAllows" | "runsUpTo">;
   contribution: Contribution;
+  /** `farmhand.runApps` is on in the user settings. */
+  runsApps: boolean;
   farm: FarmFacts;
 };
 
@@ -90,6 +94,9 @@ export function deriveDonorState(f: DonorFacts): DonorState {
   const farmAllows = f.farm.overview?.workers.find((w) => w.isMe)?.maxConcurrentJobs;
   const runsUpTo = farmAllows === undefined ? f.policy.concurrency : Math.min(f.policy.concurrency, farmAllows);
   const jobs = f.engine?.jobs ?? [];
+  // A refused key's credit is no longer this machine's to show; otherwise the last answer stands.
+  const week = f.joined && status.kind !== "revoked" ? f.farm.credit?.week : undefined;
+  const credit = week && { cpuHours: week.cpuHours, jobs: week.jobs };
   return {
     at: f.now,
     joined: f.joined,
@@ -106,6 +113,8 @@ export function deriveDonorState(f: DonorFacts): DonorState {
     policy: { ...f.policy, ...(farmAllows === undefined ? {} : { farmAllows }), runsUpTo },
     jobs,
     contribution: f.contribution,
+    runsApps: f.runsApps,
+    ...(credit ? { credit } : {}),
     farm: farm.figures ? { ...farm, figures: withMyLimit(farm.figures, runsUpTo) } : farm,
   };
 }

@@ -29,8 +29,15 @@ export type DonorState = {
   jobs: RunningJob[];
   /** What this machine gave in this window's session. */
   contribution: Contribution;
+  /** The donor allowed this machine to run the farm's apps (`farmhand.runApps` in the user settings). */
+  runsApps: boolean;
+  /** What the farm credits this machine with this week; absent until the farm said (or while it is not asked). */
+  credit?: WeekCredit;
   farm: FarmState;
 };
+
+/** This machine's credit for the current week, as `workers:myCredit` reports it. */
+export type WeekCredit = { cpuHours: number; jobs: number };
 
 /** Why something cannot be done or shown, as `describeError` tells it: never a raw client error text. */
 export type Problem = { kind: ErrorKind; message: string; code?: string };

@@ -2,7 +2,7 @@
  * The words for a DonorState, shared by every surface (status bar, tree, panel, toasts): each surface picks the
  * length it has room for, and none words the state on its own.
  */
-import type { DonorState, Freshness, Headline, PolicyState, ToggleAction } from "./donorState";
+import type { DonorState, Freshness, Headline, PolicyState, ToggleAction, WeekCredit } from "./donorState";
 import { ago } from "./format";
 
 const jobs = (n: number) => `${n} ${n === 1 ? "job" : "jobs"}`;
@@ -180,4 +180,19 @@ export function policyText(p: PolicyState): string {
   const idle = p.idleMinutes > 0 ? `after ${p.idleMinutes} idle min` : "while you work";
   const limit = p.farmAllows !== undefined && p.farmAllows < p.concurrency ? ` (the farm allows ${p.farmAllows})` : "";
   return `${p.preset} preset · up to ${jobs(p.runsUpTo)} at once${limit} · ${idle} · pauses above ${p.otherCpuPercent}% CPU from other programs${p.donateOnBattery ? "" : " · not on battery"}`;
+}
+
+/** Whether this machine runs the farm's apps, as the panel says it. */
+export function appsText(runsApps: boolean): string {
+  return `Runs the farm's apps: ${runsApps ? "yes" : "no"}`;
+}
+
+/** The panel's switch for apps: what a click does now. */
+export function appsButtonLabel(runsApps: boolean): string {
+  return runsApps ? "Stop running apps" : "Allow apps";
+}
+
+/** The farm's credit for this machine this week, hours with one decimal. */
+export function creditText(credit: WeekCredit): string {
+  return `This machine gave ${credit.cpuHours.toFixed(1)} CPU-hours this week, ${jobs(credit.jobs)}`;
 }

@@ -15,6 +15,8 @@ export type PanelRequest =
   | { type: "snooze" }
   | { type: "finishAndStop" }
   | { type: "fixPause" }
+  /** The apps switch: `allow` asks the donor's consent first (modal), then sets `farmhand.runApps` in the user settings. */
+  | { type: "setRunApps"; allow: boolean }
   | { type: "retryDead"; jobId: string }
   | { type: "purgeDead"; jobId: string }
   | { type: "cancelJob"; jobId: string };
@@ -33,6 +35,7 @@ const REQUEST_FIELDS: Record<PanelRequest["type"], readonly string[]> = {
   snooze: [],
   finishAndStop: [],
   fixPause: [],
+  setRunApps: ["allow"],
   retryDead: ["jobId"],
   purgeDead: ["jobId"],
   cancelJob: ["jobId"],
@@ -58,6 +61,9 @@ export function parsePanelRequest(raw: unknown): { ok: true; request: PanelReque
   if (extra.length > 0) return { ok: false, reason: `unexpected field(s) ${extra.slice(0, 5).join(", ")} in "${type}"` };
   if (fields.includes("jobId") && (typeof rest.jobId !== "string" || !JOB_ID.test(rest.jobId))) {
     return { ok: false, reason: `"${type}" needs a jobId of lowercase letters and digits` };
+  }
+  if (fields.includes("allow") && typeof rest.allow !== "boolean") {
+    return { ok: false, reason: `"${type}" needs allow: true or false` };
   }
   return { ok: true, request: { type, ...rest } as PanelRequest };
 }

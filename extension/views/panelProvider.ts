@@ -129,6 +129,8 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
     <h3>This machine</h3>
     <ul id="jobs"></ul>
     <p id="contribution" class="label"></p>
+    <p id="credit" class="label" hidden></p>
+    <p><span id="apps"></span> <button id="appsSwitch" type="button" class="secondary small"></button></p>
     <h3>Policy</h3>
     <p id="policy"></p>
     <ul id="problems" class="warning"></ul>

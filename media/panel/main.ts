@@ -1,5 +1,5 @@
 import type { FarmFigures } from "../../extension/hostAndWebview/donorState";
-import { attemptsText, describeStatus, farmNotice, frozenNote, policyText, refusedKeyText, TOGGLE_LABEL } from "../../extension/hostAndWebview/donorStateText";
+import { appsButtonLabel, appsText, attemptsText, creditText, describeStatus, farmNotice, frozenNote, policyText, refusedKeyText, TOGGLE_LABEL } from "../../extension/hostAndWebview/donorStateText";
 import { duration } from "../../extension/hostAndWebview/format";
 import { isPanelMessage, type PanelRequest, type PanelSnapshot } from "../../extension/hostAndWebview/panelProtocol";
 
@@ -18,6 +18,9 @@ byId("join").addEventListener("click", () => vscode.postMessage({ type: "join" }
 byId("snooze").addEventListener("click", () => vscode.postMessage({ type: "snooze" }));
 byId("finish").addEventListener("click", () => vscode.postMessage({ type: "finishAndStop" }));
 byId("fix").addEventListener("click", () => vscode.postMessage({ type: "fixPause" }));
+// The switch says what it does for the state last shown: allow (the host asks consent first) or stop.
+let runsApps = false;
+byId("appsSwitch").addEventListener("click", () => vscode.postMessage({ type: "setRunApps", allow: !runsApps }));
 
 window.addEventListener("message", (event: MessageEvent<unknown>) => {
   const message = event.data;
@@ -66,6 +69,11 @@ function render(s: PanelSnapshot): void {
   );
   const c = s.contribution;
   byId("contribution").textContent = `Given this session: ${c.succeeded} jobs done, ${c.failed} failed, ${c.canceled} canceled · ${duration(c.busyMs)} of work`;
+  byId("credit").hidden = !s.credit;
+  byId("credit").textContent = s.credit ? creditText(s.credit) : "";
+  runsApps = s.runsApps;
+  byId("apps").textContent = appsText(s.runsApps);
+  byId("appsSwitch").textContent = appsButtonLabel(s.runsApps);
   byId("policy").textContent = policyText(s.policy);
   byId("problems").replaceChildren(...s.policy.problems.map((text) => item(text)));
 

@@ -21,6 +21,10 @@ export type FarmhandState = {
   /** Jobs running on this machine ("This machine" in the tree). */
   jobs: Array<{ jobId: string; type: string; progress?: number; status?: string; startedAt: number; suspendedSince?: number }>;
   contribution: { succeeded: number; failed: number; canceled: number; busyMs: number };
+  /** `farmhand.runApps` is on in the user settings (the panel's apps line and switch). */
+  runsApps: boolean;
+  /** The farm's credit for this machine this week (workers:myCredit), once a visible view asked for it. */
+  credit?: { cpuHours: number; jobs: number };
   /** The policy as settings resolved it; `problems`: settings that could not be read. */
   policy: { preset: string; concurrency: number; idleMinutes: number; otherCpuPercent: number; problems: string[] };
   /** What a click on the status-bar item (or the panel's main button) does now. */

@@ -193,6 +193,25 @@ describe("the packaged .vsix", function () {
       await assertText(statusBarItem(page), /Farmhand: off/);
     });
 
+    it("the panel's apps switch asks the plain-words consent (modal) before allowing apps, and stops them again", async () => {
+      const panel = panelFrame(page);
+      const apps = panel.locator("#apps");
+      const button = panel.locator("#appsSwitch");
+      await assertText(apps, /Runs the farm's apps: no/);
+      await assertText(button, /Allow apps/);
+      await button.click();
+      const dialog = page.locator(".monaco-dialog-box");
+      await assertText(dialog, /may this machine run the farm's apps\?/);
+      await assertText(dialog, /cannot read or change your files/);
+      // Not yet: only the donor's answer turns it on.
+      await assertText(apps, /Runs the farm's apps: no/);
+      await dialog.getByRole("button", { name: "Allow Apps" }).click();
+      await assertText(apps, /Runs the farm's apps: yes/);
+      await assertText(button, /Stop running apps/);
+      await button.click();
+      await assertText(apps, /Runs the farm's apps: no/);
+    });
+
     // A screenshot per state (off and on are above, working below), each checked on the status bar, the tree and the panel.
     it("draining: Finish Current Jobs and Stop shows 'finishing 1 job, then off' everywhere; Stop Now stops at once", async function () {
       this.timeout(2 * JOB_TIMEOUT);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CONNECT_GRACE_MS, deriveDonorState, type DonorFacts, type EngineFacts, type OverviewFacts } from "../../../extension/hostAndWebview/deriveDonorState";
-import { describeStatus, farmNotice, joinedMessage, shortStatus } from "../../../extension/hostAndWebview/donorStateText";
+import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, shortStatus } from "../../../extension/hostAndWebview/donorStateText";
 
 const NOW = Date.UTC(2026, 10, 23, 14, 0, 0);
 const job = (jobId: string) => ({ jobId, type: "demo.primes", attempt: 1, startedAt: NOW - 1_000 });
@@ -33,6 +33,7 @@ const facts = (over: Partial<DonorFacts> = {}): DonorFacts => ({
   remoteWindow: false,
   policy: { preset: "medium", concurrency: 1, idleMinutes: 5, otherCpuPercent: 50, donateOnBattery: false, problems: [] },
   contribution: { succeeded: 0, failed: 0, canceled: 0, busyMs: 0 },
+  runsApps: false,
   farm: { watched: true, overview: overview(), answeredAt: NOW },
   engine: engine(),
   ...over,
@@ -183,5 +184,33 @@ describe("the donor state: one derivation for every surface", () => {
     const series = deriveDonorState(facts({ farm: { watched: true, overview: overview({ throughput }), answeredAt: NOW + 10 * minute } })).farm.figures!.throughput;
     expect(series).toHaveLength(60);
     expect([series[0], series[59], series.reduce((a, b) => a + b, 0)]).toEqual([2, 5, 7]);
+  });
+});
+
+describe("the donor state: apps and this week's credit (issues 12 and 14)", () => {
+  it("says whether this machine runs the farm's apps, and what the switch does", () => {
+    const off = deriveDonorState(facts());
+    expect(off.runsApps).toBe(false);
+    expect([appsText(off.runsApps), appsButtonLabel(off.runsApps)]).toEqual(["Runs the farm's apps: no", "Allow apps"]);
+    const on = deriveDonorState(facts({ runsApps: true }));
+    expect(on.runsApps).toBe(true);
+    expect([appsText(on.runsApps), appsButtonLabel(on.runsApps)]).toEqual(["Runs the farm's apps: yes", "Stop running apps"]);
+  });
+
+  it("carries the farm's credit for this week into the state, in CPU-hours with one decimal", () => {
+    const credit = { week: { cpuHours: 0.2849, jobs: 7 } };
+    const state = deriveDonorState(facts({ farm: { watched: true, overview: overview(), answeredAt: NOW, credit } }));
+    expect(state.credit).toEqual({ cpuHours: 0.2849, jobs: 7 });
+    expect(creditText(state.credit!)).toBe("This machine gave 0.3 CPU-hours this week, 7 jobs");
+    expect(creditText({ cpuHours: 0, jobs: 1 })).toBe("This machine gave 0.0 CPU-hours this week, 1 job");
+    expect(creditText({ cpuHours: 12.25, jobs: 1200 })).toBe("This machine gave 12.3 CPU-hours this week, 1200 jobs");
+  });
+
+  it("shows no credit before the farm said, nor for a key the farm refused or a machine that left", () => {
+    expect(deriveDonorState(facts()).credit).toBeUndefined();
+    const credit = { week: { cpuHours: 1, jobs: 2 } };
+    const refused = { kind: "refused" as const, message: "key revoked", code: "UNAUTHORIZED" };
+    expect(deriveDonorState(facts({ farm: { watched: true, credit, error: refused } })).credit).toBeUndefined();
+    expect(deriveDonorState(facts({ joined: false, farm: { watched: true, credit } })).credit).toBeUndefined();
   });
 });

@@ -5,6 +5,8 @@ describe("panel protocol", () => {
   it("accepts the known requests", () => {
     expect(parsePanelRequest({ type: "ready" })).toEqual({ ok: true, request: { type: "ready" } });
     expect(parsePanelRequest({ type: "toggle" })).toEqual({ ok: true, request: { type: "toggle" } });
+    expect(parsePanelRequest({ type: "setRunApps", allow: true })).toEqual({ ok: true, request: { type: "setRunApps", allow: true } });
+    expect(parsePanelRequest({ type: "setRunApps", allow: false })).toEqual({ ok: true, request: { type: "setRunApps", allow: false } });
   });
 
   it.each([
@@ -15,6 +17,10 @@ describe("panel protocol", () => {
     [{ type: "rm -rf" }, /unknown message type "rm -rf"/],
     [{ type: 42 }, /unknown message type 42/],
     [{ type: "toggle", jobId: "x" }, /unexpected field\(s\) jobId/],
+    [{ type: "setRunApps" }, /needs allow: true or false/],
+    [{ type: "setRunApps", allow: "yes" }, /needs allow: true or false/],
+    [{ type: "setRunApps", allow: 1 }, /needs allow: true or false/],
+    [{ type: "setRunApps", allow: true, scope: "workspace" }, /unexpected field\(s\) scope/],
   ])("refuses %j with a reason", (raw, reason) => {
     const parsed = parsePanelRequest(raw);
     expect(parsed.ok).toBe(false);
