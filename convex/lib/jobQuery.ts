@@ -112,5 +112,7 @@ export function jobRow(job: Doc<"jobs">) {
     availableAt: job.availableAt,
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
+    // frozen on its worker since then (the donor came back): the lease holds while its heartbeats say so
+    suspendedSince: job.suspendedSince,
   };
 }

@@ -32,6 +32,8 @@ export type ConsoleJobRow = {
   progress?: number;
   error?: string;
   createdAt: number;
+  /** Frozen on its worker since then (the donor came back to the machine). */
+  suspendedSince?: number;
 };
 
 /** console:job */
@@ -56,6 +58,8 @@ export type ConsoleWorker = {
   maxConcurrentJobs: number;
   jobsDone: number;
   cpuMs: number;
+  /** What the worker measured on its machine, or null when it has not reported. */
+  facts: { cores: number; memoryMB: number; os: string; arch: string; gpus: Array<{ vendor: string; model: string; vramMB: number }> } | null;
 };
 
 /** console:leaderboard: CPU time given, most first */

@@ -3,6 +3,7 @@ import {
   JOB_STATUSES,
   type ConsoleJobPage,
   type ConsoleLeaderboard,
+  type ConsoleWorker,
   type ConsolePage,
   type ConsoleRequest,
   type ConsoleState,
@@ -182,7 +183,7 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
   actions.append(button("Close", () => vscode.postMessage({ type: "openJob", jobId: null }), { class: "secondary" }));
   box.append(
     el("h2", `${job.type} · ${job.status}`),
-    el("p", `${job.jobId} · attempt ${job.attempt} of ${job.maxAttempts}${job.progress !== undefined ? ` · ${Math.round(job.progress * 100)} %` : ""}`, { class: "label" }),
+    el("p", `${job.jobId} · attempt ${job.attempt} of ${job.maxAttempts}${job.progress !== undefined ? ` · ${Math.round(job.progress * 100)} %` : ""}${job.suspendedSince !== undefined ? ` · frozen on its worker since ${when(job.suspendedSince)} (the donor is using the machine)` : ""}`, { class: "label" }),
     actions,
     el("h3", "Payload"),
     el("pre", JSON.stringify(job.payload, null, 2)),
@@ -202,6 +203,14 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
   return box;
 }
 
+/** "8 cores · 16.0 GB · linux/x64 · NVIDIA RTX 4090 (24.0 GB)", or "not reported". */
+function hardware(facts: ConsoleWorker["facts"]): string {
+  if (!facts) return "not reported";
+  const gb = (mb: number) => `${(mb / 1024).toFixed(1)} GB`;
+  const gpus = facts.gpus.map((g) => `${g.model} (${gb(g.vramMB)})`);
+  return [`${facts.cores} cores`, gb(facts.memoryMB), `${facts.os}/${facts.arch}`, ...gpus].join(" · ");
+}
+
 function workersPage(content: HTMLElement, { workers, leaderboard }: ConsoleState): void {
   if (!workers) return void content.append(el("p", "Loading…"));
   const rows = workers.map((w) => [
@@ -209,12 +218,13 @@ function workersPage(content: HTMLElement, { workers, leaderboard }: ConsoleStat
     w.revoked ? "revoked" : w.online ? "online" : "offline",
     when(w.lastSeenAt),
     w.advertisedCapabilities.join(", "),
+    hardware(w.facts),
     `${w.slotsInUse}/${w.maxConcurrentJobs}`,
     String(w.jobsDone),
     hours(w.cpuMs),
     w.revoked || w.isMe ? "" : button("Revoke…", () => vscode.postMessage({ type: "revokeWorker", workerId: w.workerId }), { class: "secondary" }),
   ]);
-  content.append(table(["Worker", "State", "Last seen", "Capabilities", "Slots in use", "Jobs done", "CPU given", ""], rows, { id: "workers" }));
+  content.append(table(["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots in use", "Jobs done", "CPU given", ""], rows, { id: "workers" }));
   if (!leaderboard) return;
   const board = (rows: ConsoleLeaderboard["week"]) =>
     rows.length === 0 ? [["nobody yet", "", ""]] : rows.map((r, i) => [`${i + 1}. ${r.name}`, hours(r.cpuMs) + (r.wallMs > 0 ? ` (${hours(r.wallMs)} by wall time)` : ""), String(r.jobs)]);
