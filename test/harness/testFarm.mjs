@@ -54,6 +54,7 @@ export function testFarmEnv(farm) {
     FARMHAND_TEST_JOIN_TOKEN: farm.tokens.join,
     FARMHAND_TEST_EXPIRED_TOKEN: farm.tokens.expired,
     FARMHAND_TEST_WIDE_TOKEN: farm.tokens.wide,
+    FARMHAND_TEST_LEAVE_TOKEN: farm.tokens.leave,
     FARMHAND_TEST_PUBLISH_KEY: farm.publishKey,
   };
 }

@@ -30,6 +30,8 @@ async function main(): Promise<void> {
     expired: await enrollment({ ttlMs: 1 }),
     // An operator's machine: may manage the farm (the console's UI test joins with it).
     operator: await enrollment({ maxConcurrentJobs: 2, canManage: true }),
+    // A machine of its own for the host test of Leave Farm (which revokes the key it joined with).
+    leave: await enrollment({ maxConcurrentJobs: 2 }),
   };
   process.stdout.write(JSON.stringify({ url: server.url, orgId, clientKey, publishKey, workerKeys, tokens }) + "\n");
 }
