@@ -1,4 +1,5 @@
-// Joining tells the farm this machine's name: the worker row is named by the host name (os.hostname()).
+// Joining tells the farm this machine's name: the worker row is named by the host name (os.hostname()); Leave Farm
+// (after its modal confirmation) tells the farm, which revokes this machine's key.
 import * as assert from "node:assert/strict";
 import { hostname } from "node:os";
 import { ConvexHttpClient } from "convex/browser";
@@ -6,6 +7,10 @@ import { anyApi } from "convex/server";
 import { after, before, describe, it } from "mocha";
 import * as vscode from "vscode";
 import { activateFarmhand, setFarmhandSetting, testFarm, waitUntil, type FarmhandApi } from "./farmhand";
+import { cancelJob, getJob, submitPrimes } from "./farmClient";
+
+/** Long enough to be still running when the machine leaves. */
+const N_LONG = 2_000_000_000;
 
 const DONATE_NOW: Record<string, unknown> = { preset: "light", idleMinutes: 0, otherCpuThresholdPercent: 100, donateOnBattery: true, allowRemoteDonation: true };
 
@@ -21,6 +26,11 @@ describe("joining tells the farm the machine name", function () {
     return overview.workers.find((w) => w.name === expectedName());
   };
   const expectedName = () => `${vscode.env.appName} on ${hostname()}`;
+  /** Earlier suites joined from this window too, under the same name: count the revoked rows of that name. */
+  const revokedRowsNamedLikeMe = async (): Promise<number> => {
+    const overview = (await farm().query(anyApi.farm.overview, { apiKey: testFarm().workerKey })) as { workers: WorkerRow[] };
+    return overview.workers.filter((w) => w.name === expectedName() && w.revoked === true).length;
+  };
 
   before(async () => {
     api = await activateFarmhand();
@@ -44,5 +54,37 @@ describe("joining tells the farm the machine name", function () {
     // The farm's summary is refreshed every few seconds: wait for the new row.
     const row = await waitUntil(`a worker named ${expectedName()}`, myRow, (w) => w !== undefined, 20_000);
     assert.equal(row?.revoked ?? false, false);
+  });
+
+  it("Leave Farm, confirmed: the farm revokes this machine's key (one more revoked row of its name)", async () => {
+    const revokedBefore = await revokedRowsNamedLikeMe();
+    await vscode.commands.executeCommand("farmhand.startDonating");
+    const jobId = await submitPrimes(N_LONG);
+    try {
+      await waitUntil("the job running here", () => api.getState().jobs.map((j) => j.jobId), (ids) => ids.includes(jobId), 30_000);
+      // The confirmation is modal and cannot be clicked here: answer it through the window API the extension uses.
+      const asked: string[] = [];
+      const original = vscode.window.showWarningMessage;
+      const answer = (message: string, ...rest: unknown[]) => {
+        asked.push(message);
+        const options = rest[0];
+        const modal = typeof options === "object" && options !== null && (options as { modal?: boolean }).modal === true;
+        return Promise.resolve(modal ? "Leave Farm" : undefined);
+      };
+      (vscode.window as { showWarningMessage: unknown }).showWarningMessage = answer;
+      try {
+        await vscode.commands.executeCommand("farmhand.leave");
+      } finally {
+        (vscode.window as { showWarningMessage: unknown }).showWarningMessage = original;
+      }
+      assert.equal(asked.length, 1, `expected one question (no warning that the farm was not told), saw ${JSON.stringify(asked)}`);
+      assert.match(asked[0] ?? "", /^Leave the farm\?/);
+      assert.equal(api.getState().joined, false);
+      const job = await waitUntil("the job back in the queue", () => getJob(jobId), (j) => j.status === "pending", 10_000);
+      assert.equal(job.status, "pending");
+    } finally {
+      await cancelJob(jobId).catch(() => undefined);
+    }
+    await waitUntil("this machine's row revoked on the farm", revokedRowsNamedLikeMe, (n) => n === revokedBefore + 1, 30_000);
   });
 });
