@@ -55,6 +55,7 @@ export function testFarmEnv(farm) {
     FARMHAND_TEST_EXPIRED_TOKEN: farm.tokens.expired,
     FARMHAND_TEST_WIDE_TOKEN: farm.tokens.wide,
     FARMHAND_TEST_LEAVE_TOKEN: farm.tokens.leave,
+    FARMHAND_TEST_OPERATOR_TOKEN: farm.tokens.operator,
     FARMHAND_TEST_PUBLISH_KEY: farm.publishKey,
   };
 }
