@@ -4,31 +4,9 @@ import { api } from "./_generated/api";
 import { httpAction, type ActionCtx } from "./_generated/server";
 import { routeApps } from "./lib/appsHttp";
 import type { FarmErrorData } from "./lib/errors";
+import { bearer, errorResponse, json } from "./lib/httpAnswers";
 
 /** HTTP API for submitters that are not Convex apps. Auth: `Authorization: Bearer fh_c_…`. */
-
-const STATUS_BY_CODE: Record<string, number> = {
-  bad_key: 401,
-  revoked: 401,
-  forbidden: 403,
-  not_found: 404,
-  invalid_argument: 400,
-  too_large: 413,
-};
-
-function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
-}
-
-function errorResponse(code: string, message: string): Response {
-  return json({ error: { code, message } }, STATUS_BY_CODE[code] ?? 400);
-}
-
-function bearer(request: Request): string | null {
-  const header = request.headers.get("authorization") ?? "";
-  const match = /^Bearer\s+(\S+)$/i.exec(header);
-  return match ? match[1] : null;
-}
 
 /** Run a handler with the bearer client key, turning ConvexErrors into JSON errors with HTTP statuses. */
 function withClientKey(handler: (ctx: ActionCtx, clientKey: string, request: Request) => Promise<Response>) {

@@ -45,6 +45,7 @@ import type * as lib_dispatch from "../lib/dispatch.js";
 import type * as lib_errors from "../lib/errors.js";
 import type * as lib_events from "../lib/events.js";
 import type * as lib_facts from "../lib/facts.js";
+import type * as lib_httpAnswers from "../lib/httpAnswers.js";
 import type * as lib_inbox from "../lib/inbox.js";
 import type * as lib_jobQuery from "../lib/jobQuery.js";
 import type * as lib_jobView from "../lib/jobView.js";
@@ -110,6 +111,7 @@ declare const fullApi: ApiFromModules<{
   "lib/errors": typeof lib_errors;
   "lib/events": typeof lib_events;
   "lib/facts": typeof lib_facts;
+  "lib/httpAnswers": typeof lib_httpAnswers;
   "lib/inbox": typeof lib_inbox;
   "lib/jobQuery": typeof lib_jobQuery;
   "lib/jobView": typeof lib_jobView;

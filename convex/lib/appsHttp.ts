@@ -6,6 +6,7 @@ import { httpAction, type ActionCtx } from "../_generated/server";
 import { APP_LIMITS } from "./appLimits";
 import { inspectAppModule, initialMegabytes } from "./appsWasm";
 import type { FarmErrorData } from "./errors";
+import { bearer, errorResponse, json } from "./httpAnswers";
 
 /**
  * The apps' HTTP routes (registered by convex/http.ts):
@@ -16,29 +17,6 @@ import type { FarmErrorData } from "./errors";
  *                                                     differ between deployments)
  * Errors are `{ error: { code, message } }` with the status of the code, like the jobs routes.
  */
-
-const STATUS_BY_CODE: Record<string, number> = {
-  bad_key: 401,
-  revoked: 401,
-  forbidden: 403,
-  not_found: 404,
-  gone: 410,
-  invalid_argument: 400,
-  too_large: 413,
-};
-
-function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
-}
-
-function errorResponse(code: string, message: string): Response {
-  return json({ error: { code, message } }, STATUS_BY_CODE[code] ?? 400);
-}
-
-function bearer(request: Request): string | null {
-  const match = /^Bearer\s+(\S+)$/i.exec(request.headers.get("authorization") ?? "");
-  return match ? match[1] : null;
-}
 
 /** Run with the bearer key, turning coded ConvexErrors into JSON errors. */
 function withKey(kind: "client" | "worker", handler: (ctx: ActionCtx, key: string, request: Request, path: string[]) => Promise<Response>) {
