@@ -156,6 +156,7 @@ export class FarmSession implements vscode.Disposable {
     if (this.target && (this.target.url !== target.url || this.target.apiKey !== target.apiKey)) {
       await this.stop("farm changed");
     }
+    if (this.worker && target.suspendLimitMs !== undefined) this.worker.setSuspendLimit(target.suspendLimitMs);
     if (!decision.donate) {
       await this.pauseForPolicy(decision.reason, target.suspendOnReturn === true && ownerIsBack(decision));
       return;

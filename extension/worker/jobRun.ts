@@ -123,12 +123,24 @@ export class JobRun {
     this.freezer.freeze();
     this.suspendedAt = Date.now();
     this.pauseTimeout();
+    this.armSuspendLimit();
+    this.beatNow();
+    return true;
+  }
+
+  /** The donor changed the suspend limit: a job frozen now is held to the new one, counted from when it froze. */
+  suspendLimitChanged(): void {
+    if (this.suspendedAt === undefined || this.ended || this.abortReason) return;
+    this.clearSuspendLimit();
+    this.armSuspendLimit();
+  }
+
+  private armSuspendLimit(): void {
+    const left = Math.max(0, (this.suspendedAt ?? Date.now()) + this.options.suspendLimitMs - Date.now());
     this.suspendLimitTimer = setTimeout(() => {
       this.suspendLimitTimer = undefined;
       this.abort("yield");
-    }, this.options.suspendLimitMs);
-    this.beatNow();
-    return true;
+    }, left);
   }
 
   /** Thaw a frozen job: it runs on where it stopped. */

@@ -306,6 +306,13 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     return entry !== undefined;
   }
 
+  /** Takes effect at once, for jobs frozen now too (farmhand.suspendLimitMinutes changed while donating). */
+  setSuspendLimit(ms: number): void {
+    if (!(Number.isFinite(ms) && ms >= 0) || ms === this.runOptions.suspendLimitMs) return;
+    this.runOptions.suspendLimitMs = ms;
+    for (const { run } of this.runs.values()) run.suspendLimitChanged();
+  }
+
   setConcurrency(n: number): void {
     const before = this._concurrency;
     this._concurrency = checkConcurrency(n);

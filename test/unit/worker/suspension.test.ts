@@ -120,6 +120,41 @@ describe("Worker suspension (the machine's owner is back)", () => {
     await worker.stop();
   });
 
+  it("a changed suspend limit holds jobs frozen now, counted from when they froze", async () => {
+    const farm = new FakeFarm();
+    const job = freezable();
+    const { worker } = makeWorker(farm, [job.handler], { suspendLimitMs: 60 * 60_000 });
+    farm.add("work");
+    await worker.start();
+    await tick();
+    worker.pause("you are using the computer", { suspend: true });
+    await tick(30_000);
+    // lowered to 1 minute after 30 s frozen: 30 s are left, not a fresh minute
+    worker.setSuspendLimit(60_000);
+    await tick(29_999);
+    expect(farm.released).toEqual([]);
+    await tick(1);
+    await tick();
+    expect(farm.released).toEqual(["job1"]);
+    await worker.stop();
+  });
+
+  it("a suspend limit lowered below the time a job has been frozen gives it back at once", async () => {
+    const farm = new FakeFarm();
+    const job = freezable();
+    const { worker } = makeWorker(farm, [job.handler], { suspendLimitMs: 60 * 60_000 });
+    farm.add("work");
+    await worker.start();
+    await tick();
+    worker.pause("you are using the computer", { suspend: true });
+    await tick(10_000);
+    expect(farm.released).toEqual([]);
+    worker.setSuspendLimit(5_000);
+    await tick();
+    expect(farm.released).toEqual(["job1"]);
+    await worker.stop();
+  });
+
   it("a thaw before the limit cancels it; the job's time limit does not run while it is frozen", async () => {
     const farm = new FakeFarm();
     const job = freezable();
