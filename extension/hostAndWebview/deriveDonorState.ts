@@ -115,7 +115,7 @@ export function deriveDonorState(f: DonorFacts): DonorState {
     contribution: f.contribution,
     runsApps: f.runsApps,
     ...(credit ? { credit } : {}),
-    farm: farm.figures ? { ...farm, figures: withMyLimit(farm.figures, runsUpTo) } : farm,
+    farm: farm.figures ? { ...farm, figures: withThisMachine(farm.figures, runsUpTo, jobs.length) } : farm,
   };
 }
 
@@ -235,8 +235,15 @@ function figuresOf(o: OverviewFacts, answeredAt: number): FarmFigures {
   };
 }
 
-function withMyLimit(figures: FarmFigures, runsUpTo: number): FarmFigures {
-  return { ...figures, workers: figures.workers.map((w) => (w.isMe ? { ...w, maxJobs: runsUpTo } : w)) };
+/**
+ * The farm's figures corrected by what this machine knows first-hand: its own limit, and the jobs it runs now.
+ * The summary row lags by up to 5 s (issue 9), so "0 running" while a job runs here would be false; the jobs
+ * this machine took count as running, and as no longer pending.
+ */
+function withThisMachine(figures: FarmFigures, runsUpTo: number, runningHere: number): FarmFigures {
+  const unseen = Math.max(0, runningHere - figures.counts.running);
+  const counts = { ...figures.counts, running: figures.counts.running + unseen, pending: Math.max(0, figures.counts.pending - unseen) };
+  return { ...figures, counts, workers: figures.workers.map((w) => (w.isMe ? { ...w, maxJobs: runsUpTo } : w)) };
 }
 
 /** The server sends only the minutes that had finishes; the chart wants all 60, oldest first. */

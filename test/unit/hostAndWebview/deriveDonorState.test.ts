@@ -153,6 +153,17 @@ describe("the donor state: one derivation for every surface", () => {
     expect(wide.policy.runsUpTo).toBe(2);
   });
 
+  it("counts the jobs this machine runs as running even before the farm's summary (up to 5 s old) has seen them", () => {
+    // the summary says 3 pending, 1 running; this machine runs 2 of them: the second was still pending there
+    const state = deriveDonorState(facts({ engine: engine({ jobs: [job("a"), job("b")] }) }));
+    expect(state.farm.figures?.counts).toMatchObject({ pending: 2, running: 2 });
+    // a summary that already counts them is left alone
+    const seen = deriveDonorState(facts({ engine: engine({ jobs: [job("a")] }) }));
+    expect(seen.farm.figures?.counts).toMatchObject({ pending: 3, running: 1 });
+    const idle = deriveDonorState(facts({ engine: engine({ jobs: [job("a"), job("b"), job("c"), job("d"), job("e")] }), farm: { watched: true, overview: overview({ counts: { pending: 1, running: 0, succeeded: 0, canceled: 0, dead: 0 } }), answeredAt: NOW } }));
+    expect(idle.farm.figures?.counts).toMatchObject({ pending: 0, running: 5 });
+  });
+
   it("marks a lane no online worker can run, a dead letter that gave up early, and last-seen times on this clock", () => {
     const skewed = deriveDonorState(facts({ farm: { watched: true, overview: overview({ now: NOW + 60_000 }), answeredAt: NOW } }));
     const f = skewed.farm.figures!;
