@@ -115,6 +115,7 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
 </head>
 <body>
   <p id="answer" role="status">Waiting for Farmhand…</p>
+  <p id="rejected" class="warning" role="alert" hidden></p>
   <section id="state" hidden>
     <h2 id="status"></h2>
     <p id="farm" class="label"></p>

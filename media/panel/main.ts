@@ -35,13 +35,28 @@ window.addEventListener("message", (event: MessageEvent<unknown>) => {
       render(message.snapshot);
       return;
     case "rejected":
-      byId("answer").textContent = `Farmhand refused a message: ${message.reason}`;
+      showRefusal(message.reason);
       return;
   }
 });
 
+// A refused message is news until the donor's state next changes; after that it would only mislead.
+let shownState = "";
+let refusalShownIn: string | undefined;
+
+function showRefusal(reason: string): void {
+  byId("rejected").hidden = false;
+  byId("rejected").textContent = `Farmhand refused a message: ${reason}`;
+  refusalShownIn = shownState;
+}
+
 function render(s: PanelSnapshot): void {
   vscode.setState(s);
+  shownState = `${s.status.kind}/${s.toggle}`;
+  if (refusalShownIn !== undefined && refusalShownIn !== shownState) {
+    byId("rejected").hidden = true;
+    refusalShownIn = undefined;
+  }
   byId("state").hidden = false;
   byId("status").textContent = `Farmhand is ${describeStatus(s.status, s.at)}`;
   byId("farm").textContent = s.joined ? `Farm: ${s.farmUrl}` : "Not joined to a farm yet.";

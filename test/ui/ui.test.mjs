@@ -313,7 +313,7 @@ describe("the packaged .vsix", function () {
       await assertText(statusBarItem(page), /Farmhand: off/);
       const host = await panelHostFrame(page);
       const post = (message) => host.evaluate((m) => window.__vscode_post_message__("onmessage", { message: m }), message);
-      const answer = panelFrame(page).locator("#answer");
+      const refusal = panelFrame(page).locator("#rejected");
       const malformed = [
         [{ type: "toggle", force: true }, /unexpected field\(s\) force in "toggle"/],
         [{ type: "retryDead", jobId: "../../etc/passwd" }, /"retryDead" needs a jobId of lowercase letters and digits/],
@@ -322,13 +322,19 @@ describe("the packaged .vsix", function () {
       ];
       for (const [message, reason] of malformed) {
         await post(message);
-        await assertText(answer, new RegExp(`Farmhand refused a message: ${reason.source}`));
+        await assertText(refusal, new RegExp(`Farmhand refused a message: ${reason.source}`));
         await assertLog(profile, new RegExp(`\\[warning\\] Control panel sent a malformed message, ignored: ${reason.source}`));
       }
       await page.screenshot({ path: join(screenshots, "10-panel-refused-message.png") });
       // None of them was acted on: the toggle with an extra field did not switch donating on.
       await assertText(statusBarItem(page), /Farmhand: off/);
       await assertText(panelFrame(page).locator("#toggle"), /Start donating/);
+      // The notice is about that moment: once the donor's state changes, it goes (and the panel says only what is true).
+      await statusBarItem(page).click();
+      await assertText(statusBarItem(page), /Farmhand: (on|working)/);
+      await waitFor("the refusal notice to clear", async () => await refusal.isHidden());
+      await statusBarItem(page).click();
+      await assertText(statusBarItem(page), /Farmhand: off/);
     });
 
     it("revoked: the Farm view and the panel say the farm refused the key (not 'Cannot reach the farm'), offering Join Again", async () => {
