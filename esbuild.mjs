@@ -1,4 +1,5 @@
-// The bundles: the extension (Node, CommonJS, `vscode` external), the control panel's webview script (browser),
+// The bundles: the extension (Node, CommonJS, `vscode` external), the control panel's and the console's webview
+// scripts (browser; the console's CSS imports, its own and uPlot's, become dist/console.css),
 // the headless `farmhand-worker` CLI, and the handler runner: the child process that runs job code, which the
 // handler pool finds next to whichever bundle uses it (dist/), and the app thread the runner starts for farm apps.
 // `node esbuild.mjs` builds for development (sourcemaps), `--production` minifies, `--watch` rebuilds on change.

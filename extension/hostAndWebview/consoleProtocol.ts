@@ -70,16 +70,47 @@ export type ConsoleBulk = { action: string; scanned: number; affected: number; d
 
 /** consoleAccess:list */
 export type ConsoleAccess = {
-  enrollments: Array<{ tokenPrefix: string; state: string; capabilities: string[]; maxConcurrentJobs: number; canManage: boolean; expiresAt: number }>;
-  clientKeys: Array<{ name: string; keyPrefix: string; revoked: boolean; canPublish: boolean }>;
+  enrollments: Array<{
+    enrollmentId: string;
+    tokenPrefix: string;
+    state: string;
+    capabilities: string[];
+    maxConcurrentJobs: number;
+    canManage: boolean;
+    expiresAt: number;
+  }>;
+  clientKeys: Array<{ clientKeyId: string; name: string; keyPrefix: string; revoked: boolean; canPublish: boolean }>;
 };
+
+/**
+ * The Jobs page's filter, as console:jobs takes it: every field optional; `from`/`to` bound the time a job was
+ * submitted (ms since the epoch, `from` inclusive, `to` exclusive).
+ */
+export type ConsoleJobFilter = {
+  status?: JobStatus;
+  type?: string;
+  batchId?: string;
+  externalId?: string;
+  from?: number;
+  to?: number;
+};
+const TEXT_FILTERS = { type: 128, batchId: 256, externalId: 256 } as const;
+/** Times a filter may name: from the epoch to the year 9999 (what a datetime-local field can hold). */
+const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * One page of console:jobs. `checked` names the filter fields no index serves: those were checked on this page
+ * of the index's jobs only, so it may hold fewer jobs than asked for (or none) while more match further back.
+ * `page` counts from 0 (the newest); `hasOlder` says whether the index has more past this page.
+ */
+export type ConsoleJobsPage = { rows: ConsoleJobRow[]; checked: string[]; scanned: number; page: number; hasOlder: boolean };
 
 /** What the console shows: the page, its data (undefined until the first answer), and the filter in use. */
 export type ConsoleState = {
   page: ConsolePage;
-  status: JobStatus | null;
+  filter: ConsoleJobFilter;
   overview?: ConsoleOverview;
-  jobs?: { rows: ConsoleJobRow[]; checked: string[]; isDone: boolean };
+  jobs?: ConsoleJobsPage;
   job?: ConsoleJobPage | null;
   workers?: ConsoleWorker[];
   leaderboard?: ConsoleLeaderboard;
@@ -93,11 +124,15 @@ export type ConsoleState = {
 export type ConsoleRequest =
   | { type: "ready" }
   | { type: "page"; page: ConsolePage }
-  | { type: "filter"; status: JobStatus | null }
+  | { type: "filter"; filter: ConsoleJobFilter }
+  /** The Jobs page's next (older) page of the same filter, or back to the newest. */
+  | { type: "jobsPage"; to: "older" | "newest" }
   | { type: "openJob"; jobId: string | null }
   | { type: "retryJob"; jobId: string }
   | { type: "cancelJob"; jobId: string }
   | { type: "revokeWorker"; workerId: string }
+  | { type: "revokeEnrollment"; enrollmentId: string }
+  | { type: "revokeClientKey"; clientKeyId: string }
   /** Retry or cancel every job the Jobs page's filter selects (asks for a confirmation first). */
   | { type: "bulk"; action: "retry" | "cancel" }
   | { type: "purgeDead" }
@@ -111,7 +146,9 @@ export type ConsoleMessage =
   | { type: "notice"; text: string }
   | { type: "rejected"; reason: string };
 
-const ID = /^[a-z0-9]{1,64}$/;
+// A document id's shape: Convex's are lowercase base32, the local test server's end in the table's name
+// ("…10006clientKeys"); which document it names, if any, is the server's to say.
+const ID = /^[A-Za-z0-9]{1,64}$/;
 const CAPABILITY_GRANT = /^[a-z0-9:._-]{0,64}\*?$/;
 
 type Parsed = { ok: true; request: ConsoleRequest } | { ok: false; reason: string };
@@ -119,11 +156,14 @@ type Parsed = { ok: true; request: ConsoleRequest } | { ok: false; reason: strin
 const FIELDS: Record<ConsoleRequest["type"], readonly string[]> = {
   ready: [],
   page: ["page"],
-  filter: ["status"],
+  filter: ["filter"],
+  jobsPage: ["to"],
   openJob: ["jobId"],
   retryJob: ["jobId"],
   cancelJob: ["jobId"],
   revokeWorker: ["workerId"],
+  revokeEnrollment: ["enrollmentId"],
+  revokeClientKey: ["clientKeyId"],
   bulk: ["action"],
   purgeDead: [],
   createToken: ["capabilities", "slots", "ttlHours", "canManage"],
@@ -151,10 +191,12 @@ export function parseConsoleRequest(raw: unknown): Parsed {
       return CONSOLE_PAGES.includes(rest.page as ConsolePage)
         ? { ok: true, request: { type: "page", page: rest.page as ConsolePage } }
         : bad(`needs a page of ${CONSOLE_PAGES.join(", ")}`);
-    case "filter":
-      return rest.status === null || JOB_STATUSES.includes(rest.status as JobStatus)
-        ? { ok: true, request: { type: "filter", status: rest.status as JobStatus | null } }
-        : bad("needs a status or null");
+    case "filter": {
+      const filter = parseJobFilter(rest.filter);
+      return typeof filter === "string" ? bad(filter) : { ok: true, request: { type: "filter", filter } };
+    }
+    case "jobsPage":
+      return rest.to === "older" || rest.to === "newest" ? { ok: true, request: { type: "jobsPage", to: rest.to } } : bad("needs to: older or newest");
     case "openJob":
       return rest.jobId === null || isId(rest.jobId) ? { ok: true, request: { type: "openJob", jobId: rest.jobId } } : bad("needs a job id or null");
     case "retryJob":
@@ -162,6 +204,10 @@ export function parseConsoleRequest(raw: unknown): Parsed {
       return isId(rest.jobId) ? { ok: true, request: { type: kind, jobId: rest.jobId } } : bad("needs a job id");
     case "revokeWorker":
       return isId(rest.workerId) ? { ok: true, request: { type: "revokeWorker", workerId: rest.workerId } } : bad("needs a worker id");
+    case "revokeEnrollment":
+      return isId(rest.enrollmentId) ? { ok: true, request: { type: "revokeEnrollment", enrollmentId: rest.enrollmentId } } : bad("needs an enrollment id");
+    case "revokeClientKey":
+      return isId(rest.clientKeyId) ? { ok: true, request: { type: "revokeClientKey", clientKeyId: rest.clientKeyId } } : bad("needs a client key id");
     case "bulk":
       return rest.action === "retry" || rest.action === "cancel" ? { ok: true, request: { type: "bulk", action: rest.action } } : bad("needs action retry or cancel");
     case "purgeDead":
@@ -177,6 +223,51 @@ export function parseConsoleRequest(raw: unknown): Parsed {
       return { ok: true, request: { type: "createToken", capabilities: capabilities as string[], slots: slots as number, ttlHours: ttlHours as number, canManage } };
     }
   }
+}
+
+/**
+ * The filter as console:jobs would take it, or why not: the same bounds the server checks (so a refusal is said
+ * here, next to the field, not as a failed subscription), and no field it does not know.
+ */
+function parseJobFilter(raw: unknown): ConsoleJobFilter | string {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return "needs a filter object";
+  const fields = raw as Record<string, unknown>;
+  const known = ["status", ...Object.keys(TEXT_FILTERS), "from", "to"];
+  const unknown = Object.keys(fields).filter((k) => !known.includes(k));
+  if (unknown.length > 0) return `has an unknown filter field ${unknown.slice(0, 5).join(", ")}`;
+  const filter: ConsoleJobFilter = {};
+  if (fields.status !== undefined) {
+    if (!JOB_STATUSES.includes(fields.status as JobStatus)) return `needs a status of ${JOB_STATUSES.join(", ")}`;
+    filter.status = fields.status as JobStatus;
+  }
+  for (const [name, maxChars] of Object.entries(TEXT_FILTERS) as Array<[keyof typeof TEXT_FILTERS, number]>) {
+    const value = fields[name];
+    if (value === undefined) continue;
+    if (typeof value !== "string" || value.trim().length === 0) return `needs ${name} to be text that is not blank`;
+    if (value.length > maxChars) return `needs ${name} of at most ${maxChars} characters`;
+    filter[name] = value;
+  }
+  for (const name of ["from", "to"] as const) {
+    const value = fields[name];
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > LATEST_TIME) return `needs ${name} to be a time in ms since the epoch`;
+    filter[name] = value as number;
+  }
+  if (filter.from !== undefined && filter.to !== undefined && filter.from >= filter.to) return "needs from before to";
+  return filter;
+}
+
+/** "with status dead, type demo.echo, submitted from … to …", or "in the farm" with no filter; for questions and notes. */
+export function describeJobFilter(filter: ConsoleJobFilter): string {
+  const parts = [
+    filter.status !== undefined ? `status ${filter.status}` : undefined,
+    filter.type !== undefined ? `type ${filter.type}` : undefined,
+    filter.batchId !== undefined ? `batch ${filter.batchId}` : undefined,
+    filter.externalId !== undefined ? `external id ${filter.externalId}` : undefined,
+    filter.from !== undefined ? `submitted from ${new Date(filter.from).toLocaleString()}` : undefined,
+    filter.to !== undefined ? `submitted before ${new Date(filter.to).toLocaleString()}` : undefined,
+  ].filter((p) => p !== undefined);
+  return parts.length === 0 ? "in the farm" : `with ${parts.join(", ")}`;
 }
 
 export function isConsoleMessage(raw: unknown): raw is ConsoleMessage {

@@ -4,6 +4,7 @@ import type { FarmConnection } from "../donor/farmConnection";
 import { parseConsoleRequest, type ConsoleMessage, type ConsoleRequest, type ConsoleState } from "../hostAndWebview/consoleProtocol";
 import { DisposableOwner } from "../lifecycle";
 import { describeError } from "../worker/errors";
+import { performConsoleAction } from "./consoleActions";
 
 const JOBS_SHOWN = 50;
 
@@ -15,8 +16,11 @@ const JOBS_SHOWN = 50;
 export class ConsolePanel extends DisposableOwner {
   static readonly viewType = "farmhand.console";
   private panel: vscode.WebviewPanel | undefined;
-  private state: ConsoleState = { page: "overview", status: null };
+  private state: ConsoleState = { page: "overview", filter: {} };
   private jobId: string | null = null;
+  /** The Jobs page's pages so far: the cursor each starts at (the last is the one shown), and where the next older one starts. */
+  private cursors: Array<string | null> = [null];
+  private olderCursor: string | null = null;
   private unwatchPage: (() => void) | undefined;
   private unwatchJob: (() => void) | undefined;
   private unwatchBulk: (() => void) | undefined;
@@ -59,7 +63,7 @@ export class ConsolePanel extends DisposableOwner {
     const panel = vscode.window.createWebviewPanel(ConsolePanel.viewType, "Farmhand Console", vscode.ViewColumn.Active, {
       enableScripts: true,
       retainContextWhenHidden: false,
-      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, "dist"), vscode.Uri.joinPath(this.extensionUri, "media")],
+      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, "dist")],
     });
     this.panel = panel;
     panel.webview.html = this.html(panel.webview);
@@ -103,13 +107,21 @@ export class ConsolePanel extends DisposableOwner {
         this.watchPage();
         return this.push();
       case "page":
-        this.state = { page: request.page, status: this.state.status, bulk: this.state.bulk };
+        this.state = { page: request.page, filter: this.state.filter, bulk: this.state.bulk };
         this.jobId = null;
         this.watchJob();
         this.watchPage();
         return this.push();
       case "filter":
-        this.state = { ...this.state, status: request.status, jobs: undefined };
+        this.state = { ...this.state, filter: request.filter, jobs: undefined };
+        this.cursors = [null];
+        this.watchPage();
+        return this.push();
+      case "jobsPage":
+        if (request.to === "newest") this.cursors = [null];
+        else if (this.olderCursor !== null) this.cursors = [...this.cursors, this.olderCursor];
+        else return;
+        this.state = { ...this.state, jobs: undefined };
         this.watchPage();
         return this.push();
       case "openJob":
@@ -117,44 +129,12 @@ export class ConsolePanel extends DisposableOwner {
         this.state = { ...this.state, job: undefined };
         this.watchJob();
         return this.push();
-      case "retryJob":
-        await this.connection.run(api.consoleActions.retryJob, { jobId: request.jobId });
-        return this.post({ type: "notice", text: "Retried: the job is back in its queue." });
-      case "cancelJob": {
-        const outcome = await this.connection.run(api.consoleActions.cancelJob, { jobId: request.jobId });
-        return this.post({ type: "notice", text: outcome.status === "running" ? "Cancel requested: its worker stops it." : `The job is ${outcome.status}.` });
-      }
-      case "revokeWorker": {
-        const confirmed = await vscode.window.showWarningMessage(
-          "Revoke this worker? Its key stops working at once and its jobs go back to the queue.",
-          { modal: true },
-          "Revoke",
-        );
-        if (confirmed !== "Revoke") return;
-        const { handedBack } = await this.connection.run(api.consoleAccess.revokeWorker, { workerId: request.workerId });
-        return this.post({ type: "notice", text: `Worker revoked; ${handedBack} job(s) went back to the queue.` });
-      }
-      case "bulk": {
-        const filter = this.state.status ? { status: this.state.status } : {};
-        const what = `${request.action === "retry" ? "Retry every dead" : "Cancel every pending or running"} job${this.state.status ? ` with status ${this.state.status}` : ""}?`;
-        if ((await vscode.window.showWarningMessage(what, { modal: true }, "Go Ahead")) !== "Go Ahead") return;
-        const { bulkId } = await this.connection.run(api.consoleActions.bulk, { action: request.action, filter });
-        return this.watchBulk(bulkId);
-      }
-      case "purgeDead": {
-        const confirmed = await vscode.window.showWarningMessage("Delete every dead letter, with its output and events?", { modal: true }, "Delete");
-        if (confirmed !== "Delete") return;
-        const { bulkId } = await this.connection.run(api.consoleActions.purgeDead, {});
-        return this.watchBulk(bulkId);
-      }
-      case "createToken": {
-        const { token } = await this.connection.run(api.consoleAccess.createEnrollment, {
-          capabilities: request.capabilities,
-          maxConcurrentJobs: request.slots,
-          ttlMs: request.ttlHours * 3_600_000,
-          canManage: request.canManage,
-        });
-        return this.post({ type: "token", token });
+      default: {
+        const outcome = await performConsoleAction(this.connection, request, this.state.filter);
+        if (outcome === undefined) return;
+        if ("notice" in outcome) return this.post({ type: "notice", text: outcome.notice });
+        if ("token" in outcome) return this.post({ type: "token", token: outcome.token });
+        return this.watchBulk(outcome.bulkId);
       }
     }
   }
@@ -170,14 +150,21 @@ export class ConsolePanel extends DisposableOwner {
       case "overview":
         unwatch = this.connection.watch(api.console.overview, {}, (overview) => this.update({ overview, error: undefined }), onError);
         break;
-      case "jobs":
+      case "jobs": {
+        this.olderCursor = null;
+        const page = this.cursors.length - 1;
+        const cursor = this.cursors[page] ?? null;
         unwatch = this.connection.watch(
           api.console.jobs,
-          { filter: state.status ? { status: state.status } : {}, paginationOpts: { numItems: JOBS_SHOWN, cursor: null } },
-          (page) => this.update({ jobs: { rows: page.page, checked: page.checked, isDone: page.isDone }, error: undefined }),
+          { filter: state.filter, paginationOpts: { numItems: JOBS_SHOWN, cursor } },
+          (answer) => {
+            this.olderCursor = answer.isDone ? null : answer.continueCursor;
+            this.update({ jobs: { rows: answer.page, checked: answer.checked, scanned: answer.scanned, page, hasOlder: !answer.isDone }, error: undefined });
+          },
           onError,
         );
         break;
+      }
       case "workers": {
         const unwatchWorkers = this.connection.watch(api.console.workers, {}, (workers) => this.update({ workers, error: undefined }), onError);
         const unwatchBoard = this.connection.watch(api.console.leaderboard, {}, (leaderboard) => this.update({ leaderboard }), onError);
@@ -233,7 +220,8 @@ export class ConsolePanel extends DisposableOwner {
   private html(webview: vscode.Webview): string {
     const nonce = makeNonce();
     const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "dist", "console.js"));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "media", "console", "console.css"));
+    // One stylesheet: the console's own rules and uPlot's, bundled by esbuild next to the script.
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "dist", "console.css"));
     const csp = ["default-src 'none'", `style-src ${webview.cspSource}`, `script-src 'nonce-${nonce}'`, `img-src ${webview.cspSource} data:`].join("; ");
     return `<!DOCTYPE html>
 <html lang="en">
@@ -245,15 +233,6 @@ export class ConsolePanel extends DisposableOwner {
   <title>Farmhand Console</title>
 </head>
 <body>
-  <nav id="tabs" role="tablist">
-    <button type="button" role="tab" data-page="overview">Overview</button>
-    <button type="button" role="tab" data-page="jobs">Jobs</button>
-    <button type="button" role="tab" data-page="workers">Workers</button>
-    <button type="button" role="tab" data-page="access">Access</button>
-  </nav>
-  <p id="notice" role="status" hidden></p>
-  <p id="error" role="alert" hidden></p>
-  <main id="content"><p>Loading…</p></main>
   <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;

@@ -38,3 +38,11 @@ export function vsixEntries(vsixPath) {
     .map((name) => RENAMED[name] ?? name)
     .sort();
 }
+
+/** The size in bytes of one extension file inside a .vsix (`path` as `vsce ls` names it), uncompressed. */
+export function vsixEntrySize(vsixPath, path) {
+  const out = execFileSync("python3", ["-c", "import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).getinfo(sys.argv[2]).file_size)", vsixPath, `extension/${path}`], {
+    encoding: "utf8",
+  });
+  return Number(out.trim());
+}

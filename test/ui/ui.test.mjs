@@ -1,17 +1,13 @@
 // UI test of the packaged extension: the .vsix from `npm run package`, installed into a fresh code-server and driven
 // in headless Chromium. Screenshots go to test/artifacts/ui/. Run through test/ui/run-ui-tests.mjs.
 import * as assert from "node:assert/strict";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, afterEach, before, describe, it } from "mocha";
-import { launchChromium } from "../harness/browser.mjs";
-import { installExtension, prepareProfile, requireInstalledCodeServer, startCodeServer } from "../harness/codeServer.mjs";
 import { artifactsDir, extensionDir, repoDir } from "../harness/paths.mjs";
-import { onInterrupt } from "../harness/process.mjs";
-import { startTestFarm } from "../harness/testFarm.mjs";
 import { cancelJob, enrollWorker, farmhandLog, getJob, leaveFarm, submitPrimes } from "./farm.mjs";
-import { packageExtension, vsceList, vsixEntries } from "./packaging.mjs";
+import { packageExtension, vsceList, vsixEntries, vsixEntrySize } from "./packaging.mjs";
+import { answerQuickInput, assertText, clearNotifications, runCommand, screenshotFailure, startUiSession, UI_TIMEOUT } from "./session.mjs";
 import { vsixListProblems } from "./vsixContents.mjs";
 import {
   activityBarItem,
@@ -23,11 +19,10 @@ import {
   quickInputTitle,
   statusBarItem,
   treeRow,
-  waitForWorkbench,
 } from "./workbench.mjs";
 
 const screenshots = join(artifactsDir, "ui");
-const UI_TIMEOUT = 30_000;
+const CONSOLE_BUNDLE_MAX_BYTES = 250 * 1024;
 /** The largest demo.primes job: a few seconds of sieving in the handler's process on an idle core. */
 const N = 2_000_000_000;
 /** π(2·10⁹), the number of primes below 2,000,000,000. */
@@ -55,62 +50,49 @@ describe("the packaged .vsix", function () {
     assert.deepEqual(vsixEntries(vsix), listed);
   });
 
+  it("the console's webview script in the .vsix stays under 250 KB minified (issue 14's bound)", () => {
+    const bytes = vsixEntrySize(vsix, "dist/console.js");
+    assert.ok(bytes > 10 * 1024, `dist/console.js is only ${bytes} bytes: not the bundle`);
+    assert.ok(bytes < CONSOLE_BUNDLE_MAX_BYTES, `dist/console.js is ${(bytes / 1024).toFixed(1)} KB, over ${CONSOLE_BUNDLE_MAX_BYTES / 1024} KB`);
+  });
+
   describe("installed into code-server", function () {
-    let root;
+    let session;
     let profile;
     let server;
     let farm;
-    let browser;
     let page;
-    const serverLog = [];
-    const browserLog = [];
-    let removeInterruptHandler = () => {};
-
-    const cleanUp = async () => {
-      await browser?.close();
-      await server?.stop();
-      await farm?.stop();
-      if (root) rmSync(root, { recursive: true, force: true });
-      browser = server = farm = root = undefined;
-    };
 
     before(async () => {
-      removeInterruptHandler = onInterrupt(cleanUp);
-      requireInstalledCodeServer();
       rmSync(screenshots, { recursive: true, force: true });
       mkdirSync(screenshots, { recursive: true });
-      root = mkdtempSync(join(tmpdir(), "farmhand-ui-"));
-      farm = await startTestFarm();
       // Donate from this remote window, at once, whatever else loads the machine.
-      profile = prepareProfile(root, {
-        "farmhand.allowRemoteDonation": true,
-        "farmhand.idleMinutes": 0,
-        "farmhand.otherCpuThresholdPercent": 100,
-        "farmhand.donateOnBattery": true,
-        // answered in the user settings, so joining asks nothing about apps (the consent prompt has its own tests)
-        "farmhand.runApps": false,
+      session = await startUiSession({
+        vsix,
+        name: "ui",
+        settings: {
+          "farmhand.allowRemoteDonation": true,
+          "farmhand.idleMinutes": 0,
+          "farmhand.otherCpuThresholdPercent": 100,
+          "farmhand.donateOnBattery": true,
+          // answered in the user settings, so joining asks nothing about apps (the consent prompt has its own tests)
+          "farmhand.runApps": false,
+        },
       });
-      installExtension(profile, vsix);
-      server = await startCodeServer(profile, { onLog: (line) => serverLog.push(line) });
-      browser = await launchChromium(profile.chromiumDir);
-      page = await browser.context.newPage();
-      page.on("console", (message) => browserLog.push(`${message.type()}: ${message.text()}`));
-      await page.goto(`${server.origin}/?folder=${encodeURIComponent(profile.workspaceDir)}`);
-      await waitForWorkbench(page, UI_TIMEOUT);
+      ({ profile, server, farm, page } = session);
     });
 
     afterEach(async function () {
-      if (this.currentTest?.state !== "failed" || !page) return;
-      const name = this.currentTest.title.replace(/[^\w]+/g, "-").slice(0, 60);
-      await page.screenshot({ path: join(screenshots, `failed-${name}.png`) }).catch(() => {});
+      await screenshotFailure(this.currentTest, page, screenshots);
     });
 
     after(async () => {
       if (page) await page.screenshot({ path: join(screenshots, "last.png") }).catch(() => {});
-      writeFileSync(join(screenshots, "code-server.log"), serverLog.join("\n") + "\n");
-      writeFileSync(join(screenshots, "browser.log"), browserLog.join("\n") + "\n");
-      await cleanUp();
-      removeInterruptHandler();
+      if (session) {
+        writeFileSync(join(screenshots, "code-server.log"), session.serverLog.join("\n") + "\n");
+        writeFileSync(join(screenshots, "browser.log"), session.browserLog.join("\n") + "\n");
+        await session.stop();
+      }
     });
 
     it("is installed from the .vsix into the fresh extensions dir", () => {
@@ -371,8 +353,9 @@ describe("the packaged .vsix", function () {
       // Jobs an earlier test left in the queue may run here: on or working, either is donating.
       await assertText(item, /Farmhand: (on|\d+ jobs?)$/);
       await assertText(treeRow(page, "Queue"), /Queue\s*\d+ pending/);
-      const stop = farm.stop;
-      farm = { ...farm, stop: async () => {} };
+      // The farm goes down now; the session's stop() must not stop it twice.
+      const stop = session.farm.stop;
+      session.farm = { ...session.farm, stop: async () => {} };
       await stop();
       await assertText(item, /Farmhand: offline/);
       await assertText(panelFrame(page).locator("#status"), /Farmhand is offline: the connection to the farm was lost \(since \d{1,2}:\d{2}/);
@@ -411,23 +394,6 @@ async function waitFor(what, check) {
   }
 }
 
-/** Runs a command from the command palette by its title. */
-async function runCommand(page, title) {
-  await page.keyboard.press("F1");
-  await quickInputBox(page).fill(`>${title}`);
-  await page.locator(".quick-input-list .monaco-list-row").filter({ hasText: title }).first().waitFor({ timeout: UI_TIMEOUT });
-  await quickInputBox(page).press("Enter");
-}
-
-/** Closes every notification toast (they cover the panel in screenshots). */
-async function clearNotifications(page) {
-  await page.keyboard.press("F1");
-  await quickInputBox(page).fill(">Notifications: Clear All Notifications");
-  await page.locator(".quick-input-list .monaco-list-row").filter({ hasText: "Clear All Notifications" }).first().waitFor({ timeout: UI_TIMEOUT });
-  await quickInputBox(page).press("Enter");
-  await page.locator(".notification-toast").first().waitFor({ state: "detached", timeout: UI_TIMEOUT }).catch(() => {});
-}
-
 /** Waits up to UI_TIMEOUT for the Farmhand log (a file under the profile's logs) to have a line matching `pattern`. */
 async function assertLog(profile, pattern) {
   const deadline = Date.now() + UI_TIMEOUT;
@@ -438,33 +404,4 @@ async function assertLog(profile, pattern) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   assert.match(text, pattern);
-}
-
-/** Types `answer` into the quick input once its title matches, and presses Enter. */
-async function answerQuickInput(page, title, answer) {
-  await quickInputTitle(page).filter({ hasText: title }).waitFor({ timeout: UI_TIMEOUT });
-  const input = quickInputBox(page);
-  await input.fill(answer);
-  await input.press("Enter");
-}
-
-/**
- * Waits up to `timeout` for the locator's text to match `expected` (a RegExp, or a predicate on the text), then fails
- * showing the text it last had.
- */
-async function assertText(locator, expected, timeout = UI_TIMEOUT) {
-  const matches = typeof expected === "function" ? expected : (text) => expected.test(text);
-  const deadline = Date.now() + timeout;
-  let text = "";
-  const seen = new Set();
-  while (Date.now() < deadline) {
-    // A short wait per read: an element that comes and goes (a running job's row) must not stall the loop.
-    text = (await locator.textContent({ timeout: 1_000 }).catch(() => "")) ?? "";
-    if (matches(text)) return;
-    if (text) seen.add(text);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const history = seen.size > 0 ? `; texts seen meanwhile: ${JSON.stringify([...seen].slice(-10))}` : "";
-  if (typeof expected === "function") assert.fail(`the text never met ${expected}; last: ${JSON.stringify(text)}${history}`);
-  assert.match(text, expected, `${JSON.stringify(text)} does not match ${expected}${history}`);
 }

@@ -1,12 +1,12 @@
 // What the packaged .vsix may contain: the bundles, the media they load, the manifest and the usual documents.
 // Paths are relative to the extension root, as `vsce ls` prints them.
-export const REQUIRED = ["package.json", "dist/extension.js", "dist/webview.js", "README.md", "LICENSE"];
+export const REQUIRED = ["package.json", "dist/extension.js", "dist/webview.js", "dist/console.js", "dist/console.css", "README.md", "LICENSE"];
 
 const ALLOWED = [
   /^package\.json$/,
   /^(README|CHANGELOG)\.md$/,
   /^LICENSE(\.txt)?$/,
-  /^dist\/[\w.-]+\.js$/,
+  /^dist\/[\w.-]+\.(js|css)$/,
   /^media\/[\w./-]+\.(png|svg|css|json|woff2?)$/,
 ];
 

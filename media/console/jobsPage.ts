@@ -1,0 +1,207 @@
+import type { VscodeSingleSelect } from "@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js";
+import type { VscodeTextfield } from "@vscode-elements/elements/dist/vscode-textfield/vscode-textfield.js";
+import {
+  describeJobFilter,
+  JOB_STATUSES,
+  type ConsoleJobFilter,
+  type ConsoleJobPage,
+  type ConsoleState,
+  type JobStatus,
+} from "../../extension/hostAndWebview/consoleProtocol";
+import { button, el, linkButton, post, seconds, table, when } from "./dom";
+
+const JOBS_SHOWN = 50;
+/** The text filters: name, label, placeholder, and the most characters the farm takes. */
+const TEXT_FIELDS = [
+  ["type", "Type", "demo.echo", 128],
+  ["batchId", "Batch id", "batch id", 256],
+  ["externalId", "External id", "external id", 256],
+] as const;
+
+/** The same text for the same filter, whatever order its fields were set in. */
+function filterKey(f: ConsoleJobFilter): string {
+  return JSON.stringify([f.status, f.type, f.batchId, f.externalId, f.from, f.to]);
+}
+
+/** A datetime-local field's value (the webview's local time) as ms since the epoch, or undefined when empty or unreadable. */
+function fromLocalInput(value: string): number | undefined {
+  if (value === "") return undefined;
+  const ms = new Date(value).getTime();
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** ms since the epoch as a datetime-local field's value, in the webview's local time. */
+function toLocalInput(ms: number | undefined): string {
+  if (ms === undefined) return "";
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/**
+ * The filter bar: status (applied at once) and type, batch id, external id and the submitted-time range (applied
+ * with Apply or Enter). The fields show the filter in use; what the operator types is sent only on apply.
+ */
+function filterBar(filter: ConsoleJobFilter): HTMLElement {
+  const bar = el("form", undefined, { id: "filters", class: "filters" });
+  const status = el("vscode-single-select", undefined, { id: "status-filter", "aria-label": "Status" });
+  status.append(el("vscode-option", "Any status", { value: "" }), ...JOB_STATUSES.map((s) => el("vscode-option", s, { value: s })));
+  status.value = filter.status ?? "";
+  const texts = TEXT_FIELDS.map(([name, label, placeholder, maxChars]) => {
+    const field = el("vscode-textfield", undefined, { id: `filter-${name}`, "aria-label": label, placeholder, maxlength: String(maxChars) });
+    field.value = filter[name] ?? "";
+    return [name, label, field] as const;
+  });
+  const from = el("vscode-textfield", undefined, { id: "filter-from", type: "datetime-local", "aria-label": "Submitted from" });
+  from.value = toLocalInput(filter.from);
+  const to = el("vscode-textfield", undefined, { id: "filter-to", type: "datetime-local", "aria-label": "Submitted before" });
+  to.value = toLocalInput(filter.to);
+  // The bar stands for the filter it sent: when the extension answers with that filter, the bar stays as it is
+  // (whatever the operator typed meanwhile is kept).
+  const send = (filter: ConsoleJobFilter) => {
+    bar.dataset.filter = filterKey(filter);
+    post({ type: "filter", filter });
+  };
+  const apply = () => {
+    const filter = read(status, texts, from, to);
+    // an empty range is the one mistake the fields allow: marked on the field, not sent
+    const backwards = filter.from !== undefined && filter.to !== undefined && filter.from >= filter.to;
+    to.invalid = backwards;
+    to.title = backwards ? "Must be after the 'from' time" : "";
+    if (!backwards) send(filter);
+  };
+  status.addEventListener("change", apply);
+  bar.addEventListener("submit", (event) => (event.preventDefault(), apply()));
+  bar.append(
+    labelled("Status", status),
+    ...texts.map(([, label, field]) => labelled(label, field)),
+    labelled("Submitted from", from),
+    labelled("before", to),
+    button("Apply", apply, { id: "filter-apply" }),
+    button(
+      "Clear",
+      () => {
+        // the fields empty at once
+        for (const field of [status, from, to, ...texts.map(([, , f]) => f)]) field.value = "";
+        send({});
+      },
+      { id: "filter-clear", secondary: "" },
+    ),
+  );
+  return bar;
+}
+
+function read(status: VscodeSingleSelect, texts: ReadonlyArray<readonly [keyof ConsoleJobFilter, string, VscodeTextfield]>, from: VscodeTextfield, to: VscodeTextfield): ConsoleJobFilter {
+  const filter: ConsoleJobFilter = {};
+  if (status.value) filter.status = status.value as JobStatus;
+  for (const [name, , field] of texts) {
+    const value = field.value.trim();
+    if (value) (filter as Record<string, string>)[name] = value;
+  }
+  const fromMs = fromLocalInput(from.value);
+  const toMs = fromLocalInput(to.value);
+  if (fromMs !== undefined) filter.from = fromMs;
+  if (toMs !== undefined) filter.to = toMs;
+  return filter;
+}
+
+function labelled(label: string, control: HTMLElement): HTMLElement {
+  const box = el("label", undefined, { class: "field" });
+  box.append(el("span", label, { class: "label" }), control);
+  return box;
+}
+
+/** What bulk actions the filter in use allows: retry reaches dead jobs, cancel pending or running ones, purge dead letters. */
+function bulkActions(filter: ConsoleJobFilter): HTMLElement {
+  const actions = el("div", undefined, { class: "actions" });
+  const status = filter.status;
+  if (status === undefined || status === "dead") actions.append(button("Retry All Dead…", () => post({ type: "bulk", action: "retry" }), { id: "bulk-retry", secondary: "" }));
+  if (status === undefined || status === "pending" || status === "running") {
+    actions.append(button("Cancel All…", () => post({ type: "bulk", action: "cancel" }), { id: "bulk-cancel", secondary: "" }));
+  }
+  // The purge takes a type and a time range only: offered when the filter is no narrower than that.
+  if (status === "dead" && filter.batchId === undefined && filter.externalId === undefined) {
+    actions.append(button("Purge Dead Letters…", () => post({ type: "purgeDead" }), { id: "purge-dead", secondary: "" }));
+  }
+  return actions;
+}
+
+const FIELD_NAMES: Record<string, string> = { status: "status", type: "type", batchId: "batch id", externalId: "external id" };
+
+/**
+ * The Jobs page. `kept` is the filter bar already on screen: while the filter in use is the one it was made for,
+ * it stays (what the operator is typing, an open list), however often the jobs change.
+ */
+export function jobsPage(content: HTMLElement, state: ConsoleState, kept: HTMLElement | null): void {
+  const key = filterKey(state.filter);
+  const bar = kept?.dataset.filter === key ? kept : filterBar(state.filter);
+  bar.dataset.filter = key;
+  content.append(bar, bulkActions(state.filter));
+  if (state.bulk !== undefined) {
+    const b = state.bulk;
+    content.append(el("p", b === null ? "Starting…" : `${b.action}: ${b.affected} job(s) changed of ${b.scanned} looked at${b.done ? " — done" : "…"}`, { id: "bulk-status", class: "label" }));
+  }
+  if (state.job !== undefined) content.append(jobDetail(state.job));
+  const jobs = state.jobs;
+  if (!jobs) return void content.append(el("p", "Loading…"));
+  if (jobs.checked.length > 0) {
+    // No index serves this combination: say which fields were checked on this bounded page, so an empty or short
+    // page never passes for "nothing matches".
+    const fields = jobs.checked.map((f) => FIELD_NAMES[f] ?? f).join(" and ");
+    content.append(
+      el(
+        "p",
+        `No index serves this combination of filters: ${fields} ${jobs.checked.length > 1 ? "were" : "was"} checked on ${jobs.scanned} job(s) of the index only (page ${jobs.page + 1}).` +
+          (jobs.hasOlder ? " More may match further back: use Older." : ""),
+        { id: "filter-note", class: "note" },
+      ),
+    );
+  }
+  const rows = jobs.rows.map((j) => [
+    linkButton(j.jobId.slice(-8), () => post({ type: "openJob", jobId: j.jobId }), { title: j.jobId }),
+    j.type,
+    j.status,
+    `${j.attempt}/${j.maxAttempts}`,
+    when(j.createdAt),
+    j.error ?? "",
+  ]);
+  content.append(table(["Job", "Type", "Status", "Attempt", "Submitted", "Error"], rows, { id: "jobs" }, ["12%", "16%", "10%", "8%", "18%", "36%"]));
+  if (rows.length === 0) content.append(el("p", jobs.checked.length > 0 || jobs.page > 0 ? "No jobs match on this page." : `No jobs ${describeJobFilter(state.filter)}.`, { id: "no-jobs" }));
+  const pager = el("div", undefined, { class: "actions pager" });
+  if (jobs.page > 0) pager.append(button("Newest", () => post({ type: "jobsPage", to: "newest" }), { id: "jobs-newest", secondary: "" }));
+  if (jobs.hasOlder) pager.append(button("Older", () => post({ type: "jobsPage", to: "older" }), { id: "jobs-older", secondary: "" }));
+  pager.append(el("span", jobs.page === 0 ? `The newest ${JOBS_SHOWN} looked at.` : `Page ${jobs.page + 1}, ${JOBS_SHOWN} a page.`, { class: "label" }));
+  content.append(pager);
+}
+
+function jobDetail(job: ConsoleJobPage | null): HTMLElement {
+  const box = el("section", undefined, { id: "job", class: "job" });
+  if (job === null) return (box.append(el("p", "No such job."), button("Close", () => post({ type: "openJob", jobId: null }), { secondary: "" })), box);
+  const actions = el("div", undefined, { class: "actions" });
+  if (job.status === "dead") actions.append(button("Retry", () => post({ type: "retryJob", jobId: job.jobId }), { id: "retry-job" }));
+  if (job.status === "pending" || job.status === "running") actions.append(button("Cancel", () => post({ type: "cancelJob", jobId: job.jobId }), { id: "cancel-job" }));
+  actions.append(button("Close", () => post({ type: "openJob", jobId: null }), { id: "close-job", secondary: "" }));
+  const facts = [
+    job.jobId,
+    `attempt ${job.attempt} of ${job.maxAttempts}`,
+    job.progress !== undefined ? `${Math.round(job.progress * 100)} %` : undefined,
+    job.suspendedSince !== undefined ? `frozen on its worker since ${when(job.suspendedSince)} (the donor is using the machine)` : undefined,
+  ].filter((f) => f !== undefined);
+  const title = el("h2", `${job.type} · `);
+  title.append(el("vscode-badge", job.status, { class: `status-${job.status}` }));
+  box.append(title, el("p", facts.join(" · "), { class: "label" }), actions, el("h3", "Payload"), el("pre", JSON.stringify(job.payload, null, 2)));
+  if (job.result !== undefined) box.append(el("h3", "Result"), el("pre", JSON.stringify(job.result, null, 2)));
+  if (job.error) box.append(el("h3", "Error"), el("pre", job.error));
+  box.append(
+    el("h3", "Timeline"),
+    table(
+      ["Time", "Event", "Worker", "Detail"],
+      job.events.map((e) => [when(e.at), e.kind, e.workerName ?? "", [e.detail, e.backoffMs !== undefined ? `retry after ${seconds(e.backoffMs)}` : undefined].filter(Boolean).join(" · ")]),
+      { id: "timeline" },
+      ["22%", "14%", "20%", "44%"],
+    ),
+  );
+  if (job.output.text) box.append(el("h3", "Output"), el("pre", job.output.text));
+  if (job.webhook) box.append(el("h3", "Webhook"), el("p", `${job.webhook.state}, ${job.webhook.attempts.length} attempt(s)`));
+  return box;
+}

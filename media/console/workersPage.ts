@@ -1,0 +1,39 @@
+import type { ConsoleLeaderboard, ConsoleState, ConsoleWorker } from "../../extension/hostAndWebview/consoleProtocol";
+import { button, el, hours, post, table, when } from "./dom";
+
+/** "8 cores · 16.0 GB · linux/x64 · NVIDIA RTX 4090 (24.0 GB)", or "not reported". */
+function hardware(facts: ConsoleWorker["facts"]): string {
+  if (!facts) return "not reported";
+  const gb = (mb: number) => `${(mb / 1024).toFixed(1)} GB`;
+  const gpus = facts.gpus.map((g) => `${g.model} (${gb(g.vramMB)})`);
+  return [`${facts.cores} cores`, gb(facts.memoryMB), `${facts.os}/${facts.arch}`, ...gpus].join(" · ");
+}
+
+export function workersPage(content: HTMLElement, { workers, leaderboard }: ConsoleState): void {
+  if (!workers) return void content.append(el("p", "Loading…"));
+  const rows = workers.map((w) => [
+    w.name + (w.isMe ? " (this machine)" : ""),
+    w.revoked ? "revoked" : w.online ? "online" : "offline",
+    when(w.lastSeenAt),
+    w.advertisedCapabilities.join(", "),
+    hardware(w.facts),
+    `${w.slotsInUse}/${w.maxConcurrentJobs}`,
+    String(w.jobsDone),
+    hours(w.cpuMs),
+    w.revoked || w.isMe ? "" : button("Revoke…", () => post({ type: "revokeWorker", workerId: w.workerId }), { secondary: "", class: "revoke" }),
+  ]);
+  content.append(
+    table(["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots in use", "Jobs done", "CPU given", ""], rows, { id: "workers" }, [
+      "16%", "7%", "15%", "13%", "17%", "8%", "7%", "7%", "10%",
+    ]),
+  );
+  if (!leaderboard) return;
+  const board = (rows: ConsoleLeaderboard["week"]) =>
+    rows.length === 0 ? [["nobody yet", "", ""]] : rows.map((r, i) => [`${i + 1}. ${r.name}`, hours(r.cpuMs) + (r.wallMs > 0 ? ` (${hours(r.wallMs)} by wall time)` : ""), String(r.jobs)]);
+  content.append(
+    el("h2", "Who gave most this week (from Monday 00:00 UTC)"),
+    table(["Worker", "CPU given", "Jobs"], board(leaderboard.week), { id: "leaderboard-week" }),
+    el("h2", "All time"),
+    table(["Worker", "CPU given", "Jobs"], board(leaderboard.allTime), { id: "leaderboard-all" }),
+  );
+}
