@@ -56,7 +56,11 @@ export class ThroughputChart {
         width: 600,
         height: HEIGHT,
         cursor: { drag: { x: false, y: false } },
-        scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+        scales: {
+          // half a minute either side: the first and last minutes' bars sit beside their ticks, inside the plot
+          x: { time: true, range: (_u, min, max) => [min - 30, max + 30] },
+          y: { range: (_u, _min, max) => [0, Math.max(1, max)] },
+        },
         axes: [axis, { ...axis, size: 40, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] }],
         series: [
           {},

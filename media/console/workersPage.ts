@@ -24,7 +24,7 @@ export function workersPage(content: HTMLElement, { workers, leaderboard }: Cons
   ]);
   content.append(
     table(["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots in use", "Jobs done", "CPU given", ""], rows, { id: "workers" }, [
-      "16%", "7%", "15%", "13%", "17%", "8%", "7%", "7%", "10%",
+      "18%", "7%", "15%", "12%", "16%", "8%", "7%", "8%", "9%",
     ]),
   );
   if (!leaderboard) return;

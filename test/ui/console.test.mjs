@@ -157,6 +157,17 @@ describe("the operator's console", function () {
     await assertText(frame.locator("#farm-figures"), /Workers online/);
     await frame.locator(".chart canvas").waitFor({ timeout: UI_TIMEOUT });
     await assertText(frame.locator(".chart .u-legend"), /Finished[\s\S]*Failed/);
+    // the cursor on the last few minutes, one at a time: the legend reads the minute's bars, and one of them holds
+    // the dead letter's failed attempt (the minute may have turned since)
+    const plot = frame.locator(".chart .u-over");
+    const width = (await plot.boundingBox())?.width ?? 0;
+    const legends = [];
+    for (let minutesAgo = 0; minutesAgo < 4; minutesAgo++) {
+      await plot.hover({ position: { x: width - (minutesAgo + 0.5) * (width / 61), y: 10 } });
+      legends.push((await frame.locator(".chart .u-legend").textContent()) ?? "");
+    }
+    assert.ok(legends.some((legend) => /Failed\s*1$/.test(legend)), `no minute shows the failed attempt: ${JSON.stringify(legends)}`);
+    await page.mouse.move(0, 0);
     await clearNotifications(page);
     await shoot("overview");
   });
