@@ -6,13 +6,13 @@ import { ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { after, before, describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, setFarmhandSetting, testFarm, waitUntil, type FarmhandApi } from "./farmhand";
+import { activateFarmhand, donateNow, type FarmhandApi, setFarmhandSetting, testFarm, waitUntil } from "./farmhand";
 import { cancelJob, getJob, submitPrimes } from "./farmClient";
 
 /** Long enough to be still running when the machine leaves. */
 const N_LONG = 2_000_000_000;
 
-const DONATE_NOW: Record<string, unknown> = { preset: "light", idleMinutes: 0, otherCpuThresholdPercent: 100, donateOnBattery: true, allowRemoteDonation: true };
+const DONATE_NOW = donateNow("light");
 
 type WorkerRow = { name: string; revoked?: boolean; online: boolean };
 

@@ -66,6 +66,11 @@ export async function setFarmhandSetting(key: string, value: unknown): Promise<v
   await vscode.workspace.getConfiguration("farmhand").update(key, value, vscode.ConfigurationTarget.Global);
 }
 
+/** Settings that let this (remote) test window donate at once with `preset`, whatever else loads the machine. */
+export function donateNow(preset: "full" | "medium" | "light", more: Record<string, unknown> = {}): Record<string, unknown> {
+  return { preset, ...more, idleMinutes: 0, otherCpuThresholdPercent: 100, donateOnBattery: true, allowRemoteDonation: true };
+}
+
 /**
  * Whether a Farmhand context key (`farmhand.donating`, `farmhand.joined`) is true right now, read through the
  * test-only probe extension (test/host/fixtures/context-probe) whose command for that key is in the command
