@@ -66,6 +66,28 @@ export async function setFarmhandSetting(key: string, value: unknown): Promise<v
   await vscode.workspace.getConfiguration("farmhand").update(key, value, vscode.ConfigurationTarget.Global);
 }
 
+/**
+ * Runs `action` with every warning the extension shows answered `answer` (a modal cannot be clicked from here:
+ * the window API the extension calls is swapped for the time being); returns the questions asked.
+ */
+export async function answeringWarnings(answer: string | undefined, action: () => Thenable<unknown>): Promise<string[]> {
+  const asked: string[] = [];
+  const window = vscode.window as { showWarningMessage: unknown };
+  const original = window.showWarningMessage;
+  window.showWarningMessage = (message: string, ...rest: unknown[]) => {
+    asked.push(message);
+    const options = rest[0];
+    const modal = typeof options === "object" && options !== null && (options as { modal?: boolean }).modal === true;
+    return Promise.resolve(modal ? answer : undefined);
+  };
+  try {
+    await action();
+  } finally {
+    window.showWarningMessage = original;
+  }
+  return asked;
+}
+
 /** Settings that let this (remote) test window donate at once with `preset`, whatever else loads the machine. */
 export function donateNow(preset: "full" | "medium" | "light", more: Record<string, unknown> = {}): Record<string, unknown> {
   return { preset, ...more, idleMinutes: 0, otherCpuThresholdPercent: 100, donateOnBattery: true, allowRemoteDonation: true };
