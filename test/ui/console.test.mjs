@@ -20,6 +20,10 @@ import { activityBarItem, farmWelcome, treeRow } from "./workbench.mjs";
 // A folder of its own: the main UI test empties test/artifacts/ui/ when it starts.
 const screenshots = join(artifactsDir, "ui-console");
 const BATCH = "nightly-7";
+const EXTERNAL_ID = "order-12";
+/** A batch bigger than one page of the Jobs table (50). */
+const BIG_BATCH = "backfill";
+const BIG_BATCH_SIZE = 51;
 
 /**
  * A dead letter on the farm: submitted, claimed by the seeded worker and failed for good, with whatever else its
@@ -188,7 +192,13 @@ describe("the operator's console", function () {
 
   it("Jobs: filters by type and by batch id; a combination no index serves says what it checked on the page", async () => {
     const http = new ConvexHttpClient(session.farm.url);
-    const batchJobId = await http.mutation(anyApi.jobs.submit, { clientKey: session.farm.clientKey, type: "demo.echo", payload: {}, batchId: BATCH });
+    const batchJobId = await http.mutation(anyApi.jobs.submit, {
+      clientKey: session.farm.clientKey,
+      type: "demo.echo",
+      payload: {},
+      batchId: BATCH,
+      externalId: EXTERNAL_ID,
+    });
     await frame.locator("#close-job").click();
     await frame.locator("#job").waitFor({ state: "detached", timeout: UI_TIMEOUT });
     await frame.locator("#filter-clear").click();
@@ -209,6 +219,15 @@ describe("the operator's console", function () {
     // (the type filter's table also starts with the batch's job, the newest: wait until the dead letter is gone)
     await assertText(frame.locator("#jobs"), (text) => /pending\s*0\/3/.test(text) && text.includes(batchJobId.slice(-8)) && !text.includes(deadJobId.slice(-8)));
     assert.equal(await frame.locator("#jobs vscode-table-row").count(), 1);
+    // by external id: the same job, found by the id its submitter gave it
+    await frame.locator("#filter-clear").click();
+    await frame.locator("#filter-externalId input").fill(EXTERNAL_ID);
+    await frame.locator("#filter-apply").click();
+    await assertText(frame.locator("#jobs"), (text) => text.includes(batchJobId.slice(-8)) && !text.includes(deadJobId.slice(-8)));
+    assert.equal(await frame.locator("#jobs vscode-table-row").count(), 1);
+    await frame.locator("#filter-externalId input").fill("");
+    await frame.locator("#filter-batchId input").fill(BATCH);
+    await frame.locator("#filter-apply").click();
     // batch id and status: the batch index serves it, the status is checked on the page, and the page says so
     await pickStatus("dead");
     await assertText(frame.locator("#filter-note"), /No index serves this combination of filters: status was checked on 1 job\(s\) of the index only/);
@@ -223,6 +242,31 @@ describe("the operator's console", function () {
     await frame.locator("#filter-to input").fill("");
     await frame.locator("#filter-apply").click();
     await assertText(frame.locator("#jobs"), new RegExp(`${batchJobId.slice(-8)}\\s*demo\\.echo\\s*pending`));
+  });
+
+  it("Jobs: Older shows the next 50 of the same filter, Newest goes back to the first page", async () => {
+    const http = new ConvexHttpClient(session.farm.url);
+    const jobs = Array.from({ length: BIG_BATCH_SIZE }, (_, i) => ({ type: "demo.echo", payload: { i }, batchId: BIG_BATCH }));
+    const ids = await http.mutation(anyApi.jobs.submitBatch, { clientKey: session.farm.clientKey, jobs });
+    assert.equal(ids.length, BIG_BATCH_SIZE);
+    await frame.locator("#filter-clear").click();
+    await frame.locator("#filter-batchId input").fill(BIG_BATCH);
+    await frame.locator("#filter-apply").click();
+    // newest first: the first page holds the 50 newest, the second the one submitted first
+    await assertText(frame.locator("#jobs"), (text) => text.includes(ids[BIG_BATCH_SIZE - 1].slice(-8)));
+    assert.equal(await frame.locator("#jobs vscode-table-row").count(), 50);
+    await frame.locator("#jobs-older").click();
+    await assertText(frame.locator("#jobs"), (text) => text.includes(ids[0].slice(-8)) && !text.includes(ids[1].slice(-8)));
+    assert.equal(await frame.locator("#jobs vscode-table-row").count(), 1);
+    await assertText(frame.locator(".pager"), /Page 2, 50 a page\./);
+    assert.equal(await frame.locator("#jobs-older").count(), 0, "Older offered on the last page");
+    await frame.locator("#jobs-newest").click();
+    await assertText(frame.locator("#jobs"), (text) => text.includes(ids[BIG_BATCH_SIZE - 1].slice(-8)));
+    assert.equal(await frame.locator("#jobs vscode-table-row").count(), 50);
+    // the batch's jobs are canceled: no later test (or worker) meets them
+    await frame.locator("#bulk-cancel").click();
+    await page.locator(".monaco-dialog-box").getByRole("button", { name: "Go Ahead" }).click();
+    await assertText(frame.locator("#bulk-status"), new RegExp(`cancel: ${BIG_BATCH_SIZE} job\\(s\\) changed of ${BIG_BATCH_SIZE} looked at — done`));
   });
 
   it("Jobs: Retry All Dead… names the filter in use, then retries the dead letters it selects in scheduled batches", async () => {
