@@ -5,12 +5,13 @@ import { query } from "./_generated/server";
 import { jobInOrg, managerFromKey } from "./lib/auth";
 import { orgWeekCredit } from "./lib/credit";
 import { fail } from "./lib/errors";
-import { checkJobFilter, jobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
+import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
 import { orgLanes } from "./lib/lanes";
 import { LIMITS, TIMING } from "./lib/limits";
 import { computeSummary, summaryOf } from "./lib/summary";
 import { checkIntegerInRange } from "./lib/validate";
 import { deliveriesOf } from "./lib/webhooks";
+import { jobFilter } from "./schema";
 
 /**
  * The operator's console (reads). Every function takes the `apiKey` of a worker enrolled with canManage

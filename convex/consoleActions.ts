@@ -6,7 +6,8 @@ import { jobInOrg, managerFromKey } from "./lib/auth";
 import { cancelJob as cancelOneJob } from "./lib/cancel";
 import { purgeJobWithin, retryDeadJob } from "./lib/deadLetters";
 import { fail } from "./lib/errors";
-import { checkJobFilter, jobFilter, planJobQuery, type JobFilter } from "./lib/jobQuery";
+import { checkJobFilter, planJobQuery, type JobFilter } from "./lib/jobQuery";
+import { jobFilter } from "./schema";
 
 /**
  * The operator's console (changes). Every function takes the `apiKey` of a worker enrolled with canManage

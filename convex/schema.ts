@@ -11,6 +11,19 @@ export const jobStatus = v.union(
   v.literal("dead"),
 );
 
+/**
+ * The console's job filter: every field optional; `from`/`to` bound the time the job was submitted
+ * (ms since the epoch, `from` inclusive, `to` exclusive). Newest first. Checked by lib/jobQuery.ts.
+ */
+export const jobFilter = v.object({
+  status: v.optional(jobStatus),
+  type: v.optional(v.string()),
+  batchId: v.optional(v.string()),
+  externalId: v.optional(v.string()),
+  from: v.optional(v.number()),
+  to: v.optional(v.number()),
+});
+
 // Only pending jobs carry a queue: "ready" ones are claimable now, "delayed" ones wait for availableAt
 // (a scheduled promotion flips them to ready), so delayed heads never hide ready jobs from a claim.
 // "offered" ones were handed by the dispatcher to one waiting worker (workerId) until offerExpiresAt;
@@ -384,14 +397,7 @@ export default defineSchema({
   bulkOps: defineTable({
     orgId: v.id("orgs"),
     action: v.union(v.literal("retry"), v.literal("cancel"), v.literal("purge")),
-    filter: v.object({
-      status: v.optional(jobStatus),
-      type: v.optional(v.string()),
-      batchId: v.optional(v.string()),
-      externalId: v.optional(v.string()),
-      from: v.optional(v.number()),
-      to: v.optional(v.number()),
-    }),
+    filter: jobFilter,
     by: v.id("workers"),
     cursor: v.optional(v.string()),
     scanned: v.number(),

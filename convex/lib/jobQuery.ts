@@ -1,23 +1,11 @@
-import { v, type Infer } from "convex/values";
+import type { Infer } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
-import { jobStatus } from "../schema";
+import { jobFilter } from "../schema";
 import { fail } from "./errors";
 import { LIMITS } from "./limits";
 import { checkText } from "./validate";
 
-/**
- * The console's job filter: every field optional; `from`/`to` bound the time the job was submitted
- * (ms since the epoch, `from` inclusive, `to` exclusive). Newest first.
- */
-export const jobFilter = v.object({
-  status: v.optional(jobStatus),
-  type: v.optional(v.string()),
-  batchId: v.optional(v.string()),
-  externalId: v.optional(v.string()),
-  from: v.optional(v.number()),
-  to: v.optional(v.number()),
-});
 export type JobFilter = Infer<typeof jobFilter>;
 
 type Field = "status" | "type" | "batchId" | "externalId";

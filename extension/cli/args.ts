@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { userStateDir } from "../policy/privateFiles";
 import { MAX_CONCURRENCY } from "../worker/worker";
+import { checkHttpUrl, wholeNumber } from "./flagValues";
 
 export type CliOptions = {
   help: boolean;
@@ -91,13 +92,13 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   const keyFile = values["key-file"] ?? defaultKeyFile(env);
   if (values.help) return { help: true, url: "", keyFile, concurrency: 1, ollama: true, apps: false, connectTimeoutMs: 15_000 };
   if (!values.url) throw new Error("--url is required");
-  checkUrl(values.url, "--url");
+  checkHttpUrl(values.url, "--url");
   if (values.key && values.token) throw new Error("give --key or --token, not both");
   // The environment's key is the default key; an explicit --token enrolls instead.
   const envKey = values.token ? undefined : env.FARMHAND_KEY?.trim() || undefined;
   if (values.token && !values.name) throw new Error("--token needs --name (how this worker shows up in the farm)");
-  if (values["ollama-url"]) checkUrl(values["ollama-url"], "--ollama-url");
-  if (values["site-url"]) checkUrl(values["site-url"], "--site-url");
+  if (values["ollama-url"]) checkHttpUrl(values["ollama-url"], "--ollama-url");
+  if (values["site-url"]) checkHttpUrl(values["site-url"], "--site-url");
   if (values["site-url"] && !values.apps) throw new Error("--site-url is only for --apps (where app modules are downloaded)");
   const capabilities = values.capabilities
     ?.split(",")
@@ -124,22 +125,4 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     connectTimeoutMs: wholeNumber(values["connect-timeout-ms"] ?? "15000", "--connect-timeout-ms", 100, 3_600_000),
     suspendLimitMs: values["suspend-limit-minutes"] ? wholeNumber(values["suspend-limit-minutes"], "--suspend-limit-minutes", 0, 1_440) * 60_000 : undefined,
   };
-}
-
-function checkUrl(value: string, flag: string): void {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new Error(`${flag} is not a URL: ${value}`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${flag} must start with http:// or https://, got ${value}`);
-}
-
-function wholeNumber(value: string, flag: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isInteger(n) || n < min || n > max) {
-    throw new Error(`${flag} must be a whole number from ${min} to ${max}, got ${value}`);
-  }
-  return n;
 }

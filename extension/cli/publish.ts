@@ -2,6 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { APP_LIMITS } from "../../convex/lib/appLimits";
 import { siteUrlFor } from "../handlers/apps/siteUrl";
+import { checkHttpUrl, wholeNumber } from "./flagValues";
 
 export const PUBLISH_USAGE = `Usage: farmhand-worker publish --url <deployment url> --name <app name> [options] <file.wasm>
 
@@ -54,12 +55,7 @@ export function parsePublishArgs(argv: string[], env: NodeJS.ProcessEnv): Publis
   const key = values.key ?? env.FARMHAND_KEY?.trim();
   if (!key) throw new Error("no key: pass --key or set FARMHAND_KEY to a client key with the publish right (fh_c_…)");
   if (positionals.length !== 1) throw new Error(`give exactly one module file (got ${positionals.length})`);
-  const whole = (flag: string, text: string | undefined, min: number, max: number) => {
-    if (text === undefined) return undefined;
-    const n = Number(text);
-    if (!/^\d+$/.test(text) || n < min || n > max) throw new Error(`${flag} must be a whole number from ${min} to ${max}, got ${text}`);
-    return n;
-  };
+  const whole = (flag: string, text: string | undefined, min: number, max: number) => (text === undefined ? undefined : wholeNumber(text, flag, min, max));
   return {
     help: false,
     siteUrl: siteUrlFor(values.url ?? values["site-url"]!, values["site-url"]),
@@ -69,16 +65,6 @@ export function parsePublishArgs(argv: string[], env: NodeJS.ProcessEnv): Publis
     memoryMB: whole("--memory-mb", values["memory-mb"], APP_LIMITS.memoryMBMin, APP_LIMITS.memoryMBMax),
     timeoutMs: whole("--timeout-ms", values["timeout-ms"], APP_LIMITS.timeoutMsMin, APP_LIMITS.timeoutMsMax),
   };
-}
-
-function checkHttpUrl(value: string, flag: string): void {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new Error(`${flag} is not a URL: ${value}`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${flag} must start with http:// or https://, got ${value}`);
 }
 
 export type Published = { name: string; version: number; sha256: string };

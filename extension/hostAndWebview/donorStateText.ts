@@ -194,5 +194,11 @@ export function appsButtonLabel(runsApps: boolean): string {
 
 /** The farm's credit for this machine this week, hours with one decimal. */
 export function creditText(credit: WeekCredit): string {
-  return `This machine gave ${credit.cpuHours.toFixed(1)} CPU-hours this week, ${jobs(credit.jobs)}`;
+  return `This machine gave ${cpuHours(credit.cpuHours)} CPU-hours this week, ${jobs(credit.jobs)}`;
+}
+
+/** Small amounts keep their size visible: a few short jobs are not "0.0". */
+function cpuHours(hours: number): string {
+  if (hours === 0 || hours >= 0.1) return hours.toFixed(1);
+  return hours < 0.005 ? "under 0.01" : hours.toFixed(2);
 }

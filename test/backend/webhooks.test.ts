@@ -16,6 +16,18 @@ async function finish(farm: Farm, worker: Enrolled, jobId: Id<"jobs">, how: "com
   else await farm.t.mutation(api.workers.fail, { apiKey: worker.apiKey, leaseId: c.leaseId, error: "x", retryable: false });
 }
 
+/** A fake-timed farm with a webhook on its client key and one job that ended (`how`), its delivery waiting. */
+async function endedJobWithWebhook(how: "complete" | "die") {
+  vi.useFakeTimers();
+  const farm = await newFarm();
+  const worker = await enrollWorker(farm);
+  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: URL_ });
+  const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a", maxAttempts: 1 });
+  await finish(farm, worker, jobId, how);
+  const [row] = await deliveries(farm);
+  return { farm, worker, jobId, row };
+}
+
 const deliveries = (farm: Farm) => farm.t.run(async (ctx) => await ctx.db.query("webhookDeliveries").collect());
 const pendingRuns = (farm: Farm) =>
   farm.t.run(async (ctx) =>
@@ -73,13 +85,7 @@ test("a job remembers its client key; its end (succeeded, dead, canceled) schedu
 });
 
 test("at most one delivery in flight per job: a job that ends again while one is sending is delivered once more after it", async () => {
-  vi.useFakeTimers();
-  const farm = await newFarm();
-  const worker = await enrollWorker(farm);
-  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: URL_ });
-  const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a", maxAttempts: 1 });
-  await finish(farm, worker, jobId, "die");
-  const [row] = await deliveries(farm);
+  const { farm, worker, jobId, row } = await endedJobWithWebhook("die");
   const send = await farm.t.mutation(internal.webhooks.beginAttempt, { deliveryId: row._id });
   expect(send).toMatchObject({ url: URL_, jobStatus: "dead" });
   expect(JSON.parse(send!.body)).toMatchObject({ jobId, type: "a", status: "dead", error: "x" });
@@ -95,13 +101,7 @@ test("at most one delivery in flight per job: a job that ends again while one is
 });
 
 test("failures back off (first retry within 30 s) and give up 24 hours after the first attempt", async () => {
-  vi.useFakeTimers();
-  const farm = await newFarm();
-  const worker = await enrollWorker(farm);
-  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: URL_ });
-  const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a" });
-  await finish(farm, worker, jobId, "complete");
-  const [row] = await deliveries(farm);
+  const { farm, row } = await endedJobWithWebhook("complete");
   const waits: number[] = [];
   for (let attempt = 0; attempt < 200; attempt++) {
     if (!(await farm.t.mutation(internal.webhooks.beginAttempt, { deliveryId: row._id }))) break;
@@ -122,13 +122,7 @@ test("failures back off (first retry within 30 s) and give up 24 hours after the
 });
 
 test("a revoked key's or a purged job's delivery is dropped", async () => {
-  vi.useFakeTimers();
-  const farm = await newFarm();
-  const worker = await enrollWorker(farm);
-  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: URL_ });
-  const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a" });
-  await finish(farm, worker, jobId, "complete");
-  const [row] = await deliveries(farm);
+  const { farm, jobId, row } = await endedJobWithWebhook("complete");
   await farm.t.mutation(internal.admin.purge, { jobId });
   expect(await farm.t.mutation(internal.webhooks.beginAttempt, { deliveryId: row._id })).toBeNull();
   expect((await deliveries(farm))[0].state).toBe("failed");

@@ -45,6 +45,7 @@ export async function launchEditor(farmUrl, joinSecret) {
 Farmhand is running.
   Open ${editor.origin}/ in a browser. The extension joins the farm at ${farmUrl} on its own;
   click "Farmhand: off" in the status bar to start donating, then watch the Farmhand view take jobs.
+  This machine is also the farm's operator: run "Farmhand: Open Console" from the command palette.
   Press Ctrl-C here to stop everything.
 `);
   return editor;

@@ -22,7 +22,7 @@ demo on the loopback test server.`);
 }
 const url = deploymentUrl();
 const orgId = convexRun("admin:createOrg", { name: `farmhand demo ${new Date().toISOString()}` });
-const { token } = convexRun("admin:createEnrollment", { orgId, capabilities: DEMO_CAPABILITIES, maxConcurrentJobs: 2 });
+const { token } = convexRun("admin:createEnrollment", { orgId, capabilities: DEMO_CAPABILITIES, maxConcurrentJobs: 2, canManage: true });
 const { key: clientKey } = convexRun("admin:createClientKey", { orgId, name: "demo submitter" });
 const { key: publishKey } = convexRun("admin:createClientKey", { orgId, name: "demo publisher", canPublish: true });
 console.log(`  farm at ${url}, org ${orgId}`);

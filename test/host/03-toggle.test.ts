@@ -3,6 +3,7 @@ import { afterEach, before, beforeEach, describe, it } from "mocha";
 import * as vscode from "vscode";
 import {
   activateFarmhand,
+  answeringWarnings,
   declaresSetting,
   donatingContextKey,
   expectsRemoteWindow,
@@ -49,7 +50,7 @@ describe("farmhand.toggle (joined)", () => {
   });
 
   if (expectsRemoteWindow()) {
-    it("is refused in a remote window while farmhand.allowRemoteDonation is off, and allowed once it is on", async () => {
+    it("is refused in a remote window while farmhand.allowRemoteDonation is off; the pause's fix asks: declined nothing changes, allowed it donates", async () => {
       await setFarmhandSetting("allowRemoteDonation", false);
       await vscode.commands.executeCommand("farmhand.toggle");
       await waitForValue("wanted after the toggle", () => api.getState().wanted, true);
@@ -58,7 +59,14 @@ describe("farmhand.toggle (joined)", () => {
       assert.match(api.getState().status.reason ?? "", /remote window/);
       assert.equal(await donatingContextKey(), false);
 
-      await setFarmhandSetting("allowRemoteDonation", true);
+      // The pause's fix asks (a modal): declined, nothing changes; allowed, the setting is on and donating starts.
+      assert.equal(api.getState().actions.fix?.how, "ask");
+      const declined = await answeringWarnings(undefined, () => vscode.commands.executeCommand("farmhand.fixPause"));
+      assert.deepEqual(declined, ["Donate from this remote window? Jobs will run on the remote machine this window is connected to."]);
+      assert.equal(vscode.workspace.getConfiguration("farmhand").get("allowRemoteDonation"), false);
+      assert.equal(api.getState().donating, false);
+      await answeringWarnings("Allow", () => vscode.commands.executeCommand("farmhand.fixPause"));
+      assert.equal(vscode.workspace.getConfiguration("farmhand").get("allowRemoteDonation"), true);
       await waitForValue("donating once remote donation is allowed", () => api.getState().donating, true);
     });
   } else {

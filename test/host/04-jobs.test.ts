@@ -1,17 +1,11 @@
 import * as assert from "node:assert/strict";
 import { after, before, describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, joinTestFarm, setFarmhandSetting, waitUntil, type FarmhandApi, type FarmhandState } from "./farmhand";
+import { activateFarmhand, donateNow, type FarmhandApi, type FarmhandState, joinTestFarm, setFarmhandSetting, waitUntil } from "./farmhand";
 import { getJob, submitPrimes } from "./farmClient";
 
 /** Donate at once from this (remote) window, with both of the worker's slots, whatever else loads the machine. */
-const DONATE_NOW: Record<string, unknown> = {
-  preset: "full",
-  idleMinutes: 0,
-  otherCpuThresholdPercent: 100,
-  donateOnBattery: true,
-  allowRemoteDonation: true,
-};
+const DONATE_NOW = donateNow("full");
 /** About two seconds of sieving on an idle core: long enough to watch, short enough for a busy 2-core machine. */
 const N = 300_000_000;
 /** π(3·10⁸), the number of primes below 300,000,000. */

@@ -2,17 +2,11 @@ import * as assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, joinTestFarm, setFarmhandSetting, testFarm, waitUntil, type FarmhandApi } from "./farmhand";
+import { activateFarmhand, donateNow, type FarmhandApi, joinTestFarm, setFarmhandSetting, testFarm, waitUntil } from "./farmhand";
 import { getJob, submitJob } from "./farmClient";
 
 /** Donate at once from this (remote) window, whatever else loads the machine. */
-const DONATE_NOW: Record<string, unknown> = {
-  preset: "full",
-  idleMinutes: 0,
-  otherCpuThresholdPercent: 100,
-  donateOnBattery: true,
-  allowRemoteDonation: true,
-};
+const DONATE_NOW = donateNow("full");
 /** Long enough to watch it run here (a second or two as WebAssembly; much longer on a busy machine). */
 const N = 20_000_000;
 /** π(2·10⁷). */

@@ -1,18 +1,11 @@
 import * as assert from "node:assert/strict";
 import { after, before, describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, joinTestFarm, setFarmhandSetting, waitUntil, type FarmhandApi, type FarmhandState } from "./farmhand";
+import { activateFarmhand, donateNow, type FarmhandApi, type FarmhandState, joinTestFarm, setFarmhandSetting, waitUntil } from "./farmhand";
 import { cancelJob, getJob, submitPrimes } from "./farmClient";
 
 /** The medium preset (it freezes jobs when the owner is back), donating at once whatever else loads the machine. */
-const DONATE_NOW: Record<string, unknown> = {
-  preset: "medium",
-  maxConcurrentJobs: 1,
-  idleMinutes: 0,
-  otherCpuThresholdPercent: 100,
-  donateOnBattery: true,
-  allowRemoteDonation: true,
-};
+const DONATE_NOW = donateNow("medium", { maxConcurrentJobs: 1 });
 /** The largest demo.primes job: it keeps sieving for far longer than this test. */
 const N_MAX = 2_000_000_000;
 const TIMEOUT = 60_000;

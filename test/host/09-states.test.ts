@@ -6,10 +6,10 @@ import { ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { after, before, describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, expectsRemoteWindow, setFarmhandSetting, testFarm, waitUntil, type FarmhandApi, type FarmhandSurfaces } from "./farmhand";
+import { activateFarmhand, donateNow, expectsRemoteWindow, type FarmhandApi, type FarmhandSurfaces, setFarmhandSetting, testFarm, waitUntil } from "./farmhand";
 import { submitPrimes } from "./farmClient";
 
-const DONATE_NOW: Record<string, unknown> = { preset: "light", idleMinutes: 0, otherCpuThresholdPercent: 100, donateOnBattery: true, allowRemoteDonation: true };
+const DONATE_NOW = donateNow("light");
 /** A few seconds of sieving: still running when Finish Current Jobs and Stop is asked for. */
 const N_LONG = 300_000_000;
 const STEP_TIMEOUT = 30_000;

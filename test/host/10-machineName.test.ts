@@ -6,13 +6,13 @@ import { ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { after, before, describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, setFarmhandSetting, testFarm, waitUntil, type FarmhandApi } from "./farmhand";
+import { activateFarmhand, answeringWarnings, donateNow, type FarmhandApi, setFarmhandSetting, testFarm, waitUntil } from "./farmhand";
 import { cancelJob, getJob, submitPrimes } from "./farmClient";
 
 /** Long enough to be still running when the machine leaves. */
 const N_LONG = 2_000_000_000;
 
-const DONATE_NOW: Record<string, unknown> = { preset: "light", idleMinutes: 0, otherCpuThresholdPercent: 100, donateOnBattery: true, allowRemoteDonation: true };
+const DONATE_NOW = donateNow("light");
 
 type WorkerRow = { name: string; revoked?: boolean; online: boolean };
 
@@ -62,21 +62,7 @@ describe("joining tells the farm the machine name", function () {
     const jobId = await submitPrimes(N_LONG);
     try {
       await waitUntil("the job running here", () => api.getState().jobs.map((j) => j.jobId), (ids) => ids.includes(jobId), 30_000);
-      // The confirmation is modal and cannot be clicked here: answer it through the window API the extension uses.
-      const asked: string[] = [];
-      const original = vscode.window.showWarningMessage;
-      const answer = (message: string, ...rest: unknown[]) => {
-        asked.push(message);
-        const options = rest[0];
-        const modal = typeof options === "object" && options !== null && (options as { modal?: boolean }).modal === true;
-        return Promise.resolve(modal ? "Leave Farm" : undefined);
-      };
-      (vscode.window as { showWarningMessage: unknown }).showWarningMessage = answer;
-      try {
-        await vscode.commands.executeCommand("farmhand.leave");
-      } finally {
-        (vscode.window as { showWarningMessage: unknown }).showWarningMessage = original;
-      }
+      const asked = await answeringWarnings("Leave Farm", () => vscode.commands.executeCommand("farmhand.leave"));
       assert.equal(asked.length, 1, `expected one question (no warning that the farm was not told), saw ${JSON.stringify(asked)}`);
       assert.match(asked[0] ?? "", /^Leave the farm\?/);
       assert.equal(api.getState().joined, false);

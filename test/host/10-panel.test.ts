@@ -3,10 +3,10 @@
 import * as assert from "node:assert/strict";
 import { after, before, describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, joinTestFarm, setFarmhandSetting, waitUntil, type FarmhandApi } from "./farmhand";
+import { activateFarmhand, donateNow, type FarmhandApi, joinTestFarm, setFarmhandSetting, waitUntil } from "./farmhand";
 import { getJob, submitJob } from "./farmClient";
 
-const DONATE_NOW: Record<string, unknown> = { preset: "light", idleMinutes: 0, otherCpuThresholdPercent: 100, donateOnBattery: true, allowRemoteDonation: true };
+const DONATE_NOW = donateNow("light");
 const JOB_TIMEOUT = 60_000;
 
 const runAppsGlobal = () => vscode.workspace.getConfiguration("farmhand").inspect<unknown>("runApps")?.globalValue;

@@ -5,7 +5,7 @@ import { ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { after, before, describe, it } from "mocha";
 import * as vscode from "vscode";
-import { activateFarmhand, testFarm, waitUntil, type FarmhandApi } from "./farmhand";
+import { activateFarmhand, answeringWarnings, testFarm, waitUntil, type FarmhandApi } from "./farmhand";
 import { getJob, submitJob } from "./farmClient";
 
 type Claimed = Array<{ jobId: string; leaseId: string }>;
@@ -35,20 +35,7 @@ describe("deleting a dead letter asks first", function () {
   }
 
   /** Runs the delete command with the modal question answered `answer`; returns the questions asked. */
-  async function purgeAnswering(jobId: string, answer: string | undefined): Promise<string[]> {
-    const asked: string[] = [];
-    const original = vscode.window.showWarningMessage;
-    (vscode.window as { showWarningMessage: unknown }).showWarningMessage = (message: string) => {
-      asked.push(message);
-      return Promise.resolve(answer);
-    };
-    try {
-      await vscode.commands.executeCommand("farmhand.purgeDead", jobId);
-    } finally {
-      (vscode.window as { showWarningMessage: unknown }).showWarningMessage = original;
-    }
-    return asked;
-  }
+  const purgeAnswering = (jobId: string, answer: string | undefined) => answeringWarnings(answer, () => vscode.commands.executeCommand("farmhand.purgeDead", jobId));
 
   before(async () => {
     api = await activateFarmhand();

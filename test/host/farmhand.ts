@@ -67,6 +67,33 @@ export async function setFarmhandSetting(key: string, value: unknown): Promise<v
 }
 
 /**
+ * Runs `action` with every warning the extension shows answered `answer` (a modal cannot be clicked from here:
+ * the window API the extension calls is swapped for the time being); returns the questions asked.
+ */
+export async function answeringWarnings(answer: string | undefined, action: () => Thenable<unknown>): Promise<string[]> {
+  const asked: string[] = [];
+  const window = vscode.window as { showWarningMessage: unknown };
+  const original = window.showWarningMessage;
+  window.showWarningMessage = (message: string, ...rest: unknown[]) => {
+    asked.push(message);
+    const options = rest[0];
+    const modal = typeof options === "object" && options !== null && (options as { modal?: boolean }).modal === true;
+    return Promise.resolve(modal ? answer : undefined);
+  };
+  try {
+    await action();
+  } finally {
+    window.showWarningMessage = original;
+  }
+  return asked;
+}
+
+/** Settings that let this (remote) test window donate at once with `preset`, whatever else loads the machine. */
+export function donateNow(preset: "full" | "medium" | "light", more: Record<string, unknown> = {}): Record<string, unknown> {
+  return { preset, ...more, idleMinutes: 0, otherCpuThresholdPercent: 100, donateOnBattery: true, allowRemoteDonation: true };
+}
+
+/**
  * Whether a Farmhand context key (`farmhand.donating`, `farmhand.joined`) is true right now, read through the
  * test-only probe extension (test/host/fixtures/context-probe) whose command for that key is in the command
  * palette exactly while the key is true.

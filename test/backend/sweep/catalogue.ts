@@ -210,6 +210,17 @@ const batchJobs: Field = {
   },
 };
 
+/** A function whose only argument is the caller's key: a worker's, or an operator's (a worker enrolled with canManage). */
+function keyOnly(kind: PublicFunction["kind"], ref: PublicFunction["ref"], name: string, who: "worker" | "manager"): PublicFunction {
+  return {
+    name,
+    kind,
+    ref,
+    fields: { apiKey: who === "worker" ? workerKey : managerKey },
+    valid: (w) => ({ apiKey: w.a[who].apiKey }),
+  };
+}
+
 export const PUBLIC_FUNCTIONS: PublicFunction[] = [
   {
     name: "workers:enroll",
@@ -237,13 +248,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker), max: integer(1, LIMITS.claimMax) },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, capabilities: WORKER_CAPS, max: 1 + rng.int(2) }),
   },
-  {
-    name: "workers:doorbell",
-    kind: "query",
-    ref: api.workers.doorbell,
-    fields: { apiKey: workerKey },
-    valid: (w) => ({ apiKey: w.a.worker.apiKey }),
-  },
+  keyOnly("query", api.workers.doorbell, "workers:doorbell", "worker"),
   {
     name: "workers:ready",
     kind: "mutation",
@@ -251,13 +256,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker), slots: slots(false) },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, capabilities: WORKER_CAPS, slots: rng.int(4) }),
   },
-  {
-    name: "workers:presence",
-    kind: "mutation",
-    ref: api.workers.presence,
-    fields: { apiKey: workerKey },
-    valid: (w) => ({ apiKey: w.a.worker.apiKey }),
-  },
+  keyOnly("mutation", api.workers.presence, "workers:presence", "worker"),
   {
     name: "workers:heartbeat",
     kind: "mutation",
@@ -305,27 +304,9 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     fields: { apiKey: workerKey, leaseId, slots: slots() },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, slots: rng.int(2) }),
   },
-  {
-    name: "workers:mine",
-    kind: "query",
-    ref: api.workers.mine,
-    fields: { apiKey: workerKey },
-    valid: (w) => ({ apiKey: w.a.worker.apiKey }),
-  },
-  {
-    name: "workers:myCredit",
-    kind: "query",
-    ref: api.workers.myCredit,
-    fields: { apiKey: workerKey },
-    valid: (w) => ({ apiKey: w.a.worker.apiKey }),
-  },
-  {
-    name: "farm:overview",
-    kind: "query",
-    ref: api.farm.overview,
-    fields: { apiKey: workerKey },
-    valid: (w) => ({ apiKey: w.a.worker.apiKey }),
-  },
+  keyOnly("query", api.workers.mine, "workers:mine", "worker"),
+  keyOnly("query", api.workers.myCredit, "workers:myCredit", "worker"),
+  keyOnly("query", api.farm.overview, "farm:overview", "worker"),
   {
     name: "farm:deadLetters",
     kind: "query",
@@ -342,15 +323,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
       valid: (w, rng) => ({ apiKey: w.a.manager.apiKey, jobId: rng.pick([w.a.jobs.dead, w.a.jobs.pending]) }),
     }),
   ),
-  ...(["overview", "workers", "leaderboard"] as const).map(
-    (fn): PublicFunction => ({
-      name: `console:${fn}`,
-      kind: "query",
-      ref: api.console[fn],
-      fields: { apiKey: managerKey },
-      valid: (w) => ({ apiKey: w.a.manager.apiKey }),
-    }),
-  ),
+  ...(["overview", "workers", "leaderboard"] as const).map((fn) => keyOnly("query", api.console[fn], `console:${fn}`, "manager")),
   {
     name: "console:jobs",
     kind: "query",
@@ -411,13 +384,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     },
     valid: (w) => ({ apiKey: w.a.manager.apiKey, type: "no-such-type" }),
   },
-  {
-    name: "consoleAccess:list",
-    kind: "query",
-    ref: api.consoleAccess.list,
-    fields: { apiKey: managerKey },
-    valid: (w) => ({ apiKey: w.a.manager.apiKey }),
-  },
+  keyOnly("query", api.consoleAccess.list, "consoleAccess:list", "manager"),
   {
     name: "consoleAccess:createEnrollment",
     kind: "mutation",

@@ -213,7 +213,10 @@ describe("the donor state: apps and this week's credit (issues 12 and 14)", () =
     const state = deriveDonorState(facts({ farm: { watched: true, overview: overview(), answeredAt: NOW, credit } }));
     expect(state.credit).toEqual({ cpuHours: 0.2849, jobs: 7 });
     expect(creditText(state.credit!)).toBe("This machine gave 0.3 CPU-hours this week, 7 jobs");
-    expect(creditText({ cpuHours: 0, jobs: 1 })).toBe("This machine gave 0.0 CPU-hours this week, 1 job");
+    expect(creditText({ cpuHours: 0, jobs: 0 })).toBe("This machine gave 0.0 CPU-hours this week, 0 jobs");
+    // a few short jobs are not "0.0"
+    expect(creditText({ cpuHours: 0.04, jobs: 3 })).toBe("This machine gave 0.04 CPU-hours this week, 3 jobs");
+    expect(creditText({ cpuHours: 0.001, jobs: 1 })).toBe("This machine gave under 0.01 CPU-hours this week, 1 job");
     expect(creditText({ cpuHours: 12.25, jobs: 1200 })).toBe("This machine gave 12.3 CPU-hours this week, 1200 jobs");
   });
 

@@ -32,6 +32,18 @@ function makeWorker(farm: FakeFarm, handlers: Handler[], options: Partial<Worker
   return { worker, finished, held };
 }
 
+/** A worker running one freezable job, frozen for `frozenMs` under a suspend limit of `limitMs`. */
+async function frozenFor(frozenMs: number, limitMs: number) {
+  const farm = new FakeFarm();
+  const { worker, finished } = makeWorker(farm, [freezable().handler], { suspendLimitMs: limitMs });
+  farm.add("work");
+  await worker.start();
+  await tick();
+  worker.pause("you are using the computer", { suspend: true });
+  await tick(frozenMs);
+  return { farm, worker, finished };
+}
+
 const heartbeats = (farm: FakeFarm) => farm.calls.filter((c) => c.name === "heartbeat").map((c) => c.args);
 
 describe("Worker suspension (the machine's owner is back)", () => {
@@ -103,14 +115,7 @@ describe("Worker suspension (the machine's owner is back)", () => {
   });
 
   it("gives back a job frozen longer than the suspend limit", async () => {
-    const farm = new FakeFarm();
-    const job = freezable();
-    const { worker, finished } = makeWorker(farm, [job.handler], { suspendLimitMs: 60_000 });
-    farm.add("work");
-    await worker.start();
-    await tick();
-    worker.pause("other programs are busy", { suspend: true });
-    await tick(59_999);
+    const { farm, worker, finished } = await frozenFor(59_999, 60_000);
     expect(farm.released).toEqual([]);
     await tick(1);
     await tick();
@@ -121,15 +126,8 @@ describe("Worker suspension (the machine's owner is back)", () => {
   });
 
   it("a changed suspend limit holds jobs frozen now, counted from when they froze", async () => {
-    const farm = new FakeFarm();
-    const job = freezable();
-    const { worker } = makeWorker(farm, [job.handler], { suspendLimitMs: 60 * 60_000 });
-    farm.add("work");
-    await worker.start();
-    await tick();
-    worker.pause("you are using the computer", { suspend: true });
-    await tick(30_000);
-    // lowered to 1 minute after 30 s frozen: 30 s are left, not a fresh minute
+    // lowered from an hour to a minute after 30 s frozen: 30 s are left, not a fresh minute
+    const { farm, worker } = await frozenFor(30_000, 60 * 60_000);
     worker.setSuspendLimit(60_000);
     await tick(29_999);
     expect(farm.released).toEqual([]);
@@ -140,14 +138,7 @@ describe("Worker suspension (the machine's owner is back)", () => {
   });
 
   it("a suspend limit lowered below the time a job has been frozen gives it back at once", async () => {
-    const farm = new FakeFarm();
-    const job = freezable();
-    const { worker } = makeWorker(farm, [job.handler], { suspendLimitMs: 60 * 60_000 });
-    farm.add("work");
-    await worker.start();
-    await tick();
-    worker.pause("you are using the computer", { suspend: true });
-    await tick(10_000);
+    const { farm, worker } = await frozenFor(10_000, 60 * 60_000);
     expect(farm.released).toEqual([]);
     worker.setSuspendLimit(5_000);
     await tick();
