@@ -50,6 +50,6 @@ describe("an engine and the claim's checkpoint budget", { timeout: 120_000 }, ()
     expect(taken.length).toBeGreaterThan(1);
     for (const c of taken) expect(c.reduce((n, j) => n + (j.checkpoint?.length ?? 0), 0)).toBeLessThanOrEqual(LIMITS.claimCheckpointChars);
     expect(taken.flat().every((j) => j.checkpoint === checkpoint)).toBe(true);
-    expect((await jobsOf(farm, ids)).map((r) => r.result)).toEqual(ids.map((_, i) => ({ i })));
+    expect((await jobsOf(farm, ids)).map((r): unknown => r.result)).toEqual(ids.map((_, i) => ({ i })));
   });
 });
