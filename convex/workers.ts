@@ -4,7 +4,7 @@ import { mutation, query } from "./_generated/server";
 import { effectiveCapabilities, workerFromKey } from "./lib/auth";
 import { checkCheckpointData, saveCheckpoint } from "./lib/checkpoints";
 import { claimFromHeads, newClaimBudget, takeOffers } from "./lib/claimWork";
-import { declareSlots } from "./lib/declare";
+import { declareSlots, withdrawUnmetOffers } from "./lib/declare";
 import { fail as reject } from "./lib/errors";
 import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
@@ -182,8 +182,9 @@ export const reportFacts = mutation({
     const facts = checkFacts(args.facts);
     if (sameFacts(worker.facts, facts)) return { changed: false };
     await ctx.db.patch(worker._id, { facts });
-    // waiting, it now waits in the lanes its machine can serve (a new GPU, more memory)
+    // waiting, it now waits in the lanes its machine can serve (a new GPU, more memory; or fewer)
     await refreshLaneRows(ctx, { ...worker, facts });
+    await withdrawUnmetOffers(ctx, { ...worker, facts });
     await kickForWaiter(ctx, worker.orgId);
     await kickSummary(ctx, worker.orgId);
     return { changed: true };
