@@ -3,8 +3,8 @@ import type { Doc } from "./_generated/dataModel";
 import { mutation, query } from "./_generated/server";
 import { effectiveCapabilities, workerFromKey } from "./lib/auth";
 import { checkCheckpointData, saveCheckpoint } from "./lib/checkpoints";
-import { claimFromHeads, takeOffers } from "./lib/claimWork";
-import { declareSlots } from "./lib/declare";
+import { claimFromHeads, newClaimBudget, takeOffers } from "./lib/claimWork";
+import { declareSlots, withdrawUnmetOffers } from "./lib/declare";
 import { fail as reject } from "./lib/errors";
 import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
@@ -116,12 +116,14 @@ export const claim = mutation({
     const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
     const wanted = Math.min(max, free);
     const waits: number[] = [];
-    const { claimed, complete } = await takeOffers(ctx, worker, wanted, now, waits);
-    if (claimed.length < wanted && complete) {
+    // what the claim returns stays well below Convex's limit on a function's return value
+    const budget = newClaimBudget();
+    const { claimed, complete } = await takeOffers(ctx, worker, wanted, now, budget, waits);
+    if (claimed.length < wanted && complete && !budget.full) {
       // It wants more than it was offered (an engine's first claim, a simple caller): read the heads.
       const held = (await inboxRows(ctx, worker._id, "offer")).length;
       const fromHeads = Math.min(wanted, free - held) - claimed.length;
-      if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now, waits)));
+      if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now, budget, waits)));
     }
     if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
     await noteQueueWaits(ctx, worker.orgId, now, waits);
@@ -180,8 +182,9 @@ export const reportFacts = mutation({
     const facts = checkFacts(args.facts);
     if (sameFacts(worker.facts, facts)) return { changed: false };
     await ctx.db.patch(worker._id, { facts });
-    // waiting, it now waits in the lanes its machine can serve (a new GPU, more memory)
+    // waiting, it now waits in the lanes its machine can serve (a new GPU, more memory; or fewer)
     await refreshLaneRows(ctx, { ...worker, facts });
+    await withdrawUnmetOffers(ctx, { ...worker, facts });
     await kickForWaiter(ctx, worker.orgId);
     await kickSummary(ctx, worker.orgId);
     return { changed: true };

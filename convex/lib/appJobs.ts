@@ -5,6 +5,7 @@ import type { appPin } from "../schema";
 import { APP_LIMITS, APP_TYPE_PREFIX, APPS_CAPABILITY } from "./appLimits";
 import { findVersion, latestLiveVersion } from "./apps";
 import { fail } from "./errors";
+import type { JobRequirements } from "./requirements";
 import { finishJob } from "./transitions";
 
 export type AppPin = Infer<typeof appPin>;
@@ -32,6 +33,14 @@ export async function pinApp(ctx: QueryCtx, orgId: Id<"orgs">, type: string): Pr
 /** An app job's capabilities: what the submitter asked for plus `apps` (sorted, as routing keys are). */
 export function withAppsCapability(capabilities: string[]): string[] {
   return [...new Set([...capabilities, APPS_CAPABILITY])].sort();
+}
+
+/**
+ * An app job's requirements: the pinned version's memoryMB is its memory requirement (the submitter's own
+ * minMemoryMB when larger; the other fields as given), so only machines that have that much memory claim it.
+ */
+export function withAppMemory(requirements: JobRequirements | undefined, memoryMB: number): JobRequirements {
+  return { ...requirements, minMemoryMB: Math.max(memoryMB, requirements?.minMemoryMB ?? 0) };
 }
 
 /**

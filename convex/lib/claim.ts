@@ -2,7 +2,6 @@ import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import type { AppPin } from "./appJobs";
-import { checkpointOf } from "./checkpoints";
 import { recordEvent } from "./events";
 import { newLeaseId } from "./keys";
 import type { JobRequirements } from "./requirements";
@@ -53,13 +52,15 @@ export type Leased = {
  * Start one attempt of a pending job on this worker: a fresh lease, its one lazy lease check, a claimed
  * event. Counters are the caller's business (an offered job is already counted as running in its lane;
  * the worker's running count moves once per claim). `waits` collects the job's queue wait (claim time −
- * ready time), which the claim counts once for all its jobs (counters.ts noteQueueWaits).
+ * ready time), which the claim counts once for all its jobs (counters.ts noteQueueWaits). `checkpoint`: the
+ * job's latest checkpoint, read by the caller (claimWork.ts), which bounds how many one claim hands out.
  */
 export async function leaseJob(
   ctx: MutationCtx,
   job: Doc<"jobs">,
   workerId: Id<"workers">,
   now: number,
+  checkpoint: string | undefined,
   waits?: number[],
 ): Promise<Leased> {
   const leaseId = newLeaseId(job._id);
@@ -84,7 +85,6 @@ export async function leaseJob(
   const leased: Leased = { jobId: job._id, leaseId, type: job.type, payload: job.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt };
   if (job.requirements) leased.requirements = job.requirements;
   if (job.app) leased.app = job.app;
-  const checkpoint = await checkpointOf(ctx, job);
   if (checkpoint !== undefined) leased.checkpoint = checkpoint;
   return leased;
 }

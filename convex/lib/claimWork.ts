@@ -2,20 +2,45 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { deadIfModuleGone } from "./appJobs";
 import { effectiveCapabilities } from "./auth";
+import { checkpointOf } from "./checkpoints";
 import { leaseJob, readyHeads, type Leased } from "./claim";
 import { bumpLane } from "./counters";
 import { setWants } from "./demand";
 import { clearResync, inboxRows, isOfferedTo, takeOffer } from "./inbox";
-import { kickSummary, noteWaiter } from "./kick";
+import { kickForJobs, kickSummary, noteWaiter } from "./kick";
 import { eligibleLanes } from "./lanes";
+import { LIMITS } from "./limits";
 import { touchWorker } from "./presence";
+
+/** What one claim may still hand out in checkpoints (LIMITS.claimCheckpointChars); `full` once a job did not fit. */
+export type ClaimBudget = { checkpointChars: number; full: boolean };
+
+export function newClaimBudget(): ClaimBudget {
+  return { checkpointChars: LIMITS.claimCheckpointChars, full: false };
+}
+
+/**
+ * The job's checkpoint (undefined when it has none) if it fits what is left of the claim's budget, which it
+ * then spends; null when it does not fit: the claim takes no more jobs, and this one stays where it is.
+ */
+async function checkpointWithin(ctx: MutationCtx, job: Doc<"jobs">, budget: ClaimBudget): Promise<{ checkpoint?: string } | null> {
+  const checkpoint = await checkpointOf(ctx, job);
+  if (checkpoint === undefined) return {};
+  if (checkpoint.length > budget.checkpointChars) {
+    budget.full = true;
+    return null;
+  }
+  budget.checkpointChars -= checkpoint.length;
+  return { checkpoint };
+}
 
 /**
  * The offers made to this worker, best first, at most `wanted` of them. Only as many are read as it takes:
  * the range read ends at the last one taken, so the dispatcher adding a later offer for this worker
- * meanwhile does not conflict with the claim. `complete`: every offer it holds was read.
+ * meanwhile does not conflict with the claim. `complete`: every offer it holds was read. An offer whose
+ * checkpoint does not fit the budget stays in the inbox (and the rest after it) for the next claim.
  */
-export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number, waits?: number[]) {
+export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number, budget: ClaimBudget, waits?: number[]) {
   const offers = wanted > 0 ? await inboxRows(ctx, worker._id, "offer", wanted) : [];
   const claimed: Leased[] = [];
   for (const offer of offers) {
@@ -23,8 +48,10 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
     if (!isOfferedTo(job, worker._id)) continue;
     // dead-lettering withdraws the offer and gives the worker's slot back to its waiting line
     if (await deadIfModuleGone(ctx, job, worker._id)) continue;
+    const fits = await checkpointWithin(ctx, job, budget);
+    if (!fits) break;
     await takeOffer(ctx, offer);
-    claimed.push(await leaseJob(ctx, job, worker._id, now, waits));
+    claimed.push(await leaseJob(ctx, job, worker._id, now, fits.checkpoint, waits));
   }
   return { claimed, complete: offers.length < wanted };
 }
@@ -32,7 +59,8 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
 /**
  * Up to `count` ready jobs straight from the heads of the lanes this worker can serve, in strict order;
  * what it still wants after that is recorded as waiting (it has just read every head it can serve).
- * A claim that reads the heads is a worker declaring itself: an engine's start, or a simple caller.
+ * A claim that reads the heads is a worker declaring itself: an engine's start, or a simple caller. Heads
+ * past one whose checkpoint does not fit the budget stay ready; the worker waits for them like for any job.
  */
 export async function claimFromHeads(
   ctx: MutationCtx,
@@ -40,6 +68,7 @@ export async function claimFromHeads(
   advertised: string[],
   count: number,
   now: number,
+  budget: ClaimBudget,
   waits?: number[],
 ): Promise<Leased[]> {
   await touchWorker(ctx, worker);
@@ -50,7 +79,9 @@ export async function claimFromHeads(
   const perLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
   for (const job of heads) {
     if (await deadIfModuleGone(ctx, job, worker._id)) continue;
-    claimed.push(await leaseJob(ctx, job, worker._id, now, waits));
+    const fits = await checkpointWithin(ctx, job, budget);
+    if (!fits) break;
+    claimed.push(await leaseJob(ctx, job, worker._id, now, fits.checkpoint, waits));
     perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
   }
   // one counter change per lane, however many of its jobs were claimed
@@ -59,6 +90,8 @@ export async function claimFromHeads(
   const stillWanted = count - claimed.length;
   await setWants(ctx, worker, stillWanted, [...capabilities].sort());
   if (stillWanted > 0) await noteWaiter(ctx, worker.orgId);
+  // heads left for the budget are ready now: the dispatcher offers them (to this worker or another)
+  if (budget.full) await kickForJobs(ctx, worker.orgId);
   await clearResync(ctx, worker._id);
   return claimed;
 }

@@ -1,8 +1,9 @@
 import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { setWants } from "./demand";
-import { inboxRows, isOfferedTo, withdrawOffer } from "./inbox";
+import { giveBackWant, inboxRows, isOfferedTo, withdrawOffer } from "./inbox";
 import { kickForJobs, kickForWaiter, kickSummary } from "./kick";
+import { classOf, meetsClass } from "./requirements";
 import { runningCount } from "./workerSlots";
 
 /**
@@ -39,4 +40,25 @@ export async function declareSlots(
   const wants = await setWants(ctx, worker, capacity - kept, capabilities);
   if (wants > 0) await kickForWaiter(ctx, worker.orgId);
   return wants;
+}
+
+/**
+ * The worker's machine changed (a GPU gone, less memory): the offers it holds for jobs it no longer meets go back
+ * to the queue at once, for a machine that does, and the slots they held are wanted again. Returns how many.
+ */
+export async function withdrawUnmetOffers(ctx: MutationCtx, worker: Doc<"workers">): Promise<number> {
+  const offers = await inboxRows(ctx, worker._id, "offer");
+  let withdrawn = 0;
+  for (const offer of offers) {
+    const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
+    if (!isOfferedTo(job, worker._id) || meetsClass(worker.facts, classOf(job.requirements))) continue;
+    await withdrawOffer(ctx, job, { requeue: true });
+    await giveBackWant(ctx, worker);
+    withdrawn++;
+  }
+  if (withdrawn > 0) {
+    await kickForJobs(ctx, worker.orgId);
+    await kickSummary(ctx, worker.orgId);
+  }
+  return withdrawn;
 }

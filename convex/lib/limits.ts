@@ -14,6 +14,15 @@ export const LIMITS = {
   outputChunksReturned: 500,
   batchCount: 500,
   claimMax: 32,
+  /**
+   * Checkpoint text (base64 characters) one workers:claim hands out, all its jobs together. A resumed app job
+   * carries up to 512 KiB decoded (699 052 characters of base64), so 32 of them (21.3 MiB) would pass Convex's
+   * 16 MiB limit on a function's return value (and on the data one transaction reads), while 32 payloads alone
+   * may take 8 MiB. With this budget a claim returns at most 8 MiB of payloads and 4 MiB of checkpoints (five
+   * of the largest). A checkpointed job that does not fit is left where it was (offered to this worker, or
+   * ready) for the next claim; a single checkpoint always fits, so every claim makes progress.
+   */
+  claimCheckpointChars: 4 * 1024 * 1024,
   priorityMin: 0,
   priorityMax: 1000,
   maxAttempts: 100,

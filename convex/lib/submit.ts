@@ -2,7 +2,7 @@ import { v, type Infer } from "convex/values";
 import { internal } from "../_generated/api";
 import type { Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { pinApp, withAppsCapability } from "./appJobs";
+import { pinApp, withAppMemory, withAppsCapability } from "./appJobs";
 import { bumpLane } from "./counters";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
@@ -90,11 +90,13 @@ export async function insertCheckedJob(
       .first();
     if (existing) return existing._id;
   }
-  // an app job runs the version that is the app's latest now, and only on workers that run apps
+  // an app job runs the version that is the app's latest now, only on workers that run apps and whose
+  // machines have the memory that version may use
   const app = await pinApp(ctx, orgId, spec.type);
   const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
+  const requirements = app ? withAppMemory(spec.requirements, app.memoryMB) : spec.requirements;
   const now = Date.now();
-  const lane = await laneFor(ctx, orgId, capabilities, classOf(spec.requirements));
+  const lane = await laneFor(ctx, orgId, capabilities, classOf(requirements));
   const delayed = spec.availableAt > now;
   const jobId = await ctx.db.insert("jobs", {
     orgId,
@@ -113,7 +115,7 @@ export async function insertCheckedJob(
     externalId: spec.externalId,
     batchId: spec.batchId,
     clientKeyId,
-    ...(spec.requirements ? { requirements: spec.requirements } : {}),
+    ...(requirements ? { requirements } : {}),
     ...(app ? { app } : {}),
   });
   await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });

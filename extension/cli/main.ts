@@ -3,7 +3,7 @@ import { hostname, userInfo } from "node:os";
 import { ConvexClient } from "convex/browser";
 import { api } from "../../convex/_generated/api";
 import { APPS_CAPABILITY } from "../../convex/lib/appLimits";
-import { createAppsHandler, createBuiltinRegistry, loadRecipesFile, probeOllama, type Recipe } from "../handlers";
+import { AppsRuntime, createBuiltinRegistry, loadRecipesFile, probeOllama, type Recipe } from "../handlers";
 import { userStateDir } from "../policy/privateFiles";
 import { convexFarmClient } from "../worker/farmClient";
 import { describeError } from "../worker/errors";
@@ -79,7 +79,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     const apiKey = await credentials(client, options, offered, log);
     if (options.apps) {
       // The donor allowed apps: only now is the `apps` capability offered, with the key that downloads modules.
-      registry.register(createAppsHandler(pool, { deploymentUrl: options.url, siteUrl: options.siteUrl, apiKey, stateDir: userStateDir(io.env) }));
+      registry.register(new AppsRuntime(pool, { stateDir: userStateDir(io.env) }).handlerFor({ deploymentUrl: options.url, siteUrl: options.siteUrl, apiKey }));
       log("apps: allowed (WebAssembly apps run sandboxed: no files, network or environment of this machine)");
     }
     if (options.ollama) {

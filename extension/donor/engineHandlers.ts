@@ -1,5 +1,5 @@
 import * as vscode from "vscode";
-import { createAppsHandler, demoHandlers, HandlerRegistry, ollamaHandlers, parseRecipes, ProcessPool, recipeHandlers, type Recipe } from "../handlers";
+import { AppsRuntime, demoHandlers, HandlerRegistry, ollamaHandlers, parseRecipes, ProcessPool, recipeHandlers, type Recipe } from "../handlers";
 import { userStateDir } from "../policy/privateFiles";
 import type { Handler } from "../worker/handler";
 import { runAppsAllowed } from "./appsConsent";
@@ -21,6 +21,8 @@ export type AppsFarm = { readonly url: string; readonly apiKey: string | undefin
 export class EngineHandlers extends DisposableOwner {
   readonly pool = new ProcessPool({ niceness: 19 });
   readonly registry = new HandlerRegistry();
+  /** One module cache for this window's whole life: a reload of the settings builds a new handler, not a new cache. */
+  private readonly apps = new AppsRuntime(this.pool, { stateDir: userStateDir() });
   private removeOffered: Array<() => void> = [];
 
   constructor(
@@ -54,7 +56,7 @@ export class EngineHandlers extends DisposableOwner {
     const apiKey = this.farm?.apiKey;
     if (!runAppsAllowed() || !this.farm?.url || !apiKey) return [];
     try {
-      return [createAppsHandler(this.pool, { deploymentUrl: this.farm.url, apiKey, stateDir: userStateDir() })];
+      return [this.apps.handlerFor({ deploymentUrl: this.farm.url, apiKey })];
     } catch (error) {
       this.log.error(`Apps are not offered: ${messageOf(error)}`);
       return [];

@@ -4,7 +4,8 @@ import type { Id } from "../../convex/_generated/dataModel";
 import { buildModule, FD_WRITE } from "../unit/apps/wasmBuilder";
 import { publish, publishingFarm, remove, type PublishingFarm } from "./appFarm";
 import { eventKinds, inboxOf, jobRow, laneCounts, runDue } from "./queueState";
-import { enrollWorker, expectCode, snapshot, type Enrolled } from "./setup";
+import type { MachineFacts } from "../../convex/lib/facts";
+import { enrollWorker, expectCode, LAPTOP_FACTS, snapshot, type Enrolled } from "./setup";
 
 const V1 = buildModule({ imports: [FD_WRITE] });
 const V2 = buildModule({ imports: [FD_WRITE], memory: { min: 2 } });
@@ -22,11 +23,18 @@ async function farmWithApp(): Promise<PublishingFarm> {
   return farm;
 }
 
-const submitApp = (farm: PublishingFarm, name = "render", extra: { requiredCapabilities?: string[]; priority?: number } = {}) =>
+const submitApp = (
+  farm: PublishingFarm,
+  name = "render",
+  extra: { requiredCapabilities?: string[]; priority?: number; requirements?: { minMemoryMB?: number; minCores?: number } } = {},
+) =>
   farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: `app.${name}`, payload: { tile: 1 }, ...extra });
 
-const appsWorker = (farm: PublishingFarm, name = "donor", maxConcurrentJobs = 1) =>
-  enrollWorker(farm, { allowed: ["apps", "demo.echo"], capabilities: ["apps", "demo.echo"], name, maxConcurrentJobs });
+/** A worker that runs apps on a machine that reported these facts (null: reported none). */
+const appsWorker = (farm: PublishingFarm, name = "donor", maxConcurrentJobs = 1, facts: MachineFacts | null = LAPTOP_FACTS) =>
+  enrollWorker(farm, { allowed: ["apps", "demo.echo"], capabilities: ["apps", "demo.echo"], name, maxConcurrentJobs, ...(facts ? { facts } : {}) });
+
+const withMemory = (memoryMB: number): MachineFacts => ({ ...LAPTOP_FACTS, memoryMB });
 
 const claim = (farm: PublishingFarm, w: Enrolled, max = 1) => farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max });
 
@@ -98,8 +106,9 @@ describe("routing app jobs", () => {
   test("only a worker allowed and offering apps claims one, and gets the pin with it", async () => {
     const farm = await farmWithApp();
     const jobId = await submitApp(farm);
-    const notAllowed = await enrollWorker(farm, { allowed: ["demo.echo"], capabilities: ["demo.echo", "apps"], name: "not-allowed" });
-    const notOffering = await enrollWorker(farm, { allowed: ["apps", "demo.echo"], capabilities: ["demo.echo"], name: "not-offering" });
+    const facts = LAPTOP_FACTS;
+    const notAllowed = await enrollWorker(farm, { allowed: ["demo.echo"], capabilities: ["demo.echo", "apps"], name: "not-allowed", facts });
+    const notOffering = await enrollWorker(farm, { allowed: ["apps", "demo.echo"], capabilities: ["demo.echo"], name: "not-offering", facts });
     expect(await claim(farm, notAllowed)).toEqual([]);
     expect(await claim(farm, notOffering)).toEqual([]);
     const donor = await appsWorker(farm);
@@ -110,7 +119,7 @@ describe("routing app jobs", () => {
 
   test("the dispatcher offers app jobs only to waiting workers that run apps, in strict order", async () => {
     const farm = await farmWithApp();
-    const plain = await enrollWorker(farm, { allowed: ["demo.echo"], capabilities: ["demo.echo"], name: "plain" });
+    const plain = await enrollWorker(farm, { allowed: ["demo.echo"], capabilities: ["demo.echo"], name: "plain", facts: LAPTOP_FACTS });
     expect(await claim(farm, plain)).toEqual([]);
     vi.advanceTimersByTime(5);
     const donor = await appsWorker(farm);
@@ -139,7 +148,7 @@ describe("routing app jobs", () => {
     expect(dead.status).toBe("dead");
     expect(dead.error).toMatch(/app "render" v1 was deleted/);
     expect(await eventKinds(farm.t, doomed)).toEqual(["submitted", "dead"]);
-    expect(await laneCounts(farm)).toEqual({ apps: { pending: 0, running: 1 } });
+    expect(await laneCounts(farm)).toEqual({ "apps|mem>=64": { pending: 0, running: 0 }, "apps|mem>=256": { pending: 0, running: 1 } });
     const slots = await farm.t.run(async (ctx) => await ctx.db.query("workerSlots").collect());
     expect(slots.map((s) => s.running)).toEqual([1]);
   });
@@ -155,7 +164,7 @@ describe("routing app jobs", () => {
     expect(await claim(farm, donor)).toEqual([]);
     expect((await jobRow(farm.t, doomed)).status).toBe("dead");
     expect(await inboxOf(farm.t, donor.workerId)).toEqual([]);
-    expect(await laneCounts(farm)).toEqual({ apps: { pending: 0, running: 0 } });
+    expect(await laneCounts(farm)).toEqual({ "apps|mem>=64": { pending: 0, running: 0 } });
     const waiter = await farm.t.run(async (ctx) => await ctx.db.query("waiters").withIndex("by_worker", (q) => q.eq("workerId", donor.workerId)).unique());
     expect(waiter?.wants).toBe(1);
   });
@@ -180,5 +189,70 @@ describe("routing app jobs", () => {
     vi.advanceTimersByTime(10_000);
     expect(await claim(farm, donor)).toEqual([]);
     expect((await jobRow(farm.t, jobId)).status).toBe("dead");
+  });
+});
+
+describe("an app's memoryMB is its job's memory requirement", () => {
+  async function farmWithBigApp(): Promise<PublishingFarm> {
+    const farm = await publishingFarm();
+    expect((await publish(farm, "big", V1, { query: "memoryMB=2048" })).status).toBe(200);
+    return farm;
+  }
+
+  test("the job carries minMemoryMB = the version's memoryMB and is laned by that class", async () => {
+    const farm = await farmWithBigApp();
+    const jobId = await submitApp(farm, "big");
+    expect((await jobRow(farm.t, jobId)).requirements).toEqual({ minMemoryMB: 2048 });
+    expect(await laneCounts(farm)).toEqual({ "apps|mem>=2048": { pending: 1, running: 0 } });
+    expect(await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId })).toMatchObject({ requirements: { minMemoryMB: 2048 } });
+  });
+
+  test("a worker reporting 1024 MB is neither offered nor able to claim it; one reporting 4096 MB is, and gets the requirement", async () => {
+    const farm = await farmWithBigApp();
+    const small = await appsWorker(farm, "small", 1, withMemory(1024));
+    expect(await claim(farm, small)).toEqual([]);
+    vi.advanceTimersByTime(5);
+    const large = await appsWorker(farm, "large", 1, withMemory(4096));
+    expect(await claim(farm, large)).toEqual([]);
+    const jobId = await submitApp(farm, "big");
+    await runDue(farm.t);
+    // the small machine waited first, yet the offer goes to the one with the memory
+    expect(await inboxOf(farm.t, small.workerId)).toEqual([]);
+    expect((await inboxOf(farm.t, large.workerId)).map((o) => o.jobId)).toEqual([jobId]);
+    expect(await claim(farm, small)).toEqual([]);
+    expect((await jobRow(farm.t, jobId)).status).toBe("pending");
+    const [got] = await claim(farm, large);
+    expect(got).toMatchObject({ jobId, requirements: { minMemoryMB: 2048 }, app: { name: "big", memoryMB: 2048 } });
+    expect(await laneCounts(farm)).toEqual({ "apps|mem>=2048": { pending: 0, running: 1 } });
+  });
+
+  test("a worker that reported no facts claims no app job", async () => {
+    const farm = await farmWithApp();
+    await submitApp(farm);
+    const unknown = await appsWorker(farm, "unknown", 1, null);
+    expect(await claim(farm, unknown)).toEqual([]);
+    await farm.t.mutation(api.workers.reportFacts, { apiKey: unknown.apiKey, facts: LAPTOP_FACTS });
+    expect(await claim(farm, unknown)).toHaveLength(1);
+  });
+
+  test("a submitter's larger minMemoryMB wins, a smaller one gives way to the app's, other requirements are kept", async () => {
+    const farm = await farmWithBigApp();
+    const larger = await submitApp(farm, "big", { requirements: { minMemoryMB: 8000, minCores: 4 } });
+    const smaller = await submitApp(farm, "big", { requirements: { minMemoryMB: 100, minCores: 2 } });
+    expect((await jobRow(farm.t, larger)).requirements).toEqual({ minMemoryMB: 8000, minCores: 4 });
+    expect((await jobRow(farm.t, smaller)).requirements).toEqual({ minMemoryMB: 2048, minCores: 2 });
+    expect(Object.keys(await laneCounts(farm)).sort()).toEqual(["apps|mem>=2048,cores>=2", "apps|mem>=8192,cores>=4"]);
+    // a 4 GB machine runs the one that needs the app's 2 GB, never the 8 GB one
+    const fourGB = await appsWorker(farm, "four", 2, withMemory(4096));
+    const got = await claim(farm, fourGB, 2);
+    expect(got.map((j) => j.jobId)).toEqual([smaller]);
+    expect((await jobRow(farm.t, larger)).status).toBe("pending");
+  });
+
+  test("a bad minMemoryMB on an app job is refused like any other, and nothing is written", async () => {
+    const farm = await farmWithBigApp();
+    const before = await snapshot(farm.t);
+    await expectCode(submitApp(farm, "big", { requirements: { minMemoryMB: 0.5 } }), "invalid_argument");
+    expect((await snapshot(farm.t)).jobs).toEqual(before.jobs);
   });
 });

@@ -3,7 +3,8 @@ import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import type { MachineFacts } from "../../convex/lib/facts";
 import type { JobRequirements } from "../../convex/lib/requirements";
-import { inboxOf, jobRow, laneLinesOf, runDue } from "./queueState";
+import { inboxOf, jobRow, laneLinesOf, runDue, waiterRow } from "./queueState";
+import { checkConsistency } from "./sweep/consistency";
 import { enrollWorker, expectCode, newFarm, snapshot, type Farm } from "./setup";
 
 beforeEach(() => {
@@ -123,6 +124,29 @@ describe("routing by requirements", () => {
     await farm.t.mutation(api.workers.reportFacts, { apiKey: w.apiKey, facts: GPU_BOX });
     await runDue(farm.t);
     expect(await inboxOf(farm.t, w.workerId)).toEqual([expect.objectContaining({ kind: "offer", jobId: gpuJob })]);
+  });
+
+  test("a worker whose machine no longer meets a job it was offered (its GPU gone) gives the offer back at once, to a machine that does", async () => {
+    const farm = await newFarm();
+    const w = await worker(farm, "w", GPU_BOX);
+    expect(await claim(farm, w.apiKey)).toEqual([]);
+    const gpuJob = await submit(farm, { gpu: { vendor: "nvidia" } });
+    await runDue(farm.t);
+    expect(await inboxOf(farm.t, w.workerId)).toEqual([expect.objectContaining({ kind: "offer", jobId: gpuJob })]);
+    await farm.t.mutation(api.workers.reportFacts, { apiKey: w.apiKey, facts: { ...GPU_BOX, gpus: [] } });
+    // not after the offer's 5 s: now
+    expect(await inboxOf(farm.t, w.workerId)).toEqual([]);
+    const back = await jobRow(farm.t, gpuJob);
+    expect(back.queue).toBe("ready");
+    expect(back.workerId).toBeUndefined();
+    expect(await claim(farm, w.apiKey)).toEqual([]);
+    // it still waits for one job it can run, and a GPU box that comes is offered this one
+    expect((await waiterRow(farm.t, w.workerId))?.wants).toBe(1);
+    const box = await worker(farm, "box", GPU_BOX);
+    await farm.t.mutation(api.workers.ready, { apiKey: box.apiKey, capabilities: [], slots: 1 });
+    await runDue(farm.t);
+    expect((await claim(farm, box.apiKey)).map((j) => j.jobId)).toEqual([gpuJob]);
+    expect(await checkConsistency(farm.t)).toEqual([]);
   });
 
   test("memory classes count a machine by its nominal size; a vendor must match", async () => {

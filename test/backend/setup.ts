@@ -4,6 +4,7 @@ import type { FunctionReturnType } from "convex/server";
 import { expect } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
+import type { MachineFacts } from "../../convex/lib/facts";
 import schema from "../../convex/schema";
 import { modulesFromDirectory } from "../server/modules";
 
@@ -29,11 +30,14 @@ export async function newFarm(t: Backend = newBackend(), name = "acme"): Promise
   return { t, orgId, clientKey: key };
 }
 
+/** An ordinary donor machine: enough memory for any app version (apps may ask for up to 2 GB). */
+export const LAPTOP_FACTS: MachineFacts = { cores: 8, memoryMB: 16_384, os: "linux", arch: "x64", gpus: [] };
+
 export type Enrolled = FunctionReturnType<typeof api.workers.enroll> & { capabilities: string[] };
 
 export async function enrollWorker(
   farm: Farm,
-  options: { capabilities?: string[]; allowed?: string[]; maxConcurrentJobs?: number; canManage?: boolean; name?: string } = {},
+  options: { capabilities?: string[]; allowed?: string[]; maxConcurrentJobs?: number; canManage?: boolean; name?: string; facts?: MachineFacts } = {},
 ): Promise<Enrolled> {
   const capabilities = options.capabilities ?? [];
   const { token } = await farm.t.mutation(internal.admin.createEnrollment, {
@@ -47,6 +51,7 @@ export async function enrollWorker(
     name: options.name ?? "laptop",
     machineId: "machine-1",
     capabilities,
+    ...(options.facts ? { facts: options.facts } : {}),
   });
   return { ...enrolled, capabilities };
 }

@@ -1,4 +1,4 @@
-import { HandlerError } from "../../worker/errors";
+import { classifyLine, LineReader } from "../stdoutProtocol";
 
 export type AppStdoutEvents = {
   progress(fraction: number | undefined, status: string | undefined): void;
@@ -11,87 +11,49 @@ export type AppStdoutEvents = {
 const MAX_LINE_CHARS = 1024 * 1024;
 
 /**
- * An app's stdout, by the recipe protocol: `{"progress": 0.5, "status": "…"}` lines report progress,
- * `{"checkpoint": "<base64>"}` lines are checkpoints, other lines stream as output, and the last line is the
- * result, as JSON. A JSON line is held back until the next line shows it was not the last, then streamed.
+ * An app's stdout, by the recipe protocol (../stdoutProtocol.ts): progress lines, checkpoint lines, output,
+ * and the last line is the result, as JSON. A JSON line is held back until the next line shows it was not the
+ * last, then streamed as output.
  */
 export class AppStdout {
-  private readonly decoder = new TextDecoder();
-  private partial = "";
-  private held: string | undefined;
+  private readonly lines: LineReader;
+  private held: { line: string; value: unknown } | undefined;
   private last: string | undefined;
 
   constructor(
     private readonly events: AppStdoutEvents,
-    private readonly maxLineChars = MAX_LINE_CHARS,
-  ) {}
+    maxLineChars = MAX_LINE_CHARS,
+  ) {
+    this.lines = new LineReader((line) => this.line(line), { maxLineChars, label: "the app" });
+  }
 
   write(bytes: Uint8Array): void {
-    this.partial += this.decoder.decode(bytes, { stream: true });
-    let nl: number;
-    while ((nl = this.partial.indexOf("\n")) >= 0) {
-      const line = this.partial.slice(0, nl);
-      this.partial = this.partial.slice(nl + 1);
-      this.line(line);
-    }
-    if (this.partial.length > this.maxLineChars) {
-      throw new HandlerError(`the app printed a line longer than ${this.maxLineChars} characters`, { retryable: false });
-    }
+    this.lines.write(bytes);
   }
 
   /** The end of stdout: the result, or why there is none. */
   end(): { ok: true; result: unknown } | { ok: false; lastLine: string | undefined } {
-    this.partial += this.decoder.decode();
-    if (this.partial) this.line(this.partial);
-    this.partial = "";
+    this.lines.end();
     if (this.held === undefined) return { ok: false, lastLine: this.last };
-    return { ok: true, result: JSON.parse(this.held) };
+    return { ok: true, result: this.held.value };
   }
 
-  private line(raw: string): void {
-    const line = raw.replace(/\r$/, "");
-    if (line.length > this.maxLineChars) {
-      throw new HandlerError(`the app printed a line longer than ${this.maxLineChars} characters`, { retryable: false });
-    }
-    if (!line.trim()) return;
+  private line(line: string): void {
     this.last = line;
     if (this.held !== undefined) {
-      this.events.output(this.held + "\n");
+      this.events.output(this.held.line + "\n");
       this.held = undefined;
     }
-    const json = parseJsonLine(line);
-    if (json === undefined) return this.events.output(line + "\n");
-    if (isProgress(json)) return this.events.progress(json.progress, json.status);
-    if (isCheckpoint(json)) return this.events.checkpoint(json.checkpoint);
-    this.held = line;
+    const seen = classifyLine(line);
+    switch (seen.kind) {
+      case "text":
+        return this.events.output(line + "\n");
+      case "progress":
+        return this.events.progress(seen.progress, seen.status);
+      case "checkpoint":
+        return this.events.checkpoint(seen.data);
+      case "json":
+        this.held = { line, value: seen.value };
+    }
   }
-}
-
-function parseJsonLine(line: string): unknown {
-  const trimmed = line.trim();
-  if (!/^[[{"\d-]|^(true|false|null)$/.test(trimmed)) return undefined;
-  try {
-    return JSON.parse(trimmed);
-  } catch {
-    return undefined;
-  }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function isProgress(v: unknown): v is { progress?: number; status?: string } {
-  if (!isObject(v)) return false;
-  const keys = Object.keys(v);
-  return (
-    keys.length > 0 &&
-    keys.every((k) => k === "progress" || k === "status") &&
-    (v.progress === undefined || typeof v.progress === "number") &&
-    (v.status === undefined || typeof v.status === "string")
-  );
-}
-
-function isCheckpoint(v: unknown): v is { checkpoint: string } {
-  return isObject(v) && Object.keys(v).length === 1 && typeof v.checkpoint === "string";
 }

@@ -7,21 +7,42 @@ import { ModuleCache } from "./moduleCache";
 import { httpModuleSource } from "./moduleSource";
 import { siteUrlFor } from "./siteUrl";
 
-export type AppsSetup = {
+export type AppsRuntimeOptions = {
+  /** This machine's state folder; modules are cached in its `app-modules` folder. */
+  stateDir: string;
+  cacheBytes?: number;
+};
+
+/** The farm the apps handler downloads modules from. */
+export type AppsFarmAccess = {
   /** The deployment URL the worker connects to; the module route is on its HTTP address. */
   deploymentUrl: string;
   /** An explicit HTTP address (`…convex.site`), when it cannot be derived. */
   siteUrl?: string;
   /** The worker's key: the module route serves only workers allowed to run apps. */
   apiKey: string;
-  /** This machine's state folder; modules are cached in its `app-modules` folder. */
-  stateDir: string;
-  cacheBytes?: number;
+  fetch?: typeof fetch;
 };
 
-/** The `apps` handler wired to the deployment: modules downloaded with the worker key, cached by sha256. */
-export function createAppsHandler(pool: ProcessPool, setup: AppsSetup): Handler {
-  const cache = new ModuleCache({ dir: join(setup.stateDir, "app-modules"), maxBytes: setup.cacheBytes });
-  const source = httpModuleSource({ siteUrl: siteUrlFor(setup.deploymentUrl, setup.siteUrl), apiKey: setup.apiKey });
-  return appsHandler(new AppRunner(pool, cache, source));
+/**
+ * What a worker needs to run apps for as long as it lives: the process pool and ONE module cache. The handler
+ * itself is rebuilt whenever the farm or the donor's settings change (`handlerFor`), but the cache is not, so
+ * a download in flight, the modules that running jobs hold (never evicted) and the files already checked
+ * against their sha256 carry over a settings reload.
+ */
+export class AppsRuntime {
+  private readonly cache: ModuleCache;
+
+  constructor(
+    private readonly pool: ProcessPool,
+    options: AppsRuntimeOptions,
+  ) {
+    this.cache = new ModuleCache({ dir: join(options.stateDir, "app-modules"), maxBytes: options.cacheBytes });
+  }
+
+  /** The `apps` handler for this farm: modules downloaded with the worker key, cached by sha256. */
+  handlerFor(farm: AppsFarmAccess): Handler {
+    const source = httpModuleSource({ siteUrl: siteUrlFor(farm.deploymentUrl, farm.siteUrl), apiKey: farm.apiKey, fetch: farm.fetch });
+    return appsHandler(new AppRunner(this.pool, this.cache, source));
+  }
 }

@@ -1,7 +1,7 @@
 // Farm apps on the worker side: the `apps` handler the engine runs `app.<name>` jobs through, wired to the
 // deployment's module route (runner, module cache and source live in the files beside this one).
-export { createAppsHandler } from "./appsSetup";
-export type { AppsSetup } from "./appsSetup";
+export { AppsRuntime } from "./appsSetup";
+export type { AppsFarmAccess, AppsRuntimeOptions } from "./appsSetup";
 export type { AppRunOutcome, AppRunRequest, ModuleSource } from "./appRunner";
 export type { AppPin } from "./appPin";
 export type { CachedModule, ModuleCacheOptions } from "./moduleCache";

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { abortReason, HandlerError } from "../../worker/errors";
 import type { ImplContext } from "../protocol";
+import { classifyLine, LineReader, parseJsonLine } from "../stdoutProtocol";
 
 /** A named command the machine's owner declared (never taken from a job). */
 export type Recipe = {
@@ -16,8 +17,9 @@ export type Recipe = {
 const STDERR_TAIL = 2_000;
 
 /**
- * Run a recipe: the job's payload goes in on stdin as JSON; JSON lines like {"progress":0.5,"status":"..."}
- * report progress; other lines are streamed as output; the last line must be JSON and is the result.
+ * Run a recipe: the job's payload goes in on stdin as JSON; stdout follows the line protocol (../stdoutProtocol.ts):
+ * progress lines report progress, text lines are streamed as output, the last line must be JSON and is the result
+ * (other JSON lines before it are not streamed, and a recipe has no checkpoints).
  */
 export function runRecipe(payload: unknown, ctx: ImplContext, options: unknown): Promise<unknown> {
   const recipe = options as Recipe;
@@ -28,27 +30,18 @@ export function runRecipe(payload: unknown, ctx: ImplContext, options: unknown):
       env: { ...process.env, ...recipe.env },
       stdio: ["pipe", "pipe", "pipe"],
     });
-    let stdoutRest = "";
     let lastLine = "";
     let stderr = "";
     const onAbort = () => child.kill("SIGTERM");
     ctx.signal.addEventListener("abort", onAbort);
 
-    const onLine = (line: string) => {
-      if (!line.trim()) return;
+    const stdout = new LineReader((line) => {
       lastLine = line;
-      const json = parseJson(line);
-      if (isProgressLine(json)) ctx.progress(json.progress, json.status);
-      else if (json === undefined) ctx.output(line + "\n");
-    };
-    child.stdout.setEncoding("utf8").on("data", (text: string) => {
-      stdoutRest += text;
-      let nl: number;
-      while ((nl = stdoutRest.indexOf("\n")) >= 0) {
-        onLine(stdoutRest.slice(0, nl).replace(/\r$/, ""));
-        stdoutRest = stdoutRest.slice(nl + 1);
-      }
+      const seen = classifyLine(line);
+      if (seen.kind === "progress") ctx.progress(seen.progress, seen.status);
+      else if (seen.kind === "text") ctx.output(line + "\n");
     });
+    child.stdout.on("data", (chunk: Buffer) => stdout.write(chunk));
     child.stderr.setEncoding("utf8").on("data", (text: string) => {
       stderr = (stderr + text).slice(-STDERR_TAIL);
     });
@@ -61,13 +54,13 @@ export function runRecipe(payload: unknown, ctx: ImplContext, options: unknown):
     });
     child.on("close", (code, signal) => {
       ctx.signal.removeEventListener("abort", onAbort);
-      if (stdoutRest) onLine(stdoutRest);
+      stdout.end();
       if (ctx.signal.aborted) return reject(abortReason(ctx.signal));
       const tail = stderr.trim() ? `: ${stderr.trim().split("\n").slice(-5).join(" | ")}` : "";
       if (code !== 0) {
         return reject(new HandlerError(`${label} exited with ${signal ? `signal ${signal}` : `code ${code}`}${tail}`));
       }
-      const result = parseJson(lastLine);
+      const result = parseJsonLine(lastLine);
       if (result === undefined) {
         const got = lastLine ? `"${lastLine.slice(0, 200)}"` : "nothing";
         return reject(new HandlerError(`${label} must print its result as JSON on its last line of output; it printed ${got}`, { retryable: false }));
@@ -75,25 +68,4 @@ export function runRecipe(payload: unknown, ctx: ImplContext, options: unknown):
       resolve(result);
     });
   });
-}
-
-function parseJson(line: string): unknown {
-  const trimmed = line.trim();
-  if (!/^[[{"\d-]|^(true|false|null)$/.test(trimmed)) return undefined;
-  try {
-    return JSON.parse(trimmed);
-  } catch {
-    return undefined;
-  }
-}
-
-function isProgressLine(v: unknown): v is { progress?: number; status?: string } {
-  if (!v || typeof v !== "object" || Array.isArray(v)) return false;
-  const keys = Object.keys(v);
-  return (
-    keys.length > 0 &&
-    keys.every((k) => k === "progress" || k === "status") &&
-    ((v as { progress?: unknown }).progress === undefined || typeof (v as { progress?: unknown }).progress === "number") &&
-    ((v as { status?: unknown }).status === undefined || typeof (v as { status?: unknown }).status === "string")
-  );
 }

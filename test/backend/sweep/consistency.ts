@@ -1,4 +1,6 @@
 import type { Doc, TableNames } from "../../../convex/_generated/dataModel";
+import { routingKey } from "../../../convex/lib/lanes";
+import { classOf, meetsClass } from "../../../convex/lib/requirements";
 import type { Backend } from "../setup";
 
 const PAGE = 2_000;
@@ -62,7 +64,7 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   for (const lane of lanes) {
     if (!orgIds.has(lane.orgId)) problems.push(`lane ${lane._id} belongs to a missing org`);
     const sorted = [...new Set(lane.capabilities)].sort();
-    if (lane.routingKey !== sorted.join(",")) problems.push(`lane ${lane._id} routing key does not match its capabilities`);
+    if (lane.routingKey !== routingKey(sorted, lane.requirements)) problems.push(`lane ${lane._id} routing key does not match its capabilities and class`);
   }
 
   // real counts from the jobs themselves
@@ -78,7 +80,7 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     if (!lane) {
       if (!finished) problems.push(`${where} is in a missing lane`);
     } else if (lane.orgId !== job.orgId) problems.push(`${where} is in another org's lane`);
-    else if (lane.routingKey !== job.requiredCapabilities.join(",")) problems.push(`${where} sits in the wrong lane`);
+    else if (lane.routingKey !== routingKey(job.requiredCapabilities, classOf(job.requirements))) problems.push(`${where} sits in the wrong lane`);
     if (!orgIds.has(job.orgId)) problems.push(`${where} belongs to a missing org`);
     if (!Object.is(job.negPriority, -job.priority)) problems.push(`${where} negPriority is not -priority`);
     if (!(job.attempt >= 0 && job.attempt <= job.maxAttempts)) problems.push(`${where} attempt ${job.attempt} of ${job.maxAttempts}`);
@@ -286,7 +288,7 @@ function checkWaiting({ jobs, lanes, workers, inbox, waiters, laneWaiters, dispa
     if (waiter.wants > 0) {
       const caps = new Set(waiter.capabilities);
       for (const lane of lanes) {
-        if (lane.orgId !== waiter.orgId || !lane.capabilities.every((c) => caps.has(c))) continue;
+        if (lane.orgId !== waiter.orgId || !lane.capabilities.every((c) => caps.has(c)) || !meetsClass(worker.facts, lane.requirements)) continue;
         if (!laneWaiters.some((r) => r.laneId === lane._id && r.workerId === waiter.workerId)) {
           problems.push(`${where} waits but is missing from lane "${lane.routingKey}"'s line`);
         }
