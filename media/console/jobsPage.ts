@@ -165,7 +165,7 @@ export function jobsPage(content: HTMLElement, state: ConsoleState, kept: HTMLEl
     when(j.createdAt),
     j.error ?? "",
   ]);
-  content.append(table(["Job", "Type", "Status", "Attempt", "Submitted", "Error"], rows, { id: "jobs" }, ["12%", "16%", "10%", "8%", "18%", "36%"]));
+  content.append(table(["Job", "Type", "Status", "Attempt", "Submitted", "Last error"], rows, { id: "jobs" }, ["12%", "16%", "10%", "8%", "18%", "36%"]));
   if (rows.length === 0) content.append(el("p", jobs.checked.length > 0 || jobs.page > 0 ? "No jobs match on this page." : `No jobs ${describeJobFilter(state.filter)}.`, { id: "no-jobs" }));
   const pager = el("div", undefined, { class: "actions pager" });
   if (jobs.page > 0) pager.append(button("Newest", () => post({ type: "jobsPage", to: "newest" }), { id: "jobs-newest", secondary: "" }));
@@ -191,7 +191,8 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
   title.append(el("vscode-badge", job.status, { class: `status-${job.status}` }));
   box.append(title, el("p", facts.join(" · "), { class: "label" }), actions, el("h3", "Payload"), el("pre", JSON.stringify(job.payload, null, 2)));
   if (job.result !== undefined) box.append(el("h3", "Result"), el("pre", JSON.stringify(job.result, null, 2)));
-  if (job.error) box.append(el("h3", "Error"), el("pre", job.error));
+  // a retried job still carries the error its last attempt ended with: it is news of that attempt, not of this one
+  if (job.error) box.append(el("h3", job.status === "dead" ? "Error" : "Last attempt's error"), el("pre", job.error));
   box.append(
     el("h3", "Timeline"),
     table(
