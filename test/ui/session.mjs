@@ -88,6 +88,17 @@ export async function answerQuickInput(page, title, answer) {
  * Waits up to `timeout` for the locator's text to match `expected` (a RegExp, or a predicate on the text), then fails
  * showing the text it last had.
  */
+/** Waits until `locator` matches exactly `count` elements (a table re-rendered by a live update settles first). */
+export async function assertCount(locator, count, timeout = UI_TIMEOUT) {
+  const deadline = Date.now() + timeout;
+  let seen = await locator.count();
+  while (seen !== count && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    seen = await locator.count();
+  }
+  assert.equal(seen, count, `expected ${count} element(s), found ${seen}`);
+}
+
 export async function assertText(locator, expected, timeout = UI_TIMEOUT) {
   const matches = typeof expected === "function" ? expected : (text) => expected.test(text);
   const deadline = Date.now() + timeout;
