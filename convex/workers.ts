@@ -10,7 +10,7 @@ import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
 import { noteQueueWaits } from "./lib/counters";
 import { kickForWaiter, kickSummary } from "./lib/kick";
-import { refreshLaneRows } from "./lib/demand";
+import { noteAdvertised, refreshLaneRows } from "./lib/demand";
 import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
 import { revokeWorkerNow } from "./lib/access";
@@ -112,6 +112,7 @@ export const claim = mutation({
     const worker = await workerFromKey(ctx, args.apiKey);
     const max = checkIntegerInRange(args.max ?? 1, "max", 1, LIMITS.claimMax);
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
+    await noteAdvertised(ctx, worker, advertised);
     const now = Date.now();
     const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
     const wanted = Math.min(max, free);
@@ -163,6 +164,7 @@ export const ready = mutation({
     const worker = await workerFromKey(ctx, args.apiKey);
     const slots = checkSlots(args.slots)!;
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
+    await noteAdvertised(ctx, worker, advertised);
     await touchWorker(ctx, worker);
     const capabilities = [...effectiveCapabilities(worker.allowedCapabilities, advertised)].sort();
     const waitingFor = await declareSlots(ctx, worker, slots, capabilities);

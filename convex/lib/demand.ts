@@ -138,3 +138,14 @@ export async function backfillLane(
   // Continue strictly after the last one seen; equal `since` values are rare and re-checked above.
   return waiting[waiting.length - 1].since!;
 }
+
+/**
+ * What a worker says it runs now (on claim and ready) becomes its advertised set: it is what setWants falls back
+ * to when a call declares no capabilities, and a handler added since enrollment (apps, a recipe) must count
+ * there too. Writes only when the set changed.
+ */
+export async function noteAdvertised(ctx: MutationCtx, worker: Doc<"workers">, advertised: string[]): Promise<void> {
+  const now = [...new Set(advertised)].sort();
+  if (now.join(",") === [...worker.advertisedCapabilities].sort().join(",")) return;
+  await ctx.db.patch(worker._id, { advertisedCapabilities: now });
+}

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import { TIMING } from "../../convex/lib/limits";
 import { dispatchState, eventKinds, inboxOf, jobRow, laneCounts, laneLinesOf, runDue, scheduled, waiterRow } from "./queueState";
+import { checkConsistency } from "./sweep/consistency";
 import { enrollWorker, expectCode, newBackend, newFarm, snapshot, type Enrolled, type Farm } from "./setup";
 
 beforeEach(() => {
@@ -67,6 +68,20 @@ describe("workers:doorbell", () => {
 });
 
 describe("workers:complete / fail / release with slots", () => {
+  test("a worker whose first claim took all it wanted is, once free, offered work by what it claimed with, not by what it had at enrollment", async () => {
+    const farm = await newFarm();
+    // enrolled before its apps handler existed: it advertised only "a" then; the farm allows "a" and "apps"
+    const w = await enrollWorker(farm, { capabilities: ["a"], allowed: ["a", "apps"], maxConcurrentJobs: 1 });
+    const first = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a", requiredCapabilities: ["a"] });
+    const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["a", "apps"], max: 1 });
+    expect(claim.jobId).toBe(first);
+    const appJob = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", requiredCapabilities: ["apps"] });
+    await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: claim.leaseId, result: 1, slots: 1 });
+    await runDue(farm.t);
+    expect(await inboxOf(farm.t, w.workerId)).toEqual([expect.objectContaining({ kind: "offer", jobId: appJob })]);
+    expect(await checkConsistency(farm.t)).toEqual([]);
+  });
+
   test("complete with slots records the worker as waiting without reading lane heads, and wakes the dispatcher when work waits", async () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm, { maxConcurrentJobs: 2 });
