@@ -21,15 +21,28 @@ export async function laneHead(ctx: QueryCtx, laneId: Id<"lanes">): Promise<Doc<
 
 /** The best `count` ready jobs over these lanes, in strict claim order. */
 export async function readyHeads(ctx: QueryCtx, lanes: Doc<"lanes">[], count: number): Promise<Doc<"jobs">[]> {
-  const heads: Doc<"jobs">[] = [];
-  for (const lane of lanes) {
-    const jobs = await ctx.db
+  if (count <= 0 || lanes.length === 0) return [];
+  // A merge of the lanes' ready queues, each read only as far as it is taken from: at most one job per lane
+  // more than are taken (not `count` per lane, which many lanes of big payloads could push past Convex's
+  // per-transaction read limit), and a read set that ends where this claim stopped.
+  const queues = lanes.map((lane) =>
+    ctx.db
       .query("jobs")
       .withIndex("by_lane_ready", (q) => q.eq("laneId", lane._id).eq("queue", "ready"))
-      .take(count);
-    heads.push(...jobs);
+      [Symbol.asyncIterator](),
+  );
+  const fronts = await Promise.all(queues.map((queue) => queue.next()));
+  const heads: Doc<"jobs">[] = [];
+  while (heads.length < count) {
+    let best = -1;
+    fronts.forEach((front, i) => {
+      if (!front.done && (best < 0 || compareJobs(front.value, (fronts[best] as IteratorYieldResult<Doc<"jobs">>).value) < 0)) best = i;
+    });
+    if (best < 0) break;
+    heads.push((fronts[best] as IteratorYieldResult<Doc<"jobs">>).value);
+    if (heads.length < count) fronts[best] = await queues[best].next();
   }
-  return heads.sort(compareJobs).slice(0, count);
+  return heads;
 }
 
 export type Leased = {

@@ -158,6 +158,21 @@ describe("workers:claim", () => {
 });
 
 describe("deep queues", () => {
+  test("across 20 lanes of 100 ready jobs, a claim of 4 reads about one job per lane more than it takes, and takes the 4 best in strict order", async () => {
+    const farm = await newFarm();
+    const lanes = Array.from({ length: 20 }, (_, i) => `cap${i}`);
+    const w = await enrollWorker(farm, { allowed: lanes, capabilities: lanes, maxConcurrentJobs: 8 });
+    for (const [i, cap] of lanes.entries()) await seedPending(farm, 100, { requiredCapabilities: [cap], priority: i % 3, startAt: Date.now() - 3_600_000 + (i % 7) });
+    const best = await farm.t.run(async (ctx) => {
+      const all = await ctx.db.query("jobs").collect();
+      return all.sort((a, b) => a.negPriority - b.negPriority || a.availableAt - b.availableAt || a._creationTime - b._creationTime).slice(0, 4).map((j) => j._id);
+    });
+    const claim = await measure(farm.t, "mutation", api.workers.claim, { apiKey: w.apiKey, capabilities: lanes, max: 4 });
+    expect(claim.result.map((c) => c.jobId)).toEqual(best);
+    // the 20 lane heads, the taken jobs' successors, the lanes and the worker's own rows: never 20 × 4 jobs
+    expect(claim.usage.documentsRead).toBeLessThan(20 + 4 + 40);
+  });
+
   test("with 30,000 pending jobs and 10,000 blocked ones ahead, a claim reads a few dozen documents", async () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm, { allowed: ["cpu"], capabilities: ["cpu"] });
