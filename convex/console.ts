@@ -2,9 +2,8 @@ import { paginationOptsValidator } from "convex/server";
 import { v } from "convex/values";
 import type { Id } from "./_generated/dataModel";
 import { query } from "./_generated/server";
-import { jobInOrg, managerFromKey } from "./lib/auth";
+import { jobInOrg, managerFromKey, requireJobInOrg } from "./lib/auth";
 import { orgWeekCredit } from "./lib/credit";
-import { fail } from "./lib/errors";
 import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
 import { orgLanes } from "./lib/lanes";
 import { LIMITS, TIMING } from "./lib/limits";
@@ -134,8 +133,7 @@ export const jobOutput = query({
   handler: async (ctx, args) => {
     const me = await managerFromKey(ctx, args.apiKey);
     const fromSeq = checkIntegerInRange(args.fromSeq ?? 0, "fromSeq", 0, LIMITS.outputChunksPerJob);
-    const found = await jobInOrg(ctx, me.orgId, args.jobId);
-    if (!found) fail("not_found", "No such job in this org");
+    const found = await requireJobInOrg(ctx, me.orgId, args.jobId);
     const chunks = await ctx.db
       .query("jobOutput")
       .withIndex("by_job_seq", (q) => q.eq("jobId", found._id).gte("seq", fromSeq))

@@ -2,10 +2,9 @@ import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import type { Doc } from "./_generated/dataModel";
 import { internalMutation, mutation, type MutationCtx } from "./_generated/server";
-import { jobInOrg, managerFromKey } from "./lib/auth";
+import { managerFromKey, requireJobInOrg } from "./lib/auth";
 import { cancelJob as cancelOneJob } from "./lib/cancel";
 import { purgeJobWithin, retryDeadJob } from "./lib/deadLetters";
-import { fail } from "./lib/errors";
 import { checkJobFilter, planJobQuery, type JobFilter } from "./lib/jobQuery";
 import { jobFilter } from "./schema";
 
@@ -23,8 +22,7 @@ export const retryJob = mutation({
   args: { apiKey: v.string(), jobId: v.string() },
   handler: async (ctx, args) => {
     const me = await managerFromKey(ctx, args.apiKey);
-    const job = await jobInOrg(ctx, me.orgId, args.jobId);
-    if (!job) fail("not_found", "No such job in this org");
+    const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
     await retryDeadJob(ctx, job, `retried by ${me.name}`);
   },
 });
@@ -33,8 +31,7 @@ export const cancelJob = mutation({
   args: { apiKey: v.string(), jobId: v.string() },
   handler: async (ctx, args) => {
     const me = await managerFromKey(ctx, args.apiKey);
-    const job = await jobInOrg(ctx, me.orgId, args.jobId);
-    if (!job) fail("not_found", "No such job in this org");
+    const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
     return await cancelOneJob(ctx, job, `canceled by ${me.name}`);
   },
 });

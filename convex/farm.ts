@@ -1,6 +1,6 @@
 import { v } from "convex/values";
 import { mutation, query } from "./_generated/server";
-import { jobInOrg, managerFromKey, workerFromKey } from "./lib/auth";
+import { managerFromKey, requireJobInOrg, workerFromKey } from "./lib/auth";
 import { cancelJob as cancelOneJob } from "./lib/cancel";
 import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
 import { fail } from "./lib/errors";
@@ -60,8 +60,7 @@ export const retryDead = mutation({
   args: managedJobArgs,
   handler: async (ctx, args) => {
     const me = await managerFromKey(ctx, args.apiKey);
-    const job = await jobInOrg(ctx, me.orgId, args.jobId);
-    if (!job) fail("not_found", "No such job in this org");
+    const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
     await retryDeadJob(ctx, job);
   },
 });
@@ -70,8 +69,7 @@ export const cancelJob = mutation({
   args: managedJobArgs,
   handler: async (ctx, args) => {
     const me = await managerFromKey(ctx, args.apiKey);
-    const job = await jobInOrg(ctx, me.orgId, args.jobId);
-    if (!job) fail("not_found", "No such job in this org");
+    const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
     return await cancelOneJob(ctx, job, `canceled by ${me.name}`);
   },
 });
@@ -80,8 +78,7 @@ export const purgeDead = mutation({
   args: managedJobArgs,
   handler: async (ctx, args) => {
     const me = await managerFromKey(ctx, args.apiKey);
-    const job = await jobInOrg(ctx, me.orgId, args.jobId);
-    if (!job) fail("not_found", "No such job in this org");
+    const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
     if (job.status !== "dead") fail("invalid_argument", `Only dead letters can be purged here; this job is ${job.status}`);
     return { purged: await purgeJob(ctx, job) };
   },

@@ -1,6 +1,6 @@
 import { v } from "convex/values";
 import { mutation, query } from "./_generated/server";
-import { clientFromKey, jobInOrg } from "./lib/auth";
+import { clientFromKey, jobInOrg, requireJobInOrg } from "./lib/auth";
 import { cancelJob } from "./lib/cancel";
 import { fail } from "./lib/errors";
 import { jobView } from "./lib/jobView";
@@ -68,8 +68,7 @@ export const cancel = mutation({
   args: { clientKey: v.string(), jobId: v.string() },
   handler: async (ctx, args) => {
     const client = await clientFromKey(ctx, args.clientKey);
-    const job = await jobInOrg(ctx, client.orgId, args.jobId);
-    if (!job) fail("not_found", "No such job in this org");
+    const job = await requireJobInOrg(ctx, client.orgId, args.jobId);
     return await cancelJob(ctx, job, "canceled by submitter");
   },
 });

@@ -46,3 +46,10 @@ export async function jobInOrg(ctx: QueryCtx, orgId: Doc<"orgs">["_id"], jobId: 
   const job = id ? await ctx.db.get(id) : null;
   return job && job.orgId === orgId ? job : null;
 }
+
+/** The org's job, or the one not_found refusal every caller gives (another org's job is as unknown as none). */
+export async function requireJobInOrg(ctx: QueryCtx, orgId: Doc<"orgs">["_id"], jobId: string): Promise<Doc<"jobs">> {
+  const job = await jobInOrg(ctx, orgId, jobId);
+  if (!job) fail("not_found", "No such job in this org");
+  return job;
+}
