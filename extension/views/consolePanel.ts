@@ -5,6 +5,7 @@ import { parseConsoleRequest, type ConsoleMessage, type ConsoleRequest, type Con
 import { DisposableOwner } from "../lifecycle";
 import { describeError } from "../worker/errors";
 import { performConsoleAction } from "./consoleActions";
+import { webviewPage } from "./webviewPage";
 
 const JOBS_SHOWN = 50;
 
@@ -218,29 +219,12 @@ export class ConsolePanel extends DisposableOwner {
   }
 
   private html(webview: vscode.Webview): string {
-    const nonce = makeNonce();
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "dist", "console.js"));
-    // One stylesheet: the console's own rules and uPlot's, bundled by esbuild next to the script.
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "dist", "console.css"));
-    const csp = ["default-src 'none'", `style-src ${webview.cspSource}`, `script-src 'nonce-${nonce}'`, `img-src ${webview.cspSource} data:`].join("; ");
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-  <meta charset="UTF-8">
-  <meta http-equiv="Content-Security-Policy" content="${csp}">
-  <meta name="viewport" content="width=device-width, initial-scale=1.0">
-  <link rel="stylesheet" href="${style.toString()}">
-  <title>Farmhand Console</title>
-</head>
-<body>
-  <script nonce="${nonce}" src="${script.toString()}"></script>
-</body>
-</html>`;
+    return webviewPage(webview, {
+      script: vscode.Uri.joinPath(this.extensionUri, "dist", "console.js"),
+      // one stylesheet: the console's own rules and uPlot's, bundled by esbuild next to the script
+      style: vscode.Uri.joinPath(this.extensionUri, "dist", "console.css"),
+      title: "Farmhand Console",
+      body: "",
+    });
   }
-}
-
-function makeNonce(): string {
-  const bytes = new Uint8Array(16);
-  crypto.getRandomValues(bytes);
-  return Buffer.from(bytes).toString("base64url");
 }

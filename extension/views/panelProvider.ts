@@ -2,6 +2,7 @@ import * as vscode from "vscode";
 import type { FarmData } from "../donor/farmData";
 import { DisposableOwner } from "../lifecycle";
 import { parsePanelRequest, type PanelMessage, type PanelRequest, type PanelSnapshot } from "../hostAndWebview/panelProtocol";
+import { webviewPage } from "./webviewPage";
 
 export type PanelHost = {
   version: string;
@@ -95,26 +96,11 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
   }
 
   private html(webview: vscode.Webview): string {
-    const nonce = makeNonce();
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "dist", "webview.js"));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "media", "panel", "panel.css"));
-    const csp = [
-      "default-src 'none'",
-      `style-src ${webview.cspSource}`,
-      `script-src 'nonce-${nonce}'`,
-      `img-src ${webview.cspSource} data:`,
-    ].join("; ");
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-  <meta charset="UTF-8">
-  <meta http-equiv="Content-Security-Policy" content="${csp}">
-  <meta name="viewport" content="width=device-width, initial-scale=1.0">
-  <link rel="stylesheet" href="${style.toString()}">
-  <title>Farmhand</title>
-</head>
-<body>
-  <p id="answer" role="status">Waiting for Farmhand…</p>
+    return webviewPage(webview, {
+      script: vscode.Uri.joinPath(this.extensionUri, "dist", "webview.js"),
+      style: vscode.Uri.joinPath(this.extensionUri, "media", "panel", "panel.css"),
+      title: "Farmhand",
+      body: `  <p id="answer" role="status">Waiting for Farmhand…</p>
   <p id="rejected" class="warning" role="alert" hidden></p>
   <section id="state" hidden>
     <h2 id="status"></h2>
@@ -147,16 +133,7 @@ export class PanelProvider extends DisposableOwner implements vscode.WebviewView
       <ul id="dead"></ul>
       <p id="manageHint" class="label" hidden>Retry and delete need a key with the managing right: ask your operator.</p>
     </div>
-  </section>
-  <script nonce="${nonce}" src="${script.toString()}"></script>
-</body>
-</html>`;
+  </section>`,
+    });
   }
-}
-
-function makeNonce(): string {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  const bytes = new Uint8Array(32);
-  crypto.getRandomValues(bytes);
-  return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join("");
 }
