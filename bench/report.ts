@@ -44,12 +44,34 @@ export function renderReport(results: Results): string {
   return lines.join("\n") + "\n";
 }
 
+/**
+ * The figures that miss their target, one line each ("benchmark · figure: value unit (target …)"); a figure with a
+ * target but no verdict counts as missing it, since nothing checked it.
+ */
+export function failingFigures(results: Results): string[] {
+  const failing: string[] = [];
+  for (const benchmark of Object.keys(results).sort()) {
+    for (const [name, f] of Object.entries(results[benchmark].figures ?? {})) {
+      if (f.pass === false || (f.pass === undefined && f.target !== undefined)) {
+        const why = f.pass === false ? `target ${f.target ?? "not given"}` : `target ${f.target} never judged`;
+        failing.push(`${benchmark} · ${name}: ${f.value} ${f.unit} (${why})`);
+      }
+    }
+  }
+  return failing;
+}
+
 function main() {
   const dir = join(process.cwd(), "bench");
   const results = JSON.parse(readFileSync(join(dir, "results.json"), "utf8")) as Results;
   const report = renderReport(results);
   writeFileSync(join(dir, "REPORT.md"), report);
   console.log(`bench/REPORT.md: ${report.split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| Benchmark")).length} figures`);
+  const failing = failingFigures(results);
+  if (failing.length > 0) {
+    console.error(`${failing.length} benchmark figure${failing.length === 1 ? "" : "s"} missed the target:\n${failing.map((l) => `  ${l}`).join("\n")}`);
+    process.exitCode = 1;
+  }
 }
 
 if (process.argv[1] && /report\.ts$/.test(process.argv[1])) main();

@@ -79,6 +79,13 @@ export function classKey(c: RequirementClass): string {
  */
 const NOMINAL = 15 / 16;
 
+/**
+ * A card counts as holding a VRAM class from 7/8 of it: with ECC on, a GDDR6 card gives 1/16 of its memory to
+ * the check bits and the driver keeps a little more (a 16 GB T4 reports 15,360 MiB, on some drivers 15,109), so
+ * 15/16 would leave such cards out. The next smaller common size (12 GB of 16, 24 of 32, 48 of 64) is 3/4.
+ */
+const NOMINAL_VRAM = 7 / 8;
+
 /** Whether a worker's reported facts meet a lane's class. A worker that reported nothing meets no requirement. */
 export function meetsClass(facts: MachineFacts | undefined, c: RequirementClass | undefined): boolean {
   if (!c) return true;
@@ -87,7 +94,7 @@ export function meetsClass(facts: MachineFacts | undefined, c: RequirementClass 
   if (c.cores !== undefined && facts.cores < c.cores) return false;
   const gpu = c.gpu;
   if (gpu) {
-    const fits = facts.gpus.some((g) => (gpu.vendor === undefined || g.vendor === gpu.vendor) && (gpu.vramMB === undefined || g.vramMB >= gpu.vramMB * NOMINAL));
+    const fits = facts.gpus.some((g) => (gpu.vendor === undefined || g.vendor === gpu.vendor) && (gpu.vramMB === undefined || g.vramMB >= gpu.vramMB * NOMINAL_VRAM));
     if (!fits) return false;
   }
   return true;

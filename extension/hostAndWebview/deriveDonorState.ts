@@ -122,6 +122,11 @@ export function deriveDonorState(f: DonorFacts): DonorState {
 const SNOOZABLE = new Set<HeadlineKind>(["starting", "waiting", "working", "paused", "offline", "suspended"]);
 const FINISHABLE = new Set<HeadlineKind>(["starting", "waiting", "working", "paused", "autoPaused", "offline", "suspended"]);
 
+/**
+ * The first that holds wins: not joined, revoked, draining, stopping, off, the policy's pause (suspended or paused),
+ * starting or stopped, suspended, auto-paused, offline (or still starting), working or waiting. Auto-paused comes
+ * before offline: only the donor's Resume lifts it, while a lost connection comes back on its own.
+ */
 function headline(f: DonorFacts): Headline {
   if (!f.joined) return { kind: "notJoined" };
   const refusal = f.stopped?.refusal ?? (f.farm.error?.kind === "refused" ? f.farm.error : undefined);

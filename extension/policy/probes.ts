@@ -8,8 +8,11 @@ import { join } from "node:path";
  * Each answers `undefined` where the platform gives no cheap answer; the policy then does not use it.
  */
 
+/** Runs a command and answers its stdout, or undefined when it fails (injectable, for tests). */
+export type CommandRunner = (command: string, args: string[]) => Promise<string | undefined>;
+
 /** Linux: /sys/class/power_supply. macOS: `pmset -g batt`. Windows: the WMI battery status. */
-export async function readOnBattery(platform = process.platform, sysfsRoot = "/sys/class/power_supply"): Promise<boolean | undefined> {
+export async function readOnBattery(platform = process.platform, sysfsRoot = "/sys/class/power_supply", run: CommandRunner = runCommand): Promise<boolean | undefined> {
   if (platform === "linux") return linuxOnBattery(sysfsRoot);
   if (platform === "darwin") return parsePmsetBattery(await run("pmset", ["-g", "batt"]));
   if (platform === "win32") return parseWindowsBatteryStatus(await run("powershell.exe", ["-NoProfile", "-Command", "(Get-CimInstance Win32_Battery).BatteryStatus"]));
@@ -60,7 +63,7 @@ export async function linuxOnBattery(root: string): Promise<boolean | undefined>
 }
 
 /** macOS only: the system-wide time since the last keyboard or mouse event. */
-export async function readOsIdleMs(platform = process.platform): Promise<number | undefined> {
+export async function readOsIdleMs(platform = process.platform, run: CommandRunner = runCommand): Promise<number | undefined> {
   if (platform !== "darwin") return undefined;
   return parseIoregIdleMs(await run("ioreg", ["-c", "IOHIDSystem", "-d", "4"]));
 }
@@ -112,7 +115,7 @@ async function readText(path: string): Promise<string | undefined> {
   }
 }
 
-function run(command: string, args: string[]): Promise<string | undefined> {
+function runCommand(command: string, args: string[]): Promise<string | undefined> {
   return new Promise((resolve) => {
     execFile(command, args, { timeout: 5_000, windowsHide: true }, (error, stdout) => resolve(error ? undefined : stdout));
   });

@@ -151,14 +151,17 @@ describe("routing by requirements", () => {
 
   test("memory classes count a machine by its nominal size; a vendor must match", async () => {
     const farm = await newFarm();
-    const w = await worker(farm, "w", { ...GPU_BOX, memoryMB: 15_800, gpus: [{ vendor: "amd", model: "MI300", vramMB: 196_608 }] });
+    // three slots: what it is not given, it is not given for want of a slot
+    const w = await worker(farm, "w", { ...GPU_BOX, memoryMB: 15_800, gpus: [{ vendor: "amd", model: "MI300", vramMB: 196_608 }] }, 3);
     const sixteenGB = await submit(farm, { minMemoryMB: 16_000 }); // class 16384: a "16 GB" machine reporting 15800 MB meets it
     const thirtyTwoGB = await submit(farm, { minMemoryMB: 20_000 }); // class 32768: it does not
     const nvidiaOnly = await submit(farm, { gpu: { vendor: "nvidia" } });
-    expect((await claim(farm, w.apiKey)).map((j) => j.jobId)).toEqual([sixteenGB]);
-    expect(await claim(farm, w.apiKey)).toEqual([]); // maxConcurrentJobs 1, busy
+    expect((await claim(farm, w.apiKey, 3)).map((j) => j.jobId)).toEqual([sixteenGB]);
+    expect(await claim(farm, w.apiKey, 2)).toEqual([]);
+    expect((await waiterRow(farm.t, w.workerId))?.wants).toBe(2); // two slots free, waiting for work it can run
     expect((await jobRow(farm.t, thirtyTwoGB)).status).toBe("pending");
     expect((await jobRow(farm.t, nvidiaOnly)).status).toBe("pending");
+    expect(await checkConsistency(farm.t)).toEqual([]);
   });
 
   test("strict order within a lane: priority, then first come", async () => {

@@ -228,3 +228,15 @@ describe("the donor state: apps and this week's credit (issues 12 and 14)", () =
     expect(deriveDonorState(facts({ joined: false, farm: { watched: true, credit } })).credit).toBeUndefined();
   });
 });
+
+describe("which headline wins when several hold", () => {
+  it("an engine that paused itself and lost the farm is auto-paused (Resume is what it needs), not offline", () => {
+    const since = NOW - 60_000;
+    const both = deriveDonorState(facts({ engine: engine({ phase: "paused", reason: "5 failures in a row", connected: false, disconnectedSince: since, jobs: [job("a")] }) }));
+    expect(both.status).toEqual({ kind: "autoPaused", jobs: 1, reason: "5 failures in a row" });
+    expect(both.toggle).toBe("resume");
+    // the connection alone is offline; the pause alone is auto-paused
+    expect(deriveDonorState(facts({ engine: engine({ connected: false, disconnectedSince: since }) })).status.kind).toBe("offline");
+    expect(deriveDonorState(facts({ engine: engine({ phase: "paused" }) })).status.kind).toBe("autoPaused");
+  });
+});

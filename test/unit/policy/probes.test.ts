@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, type CpuInfo } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CpuSampler, linuxOnBattery, parseIoregIdleMs, parsePmsetBattery, parseWindowsBatteryStatus } from "../../../extension/policy/probes";
+import { CpuSampler, linuxOnBattery, parseIoregIdleMs, parsePmsetBattery, parseWindowsBatteryStatus, readOnBattery, readOsIdleMs, type CommandRunner } from "../../../extension/policy/probes";
 
 describe("battery probe (Linux sysfs)", () => {
   const roots: string[] = [];
@@ -108,5 +108,49 @@ describe("system idle time (macOS ioreg)", () => {
     expect(parseIoregIdleMs(out)).toBe(61_234);
     expect(parseIoregIdleMs("nothing here")).toBeUndefined();
     expect(parseIoregIdleMs(undefined)).toBeUndefined();
+  });
+});
+
+describe("the probes' command lines (through an injected runner)", () => {
+  /** A runner that records each command line and answers what `answers` has for it (else fails: undefined). */
+  const recording = (answers: Record<string, string>) => {
+    const lines: string[][] = [];
+    const run: CommandRunner = (command, args) => {
+      lines.push([command, ...args]);
+      return Promise.resolve(answers[[command, ...args].join(" ")]);
+    };
+    return { run, lines };
+  };
+
+  it("macOS asks `pmset -g batt` and reads its answer", async () => {
+    const onBattery = recording({ "pmset -g batt": "Now drawing from 'Battery Power'\n -InternalBattery-0 (id=1)\t81%; discharging;\n" });
+    expect(await readOnBattery("darwin", "/nonexistent", onBattery.run)).toBe(true);
+    expect(onBattery.lines).toEqual([["pmset", "-g", "batt"]]);
+    const onAc = recording({ "pmset -g batt": "Now drawing from 'AC Power'\n" });
+    expect(await readOnBattery("darwin", "/nonexistent", onAc.run)).toBe(false);
+    // a failed command (or another subcommand's answer) is not known, never a guess
+    expect(await readOnBattery("darwin", "/nonexistent", recording({}).run)).toBeUndefined();
+  });
+
+  it("Windows asks WMI for the battery status without a profile", async () => {
+    const win = recording({ "powershell.exe -NoProfile -Command (Get-CimInstance Win32_Battery).BatteryStatus": "1\r\n" });
+    expect(await readOnBattery("win32", "/nonexistent", win.run)).toBe(true);
+    expect(win.lines).toEqual([["powershell.exe", "-NoProfile", "-Command", "(Get-CimInstance Win32_Battery).BatteryStatus"]]);
+  });
+
+  it("Linux runs no command; other platforms know nothing", async () => {
+    const linux = recording({});
+    await readOnBattery("linux", "/nonexistent", linux.run);
+    await readOnBattery("freebsd", "/nonexistent", linux.run);
+    expect(linux.lines).toEqual([]);
+  });
+
+  it("macOS idle time asks ioreg for IOHIDSystem; elsewhere nothing is run", async () => {
+    const mac = recording({ "ioreg -c IOHIDSystem -d 4": '    |   "HIDIdleTime" = 2000000000\n' });
+    expect(await readOsIdleMs("darwin", mac.run)).toBe(2_000);
+    expect(mac.lines).toEqual([["ioreg", "-c", "IOHIDSystem", "-d", "4"]]);
+    const linux = recording({});
+    expect(await readOsIdleMs("linux", linux.run)).toBeUndefined();
+    expect(linux.lines).toEqual([]);
   });
 });

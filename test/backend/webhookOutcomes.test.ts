@@ -1,0 +1,108 @@
+// What one delivery attempt makes of the receiver's answer (issue 25): only a 2xx delivers; a redirect is
+// neither success nor followed; 4xx, 5xx and no answer within the timeout are retried later.
+import { afterEach, describe, expect, test, vi } from "vitest";
+import { api, internal } from "../../convex/_generated/api";
+import { WEBHOOK } from "../../convex/lib/webhooks";
+import { checkConsistency } from "./sweep/consistency";
+import { enrollWorker, newFarm, type Farm } from "./setup";
+
+const HOOK = "https://receiver.example/hook";
+
+type Call = { url: string; init: RequestInit };
+
+/** A fetch that records each request and answers `answer` (a status), or "hang": never, until aborted. */
+function fakeFetch(answer: number | "hang") {
+  const calls: Call[] = [];
+  vi.stubGlobal("fetch", (url: string, init: RequestInit) => {
+    calls.push({ url, init });
+    if (answer !== "hang") {
+      const headers = answer >= 300 && answer < 400 ? { location: "https://elsewhere.example/hook" } : undefined;
+      return Promise.resolve(new Response(answer === 204 ? null : "answer", { status: answer, headers }));
+    }
+    return new Promise((_resolve, reject) => init.signal?.addEventListener("abort", () => reject(new Error("aborted"))));
+  });
+  return calls;
+}
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+  vi.useRealTimers();
+});
+
+/** A farm with a webhook on its client key and one succeeded job whose delivery is pending. */
+async function endedJob() {
+  // Only timers and the clock are fake: the delivery's own timeout runs on them, the rest of the event loop is real.
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+  const farm = await newFarm();
+  const worker = await enrollWorker(farm);
+  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: HOOK });
+  const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a" });
+  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: [] });
+  expect(c.jobId).toBe(jobId);
+  await farm.t.mutation(api.workers.complete, { apiKey: worker.apiKey, leaseId: c.leaseId, result: 1 });
+  const [row] = await farm.t.run(async (ctx) => await ctx.db.query("webhookDeliveries").collect());
+  return { farm, deliveryId: row._id };
+}
+
+const deliveryRow = (farm: Farm) => farm.t.run(async (ctx) => (await ctx.db.query("webhookDeliveries").collect())[0]);
+const pendingRuns = (farm: Farm) =>
+  farm.t.run(async (ctx) =>
+    (await ctx.db.system.query("_scheduled_functions").collect()).filter((s) => s.name === "webhooks:deliver" && s.state.kind === "pending"),
+  );
+
+describe("a webhook attempt's outcome", () => {
+  test.each([200, 201, 204, 299])("%i: delivered, nothing more sent", async (status) => {
+    const { farm, deliveryId } = await endedJob();
+    const calls = fakeFetch(status);
+    const runsBefore = (await pendingRuns(farm)).length;
+    await farm.t.action(internal.webhooks.deliver, { deliveryId });
+    expect(calls.map((c) => c.url)).toEqual([HOOK]);
+    const row = await deliveryRow(farm);
+    expect(row).toMatchObject({ state: "delivered", attempts: [expect.objectContaining({ status })] });
+    expect(row.nextAt).toBeUndefined();
+    expect((await pendingRuns(farm)).length).toBe(runsBefore);
+    expect(await checkConsistency(farm.t)).toEqual([]);
+  });
+
+  test.each([
+    [301, "a redirect"],
+    [302, "a redirect"],
+    [307, "a redirect"],
+    [308, "a redirect"],
+    [400, "a client error"],
+    [404, "a client error"],
+    [410, "a client error"],
+    [500, "a server error"],
+    [503, "a server error"],
+  ])("%i (%s): not delivered, not followed, retried later", async (status) => {
+    const { farm, deliveryId } = await endedJob();
+    const calls = fakeFetch(status);
+    const runsBefore = (await pendingRuns(farm)).length;
+    await farm.t.action(internal.webhooks.deliver, { deliveryId });
+    // one request, to the webhook's URL, asking fetch not to follow a redirect
+    expect(calls.map((c) => [c.url, c.init.redirect])).toEqual([[HOOK, "manual"]]);
+    const row = await deliveryRow(farm);
+    expect(row).toMatchObject({ state: "pending", attempts: [expect.objectContaining({ status })] });
+    expect(row.nextAt! - Date.now()).toBeGreaterThan(0);
+    expect(row.nextAt! - Date.now()).toBeLessThanOrEqual(WEBHOOK.retryBaseMs);
+    expect((await pendingRuns(farm)).length).toBe(runsBefore + 1);
+    expect(await checkConsistency(farm.t)).toEqual([]);
+  });
+
+  test("no answer within the timeout: the request is aborted, the attempt says so, retried later", async () => {
+    const { farm, deliveryId } = await endedJob();
+    const calls = fakeFetch("hang");
+    const attempt = farm.t.action(internal.webhooks.deliver, { deliveryId });
+    await vi.waitFor(() => expect(calls).toHaveLength(1), { interval: 1 });
+    expect(calls[0].init.signal?.aborted).toBe(false);
+    expect((await deliveryRow(farm)).state).toBe("sending");
+    vi.advanceTimersByTime(WEBHOOK.timeoutMs);
+    await attempt;
+    expect(calls[0].init.signal?.aborted).toBe(true);
+    const row = await deliveryRow(farm);
+    expect(row).toMatchObject({ state: "pending", attempts: [{ error: `no answer within ${WEBHOOK.timeoutMs} ms` }] });
+    expect(row.attempts[0].status).toBeUndefined();
+    expect(row.nextAt! - Date.now()).toBeLessThanOrEqual(WEBHOOK.retryBaseMs);
+    expect(await checkConsistency(farm.t)).toEqual([]);
+  });
+});
