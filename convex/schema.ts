@@ -242,7 +242,9 @@ export default defineSchema({
     memoryMB: v.number(),
     timeoutMs: v.number(),
     storageId: v.optional(v.id("_storage")),
-    publishedBy: v.id("clientKeys"),
+    // a client key with the publish right, or an operator key
+    publishedBy: v.optional(v.id("clientKeys")),
+    publishedByOperator: v.optional(v.id("operatorKeys")),
     createdAt: v.number(),
     deleted: v.boolean(),
     deletedAt: v.optional(v.number()),
