@@ -24,7 +24,7 @@ export function workersPage({ workers, leaderboard }: ConsoleState, parts: Node[
   ]);
   // the last column fits its button whatever the width (a share of a narrow editor cut Revoke… off)
   const workersTable = table(["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots in use", "Jobs done", "CPU given", ""], rows, { id: "workers" }, [
-    "17%", "7%", "14%", "12%", "16%", "8%", "7%", "8%", "96px",
+    "17%", "7%", "14%", "12%", "16%", "8%", "7%", "8%", "112px",
   ]);
   parts.push(scrolling(workersTable, "wide"));
   if (!leaderboard) return;
