@@ -341,6 +341,7 @@ describe("the operator's console", function () {
   });
 
   it("Jobs: a live update patches the rows in place and leaves an open Status list open", async () => {
+    await tab("jobs").click();
     await frame.locator("#filter-clear").click();
     await assertText(frame.locator("#jobs"), (text) => /dead|pending|canceled/.test(text));
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // the page settles
