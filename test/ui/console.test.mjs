@@ -122,6 +122,9 @@ function gradientPng(width, height) {
 /** The README's picture per console page (docs/screenshots/console-<page>.png), from the screenshots this run took. */
 const README_PAGES = ["overview", "jobs", "job", "workers", "access"];
 
+/** The packaged extension, made once for both suites of this file. */
+let vsix;
+
 describe("the operator's console", function () {
   this.timeout(180_000);
   let session;
@@ -140,7 +143,7 @@ describe("the operator's console", function () {
 
   before(async () => {
     mkdirSync(screenshots, { recursive: true });
-    const vsix = packageExtension(extensionDir);
+    vsix = packageExtension(extensionDir);
     // runApps answered in the user settings: the join asks nothing about apps
     session = await startUiSession({
       vsix,
@@ -521,5 +524,41 @@ describe("the operator's console", function () {
   it("the console's webview broke no Content Security Policy rule on the way", () => {
     const violations = session.browserLog.filter((line) => /Content Security Policy|Refused to (apply|execute|load|evaluate)/i.test(line));
     assert.deepEqual(violations, []);
+  });
+});
+
+describe("the console provisioned as npm start provisions it", function () {
+  this.timeout(180_000);
+  let session;
+
+  before(async () => {
+    vsix ??= packageExtension(extensionDir);
+    // a donor's token to join with, and the farm's operator key for the console: the demo's editor
+    session = await startUiSession({
+      vsix,
+      name: "console-provisioned",
+      settings: { "farmhand.allowRemoteDonation": true, "farmhand.runApps": false },
+      env: (farm) => ({ FARMHAND_JOIN_URL: farm.url, FARMHAND_JOIN_TOKEN: farm.tokens.join, FARMHAND_OPERATOR_KEY: farm.operatorKey }),
+    });
+  });
+
+  afterEach(async function () {
+    await screenshotFailure(this.currentTest, session?.page, screenshots, "console-provisioned-");
+  });
+
+  after(async () => {
+    await session?.stop();
+  });
+
+  it("opens in one step with the provisioned operator key, although the machine joined as a plain donor", async () => {
+    const { page } = session;
+    await activityBarItem(page).click();
+    await treeRow(page, "This machine").waitFor({ timeout: UI_TIMEOUT });
+    await runCommand(page, "Farmhand: Open Console");
+    const frame = await consoleFrame(page);
+    await assertText(frame.locator("#credential"), /Signed in with operator key fh_o_/);
+    await assertText(frame.locator("#counts"), /Pending\s*Running/);
+    assert.equal(await page.locator(".quick-input-widget .quick-input-title").filter({ hasText: "Operator Key" }).count(), 0, "it asked for an operator key");
+    await page.screenshot({ path: join(screenshots, "console-provisioned.png") });
   });
 });
