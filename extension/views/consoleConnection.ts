@@ -63,20 +63,23 @@ export class ConsoleConnection implements vscode.Disposable {
   }
 
   /**
-   * Follow the connection: `listener(false)` once a connection that was up goes down, `listener(true)` when it is
-   * up (again). Returns the unsubscribe; undefined without a credential.
+   * Follow the connection: `listener(false)` once a connection that was up goes down (or one that never came up
+   * within `firstConnectMs`), `listener(true)` when it is up (again). Returns the unsubscribe; undefined without a
+   * credential.
    */
-  watchConnection(listener: (connected: boolean) => void): (() => void) | undefined {
+  watchConnection(listener: (connected: boolean) => void, firstConnectMs = 15_000): (() => void) | undefined {
     const lease = this.acquire();
     if (!lease) return undefined;
     let last = lease.client.connectionState().isWebSocketConnected;
     if (last) listener(true);
+    const neverConnected = setTimeout(() => !last && listener(false), firstConnectMs);
     const unsubscribe = lease.client.subscribeToConnectionState((state) => {
       if (state.isWebSocketConnected === last) return;
       last = state.isWebSocketConnected;
       listener(last);
     });
     return () => {
+      clearTimeout(neverConnected);
       unsubscribe();
       lease.release();
     };
