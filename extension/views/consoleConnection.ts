@@ -71,11 +71,13 @@ export class ConsoleConnection implements vscode.Disposable {
     const lease = this.acquire();
     if (!lease) return undefined;
     let last = lease.client.connectionState().isWebSocketConnected;
+    let ever = last;
     if (last) listener(true);
-    const neverConnected = setTimeout(() => !last && listener(false), firstConnectMs);
+    const neverConnected = setTimeout(() => !ever && listener(false), firstConnectMs);
     const unsubscribe = lease.client.subscribeToConnectionState((state) => {
       if (state.isWebSocketConnected === last) return;
       last = state.isWebSocketConnected;
+      ever ||= last;
       listener(last);
     });
     return () => {
