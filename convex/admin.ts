@@ -2,7 +2,7 @@ import { v } from "convex/values";
 import { internalMutation, internalQuery } from "./_generated/server";
 import { createOrgShards } from "./lib/counters";
 import { fail } from "./lib/errors";
-import { createClientKeyFor, createEnrollmentToken, revokeWorkerNow } from "./lib/access";
+import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeWorkerNow } from "./lib/access";
 import { ensureDispatchState } from "./lib/kick";
 import { computeSummary } from "./lib/summary";
 import { LIMITS } from "./lib/limits";
@@ -45,6 +45,26 @@ export const createClientKey = internalMutation({
   handler: async (ctx, { orgId, name, canPublish }) => {
     if (!(await ctx.db.get(orgId))) fail("not_found", "No such org");
     return await createClientKeyFor(ctx, orgId, name, canPublish);
+  },
+});
+
+/**
+ * An operator key (fh_o_…) for the console and the CLI's operator commands: `{ key, operatorKeyId }`, the key
+ * shown once. It manages the org; it never works as a worker key.
+ */
+export const createOperatorKey = internalMutation({
+  args: { orgId: v.id("orgs"), name: v.string() },
+  handler: async (ctx, { orgId, name }) => {
+    if (!(await ctx.db.get(orgId))) fail("not_found", "No such org");
+    return await createOperatorKeyFor(ctx, orgId, name);
+  },
+});
+
+export const revokeOperatorKey = internalMutation({
+  args: { operatorKeyId: v.id("operatorKeys") },
+  handler: async (ctx, { operatorKeyId }) => {
+    if (!(await ctx.db.get(operatorKeyId))) fail("not_found", "No such operator key");
+    await ctx.db.patch(operatorKeyId, { revoked: true });
   },
 });
 

@@ -70,7 +70,7 @@ export const recordVersion = internalMutation({
       bytes: args.bytes,
       ...limits,
       storageId: args.storageId,
-      publishedBy: publisher._id,
+      ...publisher.by,
       createdAt: Date.now(),
       deleted: false,
     });

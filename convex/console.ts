@@ -2,7 +2,7 @@ import { paginationOptsValidator } from "convex/server";
 import { v } from "convex/values";
 import type { Id } from "./_generated/dataModel";
 import { query } from "./_generated/server";
-import { jobInOrg, managerFromKey, requireJobInOrg } from "./lib/auth";
+import { jobInOrg, operatorFromKey, requireJobInOrg } from "./lib/auth";
 import { orgWeekCredit } from "./lib/credit";
 import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
 import { orgLanes } from "./lib/lanes";
@@ -13,8 +13,11 @@ import { deliveriesOf } from "./lib/webhooks";
 import { jobFilter } from "./schema";
 
 /**
- * The operator's console (reads). Every function takes the `apiKey` of a worker enrolled with canManage
- * and sees only that worker's org; each reads a bounded number of documents however many jobs there are.
+ * The operator's console (reads). Every function takes an operator key as `apiKey` (or the key of a worker
+ * enrolled with canManage) and sees only that key's org; each reads a bounded number of documents however many
+ * jobs there are. None reads the clock: a subscribed query's answer changes only when its data does, so what
+ * depends on time (online, how long a job has waited, the last hour) is answered as timestamps and derived by
+ * the console as time passes.
  */
 
 const CONSOLE_PAGE_MAX = 100;
@@ -22,13 +25,16 @@ const EVENTS_SHOWN = 500;
 const OUTPUT_PAGE_CHUNKS = 200;
 const OUTPUT_ON_JOB_PAGE = 50;
 
-/** Counts, workers online, the last hour's throughput and queue wait, the oldest waiting job's age. */
+/**
+ * Counts, the workers (each with when it stops counting as online), throughput per minute, queue wait, and when
+ * the oldest waiting job became ready. The console derives "online" and "waiting for" against its own clock.
+ */
 export const overview = query({
   args: { apiKey: v.string() },
   handler: async (ctx, { apiKey }) => {
-    const me = await managerFromKey(ctx, apiKey);
-    const now = Date.now();
-    const summary = (await summaryOf(ctx, me.orgId)) ?? (await computeSummary(ctx, me.orgId, now));
+    const me = await operatorFromKey(ctx, apiKey);
+    // An org without a summary yet (made before summaries) shows its counts; its throughput once the summariser ran.
+    const summary = (await summaryOf(ctx, me.orgId)) ?? (await computeSummary(ctx, me.orgId, 0));
     // The oldest ready job: the head of each lane's ready range by availableAt (one read per lane).
     let oldestReadyAt: number | undefined;
     for (const lane of await orgLanes(ctx, me.orgId)) {
@@ -38,16 +44,15 @@ export const overview = query({
         .first();
       if (head && (oldestReadyAt === undefined || head.availableAt < oldestReadyAt)) oldestReadyAt = head.availableAt;
     }
-    const online = summary.workers.filter((w) => !w.revoked && now - w.lastSeenAt <= TIMING.onlineWindowMs);
+    const workers = summary.workers.filter((w) => !w.revoked);
     return {
       counts: summary.counts,
-      workersOnline: online.length,
-      workers: summary.workers.filter((w) => !w.revoked).length,
-      throughput: summary.throughput.filter((m) => m.minuteStart > now - 60 * 60_000),
+      onlineUntil: workers.map((w) => w.lastSeenAt + TIMING.onlineWindowMs),
+      workers: workers.length,
+      throughput: summary.throughput,
       queueWait: summary.queueWait ?? null,
-      oldestWaitingMs: oldestReadyAt === undefined ? null : Math.max(0, now - oldestReadyAt),
+      oldestReadyAt: oldestReadyAt ?? null,
       refreshedAt: summary.refreshedAt,
-      now,
     };
   },
 });
@@ -60,7 +65,7 @@ export const overview = query({
 export const jobs = query({
   args: { apiKey: v.string(), filter: jobFilter, paginationOpts: paginationOptsValidator },
   handler: async (ctx, { apiKey, filter, paginationOpts }) => {
-    const me = await managerFromKey(ctx, apiKey);
+    const me = await operatorFromKey(ctx, apiKey);
     const checked = checkJobFilter(filter);
     checkIntegerInRange(paginationOpts.numItems, "numItems", 1, CONSOLE_PAGE_MAX);
     const { query: ordered, plan } = planJobQuery(ctx, me.orgId, checked);
@@ -80,7 +85,7 @@ export const jobs = query({
 export const job = query({
   args: { apiKey: v.string(), jobId: v.string() },
   handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
+    const me = await operatorFromKey(ctx, args.apiKey);
     const found = await jobInOrg(ctx, me.orgId, args.jobId);
     if (!found) return null;
     const events = await ctx.db
@@ -131,7 +136,7 @@ export const job = query({
 export const jobOutput = query({
   args: { apiKey: v.string(), jobId: v.string(), fromSeq: v.optional(v.number()) },
   handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
+    const me = await operatorFromKey(ctx, args.apiKey);
     const fromSeq = checkIntegerInRange(args.fromSeq ?? 0, "fromSeq", 0, LIMITS.outputChunksPerJob);
     const found = await requireJobInOrg(ctx, me.orgId, args.jobId);
     const chunks = await ctx.db
@@ -151,8 +156,7 @@ export const jobOutput = query({
 export const workers = query({
   args: { apiKey: v.string() },
   handler: async (ctx, { apiKey }) => {
-    const me = await managerFromKey(ctx, apiKey);
-    const now = Date.now();
+    const me = await operatorFromKey(ctx, apiKey);
     const list = await ctx.db
       .query("workers")
       .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
@@ -182,8 +186,9 @@ export const workers = query({
         keyPrefix: w.keyPrefix,
         revoked: w.revoked,
         canManage: w.canManage,
-        isMe: w._id === me._id,
-        online: !w.revoked && now - lastSeenAt <= TIMING.onlineWindowMs,
+        isMe: me.kind === "worker" && w._id === me.workerId,
+        // online until then (a revoked worker never is): the console compares it with its clock
+        onlineUntil: w.revoked ? null : lastSeenAt + TIMING.onlineWindowMs,
         lastSeenAt,
         allowedCapabilities: w.allowedCapabilities,
         advertisedCapabilities: w.advertisedCapabilities,
@@ -200,12 +205,16 @@ export const workers = query({
   },
 });
 
-/** Who gave most: CPU time per worker this week (UTC, from Monday 00:00) and all time, most first. */
+/**
+ * Who gave most: CPU time per worker in the week that holds `weekOf` (UTC, from Monday 00:00; the console passes
+ * the start of its current week and moves it on when the week turns) and all time, most first.
+ */
 export const leaderboard = query({
-  args: { apiKey: v.string() },
-  handler: async (ctx, { apiKey }) => {
-    const me = await managerFromKey(ctx, apiKey);
-    const week = await orgWeekCredit(ctx, me.orgId, Date.now());
+  args: { apiKey: v.string(), weekOf: v.number() },
+  handler: async (ctx, { apiKey, weekOf }) => {
+    const me = await operatorFromKey(ctx, apiKey);
+    checkIntegerInRange(weekOf, "weekOf", 0, 8.64e15);
+    const week = await orgWeekCredit(ctx, me.orgId, weekOf);
     const totals = await ctx.db
       .query("creditTotals")
       .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
@@ -229,7 +238,7 @@ export const leaderboard = query({
 export const bulkStatus = query({
   args: { apiKey: v.string(), bulkId: v.string() },
   handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
+    const me = await operatorFromKey(ctx, args.apiKey);
     const id = ctx.db.normalizeId("bulkOps", args.bulkId);
     const op = id ? await ctx.db.get(id) : null;
     if (!op || op.orgId !== me.orgId) return null;

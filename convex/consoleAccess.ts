@@ -1,13 +1,13 @@
 import { v } from "convex/values";
 import { mutation, query } from "./_generated/server";
-import { createClientKeyFor, createEnrollmentToken, revokeWorkerNow } from "./lib/access";
-import { managerFromKey } from "./lib/auth";
+import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeWorkerNow } from "./lib/access";
+import { operatorFromKey } from "./lib/auth";
 import { fail } from "./lib/errors";
 
 /**
- * The operator's console: who may work for and submit to the org. Every function takes the `apiKey` of a
- * worker enrolled with canManage and acts only inside that worker's org. Secrets are returned once, when
- * made; lists show their prefixes only.
+ * The operator's console: who may work for, submit to and manage the org. Every function takes an operator key
+ * as `apiKey` (or the key of a worker enrolled with canManage) and acts only inside that key's org. Secrets are
+ * returned once, when made; lists show their prefixes only.
  */
 
 const ACCESS_LISTED = 200;
@@ -15,8 +15,7 @@ const ACCESS_LISTED = 200;
 export const list = query({
   args: { apiKey: v.string() },
   handler: async (ctx, { apiKey }) => {
-    const me = await managerFromKey(ctx, apiKey);
-    const now = Date.now();
+    const me = await operatorFromKey(ctx, apiKey);
     const enrollments = await ctx.db
       .query("enrollments")
       .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
@@ -24,6 +23,11 @@ export const list = query({
       .take(ACCESS_LISTED);
     const clientKeys = await ctx.db
       .query("clientKeys")
+      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
+      .order("desc")
+      .take(ACCESS_LISTED);
+    const operatorKeys = await ctx.db
+      .query("operatorKeys")
       .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
       .order("desc")
       .take(ACCESS_LISTED);
@@ -39,7 +43,8 @@ export const list = query({
         usedAt: e.usedAt,
         workerId: e.workerId,
         revokedAt: e.revokedAt,
-        state: e.revokedAt !== undefined ? "revoked" : e.usedAt !== undefined ? "used" : e.expiresAt <= now ? "expired" : "open",
+        // "open" until expiresAt: the console says "expired" after it (no clock in a subscribed query)
+        state: e.revokedAt !== undefined ? "revoked" : e.usedAt !== undefined ? "used" : "open",
       })),
       clientKeys: clientKeys.map((k) => ({
         clientKeyId: k._id,
@@ -48,6 +53,14 @@ export const list = query({
         revoked: k.revoked,
         canPublish: k.canPublish === true,
         createdAt: k._creationTime,
+      })),
+      operatorKeys: operatorKeys.map((k) => ({
+        operatorKeyId: k._id,
+        name: k.name,
+        keyPrefix: k.keyPrefix,
+        revoked: k.revoked,
+        createdAt: k._creationTime,
+        isMe: me.kind === "operator" && me.operatorKeyId === k._id,
       })),
     };
   },
@@ -63,7 +76,7 @@ export const createEnrollment = mutation({
     canManage: v.optional(v.boolean()),
   },
   handler: async (ctx, { apiKey, ...spec }) => {
-    const me = await managerFromKey(ctx, apiKey);
+    const me = await operatorFromKey(ctx, apiKey);
     return await createEnrollmentToken(ctx, me.orgId, spec);
   },
 });
@@ -72,7 +85,7 @@ export const createEnrollment = mutation({
 export const revokeEnrollment = mutation({
   args: { apiKey: v.string(), enrollmentId: v.string() },
   handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
+    const me = await operatorFromKey(ctx, args.apiKey);
     const id = ctx.db.normalizeId("enrollments", args.enrollmentId);
     const enrollment = id ? await ctx.db.get(id) : null;
     if (!enrollment || enrollment.orgId !== me.orgId) fail("not_found", "No such enrollment token in this org");
@@ -87,7 +100,7 @@ export const revokeEnrollment = mutation({
 export const createClientKey = mutation({
   args: { apiKey: v.string(), name: v.string(), canPublish: v.optional(v.boolean()) },
   handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
+    const me = await operatorFromKey(ctx, args.apiKey);
     return await createClientKeyFor(ctx, me.orgId, args.name, args.canPublish);
   },
 });
@@ -95,7 +108,7 @@ export const createClientKey = mutation({
 export const revokeClientKey = mutation({
   args: { apiKey: v.string(), clientKeyId: v.string() },
   handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
+    const me = await operatorFromKey(ctx, args.apiKey);
     const id = ctx.db.normalizeId("clientKeys", args.clientKeyId);
     const key = id ? await ctx.db.get(id) : null;
     if (!key || key.orgId !== me.orgId) fail("not_found", "No such client key in this org");
@@ -107,13 +120,35 @@ export const revokeClientKey = mutation({
 export const revokeWorker = mutation({
   args: { apiKey: v.string(), workerId: v.string() },
   handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
+    const me = await operatorFromKey(ctx, args.apiKey);
     const id = ctx.db.normalizeId("workers", args.workerId);
     const worker = id ? await ctx.db.get(id) : null;
     if (!worker || worker.orgId !== me.orgId) fail("not_found", "No such worker in this org");
-    if (worker._id === me._id) fail("invalid_argument", "This is the key you are using: revoke it from another operator's console");
+    if (me.kind === "worker" && worker._id === me.workerId) fail("invalid_argument", "This is the key you are using: revoke it from another operator's console");
     if (worker.revoked) return { handedBack: 0 };
     return await revokeWorkerNow(ctx, worker);
   },
 });
 
+
+/** An operator key (fh_o_…): `{ key, operatorKeyId }`, the key shown once. */
+export const createOperatorKey = mutation({
+  args: { apiKey: v.string(), name: v.string() },
+  handler: async (ctx, args) => {
+    const me = await operatorFromKey(ctx, args.apiKey);
+    return await createOperatorKeyFor(ctx, me.orgId, args.name);
+  },
+});
+
+/** The operator key stops working on its next call. The key in use cannot revoke itself here. */
+export const revokeOperatorKey = mutation({
+  args: { apiKey: v.string(), operatorKeyId: v.string() },
+  handler: async (ctx, args) => {
+    const me = await operatorFromKey(ctx, args.apiKey);
+    const id = ctx.db.normalizeId("operatorKeys", args.operatorKeyId);
+    const key = id ? await ctx.db.get(id) : null;
+    if (!key || key.orgId !== me.orgId) fail("not_found", "No such operator key in this org");
+    if (me.kind === "operator" && me.operatorKeyId === key._id) fail("invalid_argument", "This is the key you are using: revoke it from another operator's console");
+    await ctx.db.patch(key._id, { revoked: true });
+  },
+});

@@ -2,15 +2,15 @@ import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import type { Doc } from "./_generated/dataModel";
 import { internalMutation, mutation, type MutationCtx } from "./_generated/server";
-import { managerFromKey, requireJobInOrg } from "./lib/auth";
+import { operatorFromKey, requireJobInOrg, type Operator } from "./lib/auth";
 import { cancelJob as cancelOneJob } from "./lib/cancel";
 import { purgeJobWithin, retryDeadJob } from "./lib/deadLetters";
 import { checkJobFilter, planJobQuery, type JobFilter } from "./lib/jobQuery";
 import { jobFilter } from "./schema";
 
 /**
- * The operator's console (changes). Every function takes the `apiKey` of a worker enrolled with canManage
- * and acts only inside that worker's org. Bulk actions run as bounded scheduled batches with a progress row.
+ * The operator's console (changes). Every function takes an operator key as `apiKey` (or the key of a worker
+ * enrolled with canManage) and acts only inside that key's org. Bulk actions run as bounded scheduled batches with a progress row.
  */
 
 /** Jobs looked at per bulk retry/cancel transaction (each retry writes about 4 documents). */
@@ -21,7 +21,7 @@ export const PURGE_ROWS_PER_BATCH = 2_000;
 export const retryJob = mutation({
   args: { apiKey: v.string(), jobId: v.string() },
   handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
+    const me = await operatorFromKey(ctx, args.apiKey);
     const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
     await retryDeadJob(ctx, job, `retried by ${me.name}`);
   },
@@ -30,7 +30,7 @@ export const retryJob = mutation({
 export const cancelJob = mutation({
   args: { apiKey: v.string(), jobId: v.string() },
   handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
+    const me = await operatorFromKey(ctx, args.apiKey);
     const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
     return await cancelOneJob(ctx, job, `canceled by ${me.name}`);
   },
@@ -43,7 +43,7 @@ export const cancelJob = mutation({
 export const bulk = mutation({
   args: { apiKey: v.string(), action: v.union(v.literal("retry"), v.literal("cancel")), filter: jobFilter },
   handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
+    const me = await operatorFromKey(ctx, args.apiKey);
     return { bulkId: await startBulk(ctx, me, args.action, checkJobFilter(args.filter)) };
   },
 });
@@ -52,18 +52,18 @@ export const bulk = mutation({
 export const purgeDead = mutation({
   args: { apiKey: v.string(), type: v.optional(v.string()), from: v.optional(v.number()), to: v.optional(v.number()) },
   handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
+    const me = await operatorFromKey(ctx, args.apiKey);
     const filter = checkJobFilter({ status: "dead", type: args.type, from: args.from, to: args.to });
     return { bulkId: await startBulk(ctx, me, "purge", filter) };
   },
 });
 
-async function startBulk(ctx: MutationCtx, me: Doc<"workers">, action: Doc<"bulkOps">["action"], filter: JobFilter) {
+async function startBulk(ctx: MutationCtx, me: Operator, action: Doc<"bulkOps">["action"], filter: JobFilter) {
   const bulkId = await ctx.db.insert("bulkOps", {
     orgId: me.orgId,
     action,
     filter,
-    by: me._id,
+    ...(me.kind === "worker" ? { by: me.workerId } : { byOperator: me.operatorKeyId }),
     scanned: 0,
     affected: 0,
     batches: 0,

@@ -220,6 +220,17 @@ export default defineSchema({
     .index("by_hash", ["keyHash"])
     .index("by_org", ["orgId"]),
 
+  /** Operator keys (fh_o_…): the console and the CLI's operator commands; never a worker's or a job's. */
+  operatorKeys: defineTable({
+    orgId: v.id("orgs"),
+    name: v.string(),
+    keyHash: v.string(),
+    keyPrefix: v.string(),
+    revoked: v.boolean(),
+  })
+    .index("by_hash", ["keyHash"])
+    .index("by_org", ["orgId"]),
+
   // Farm apps: one row per published version of an app (a WASI module in file storage). A deleted version's
   // row stays, without its module, so a job pinned to it can be failed with the reason.
   appVersions: defineTable({
@@ -231,7 +242,9 @@ export default defineSchema({
     memoryMB: v.number(),
     timeoutMs: v.number(),
     storageId: v.optional(v.id("_storage")),
-    publishedBy: v.id("clientKeys"),
+    // a client key with the publish right, or an operator key
+    publishedBy: v.optional(v.id("clientKeys")),
+    publishedByOperator: v.optional(v.id("operatorKeys")),
     createdAt: v.number(),
     deleted: v.boolean(),
     deletedAt: v.optional(v.number()),
@@ -398,7 +411,9 @@ export default defineSchema({
     orgId: v.id("orgs"),
     action: v.union(v.literal("retry"), v.literal("cancel"), v.literal("purge")),
     filter: jobFilter,
-    by: v.id("workers"),
+    // who started it: a managing worker's key (older operations and canManage grants) or an operator key
+    by: v.optional(v.id("workers")),
+    byOperator: v.optional(v.id("operatorKeys")),
     cursor: v.optional(v.string()),
     scanned: v.number(),
     affected: v.number(),

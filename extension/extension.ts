@@ -18,6 +18,8 @@ import { FarmTree } from "./views/farmTree";
 import { joinFarm } from "./views/joinFlow";
 import { PanelProvider } from "./views/panelProvider";
 import { ConsolePanel } from "./views/consolePanel";
+import { ConsoleConnection } from "./views/consoleConnection";
+import { OperatorKeyStore } from "./donor/operatorKey";
 import { StatusBar } from "./views/statusBar";
 
 /** What other extensions (and our tests) get from `extensions.getExtension("farmhand.farmhand").exports`. */
@@ -73,7 +75,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   const tree = new FarmTree(data, store.state);
   const panel = new PanelProvider(context.extensionUri, data, { version: String((context.extension.packageJSON as { version?: unknown }).version), snapshot: () => store.state, perform: (r) => void perform(r), log });
   const contextKeys = new ContextKeys();
-  const consolePanel = new ConsolePanel(context.extensionUri, connection, log);
+  // The console's key (an operator key, else a managing worker key) never reaches the engine: a connection of its own.
+  const operatorKeys = new OperatorKeyStore(context.secrets);
+  await operatorKeys.load();
+  await operatorKeys.provisionFromEnvironment();
+  const consoleConnection = new ConsoleConnection(membership, operatorKeys);
+  const consolePanel = new ConsolePanel(context.extensionUri, consoleConnection, operatorKeys, membership, log);
   const render = (state: DonorState) => {
     statusBar.render(state);
     contextKeys.set({
@@ -104,8 +111,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     membership.onDidChange(() => (data.reset(), store.request(), applyPolicy())),
     { dispose: handlers.registry.onChange(() => void session.refreshCapabilities()) },
     vscode.window.registerWebviewViewProvider(PanelProvider.viewId, panel),
+    operatorKeys,
+    consoleConnection,
     consolePanel,
     vscode.commands.registerCommand("farmhand.openConsole", () => consolePanel.open()),
+    vscode.commands.registerCommand("farmhand.enterOperatorKey", () => consolePanel.enterOperatorKey()),
+    vscode.commands.registerCommand("farmhand.forgetOperatorKey", () => consolePanel.forgetOperatorKey()),
     ...register(),
   );
 

@@ -44,6 +44,19 @@ export async function createClientKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, na
   return { key, clientKeyId };
 }
 
+/** An operator key (fh_o_…); returned once, only its hash is kept. */
+export async function createOperatorKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string) {
+  const key = newSecret("fh_o_");
+  const operatorKeyId = await ctx.db.insert("operatorKeys", {
+    orgId,
+    name: checkText(name, "name", LIMITS.nameChars),
+    keyHash: await sha256Hex(key),
+    keyPrefix: displayPrefix(key),
+    revoked: false,
+  });
+  return { key, operatorKeyId };
+}
+
 /**
  * The key stops working on its next call, and the worker's jobs go back to the queue at once: running ones
  * without burning an attempt (a cancel-requested one ends canceled), offered ones to the next waiter. Its row

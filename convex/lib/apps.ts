@@ -1,7 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { APP_LIMITS, APPS_CAPABILITY } from "./appLimits";
-import { clientFromKey, effectiveCapabilities, workerFromKey } from "./auth";
+import { clientFromKey, effectiveCapabilities, operatorFromKey, workerFromKey } from "./auth";
 import { fail } from "./errors";
 
 
@@ -26,11 +26,22 @@ export function checkAppLimits(memoryMB: number | undefined, timeoutMs: number |
   };
 }
 
-/** A client key that may publish apps; any other key is refused (bad_key/revoked, or forbidden). */
-export async function publisherFromKey(ctx: QueryCtx, clientKey: string): Promise<Doc<"clientKeys">> {
-  const client = await clientFromKey(ctx, clientKey);
+/**
+ * A client key that may publish apps, or an operator key (fh_o_…, which manages the org and so its apps); any
+ * other key is refused (bad_key/revoked, or forbidden). `by`: who, as a version's row records it.
+ */
+export async function publisherFromKey(
+  ctx: QueryCtx,
+  key: string,
+): Promise<{ orgId: Id<"orgs">; by: { publishedBy: Id<"clientKeys"> } | { publishedByOperator: Id<"operatorKeys"> } }> {
+  if (key.startsWith("fh_o_")) {
+    const operator = await operatorFromKey(ctx, key);
+    if (operator.kind !== "operator") fail("bad_key", "Malformed operator key (expected fh_o_…)");
+    return { orgId: operator.orgId, by: { publishedByOperator: operator.operatorKeyId } };
+  }
+  const client = await clientFromKey(ctx, key);
   if (!client.canPublish) fail("forbidden", "This client key may not publish apps; create one with canPublish: true");
-  return client;
+  return { orgId: client.orgId, by: { publishedBy: client._id } };
 }
 
 /** A worker whose enrollment allows the `apps` capability. */

@@ -1,4 +1,4 @@
-import type { Doc } from "../_generated/dataModel";
+import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { fail } from "./errors";
 import { looksLikeSecret, sha256Hex } from "./keys";
@@ -31,6 +31,30 @@ export async function managerFromKey(ctx: QueryCtx, apiKey: string): Promise<Doc
   const worker = await workerFromKey(ctx, apiKey);
   if (!worker.canManage) fail("forbidden", "This worker was not enrolled with permission to manage the farm");
   return worker;
+}
+
+/**
+ * Who is using the console (or an operator command): an operator key (fh_o_…), or, as before operator keys
+ * existed, the key of a worker enrolled with canManage (such grants keep working until the operator revokes them).
+ */
+export type Operator =
+  | { kind: "operator"; orgId: Id<"orgs">; name: string; operatorKeyId: Id<"operatorKeys"> }
+  | { kind: "worker"; orgId: Id<"orgs">; name: string; workerId: Id<"workers"> };
+
+export async function operatorFromKey(ctx: QueryCtx, apiKey: string): Promise<Operator> {
+  if (looksLikeSecret("fh_w_", apiKey)) {
+    const worker = await managerFromKey(ctx, apiKey);
+    return { kind: "worker", orgId: worker.orgId, name: worker.name, workerId: worker._id };
+  }
+  if (!looksLikeSecret("fh_o_", apiKey)) fail("bad_key", "Malformed operator key (expected fh_o_…, or the fh_w_… key of a worker that may manage the farm)");
+  const keyHash = await sha256Hex(apiKey);
+  const key = await ctx.db
+    .query("operatorKeys")
+    .withIndex("by_hash", (q) => q.eq("keyHash", keyHash))
+    .unique();
+  if (!key) fail("bad_key", "Unknown operator key");
+  if (key.revoked) fail("revoked", "This operator key has been revoked");
+  return { kind: "operator", orgId: key.orgId, name: key.name, operatorKeyId: key._id };
 }
 
 /** Server-allowed ∩ advertised now. A grant ending in "*" allows every capability with that prefix. */

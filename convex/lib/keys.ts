@@ -3,8 +3,8 @@
  * mutation this is the runtime's strong PRNG, seeded per execution by the server with a seed the
  * caller never sees, so keys are unguessable; only their SHA-256 is stored.
  */
-/** Worker key, client key, enrollment token, webhook signing secret. */
-export type SecretKind = "fh_w_" | "fh_c_" | "fh_e_" | "fh_h_";
+/** Worker key, client key, enrollment token, webhook signing secret, operator key. */
+export type SecretKind = "fh_w_" | "fh_c_" | "fh_e_" | "fh_h_" | "fh_o_";
 
 const SECRET_BYTES = 32;
 const BODY_PATTERN = /^[A-Za-z0-9_-]{43}$/;

@@ -55,6 +55,8 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     io.out(USAGE);
     return EXIT.ok;
   }
+  // An operator key in the environment is for the operator commands: the jobs this worker runs never inherit it.
+  delete io.env.FARMHAND_OPERATOR_KEY;
   if (options.keyFrom === "argument") {
     io.err("farmhand-worker: warning: a key given with --key is visible to every user of this machine (ps); set FARMHAND_KEY or use --key-file instead");
   }

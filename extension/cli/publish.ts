@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { APP_LIMITS } from "../../convex/lib/appLimits";
 import { siteUrlFor } from "../handlers/apps/siteUrl";
 import { checkHttpUrl, wholeNumber } from "./flagValues";
+import { readSecretFile, secretFilePath } from "./secretFiles";
 
 export const PUBLISH_USAGE = `Usage: farmhand-worker publish --url <deployment url> --name <app name> [options] <file.wasm>
 
@@ -11,7 +12,9 @@ Publishes a WebAssembly (WASI) module as a new version of a farm app; jobs of ty
   --url <url>          Convex deployment URL (https://…convex.cloud; its HTTP address …convex.site is derived)
   --site-url <url>     The deployment's HTTP address, when it cannot be derived from --url
   --name <name>        The app's name: [a-z0-9][a-z0-9-]{0,63}
-  --key <key>          A client key with the publish right (fh_c_…); default FARMHAND_KEY from the environment
+  --key <key>          A client key with the publish right (fh_c_…) or an operator key (fh_o_…); default
+                       FARMHAND_KEY, then FARMHAND_OPERATOR_KEY from the environment, then the operator key file
+                       (~/.config/farmhand/operator.json, mode 0600)
   --memory-mb <n>      The version's memory limit, ${APP_LIMITS.memoryMBMin}..${APP_LIMITS.memoryMBMax} MiB (default ${APP_LIMITS.memoryMBDefault})
   --timeout-ms <n>     The version's time limit per job (default ${APP_LIMITS.timeoutMsDefault}, at most ${APP_LIMITS.timeoutMsMax})
   -h, --help           Show this help
@@ -52,8 +55,12 @@ export function parsePublishArgs(argv: string[], env: NodeJS.ProcessEnv): Publis
   }
   if (!values.name) throw new Error("--name is required");
   if (!APP_LIMITS.namePattern.test(values.name)) throw new Error(`--name must match [a-z0-9][a-z0-9-]{0,63}, got ${JSON.stringify(values.name)}`);
-  const key = values.key ?? env.FARMHAND_KEY?.trim();
-  if (!key) throw new Error("no key: pass --key or set FARMHAND_KEY to a client key with the publish right (fh_c_…)");
+  const key = values.key ?? (env.FARMHAND_KEY?.trim() || env.FARMHAND_OPERATOR_KEY?.trim() || readSecretFile(secretFilePath("operator", env))?.key);
+  if (!key) {
+    throw new Error(
+      `no key: pass --key, set FARMHAND_KEY to a client key with the publish right (fh_c_…) or FARMHAND_OPERATOR_KEY to an operator key (fh_o_…), or keep an operator key in ${secretFilePath("operator", env)}`,
+    );
+  }
   if (positionals.length !== 1) throw new Error(`give exactly one module file (got ${positionals.length})`);
   const whole = (flag: string, text: string | undefined, min: number, max: number) => (text === undefined ? undefined : wholeNumber(text, flag, min, max));
   return {
@@ -120,7 +127,10 @@ function refusal(status: number, error: { code?: string; message?: string }, opt
   const detail = error.message ? `: ${error.message}` : "";
   switch (status) {
     case 401:
-      return new PublishError(`the key was refused (${error.code ?? "bad_key"})${detail}; publishing needs a client key (fh_c_…) of the farm`, PUBLISH_EXIT.key);
+      return new PublishError(
+        `the key was refused (${error.code ?? "bad_key"})${detail}; publishing needs a client key (fh_c_…) with the publish right or an operator key (fh_o_…) of the farm`,
+        PUBLISH_EXIT.key,
+      );
     case 403:
       return new PublishError(
         `this client key may not publish apps${detail}; an operator creates one with admin:createClientKey '{"orgId": …, "name": …, "canPublish": true}'`,

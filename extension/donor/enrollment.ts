@@ -35,6 +35,7 @@ export function isHttpUrl(value: string): boolean {
 export function secretProblem(value: string): string | undefined {
   const secret = value.trim();
   if (!secret) return "The token is required";
+  if (secret.startsWith("fh_o_")) return "This is an operator key (fh_o_…), for the console: run Farmhand: Open Console with it. Joining takes an enrollment token (fh_e_…) or a worker key (fh_w_…)";
   if (secret.startsWith("fh_c_")) return "This is a client key (fh_c_…), for submitting jobs: joining takes an enrollment token (fh_e_…) or a worker key (fh_w_…)";
   const kind = secret.startsWith("fh_e_") ? "An enrollment token" : secret.startsWith("fh_w_") ? "A worker key" : undefined;
   if (!kind) return "An enrollment token starts with fh_e_ (a worker key with fh_w_): copy it again from your operator";
@@ -70,4 +71,16 @@ export async function answersLikeConvex(url: string, timeoutMs = 5_000): Promise
   } catch {
     return false;
   }
+}
+
+/** What is wrong with a pasted operator key, before the farm is asked; undefined when it looks right. */
+export function operatorKeyProblem(value: string): string | undefined {
+  const key = value.trim();
+  if (!key) return "The operator key is required";
+  if (/^fh_[cew]_/.test(key)) return "An operator key starts with fh_o_ (this is a worker key, client key or enrollment token): create one on the console's Access page or with admin:createOperatorKey";
+  if (!key.startsWith("fh_o_")) return "An operator key starts with fh_o_: copy it again";
+  const body = key.slice(SECRET_PREFIX_LENGTH);
+  if (!/^[A-Za-z0-9_-]*$/.test(body)) return 'An operator key has only letters, digits, "-" and "_" after fh_o_';
+  if (body.length !== SECRET_BODY_LENGTH) return `An operator key has ${SECRET_BODY_LENGTH} characters after fh_o_; this one has ${body.length}: copy it again in full`;
+  return undefined;
 }

@@ -11,16 +11,41 @@ const CONSOLE_PAGES: readonly ConsolePage[] = ["overview", "jobs", "workers", "a
 export const JOB_STATUSES = ["pending", "running", "succeeded", "canceled", "dead"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-/** console:overview */
+/**
+ * console:overview. Times are timestamps (the query reads no clock, so its answer changes only with the data):
+ * each worker is online until its `onlineUntil`; the oldest waiting job has waited since `oldestReadyAt`.
+ * The console derives what they mean now with overviewAt.
+ */
 export type ConsoleOverview = {
   counts: Record<JobStatus, number>;
-  workersOnline: number;
+  onlineUntil: number[];
   workers: number;
   throughput: Array<{ minuteStart: number; finished: number; failed: number }>;
   queueWait: { p50Ms: number; p95Ms: number; samples: number } | null;
-  oldestWaitingMs: number | null;
-  now: number;
+  oldestReadyAt: number | null;
 };
+
+const HOUR_MS = 3_600_000;
+
+/** What the overview means at `now`: workers online, how long the oldest waiting job has waited, the last hour's minutes. */
+export function overviewAt(overview: ConsoleOverview, now: number) {
+  return {
+    workersOnline: overview.onlineUntil.filter((until) => until > now).length,
+    oldestWaitingMs: overview.oldestReadyAt === null ? null : Math.max(0, now - overview.oldestReadyAt),
+    throughput: overview.throughput.filter((m) => m.minuteStart > now - HOUR_MS),
+  };
+}
+
+/** A worker's state at `now`: revoked, online (a call within the online window) or offline. */
+export function workerStateAt(worker: Pick<ConsoleWorker, "revoked" | "onlineUntil">, now: number): "revoked" | "online" | "offline" {
+  if (worker.revoked) return "revoked";
+  return worker.onlineUntil !== null && worker.onlineUntil > now ? "online" : "offline";
+}
+
+/** An enrollment token's state at `now`: the list says open until its expiry passes. */
+export function tokenStateAt(token: { state: string; expiresAt: number }, now: number): string {
+  return token.state === "open" && token.expiresAt <= now ? "expired" : token.state;
+}
 
 /** A row of console:jobs */
 export type ConsoleJobRow = {
@@ -51,7 +76,8 @@ export type ConsoleWorker = {
   name: string;
   isMe: boolean;
   revoked: boolean;
-  online: boolean;
+  /** Online until then; null for a revoked worker. */
+  onlineUntil: number | null;
   lastSeenAt: number;
   advertisedCapabilities: string[];
   slotsInUse: number;
@@ -80,7 +106,26 @@ export type ConsoleAccess = {
     expiresAt: number;
   }>;
   clientKeys: Array<{ clientKeyId: string; name: string; keyPrefix: string; revoked: boolean; canPublish: boolean }>;
+  operatorKeys: Array<{ operatorKeyId: string; name: string; keyPrefix: string; revoked: boolean; isMe: boolean }>;
 };
+
+/** The kinds of secret the Access page makes, each shown once. */
+export type SecretKind = "enrollment" | "client" | "operator";
+
+/**
+ * The PNG images a job's result carries: its top-level fields whose text is a base64 PNG (the Mandelbrot app's
+ * `png`), or the result itself when it is one.
+ */
+export function resultImages(result: unknown): Array<{ field: string; base64: string }> {
+  const isPng = (value: unknown): value is string => typeof value === "string" && value.startsWith(PNG_BASE64) && BASE64.test(value);
+  if (isPng(result)) return [{ field: "result", base64: result }];
+  if (typeof result !== "object" || result === null || Array.isArray(result)) return [];
+  return Object.entries(result as Record<string, unknown>).flatMap(([field, value]) => (FIELD_NAME.test(field) && isPng(value) ? [{ field, base64: value }] : []));
+}
+/** The base64 of a PNG file's first 8 bytes (its signature). */
+const PNG_BASE64 = "iVBORw0KGgo";
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const FIELD_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
  * The Jobs page's filter, as console:jobs takes it: every field optional; `from`/`to` bound the time a job was
@@ -118,6 +163,10 @@ export type ConsoleState = {
   bulk?: ConsoleBulk | null;
   /** Why the data cannot be shown (not an operator, farm unreachable, …). */
   error?: string;
+  /** Whose key the console uses ("an operator key", "this machine's worker key"), or undefined with none. */
+  credential?: string;
+  /** The connection to the farm is down since then: what is shown is as of that moment. */
+  offlineSince?: number;
 };
 
 /** Webview → extension. Every one is validated before it is acted on. */
@@ -136,13 +185,18 @@ export type ConsoleRequest =
   /** Retry or cancel every job the Jobs page's filter selects (asks for a confirmation first). */
   | { type: "bulk"; action: "retry" | "cancel" }
   | { type: "purgeDead" }
-  | { type: "createToken"; capabilities: string[]; slots: number; ttlHours: number; canManage: boolean };
+  | { type: "createToken"; capabilities: string[]; slots: number; ttlHours: number; canManage: boolean }
+  | { type: "createClientKey"; name: string; canPublish: boolean }
+  | { type: "createOperatorKey"; name: string }
+  | { type: "revokeOperatorKey"; operatorKeyId: string }
+  /** Save an image of the open job's result (a field of it, see resultImages) to a file. */
+  | { type: "saveImage"; jobId: string; field: string };
 
 /** Extension → webview. */
 export type ConsoleMessage =
   | { type: "state"; state: ConsoleState }
-  /** A token made on the Access page: shown once. */
-  | { type: "token"; token: string }
+  /** A token or key made on the Access page: shown once. */
+  | { type: "secret"; kind: SecretKind; secret: string }
   | { type: "notice"; text: string }
   | { type: "rejected"; reason: string };
 
@@ -167,7 +221,17 @@ const FIELDS: Record<ConsoleRequest["type"], readonly string[]> = {
   bulk: ["action"],
   purgeDead: [],
   createToken: ["capabilities", "slots", "ttlHours", "canManage"],
+  createClientKey: ["name", "canPublish"],
+  createOperatorKey: ["name"],
+  revokeOperatorKey: ["operatorKeyId"],
+  saveImage: ["jobId", "field"],
 };
+/** A key's name, as the farm takes it (it refuses a blank one and more than 100 characters). */
+const NAME_CHARS = 100;
+
+function isName(value: unknown): value is string {
+  return typeof value === "string" && value.trim().length > 0 && value.length <= NAME_CHARS;
+}
 
 function isId(value: unknown): value is string {
   return typeof value === "string" && ID.test(value);
@@ -222,6 +286,17 @@ export function parseConsoleRequest(raw: unknown): Parsed {
       if (typeof canManage !== "boolean") return bad("needs canManage true or false");
       return { ok: true, request: { type: "createToken", capabilities: capabilities as string[], slots: slots as number, ttlHours: ttlHours as number, canManage } };
     }
+    case "createClientKey":
+      if (!isName(rest.name)) return bad(`needs a name of 1 to ${NAME_CHARS} characters`);
+      if (typeof rest.canPublish !== "boolean") return bad("needs canPublish true or false");
+      return { ok: true, request: { type: "createClientKey", name: rest.name, canPublish: rest.canPublish } };
+    case "createOperatorKey":
+      return isName(rest.name) ? { ok: true, request: { type: "createOperatorKey", name: rest.name } } : bad(`needs a name of 1 to ${NAME_CHARS} characters`);
+    case "revokeOperatorKey":
+      return isId(rest.operatorKeyId) ? { ok: true, request: { type: "revokeOperatorKey", operatorKeyId: rest.operatorKeyId } } : bad("needs an operator key id");
+    case "saveImage":
+      if (!isId(rest.jobId)) return bad("needs a job id");
+      return typeof rest.field === "string" && FIELD_NAME.test(rest.field) ? { ok: true, request: { type: "saveImage", jobId: rest.jobId, field: rest.field } } : bad("needs a result field name");
   }
 }
 
@@ -273,5 +348,5 @@ export function describeJobFilter(filter: ConsoleJobFilter): string {
 export function isConsoleMessage(raw: unknown): raw is ConsoleMessage {
   if (typeof raw !== "object" || raw === null) return false;
   const type = (raw as { type?: unknown }).type;
-  return type === "state" || type === "token" || type === "notice" || type === "rejected";
+  return type === "state" || type === "secret" || type === "notice" || type === "rejected";
 }

@@ -1,18 +1,29 @@
 import * as vscode from "vscode";
 import { api } from "../../convex/_generated/api";
-import type { FarmConnection } from "../donor/farmConnection";
-import { parseConsoleRequest, type ConsoleMessage, type ConsoleRequest, type ConsoleState } from "../hostAndWebview/consoleProtocol";
+import type { Membership } from "../donor/membership";
+import type { OperatorKeyStore } from "../donor/operatorKey";
+import { parseConsoleRequest, resultImages, type ConsoleMessage, type ConsoleRequest, type ConsoleState } from "../hostAndWebview/consoleProtocol";
 import { DisposableOwner } from "../lifecycle";
 import { describeError } from "../worker/errors";
 import { performConsoleAction } from "./consoleActions";
+import type { ConsoleConnection } from "./consoleConnection";
+import { askOperatorKey } from "./operatorKeyFlow";
 import { webviewPage } from "./webviewPage";
 
 const JOBS_SHOWN = 50;
 
+/** Monday 00:00 UTC of the week holding `ms` (1970-01-01 was a Thursday). */
+function weekStart(ms: number): number {
+  const day = Math.floor(ms / 86_400_000);
+  return (day - ((day + 3) % 7)) * 86_400_000;
+}
+
 /**
  * The operator's console: one webview editor tab (Farmhand: Open Console). It subscribes only to what the
- * page in view shows (and the job opened on the Jobs page), through the farm connection with this machine's
- * key; the server checks that key's canManage right on every call. Every inbound message is validated.
+ * page in view shows (and the job opened on the Jobs page), through the console's own connection with the
+ * console's credential (an operator key, or a worker key that may manage); the server checks its right on every
+ * call. It follows that credential (Leave Farm, Join, an operator key entered) and the connection's state. Every
+ * inbound message is validated.
  */
 export class ConsolePanel extends DisposableOwner {
   static readonly viewType = "farmhand.console";
@@ -25,37 +36,82 @@ export class ConsolePanel extends DisposableOwner {
   private unwatchPage: (() => void) | undefined;
   private unwatchJob: (() => void) | undefined;
   private unwatchBulk: (() => void) | undefined;
+  private unwatchConnection: (() => void) | undefined;
+  /** The week the leaderboard shows; the page is watched again when the week turns. */
+  private week = weekStart(Date.now());
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    private readonly connection: FarmConnection,
+    private readonly connection: ConsoleConnection,
+    private readonly operatorKeys: OperatorKeyStore,
+    private readonly membership: Membership,
     private readonly log: vscode.LogOutputChannel,
   ) {
     super();
     this._register({ dispose: () => this.close() });
+    this._register(connection.onDidChange(() => this.followCredential()));
   }
 
   /**
-   * Farmhand: Open Console. Only for a machine whose key may manage the farm; anyone else is told why.
-   * (The server checks the right again on every console call.)
+   * Farmhand: Open Console. With an operator key, or a worker key that may manage the farm, it opens; otherwise it
+   * asks for an operator key (checked with the farm) and keeps it. (The server checks the right on every call.)
    */
   async open(): Promise<void> {
-    const lease = this.connection.acquire();
-    if (!lease) return void vscode.window.showInformationMessage("Farmhand: join a farm first; the console shows the farm this machine joined.");
-    try {
-      const overview = await lease.client.query(api.farm.overview, { apiKey: lease.apiKey });
-      if (!overview.canManage) {
-        void vscode.window.showWarningMessage(
-          "Farmhand: the console is for operators. This machine's key was not enrolled with permission to manage the farm (canManage).",
-        );
-        return;
+    const credential = this.connection.credential();
+    let why = "This machine has no operator key.";
+    if (credential?.kind === "operator") return this.show();
+    if (credential?.kind === "worker") {
+      try {
+        const overview = await this.connection.query(api.farm.overview, {});
+        if (overview.canManage) return this.show();
+        why = "The console is for operators: this machine's worker key may not manage the farm.";
+      } catch (e) {
+        return void vscode.window.showErrorMessage(`Farmhand: cannot open the console: ${describeError(e).message}`);
       }
-      this.show();
-    } catch (e) {
-      void vscode.window.showErrorMessage(`Farmhand: cannot open the console: ${describeError(e).message}`);
-    } finally {
-      lease.release();
     }
+    if (await this.enterOperatorKey(why)) this.show();
+  }
+
+  /** Farmhand: Enter Operator Key…: ask for one (checked with the farm) and keep it; true once kept. */
+  async enterOperatorKey(why?: string): Promise<boolean> {
+    const entered = await askOperatorKey({ url: this.operatorKeys.current?.url ?? (this.membership.joined ? this.membership.url : undefined), why });
+    if (!entered) return false;
+    await this.operatorKeys.store(entered);
+    this.log.info(`Operator key ${entered.key.slice(0, 9)}… kept for the console of ${entered.url}`);
+    return true;
+  }
+
+  /** Farmhand: Forget Operator Key: the console goes back to this machine's worker key, if it may manage. */
+  async forgetOperatorKey(): Promise<void> {
+    if (!this.operatorKeys.current) return void vscode.window.showInformationMessage("Farmhand: this machine keeps no operator key.");
+    await this.operatorKeys.forget();
+    void vscode.window.showInformationMessage("Farmhand: the operator key is forgotten on this machine.");
+  }
+
+  /** The credential changed: drop what the old one showed and subscribe again with the new one. */
+  private followCredential(): void {
+    if (!this.panel) return;
+    this.cursors = [null];
+    this.unwatchBulk?.();
+    this.unwatchBulk = undefined;
+    this.state = { page: this.state.page, filter: this.state.filter, credential: this.describeCredential() };
+    this.watchConnection();
+    this.watchPage();
+    this.watchJob();
+    this.push();
+  }
+
+  private describeCredential(): string | undefined {
+    const credential = this.connection.credential();
+    if (!credential) return undefined;
+    const prefix = `${credential.apiKey.slice(0, 9)}…`;
+    return credential.kind === "operator" ? `operator key ${prefix}` : `this machine's worker key ${prefix}`;
+  }
+
+  /** Say when the farm is offline (what is shown is as of then), and when it is back. */
+  private watchConnection(): void {
+    this.unwatchConnection?.();
+    this.unwatchConnection = this.connection.watchConnection((connected) => this.update({ offlineSince: connected ? undefined : Date.now() }));
   }
 
   /** Show the console, or bring it to the front. */
@@ -67,6 +123,8 @@ export class ConsolePanel extends DisposableOwner {
       localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, "dist")],
     });
     this.panel = panel;
+    this.state = { ...this.state, credential: this.describeCredential() };
+    this.watchConnection();
     panel.webview.html = this.html(panel.webview);
     panel.webview.onDidReceiveMessage((raw) => void this.receive(raw));
     panel.onDidDispose(() => {
@@ -75,6 +133,9 @@ export class ConsolePanel extends DisposableOwner {
   }
 
   private close(): void {
+    this.unwatchConnection?.();
+    this.unwatchConnection = undefined;
+    this.state = { page: this.state.page, filter: this.state.filter };
     this.jobId = null;
     this.watchJob();
     this.unwatchBulk?.();
@@ -130,20 +191,40 @@ export class ConsolePanel extends DisposableOwner {
         this.state = { ...this.state, job: undefined };
         this.watchJob();
         return this.push();
+      case "saveImage":
+        return await this.saveImage(request.jobId, request.field);
       default: {
-        const outcome = await performConsoleAction(this.connection, request, this.state.filter);
+        const outcome = await performConsoleAction(this.connection, request, this.state);
         if (outcome === undefined) return;
         if ("notice" in outcome) return this.post({ type: "notice", text: outcome.notice });
-        if ("token" in outcome) return this.post({ type: "token", token: outcome.token });
+        if ("secret" in outcome) return this.post({ type: "secret", kind: outcome.kind, secret: outcome.secret });
         return this.watchBulk(outcome.bulkId);
       }
     }
+  }
+
+  /** The open job's result image, saved where the operator picks. */
+  private async saveImage(jobId: string, field: string): Promise<void> {
+    const job = this.state.job;
+    const image = job?.jobId === jobId ? resultImages(job.result).find((i) => i.field === field) : undefined;
+    if (!image) return this.post({ type: "notice", text: "That image is no longer shown: open the job again." });
+    const home = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const target = await vscode.window.showSaveDialog({
+      title: "Save the job's image",
+      saveLabel: "Save Image",
+      filters: { "PNG image": ["png"] },
+      ...(home ? { defaultUri: vscode.Uri.joinPath(home, `${jobId}-${field}.png`) } : {}),
+    });
+    if (!target) return;
+    await vscode.workspace.fs.writeFile(target, Buffer.from(image.base64, "base64"));
+    this.post({ type: "notice", text: `Saved ${target.fsPath}.` });
   }
 
   /** Subscribe to what the current page shows (and nothing else). */
   private watchPage(): void {
     this.unwatchPage?.();
     this.unwatchPage = undefined;
+    this.week = weekStart(Date.now());
     const onError = (e: Error) => this.update({ error: describeError(e).message });
     const state = this.state;
     let unwatch: (() => void) | undefined;
@@ -168,7 +249,7 @@ export class ConsolePanel extends DisposableOwner {
       }
       case "workers": {
         const unwatchWorkers = this.connection.watch(api.console.workers, {}, (workers) => this.update({ workers, error: undefined }), onError);
-        const unwatchBoard = this.connection.watch(api.console.leaderboard, {}, (leaderboard) => this.update({ leaderboard }), onError);
+        const unwatchBoard = this.connection.watch(api.console.leaderboard, { weekOf: this.week }, (leaderboard) => this.update({ leaderboard }), onError);
         unwatch = unwatchWorkers && (() => (unwatchWorkers(), unwatchBoard?.()));
         break;
       }
@@ -176,7 +257,9 @@ export class ConsolePanel extends DisposableOwner {
         unwatch = this.connection.watch(api.consoleAccess.list, {}, (access) => this.update({ access, error: undefined }), onError);
         break;
     }
-    if (!unwatch) this.update({ error: "This machine has not joined a farm." });
+    if (!unwatch) {
+      this.update({ error: "No key to show the farm with: this machine left its farm and keeps no operator key. Join a farm, or run Farmhand: Enter Operator Key…" });
+    }
     this.unwatchPage = unwatch;
   }
 
@@ -207,6 +290,8 @@ export class ConsolePanel extends DisposableOwner {
 
   private update(change: Partial<ConsoleState>): void {
     this.state = { ...this.state, ...change };
+    // the leaderboard's week turned while the Workers page was open
+    if (this.state.page === "workers" && weekStart(Date.now()) !== this.week) this.watchPage();
     this.push();
   }
 

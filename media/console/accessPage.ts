@@ -1,42 +1,86 @@
-import type { ConsoleState } from "../../extension/hostAndWebview/consoleProtocol";
-import { button, el, post, table, when } from "./dom";
+import { tokenStateAt, type ConsoleState, type SecretKind } from "../../extension/hostAndWebview/consoleProtocol";
+import { button, el, post, scrolling, table, when } from "./dom";
 
-/** The Access page: a token form (what the operator typed survives re-renders), the token just made, the lists. */
-export function accessPage(content: HTMLElement, { access }: ConsoleState, kept: HTMLFormElement | null, tokenBox: Element | null): void {
-  content.append(el("h2", "New enrollment token"), kept ?? tokenForm());
-  if (tokenBox) content.append(tokenBox);
-  if (!access) return void content.append(el("p", "Loading…"));
-  content.append(
+/**
+ * The Access page: forms for an enrollment token, a client key and an operator key (each one, with what the
+ * operator typed and the secret it just made, stays on screen across live updates), then the lists.
+ */
+export function accessPage(content: HTMLElement, { access }: ConsoleState, parts: Node[], now: number): void {
+  const kept = <T extends Element>(selector: string) => content.querySelector<T>(selector);
+  parts.push(el("h2", "New enrollment token"), kept<HTMLFormElement>("#token-form") ?? tokenForm());
+  const tokenBox = kept("#secret-enrollment");
+  if (tokenBox) parts.push(tokenBox);
+  parts.push(el("h2", "New client key"), kept<HTMLFormElement>("#client-key-form") ?? clientKeyForm());
+  const clientBox = kept("#secret-client");
+  if (clientBox) parts.push(clientBox);
+  parts.push(el("h2", "New operator key"), kept<HTMLFormElement>("#operator-key-form") ?? operatorKeyForm());
+  const operatorBox = kept("#secret-operator");
+  if (operatorBox) parts.push(operatorBox);
+  if (!access) return void parts.push(el("p", "Loading…"));
+  const revoke = (what: string, id: string, request: Parameters<typeof post>[0]) =>
+    button("Revoke…", () => post(request), { secondary: "", class: "revoke", "data-for": id, "aria-label": `Revoke ${what}` });
+  parts.push(
     el("h2", "Enrollment tokens"),
-    table(
-      ["Token", "State", "Capabilities", "Slots", "May manage", "Expires", ""],
-      access.enrollments.map((e) => [
-        `${e.tokenPrefix}…`,
-        e.state,
-        e.capabilities.join(", "),
-        String(e.maxConcurrentJobs),
-        e.canManage ? "yes" : "no",
-        when(e.expiresAt),
-        // a used token is revoked by revoking the worker it enrolled; a revoked or expired one does nothing any more
-        e.state === "open" ? button("Revoke…", () => post({ type: "revokeEnrollment", enrollmentId: e.enrollmentId }), { secondary: "", class: "revoke" }) : "",
-      ]),
-      { id: "enrollments" },
-      ["14%", "9%", "25%", "7%", "11%", "20%", "14%"],
+    scrolling(
+      table(
+        ["Token", "State", "Capabilities", "Slots", "May manage", "Expires", ""],
+        access.enrollments.map((e) => {
+          const state = tokenStateAt(e, now);
+          return [
+            `${e.tokenPrefix}…`,
+            state,
+            e.capabilities.join(", "),
+            String(e.maxConcurrentJobs),
+            e.canManage ? "yes" : "no",
+            when(e.expiresAt),
+            // a used token is revoked by revoking the worker it enrolled; a revoked or expired one does nothing any more
+            state === "open" ? revoke(`token ${e.tokenPrefix}…`, e.enrollmentId, { type: "revokeEnrollment", enrollmentId: e.enrollmentId }) : "",
+          ];
+        }),
+        { id: "enrollments" },
+        ["14%", "9%", "25%", "7%", "11%", "20%", "112px"],
+      ),
+      "wide",
     ),
     el("h2", "Client keys"),
-    table(
-      ["Name", "Key", "State", "May publish apps", ""],
-      access.clientKeys.map((k) => [
-        k.name,
-        `${k.keyPrefix}…`,
-        k.revoked ? "revoked" : "active",
-        k.canPublish ? "yes" : "no",
-        k.revoked ? "" : button("Revoke…", () => post({ type: "revokeClientKey", clientKeyId: k.clientKeyId }), { secondary: "", class: "revoke" }),
-      ]),
-      { id: "client-keys" },
-      ["28%", "20%", "14%", "22%", "16%"],
+    scrolling(
+      table(
+        ["Name", "Key", "State", "May publish apps", ""],
+        access.clientKeys.map((k) => [
+          k.name,
+          `${k.keyPrefix}…`,
+          k.revoked ? "revoked" : "active",
+          k.canPublish ? "yes" : "no",
+          k.revoked ? "" : revoke(`client key ${k.name}`, k.clientKeyId, { type: "revokeClientKey", clientKeyId: k.clientKeyId }),
+        ]),
+        { id: "client-keys" },
+        ["30%", "22%", "14%", "20%", "112px"],
+      ),
+      "narrow",
+    ),
+    el("h2", "Operator keys"),
+    scrolling(
+      table(
+        ["Name", "Key", "State", ""],
+        access.operatorKeys.map((k) => [
+          k.name + (k.isMe ? " (this console)" : ""),
+          `${k.keyPrefix}…`,
+          k.revoked ? "revoked" : "active",
+          k.revoked || k.isMe ? "" : revoke(`operator key ${k.name}`, k.operatorKeyId, { type: "revokeOperatorKey", operatorKeyId: k.operatorKeyId }),
+        ]),
+        { id: "operator-keys" },
+        ["40%", "25%", "20%", "112px"],
+      ),
+      "narrow",
     ),
   );
+  if (access.operatorKeys.length === 0) parts.push(el("p", "No operator keys yet: the console uses this machine's worker key, which may manage the farm.", { class: "label", id: "no-operator-keys" }));
+}
+
+function field(label: string, control: HTMLElement): HTMLElement {
+  const box = el("label", undefined, { class: "field" });
+  box.append(el("span", label, { class: "label" }), control);
+  return box;
 }
 
 function tokenForm(): HTMLFormElement {
@@ -45,11 +89,6 @@ function tokenForm(): HTMLFormElement {
   const slots = el("vscode-textfield", undefined, { id: "token-slots", type: "number", min: "1", max: "32", value: "1", "aria-label": "Slots" });
   const ttl = el("vscode-textfield", undefined, { id: "token-ttl", type: "number", min: "1", max: "8760", value: "24", "aria-label": "Valid for hours" });
   const manage = el("vscode-checkbox", undefined, { id: "token-manage", label: "May manage the farm" });
-  const field = (label: string, control: HTMLElement) => {
-    const box = el("label", undefined, { class: "field" });
-    box.append(el("span", label, { class: "label" }), control);
-    return box;
-  };
   form.append(
     field("Capabilities", caps),
     field("Slots", slots),
@@ -65,16 +104,54 @@ function tokenForm(): HTMLFormElement {
   return form;
 }
 
-/** A token is shown once, here, with a copy button; it is never kept in the webview's state. */
-export function showToken(content: HTMLElement, token: string): void {
-  const box = el("div", undefined, { id: "token-box", class: "token" });
-  const field = el("vscode-textfield", undefined, { id: "token-value", readonly: "", "aria-label": "Enrollment token" });
-  field.value = token;
-  box.append(
-    el("p", "Hand this token to the donor; it is shown only now and works once."),
-    field,
-    button("Copy", () => void navigator.clipboard.writeText(token), { id: "token-copy", secondary: "" }),
-  );
-  content.querySelector("#token-box")?.remove();
-  content.querySelector("#token-form")?.after(box);
+function clientKeyForm(): HTMLFormElement {
+  const form = el("form", undefined, { id: "client-key-form", class: "filters" });
+  const name = el("vscode-textfield", undefined, { id: "client-key-name", placeholder: "nightly builds", maxlength: "100", "aria-label": "Client key name" });
+  const publish = el("vscode-checkbox", undefined, { id: "client-key-publish", label: "May publish apps" });
+  form.append(field("Name", name), publish, el("vscode-button", "Create Client Key", { id: "client-key-create", type: "submit" }));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const typed = name.value.trim();
+    name.invalid = typed.length === 0;
+    if (typed) post({ type: "createClientKey", name: typed, canPublish: publish.checked });
+  });
+  return form;
+}
+
+function operatorKeyForm(): HTMLFormElement {
+  const form = el("form", undefined, { id: "operator-key-form", class: "filters" });
+  const name = el("vscode-textfield", undefined, { id: "operator-key-name", placeholder: "alice's laptop", maxlength: "100", "aria-label": "Operator key name" });
+  form.append(field("Name", name), el("vscode-button", "Create Operator Key", { id: "operator-key-create", type: "submit" }));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const typed = name.value.trim();
+    name.invalid = typed.length === 0;
+    if (typed) post({ type: "createOperatorKey", name: typed });
+  });
+  return form;
+}
+
+const SECRET_TEXT: Record<SecretKind, { form: string; label: string; hint: string }> = {
+  enrollment: { form: "#token-form", label: "Enrollment token", hint: "Hand this token to the donor; it is shown only now and works once." },
+  client: {
+    form: "#client-key-form",
+    label: "Client key",
+    hint: "The app that submits jobs uses this key (FARMHAND_CLIENT_KEY, or the client key file); it is shown only now.",
+  },
+  operator: {
+    form: "#operator-key-form",
+    label: "Operator key",
+    hint: "Keep this key for the console (Farmhand: Enter Operator Key…) and the CLI's operator commands (FARMHAND_OPERATOR_KEY); it is shown only now.",
+  },
+};
+
+/** A secret is shown once, under the form that made it, with a copy button; it is never kept in the webview's state. */
+export function showSecret(content: HTMLElement, kind: SecretKind, secret: string): void {
+  const text = SECRET_TEXT[kind];
+  const box = el("div", undefined, { id: `secret-${kind}`, class: "token" });
+  const value = el("vscode-textfield", undefined, { id: `secret-${kind}-value`, class: "secret-value", readonly: "", "aria-label": text.label });
+  value.value = secret;
+  box.append(el("p", text.hint), value, button("Copy", () => void navigator.clipboard.writeText(secret), { id: `secret-${kind}-copy`, secondary: "" }));
+  content.querySelector(`#secret-${kind}`)?.remove();
+  content.querySelector(text.form)?.after(box);
 }

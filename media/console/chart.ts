@@ -1,6 +1,6 @@
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import type { ConsoleOverview } from "../../extension/hostAndWebview/consoleProtocol";
+import { overviewAt, type ConsoleOverview } from "../../extension/hostAndWebview/consoleProtocol";
 
 const MINUTE = 60_000;
 const HEIGHT = 160;
@@ -11,9 +11,9 @@ function themeColor(name: string, fallback: string): string {
 }
 
 /** The last hour minute by minute (the server sends only minutes with jobs). */
-function perMinute(overview: ConsoleOverview): uPlot.AlignedData {
-  const last = Math.floor(overview.now / MINUTE) * MINUTE;
-  const byMinute = new Map(overview.throughput.map((m) => [m.minuteStart, m]));
+function perMinute(overview: ConsoleOverview, now: number): uPlot.AlignedData {
+  const last = Math.floor(now / MINUTE) * MINUTE;
+  const byMinute = new Map(overviewAt(overview, now).throughput.map((m) => [m.minuteStart, m]));
   const times: number[] = [];
   // null, not 0, where nothing happened: uPlot draws no bar there (a 0 is a line on the axis)
   const finished: Array<number | null> = [];
@@ -27,9 +27,10 @@ function perMinute(overview: ConsoleOverview): uPlot.AlignedData {
 }
 
 /** What the chart shows, in words, for screen readers. */
-function summary(overview: ConsoleOverview): string {
-  const finished = overview.throughput.reduce((n, m) => n + m.finished, 0);
-  const failed = overview.throughput.reduce((n, m) => n + m.failed, 0);
+function summary(overview: ConsoleOverview, now: number): string {
+  const minutes = overviewAt(overview, now).throughput;
+  const finished = minutes.reduce((n, m) => n + m.finished, 0);
+  const failed = minutes.reduce((n, m) => n + m.failed, 0);
   return `Last hour: ${finished} job(s) finished, ${failed} failed`;
 }
 
@@ -42,7 +43,7 @@ export class ThroughputChart {
   private readonly plot: uPlot;
   private readonly resize: ResizeObserver;
 
-  constructor(overview: ConsoleOverview) {
+  constructor(overview: ConsoleOverview, now: number) {
     this.element = document.createElement("div");
     this.element.className = "chart";
     this.element.setAttribute("role", "img");
@@ -68,7 +69,7 @@ export class ThroughputChart {
           { label: "Failed", stroke: themeColor("--vscode-charts-red", "#f14c4c"), fill: themeColor("--vscode-charts-red", "#f14c4c"), paths: bars(1), points: { show: false } },
         ],
       },
-      perMinute(overview),
+      perMinute(overview, now),
       this.element,
     );
     this.resize = new ResizeObserver(() => {
@@ -76,12 +77,12 @@ export class ThroughputChart {
       if (width > 0 && width !== this.plot.width) this.plot.setSize({ width, height: HEIGHT });
     });
     this.resize.observe(this.element);
-    this.element.setAttribute("aria-label", summary(overview));
+    this.element.setAttribute("aria-label", summary(overview, now));
   }
 
-  update(overview: ConsoleOverview): void {
-    this.plot.setData(perMinute(overview));
-    this.element.setAttribute("aria-label", summary(overview));
+  update(overview: ConsoleOverview, now: number): void {
+    this.plot.setData(perMinute(overview, now));
+    this.element.setAttribute("aria-label", summary(overview, now));
   }
 
   dispose(): void {

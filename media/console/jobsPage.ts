@@ -3,6 +3,7 @@ import type { VscodeTextfield } from "@vscode-elements/elements/dist/vscode-text
 import {
   describeJobFilter,
   JOB_STATUSES,
+  resultImages,
   type ConsoleJobFilter,
   type ConsoleJobPage,
   type ConsoleState,
@@ -113,7 +114,7 @@ function labelled(label: string, control: HTMLElement): HTMLElement {
 
 /** What bulk actions the filter in use allows: retry reaches dead jobs, cancel pending or running ones, purge dead letters. */
 function bulkActions(filter: ConsoleJobFilter): HTMLElement {
-  const actions = el("div", undefined, { class: "actions" });
+  const actions = el("div", undefined, { class: "actions", id: "bulk-actions", "data-filter": filterKey(filter) });
   const status = filter.status;
   if (status === undefined || status === "dead") actions.append(button("Retry All Dead…", () => post({ type: "bulk", action: "retry" }), { id: "bulk-retry", secondary: "" }));
   if (status === undefined || status === "pending" || status === "running") {
@@ -129,26 +130,30 @@ function bulkActions(filter: ConsoleJobFilter): HTMLElement {
 const FIELD_NAMES: Record<string, string> = { status: "status", type: "type", batchId: "batch id", externalId: "external id" };
 
 /**
- * The Jobs page. `kept` is the filter bar already on screen: while the filter in use is the one it was made for,
- * it stays (what the operator is typing, an open list), however often the jobs change.
+ * The Jobs page. The filter bar on screen stays while the filter in use is the one it was made for (what the
+ * operator is typing, an open list), however often the jobs change; so do the bulk actions, and the table's rows
+ * are patched in place.
  */
-export function jobsPage(content: HTMLElement, state: ConsoleState, kept: HTMLElement | null): void {
+export function jobsPage(content: HTMLElement, state: ConsoleState, parts: Node[]): void {
   const key = filterKey(state.filter);
+  const kept = content.querySelector<HTMLElement>("#filters");
   const bar = kept?.dataset.filter === key ? kept : filterBar(state.filter);
   bar.dataset.filter = key;
-  content.append(bar, bulkActions(state.filter));
+  const keptActions = content.querySelector<HTMLElement>("#bulk-actions");
+  parts.push(bar, keptActions?.dataset.filter === key ? keptActions : bulkActions(state.filter));
   if (state.bulk !== undefined) {
     const b = state.bulk;
-    content.append(el("p", b === null ? "Starting…" : `${b.action}: ${b.affected} job(s) changed of ${b.scanned} looked at${b.done ? " — done" : "…"}`, { id: "bulk-status", class: "label" }));
+    parts.push(el("p", b === null ? "Starting…" : `${b.action}: ${b.affected} job(s) changed of ${b.scanned} looked at${b.done ? " — done" : "…"}`, { id: "bulk-status", class: "label" }));
   }
-  if (state.job !== undefined) content.append(jobDetail(state.job));
+  if (state.job !== undefined) parts.push(jobDetail(state.job));
   const jobs = state.jobs;
-  if (!jobs) return void content.append(el("p", "Loading…"));
-  if (jobs.checked.length > 0) {
-    // No index serves this combination: say which fields were checked on this bounded page, so an empty or short
-    // page never passes for "nothing matches".
+  if (!jobs) return void parts.push(el("p", "Loading…"));
+  // No index serves this combination: only the jobs of this bounded page were looked at (partial).
+  const partial = jobs.checked.length > 0;
+  if (partial) {
+    // Say which fields were checked on this bounded page, so an empty or short page never passes for "nothing matches".
     const fields = jobs.checked.map((f) => FIELD_NAMES[f] ?? f).join(" and ");
-    content.append(
+    parts.push(
       el(
         "p",
         `No index serves this combination of filters: ${fields} ${jobs.checked.length > 1 ? "were" : "was"} checked on ${jobs.scanned} job(s) of the index only (page ${jobs.page + 1}).` +
@@ -165,13 +170,15 @@ export function jobsPage(content: HTMLElement, state: ConsoleState, kept: HTMLEl
     when(j.createdAt),
     j.error ?? "",
   ]);
-  content.append(table(["Job", "Type", "Status", "Attempt", "Submitted", "Last error"], rows, { id: "jobs" }, ["12%", "16%", "10%", "8%", "18%", "36%"]));
-  if (rows.length === 0) content.append(el("p", jobs.checked.length > 0 || jobs.page > 0 ? "No jobs match on this page." : `No jobs ${describeJobFilter(state.filter)}.`, { id: "no-jobs" }));
+  parts.push(table(["Job", "Type", "Status", "Attempt", "Submitted", "Last error"], rows, { id: "jobs" }, ["12%", "16%", "10%", "8%", "18%", "36%"]));
+  if (rows.length === 0) parts.push(el("p", partial || jobs.page > 0 ? "No jobs match on this page." : `No jobs ${describeJobFilter(state.filter)}.`, { id: "no-jobs" }));
   const pager = el("div", undefined, { class: "actions pager" });
   if (jobs.page > 0) pager.append(button("Newest", () => post({ type: "jobsPage", to: "newest" }), { id: "jobs-newest", secondary: "" }));
   if (jobs.hasOlder) pager.append(button("Older", () => post({ type: "jobsPage", to: "older" }), { id: "jobs-older", secondary: "" }));
-  pager.append(el("span", jobs.page === 0 ? `The newest ${JOBS_SHOWN} looked at.` : `Page ${jobs.page + 1}, ${JOBS_SHOWN} a page.`, { class: "label" }));
-  content.append(pager);
+  // "looked at" only where the page was a partial search; otherwise the page holds every match it could
+  if (jobs.page > 0) pager.append(el("span", `Page ${jobs.page + 1}, ${JOBS_SHOWN} a page.`, { class: "label", id: "pager-label" }));
+  else if (partial && jobs.hasOlder) pager.append(el("span", `The newest ${JOBS_SHOWN} looked at.`, { class: "label", id: "pager-label" }));
+  if (pager.childElementCount > 0) parts.push(pager);
 }
 
 function jobDetail(job: ConsoleJobPage | null): HTMLElement {
@@ -190,7 +197,25 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
   const title = el("h2", `${job.type} · `);
   title.append(el("vscode-badge", job.status, { class: `status-${job.status}` }));
   box.append(title, el("p", facts.join(" · "), { class: "label" }), actions, el("h3", "Payload"), el("pre", JSON.stringify(job.payload, null, 2)));
-  if (job.result !== undefined) box.append(el("h3", "Result"), el("pre", JSON.stringify(job.result, null, 2)));
+  if (job.result !== undefined) {
+    const images = resultImages(job.result);
+    box.append(el("h3", "Result"));
+    for (const image of images) {
+      const figure = el("figure", undefined, { class: "result-image" });
+      figure.append(
+        el("img", undefined, { src: `data:image/png;base64,${image.base64}`, alt: `The job's result: ${image.field} (PNG)`, id: `result-image-${image.field}` }),
+        button("Save Image…", () => post({ type: "saveImage", jobId: job.jobId, field: image.field }), { id: `save-image-${image.field}`, secondary: "" }),
+      );
+      box.append(figure);
+    }
+    // the rest of the result as text, each image's base64 shortened to its size
+    const text = JSON.stringify(
+      job.result,
+      (key, value: unknown) => (images.some((i) => i.field === key || (key === "" && i.field === "result")) && typeof value === "string" ? `<PNG, ${Math.round((value.length * 3) / 4)} bytes>` : value),
+      2,
+    );
+    box.append(el("pre", text, { id: "result-text" }));
+  }
   // a retried job still carries the error its last attempt ended with: it is news of that attempt, not of this one
   if (job.error) box.append(el("h3", job.status === "dead" ? "Error" : "Last attempt's error"), el("pre", job.error));
   box.append(

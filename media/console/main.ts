@@ -1,8 +1,8 @@
-import { isConsoleMessage, type ConsolePage, type ConsoleState } from "../../extension/hostAndWebview/consoleProtocol";
-import { accessPage, showToken } from "./accessPage";
+import { isConsoleMessage, overviewAt, type ConsolePage, type ConsoleState } from "../../extension/hostAndWebview/consoleProtocol";
+import { accessPage, showSecret } from "./accessPage";
 import { ThroughputChart } from "./chart";
 import "./console.css";
-import { el, post, seconds, table } from "./dom";
+import { beginRender, el, post, reconcile, seconds, table } from "./dom";
 import { jobsPage } from "./jobsPage";
 import { workersPage } from "./workersPage";
 
@@ -22,10 +22,12 @@ for (const [page] of PAGES) {
   panels.set(page, panel);
   tabs.append(panel);
 }
+const credential = el("p", undefined, { id: "credential", class: "label", hidden: "" });
+const offline = el("p", undefined, { id: "offline", role: "status", hidden: "" });
 const notice = el("p", undefined, { id: "notice", role: "status", hidden: "" });
 const error = el("p", undefined, { id: "error", role: "alert", hidden: "" });
 const content = el("div", "Loading…", { id: "content" });
-panels.get("overview")?.append(notice, error, content);
+panels.get("overview")?.append(credential, offline, notice, error, content);
 document.body.append(tabs);
 
 tabs.addEventListener("vsc-tabs-select", (event) => {
@@ -41,8 +43,8 @@ window.addEventListener("message", (event: MessageEvent<unknown>) => {
   switch (message.type) {
     case "state":
       return render(message.state);
-    case "token":
-      if (shown === "access") showToken(content, message.token);
+    case "secret":
+      if (shown === "access") showSecret(content, message.kind, message.secret);
       return;
     case "notice":
     case "rejected":
@@ -54,53 +56,71 @@ window.addEventListener("message", (event: MessageEvent<unknown>) => {
 
 let shown: ConsolePage | undefined;
 let chart: ThroughputChart | undefined;
+let last: ConsoleState | undefined;
 
 function render(state: ConsoleState): void {
+  last = state;
+  const now = Date.now();
   const index = PAGES.findIndex(([page]) => page === state.page);
   if (tabs.selectedIndex !== index) tabs.setAttribute("selected-index", String(index));
   // The panels' hidden attributes too, at once (the tabs set them on their next update): a table measures its
   // width when it is added, and a table in a hidden panel would share it out evenly, whatever its columns say.
   for (const [page, panel] of panels) panel.toggleAttribute("hidden", page !== state.page);
   const panel = panels.get(state.page);
-  if (panel && content.parentElement !== panel) panel.append(notice, error, content);
+  if (panel && content.parentElement !== panel) panel.append(credential, offline, notice, error, content);
+  credential.hidden = !state.credential;
+  credential.textContent = state.credential ? `Signed in with ${state.credential}.` : "";
+  offline.hidden = state.offlineSince === undefined;
+  offline.textContent =
+    state.offlineSince === undefined ? "" : `The farm is offline since ${new Date(state.offlineSince).toLocaleTimeString()}: what you see is as of then. Farmhand reconnects on its own.`;
   error.hidden = !state.error;
   error.textContent = state.error ?? "";
-  // The Access page's form and a token just made outlive re-renders: what the operator typed stays.
-  // So does the Jobs page's filter bar while the filter stays the same.
-  const sameAccess = state.page === "access" && shown === "access";
-  const form = sameAccess ? content.querySelector<HTMLFormElement>("#token-form") : null;
-  const tokenBox = sameAccess ? content.querySelector("#token-box") : null;
-  const filters = state.page === "jobs" && shown === "jobs" ? content.querySelector<HTMLElement>("#filters") : null;
   if (state.page !== "overview" && chart) {
     chart.dispose();
     chart = undefined;
   }
+  // Another page: start from nothing. The same page: what is on screen is patched (see reconcile and table), so a
+  // live update never re-creates a control the operator is using.
+  if (shown !== state.page) content.replaceChildren();
   shown = state.page;
-  content.replaceChildren();
+  beginRender(content);
+  const parts: Node[] = [];
   switch (state.page) {
     case "overview":
-      return overviewPage(state);
+      overviewPage(state, parts, now);
+      break;
     case "jobs":
-      return jobsPage(content, state, filters);
+      jobsPage(content, state, parts);
+      break;
     case "workers":
-      return workersPage(content, state);
+      workersPage(state, parts, now);
+      break;
     case "access":
-      return accessPage(content, state, form, tokenBox);
+      accessPage(content, state, parts, now);
+      break;
   }
+  reconcile(content, parts);
 }
 
-function overviewPage({ overview }: ConsoleState): void {
-  if (!overview) return void content.append(el("p", "Loading…"));
+// What time changes (online, waiting for, expired) is derived here from the farm's timestamps: shown afresh as
+// time passes, without asking the farm again.
+setInterval(() => {
+  if (last && last.page !== "jobs") render(last);
+}, 15_000);
+
+function overviewPage({ overview }: ConsoleState, parts: Node[], now: number): void {
+  if (!overview) return void parts.push(el("p", "Loading…"));
   const c = overview.counts;
-  if (chart) chart.update(overview);
-  else chart = new ThroughputChart(overview);
-  content.append(
+  const at = overviewAt(overview, now);
+  if (chart) chart.update(overview, now);
+  else chart = new ThroughputChart(overview, now);
+  parts.push(
     el("h2", "Jobs"),
     table(["Pending", "Running", "Succeeded", "Dead", "Canceled"], [[`${c.pending}`, `${c.running}`, `${c.succeeded}`, `${c.dead}`, `${c.canceled}`]], { id: "counts" }),
     el("h2", "Farm"),
     table(
       ["Workers online", "Queue wait p50", "Queue wait p95", "Oldest waiting job"],
-      [[`${overview.workersOnline} of ${overview.workers}`, seconds(overview.queueWait?.p50Ms), seconds(overview.queueWait?.p95Ms), seconds(overview.oldestWaitingMs)]],
+      [[`${at.workersOnline} of ${overview.workers}`, seconds(overview.queueWait?.p50Ms), seconds(overview.queueWait?.p95Ms), seconds(at.oldestWaitingMs)]],
       { id: "farm-figures" },
     ),
     el("h2", "Finished and failed per minute, last hour"),

@@ -1,5 +1,5 @@
-import type { ConsoleLeaderboard, ConsoleState, ConsoleWorker } from "../../extension/hostAndWebview/consoleProtocol";
-import { button, el, hours, post, table, when } from "./dom";
+import { workerStateAt, type ConsoleLeaderboard, type ConsoleState, type ConsoleWorker } from "../../extension/hostAndWebview/consoleProtocol";
+import { button, el, hours, post, scrolling, table, when } from "./dom";
 
 /** "8 cores · 16.0 GB · linux/x64 · NVIDIA RTX 4090 (24.0 GB)", or "not reported". */
 function hardware(facts: ConsoleWorker["facts"]): string {
@@ -9,28 +9,28 @@ function hardware(facts: ConsoleWorker["facts"]): string {
   return [`${facts.cores} cores`, gb(facts.memoryMB), `${facts.os}/${facts.arch}`, ...gpus].join(" · ");
 }
 
-export function workersPage(content: HTMLElement, { workers, leaderboard }: ConsoleState): void {
-  if (!workers) return void content.append(el("p", "Loading…"));
+export function workersPage({ workers, leaderboard }: ConsoleState, parts: Node[], now: number): void {
+  if (!workers) return void parts.push(el("p", "Loading…"));
   const rows = workers.map((w) => [
     w.name + (w.isMe ? " (this machine)" : ""),
-    w.revoked ? "revoked" : w.online ? "online" : "offline",
+    workerStateAt(w, now),
     when(w.lastSeenAt),
     w.advertisedCapabilities.join(", "),
     hardware(w.facts),
     `${w.slotsInUse}/${w.maxConcurrentJobs}`,
     String(w.jobsDone),
     hours(w.cpuMs),
-    w.revoked || w.isMe ? "" : button("Revoke…", () => post({ type: "revokeWorker", workerId: w.workerId }), { secondary: "", class: "revoke" }),
+    w.revoked || w.isMe ? "" : button("Revoke…", () => post({ type: "revokeWorker", workerId: w.workerId }), { secondary: "", class: "revoke", "data-for": w.workerId }),
   ]);
-  content.append(
-    table(["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots in use", "Jobs done", "CPU given", ""], rows, { id: "workers" }, [
-      "18%", "7%", "15%", "12%", "16%", "8%", "7%", "8%", "9%",
-    ]),
-  );
+  // the last column fits its button whatever the width (a share of a narrow editor cut Revoke… off)
+  const workersTable = table(["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots in use", "Jobs done", "CPU given", ""], rows, { id: "workers" }, [
+    "17%", "7%", "14%", "12%", "16%", "8%", "7%", "8%", "112px",
+  ]);
+  parts.push(scrolling(workersTable, "wide"));
   if (!leaderboard) return;
   const board = (rows: ConsoleLeaderboard["week"]) =>
     rows.length === 0 ? [["nobody yet", "", ""]] : rows.map((r, i) => [`${i + 1}. ${r.name}`, hours(r.cpuMs) + (r.wallMs > 0 ? ` (${hours(r.wallMs)} by wall time)` : ""), String(r.jobs)]);
-  content.append(
+  parts.push(
     el("h2", "Who gave most this week (from Monday 00:00 UTC)"),
     table(["Worker", "CPU given", "Jobs"], board(leaderboard.week), { id: "leaderboard-week" }),
     el("h2", "All time"),

@@ -72,6 +72,20 @@ describe("publishing an app", () => {
     expect(files[0].sha256).toBeTruthy();
   });
 
+  test("an operator key (fh_o_) publishes too, and its version records it; a revoked one is refused", async () => {
+    const farm = await publishingFarm();
+    const { key, operatorKeyId } = await farm.t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "ops" });
+    const res = await publish(farm, "render", APP, { key });
+    expect(res.status).toBe(200);
+    expect(await answerOf(res)).toMatchObject({ name: "render", version: 1 });
+    const { versions } = await stored(farm.t);
+    expect(versions[0]).toMatchObject({ publishedByOperator: operatorKeyId });
+    expect(versions[0].publishedBy).toBeUndefined();
+    await farm.t.mutation(internal.admin.revokeOperatorKey, { operatorKeyId });
+    expect((await publish(farm, "render", OTHER_APP, { key })).status).toBe(401);
+    expect((await stored(farm.t)).versions).toHaveLength(1);
+  });
+
   test("takes memoryMB and timeoutMs from the query", async () => {
     const farm = await publishingFarm();
     const res = await publish(farm, "sweep", APP, { query: `memoryMB=2048&timeoutMs=${24 * 3600 * 1000}` });

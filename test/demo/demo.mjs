@@ -1,12 +1,13 @@
 // What both demos share: code-server with the packaged extension provisioned to join a farm, and a submitter
 // that keeps a mix of jobs flowing and reports how they end.
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { ConvexHttpClient } from "convex/browser";
 import { makeFunctionReference } from "convex/server";
 import { installExtension, prepareProfile, requireInstalledCodeServer, startCodeServer } from "../harness/codeServer.mjs";
 import { repoDir, stateDir } from "../harness/paths.mjs";
 import { onInterrupt, runNpmScript } from "../harness/process.mjs";
+import { tsImport } from "tsx/esm/api";
 
 export const DEMO_CAPABILITIES = ["demo.echo", "demo.primes", "recipe.wordcount", "apps"];
 const WORDCOUNT = `let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const t=String(JSON.parse(s).text??"");console.log(JSON.stringify({progress:0.5,status:"counting"}));console.log(JSON.stringify({words:t.split(/\\s+/).filter(Boolean).length}))})`;
@@ -26,8 +27,30 @@ export function prepare() {
   runNpmScript("package");
 }
 
-/** code-server with the packaged extension, provisioned to join `farmUrl` with `joinSecret` (token or key). */
-export async function launchEditor(farmUrl, joinSecret) {
+/**
+ * Print the demo's client key and keep it in the client key file (`~/.config/farmhand/client.json`, beside the
+ * worker's key file), where the CLI and a submitter find it; a file holding another farm's key is left alone.
+ */
+export async function saveClientKey(farmUrl, clientKey) {
+  const { readSecretFile, secretFilePath, writeSecretFile } = await tsImport("../../extension/cli/secretFiles.ts", import.meta.url);
+  const path = secretFilePath("client");
+  let kept;
+  try {
+    kept = existsSync(path) ? readSecretFile(path) : undefined;
+  } catch (error) {
+    kept = { url: `an unreadable file (${error.message})` };
+  }
+  const ours = !kept || /^http:\/\/(127\.0\.0\.1|localhost)[:/]/.test(kept.url);
+  if (ours) writeSecretFile(path, { url: farmUrl, key: clientKey, name: "demo submitter" });
+  console.log(`  client key (submits jobs): ${clientKey}
+    ${ours ? `saved in ${path}` : `not saved: ${path} holds the key of ${kept.url}`}; or export FARMHAND_CLIENT_KEY=${clientKey}`);
+}
+
+/**
+ * code-server with the packaged extension, provisioned to join `farmUrl` with `joinSecret` (token or key) and, with
+ * `operatorKey`, to open the console with that operator key (kept in the editor's SecretStorage, never the engine's).
+ */
+export async function launchEditor(farmUrl, joinSecret, { operatorKey } = {}) {
   console.log("Starting code-server with the packaged extension…");
   const profileDir = join(stateDir, "demo");
   rmSync(profileDir, { recursive: true, force: true });
@@ -39,13 +62,14 @@ export async function launchEditor(farmUrl, joinSecret) {
     "farmhand.recipes": { wordcount: { command: process.execPath, args: ["-e", WORDCOUNT], description: "counts the words of payload.text" } },
   });
   installExtension(profile, join(repoDir, "farmhand.vsix"));
-  const editor = await startCodeServer(profile, { env: { FARMHAND_JOIN_URL: farmUrl, FARMHAND_JOIN_TOKEN: joinSecret } });
+  const env = { FARMHAND_JOIN_URL: farmUrl, FARMHAND_JOIN_TOKEN: joinSecret, ...(operatorKey ? { FARMHAND_OPERATOR_KEY: operatorKey } : {}) };
+  const editor = await startCodeServer(profile, { env });
   onStop(editor.stop);
   console.log(`
 Farmhand is running.
   Open ${editor.origin}/ in a browser. The extension joins the farm at ${farmUrl} on its own;
   click "Farmhand: off" in the status bar to start donating, then watch the Farmhand view take jobs.
-  This machine is also the farm's operator: run "Farmhand: Open Console" from the command palette.
+  This machine's editor also holds the farm's operator key: run "Farmhand: Open Console" from the command palette.
   Press Ctrl-C here to stop everything.
 `);
   return editor;

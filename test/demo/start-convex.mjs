@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoDir } from "../harness/paths.mjs";
-import { DEMO_CAPABILITIES, feedJobs, launchEditor, prepare } from "./demo.mjs";
+import { DEMO_CAPABILITIES, feedJobs, launchEditor, prepare, saveClientKey } from "./demo.mjs";
 import { demoAppJob, publishDemoApp } from "./demoApp.mjs";
 
 prepare();
@@ -22,12 +22,14 @@ demo on the loopback test server.`);
 }
 const url = deploymentUrl();
 const orgId = convexRun("admin:createOrg", { name: `farmhand demo ${new Date().toISOString()}` });
-const { token } = convexRun("admin:createEnrollment", { orgId, capabilities: DEMO_CAPABILITIES, maxConcurrentJobs: 2, canManage: true });
+const { token } = convexRun("admin:createEnrollment", { orgId, capabilities: DEMO_CAPABILITIES, maxConcurrentJobs: 2 });
+const { key: operatorKey } = convexRun("admin:createOperatorKey", { orgId, name: "demo operator" });
 const { key: clientKey } = convexRun("admin:createClientKey", { orgId, name: "demo submitter" });
 const { key: publishKey } = convexRun("admin:createClientKey", { orgId, name: "demo publisher", canPublish: true });
 console.log(`  farm at ${url}, org ${orgId}`);
 const app = await publishDemoApp(url, publishKey);
-await launchEditor(url, token);
+await saveClientKey(url, clientKey);
+await launchEditor(url, token, { operatorKey });
 await feedJobs(url, clientKey, app ? demoAppJob : undefined);
 
 function deploymentUrl() {

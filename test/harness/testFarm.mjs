@@ -6,8 +6,8 @@ import { repoDir } from "./paths.mjs";
 import { forEachLine, spawnProcessGroup } from "./process.mjs";
 
 /**
- * Starts the test farm; resolves once it has printed itself, with `{ url, workerKey, clientKey, publishKey, tokens, stop }`
- * (`publishKey`: a client key that may publish farm apps).
+ * Starts the test farm; resolves once it has printed itself, with `{ url, workerKey, clientKey, publishKey, operatorKey, tokens, stop }`
+ * (`publishKey`: a client key that may publish farm apps; `operatorKey`: an operator key, fh_o_…, for the console).
  * `tokens.join` is a fresh enrollment token (two jobs at once), `tokens.wide` one for eight jobs at once,
  * `tokens.expired` one that has expired.
  * `capabilities` are granted on top of demo.echo and demo.primes (the demo adds its recipe).
@@ -38,7 +38,7 @@ export async function startTestFarm({ timeoutMs = 30_000, capabilities = [] } = 
     });
     const complete = [farm.url, farm.workerKeys?.[0], farm.clientKey, farm.tokens?.join, farm.tokens?.wide, farm.tokens?.expired].every((v) => typeof v === "string");
     if (!complete) throw new Error(`the test farm lacks a url, worker key, client key or token: ${JSON.stringify(farm)}`);
-    return { url: farm.url, workerKey: farm.workerKeys[0], clientKey: farm.clientKey, publishKey: farm.publishKey, tokens: farm.tokens, stop };
+    return { url: farm.url, workerKey: farm.workerKeys[0], clientKey: farm.clientKey, publishKey: farm.publishKey, operatorKey: farm.operatorKey, tokens: farm.tokens, stop };
   } catch (error) {
     await stop();
     throw error;

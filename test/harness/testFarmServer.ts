@@ -6,6 +6,7 @@ import { makeFunctionReference } from "convex/server";
 import { seed, startTestServer } from "../server";
 
 const createEnrollment = makeFunctionReference<"mutation", Record<string, unknown>, { token: string }>("admin:createEnrollment");
+const createOperatorKey = makeFunctionReference<"mutation", { orgId: string; name: string }, { key: string }>("admin:createOperatorKey");
 const CAPABILITIES = [...new Set(["demo.echo", "demo.primes", ...process.argv.slice(2)])];
 
 async function main(): Promise<void> {
@@ -33,7 +34,9 @@ async function main(): Promise<void> {
     // A machine of its own for the host test of Leave Farm (which revokes the key it joined with).
     leave: await enrollment({ maxConcurrentJobs: 2 }),
   };
-  process.stdout.write(JSON.stringify({ url: server.url, orgId, clientKey, publishKey, workerKeys, tokens }) + "\n");
+  // The operator's key for the console (the demo provisions it into its editor).
+  const operatorKey = await server.write(async (t) => (await t.mutation(createOperatorKey, { orgId, name: "demo operator" })).key);
+  process.stdout.write(JSON.stringify({ url: server.url, orgId, clientKey, publishKey, workerKeys, tokens, operatorKey }) + "\n");
 }
 
 main().catch((error: Error) => {

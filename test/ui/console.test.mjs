@@ -1,13 +1,18 @@
 // UI test of the operator's console (Farmhand: Open Console) in the packaged extension, in code-server. A donor whose
-// key may not manage the farm is told so; an operator's machine opens each page: the Overview shows the test farm;
+// key may not manage the farm is asked for an operator key (a worker key is refused by the field); an operator's
+// machine (an old canManage grant) opens each page: the Overview shows the test farm;
 // the Jobs page filters by status, type and batch id (and says when a combination was checked on one page only), a
 // dead letter's page tells its story and Retry sends it back; a bulk retry acts on the filter; a worker is revoked
-// after the confirmation; an enrollment token is made, shown once, and revoked; a client key is revoked. No CSP
-// violation on the way. Screenshots go to test/artifacts/ui-console/ (FARMHAND_UPDATE_SCREENSHOT=1 copies each page's
+// after the confirmation (its buttons say what they do and name the worker); an enrollment token, a client key with
+// the publish right and an operator key are made, each shown once; a live update leaves an open Status list open and
+// the table's rows in place; an image result shows as an image with Save Image…; at 1024 px no Revoke… is cut off;
+// after Leave Farm and Join the console follows the new key, an operator key replaces the worker key, and when the
+// farm goes away the console says it is offline. No CSP violation on the way. Screenshots go to test/artifacts/ui-console/ (FARMHAND_UPDATE_SCREENSHOT=1 copies each page's
 // to docs/screenshots/console-<page>.png). Run through test/ui/run-ui-tests.mjs.
 import * as assert from "node:assert/strict";
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { deflateSync } from "node:zlib";
 import { ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { after, afterEach, before, describe, it } from "mocha";
@@ -15,7 +20,7 @@ import { artifactsDir, extensionDir, repoDir } from "../harness/paths.mjs";
 import { farmhandLog } from "./farm.mjs";
 import { packageExtension } from "./packaging.mjs";
 import { answerQuickInput, assertCount, assertText, clearNotifications, runCommand, screenshotFailure, startUiSession, UI_TIMEOUT } from "./session.mjs";
-import { activityBarItem, farmWelcome, treeRow } from "./workbench.mjs";
+import { activityBarItem, farmWelcome, quickInputBox, quickInputTitle, treeRow } from "./workbench.mjs";
 
 // A folder of its own: the main UI test empties test/artifacts/ui/ when it starts.
 const screenshots = join(artifactsDir, "ui-console");
@@ -81,8 +86,44 @@ function joinsLogged(profile) {
   return (farmhandLog(profile.userDataDir).match(/Joined the farm at/g) ?? []).length;
 }
 
+/** A width × height PNG of a colour gradient, as base64 (what the Mandelbrot app's result carries). */
+function gradientPng(width, height) {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (bytes) => {
+    let c = 0xffffffff;
+    for (const b of bytes) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type, data) => {
+    const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const sum = Buffer.alloc(4);
+    sum.writeUInt32BE(crc(body));
+    return Buffer.concat([length, body, sum]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+  const rows = [];
+  for (let y = 0; y < height; y++) {
+    rows.push(0);
+    for (let x = 0; x < width; x++) rows.push((x * 255) / width, (y * 255) / height, 160);
+  }
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, chunk("IHDR", header), chunk("IDAT", deflateSync(Buffer.from(rows))), chunk("IEND", Buffer.alloc(0))]).toString("base64");
+}
+
 /** The README's picture per console page (docs/screenshots/console-<page>.png), from the screenshots this run took. */
 const README_PAGES = ["overview", "jobs", "job", "workers", "access"];
+
+/** The packaged extension, made once for both suites of this file. */
+let vsix;
 
 describe("the operator's console", function () {
   this.timeout(180_000);
@@ -102,7 +143,7 @@ describe("the operator's console", function () {
 
   before(async () => {
     mkdirSync(screenshots, { recursive: true });
-    const vsix = packageExtension(extensionDir);
+    vsix = packageExtension(extensionDir);
     // runApps answered in the user settings: the join asks nothing about apps
     session = await startUiSession({
       vsix,
@@ -138,26 +179,29 @@ describe("the operator's console", function () {
     }
   });
 
-  it("a donor whose key may not manage the farm is told plainly that the console is for operators", async () => {
+  it("a donor whose key may not manage the farm is asked for an operator key; a worker key does not pass for one", async () => {
     await activityBarItem(page).click();
     await farmWelcome(page).getByRole("button", { name: "Join a Farm…" }).click();
     await answerQuickInput(page, /Join a Farm \(1\/2\)/, session.farm.url);
     await answerQuickInput(page, /Join a Farm \(2\/2\)/, session.farm.tokens.join);
     await treeRow(page, "This machine").waitFor({ timeout: UI_TIMEOUT });
     await runCommand(page, "Farmhand: Open Console");
-    const toast = page.locator(".notification-toast").filter({ hasText: "the console is for operators" }).first();
-    await toast.waitFor({ timeout: UI_TIMEOUT });
-    await assertText(toast, /This machine's key was not enrolled with permission to manage the farm \(canManage\)/);
+    await quickInputTitle(page).filter({ hasText: "Farmhand Console: Operator Key" }).waitFor({ timeout: UI_TIMEOUT });
+    await assertText(page.locator(".quick-input-widget"), /this machine's worker key may not manage the farm\. Enter an operator key \(fh_o_…\)/);
+    await quickInputBox(page).fill(session.farm.workerKey);
+    await assertText(page.locator(".quick-input-widget .quick-input-message"), /An operator key starts with fh_o_/);
     await page.screenshot({ path: join(screenshots, "console-0-not-an-operator.png") });
+    await quickInputBox(page).press("Escape");
     assert.equal(await page.locator('.tab[aria-label^="Farmhand Console"]').count(), 0, "a console tab opened for a donor who may not manage the farm");
   });
 
-  it("joined with an operator's token, Farmhand: Open Console opens on the Overview: counts, figures and the chart", async () => {
+  it("joined with a managing worker's token (a grant from before operator keys), Farmhand: Open Console opens on the Overview", async () => {
     await clearNotifications(page);
     await joinWith(session, session.farm.tokens.operator);
     await runCommand(page, "Farmhand: Open Console");
     frame = await consoleFrame(page);
     assert.equal(await page.locator('.tab[aria-label^="Farmhand Console"]').count(), 1, "no editor tab named Farmhand Console");
+    await assertText(frame.locator("#credential"), /Signed in with this machine's worker key fh_w_/);
     // the console gets the editor area's whole width for the screenshots
     await runCommand(page, "View: Close Primary Side Bar");
     await assertText(frame.locator("#counts"), /Pending\s*Running\s*Succeeded\s*Dead\s*Canceled\s*0\s*0\s*0\s*1\s*0/);
@@ -271,8 +315,15 @@ describe("the operator's console", function () {
     await assertText(frame.locator("#jobs"), (text) => text.includes(ids[BIG_BATCH_SIZE - 1].slice(-8)));
     await assertCount(frame.locator("#jobs vscode-table-row"), 50);
     // the batch's jobs are canceled: no later test (or worker) meets them
+    // a partial search is the only page that says how many it looked at
+    assert.equal(await frame.locator("#pager-label").count(), 0, "the index served this filter, yet the page says it looked at the newest 50");
     await frame.locator("#bulk-cancel").click();
-    await page.locator(".monaco-dialog-box").getByRole("button", { name: "Go Ahead" }).click();
+    const dialog = page.locator(".monaco-dialog-box");
+    await assertText(dialog, new RegExp(`Cancel ${BIG_BATCH_SIZE} jobs with batch ${BIG_BATCH}\\?`));
+    await page.screenshot({ path: join(screenshots, "console-confirm-cancel.png") });
+    assert.equal(await dialog.getByRole("button", { name: "Go Ahead" }).count(), 0);
+    await dialog.getByRole("button", { name: "Keep Them" }).waitFor({ timeout: UI_TIMEOUT });
+    await dialog.getByRole("button", { name: `Cancel ${BIG_BATCH_SIZE} jobs` }).click();
     await assertText(frame.locator("#bulk-status"), new RegExp(`cancel: ${BIG_BATCH_SIZE} job\\(s\\) changed of ${BIG_BATCH_SIZE} looked at — done`));
   });
 
@@ -286,10 +337,58 @@ describe("the operator's console", function () {
     const dead = await frame.locator("#jobs vscode-table-row").count();
     await frame.locator("#bulk-retry").click();
     const dialog = page.locator(".monaco-dialog-box");
-    await assertText(dialog, /Retry every dead job with status dead\?/);
-    await dialog.getByRole("button", { name: "Go Ahead" }).click();
+    await assertText(dialog, new RegExp(`Retry ${dead} dead jobs with status dead\\?`));
+    await dialog.getByRole("button", { name: `Retry ${dead} dead jobs` }).click();
     await assertText(frame.locator("#bulk-status"), new RegExp(`retry: ${dead} job\\(s\\) changed of ${dead} looked at — done`));
     await assertText(frame.locator("#jobs"), /^Job\s*Type\s*Status\s*Attempt\s*Submitted\s*Last error$/);
+  });
+
+  it("Jobs: a live update patches the rows in place and leaves an open Status list open", async () => {
+    await tab("jobs").click();
+    await frame.locator("#filter-clear").click();
+    await assertText(frame.locator("#jobs"), (text) => /dead|pending|canceled/.test(text));
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // the page settles
+    await frame.locator("#jobs vscode-table-row").first().evaluate((row) => (row.dataset.marker = "kept"));
+    const status = frame.locator("#status-filter");
+    await status.evaluate((select) => (select.dataset.marker = "kept"));
+    await status.click();
+    assert.equal(await status.evaluate((select) => select.open), true, "the Status list did not open");
+    // a job lands while the list is open: the table gains a row, the list stays open and on top
+    const http = new ConvexHttpClient(session.farm.url);
+    const jobId = await http.mutation(anyApi.jobs.submit, { clientKey: session.farm.clientKey, type: "demo.echo", payload: { live: true }, maxAttempts: 1 });
+    cleanUps.push(() => http.mutation(anyApi.jobs.cancel, { clientKey: session.farm.clientKey, jobId }).catch(() => undefined));
+    await assertText(frame.locator("#jobs"), (text) => text.includes(jobId.slice(-8)));
+    await page.screenshot({ path: join(screenshots, "console-live-update-open-list.png") });
+    assert.deepEqual(await status.evaluate((select) => [select.open, select.dataset.marker, select.isConnected]), [true, "kept", true], "the Status list was re-created or closed");
+    assert.equal(await frame.locator('#jobs vscode-table-row[data-marker="kept"]').count(), 1, "the table's rows were re-created, not patched");
+    await status.getByRole("option", { name: "Any status", exact: true }).click();
+  });
+
+  it("Jobs: a result that is a PNG shows as an image, with Save Image…", async () => {
+    const http = new ConvexHttpClient(session.farm.url);
+    const png = gradientPng(48, 32);
+    const jobId = await http.mutation(anyApi.jobs.submit, { clientKey: session.farm.clientKey, type: "demo.echo", payload: {}, batchId: "picture", maxAttempts: 1 });
+    for (let tries = 0; tries < 50; tries++) {
+      const claims = await http.mutation(anyApi.workers.claim, { apiKey: session.farm.workerKey, capabilities: ["demo.echo"], max: 4 });
+      for (const claim of claims) {
+        await http.mutation(anyApi.workers.complete, { apiKey: session.farm.workerKey, leaseId: claim.leaseId, result: { width: 48, height: 32, png } });
+      }
+      if ((await http.query(anyApi.jobs.get, { clientKey: session.farm.clientKey, jobId })).status === "succeeded") break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await frame.locator("#filter-batchId input").fill("picture");
+    await frame.locator("#filter-apply").click();
+    await assertText(frame.locator("#jobs"), (text) => text.includes(jobId.slice(-8)) && text.includes("succeeded"));
+    await frame.locator("#jobs button.link").first().click();
+    const image = frame.locator("#result-image-png");
+    await image.waitFor({ timeout: UI_TIMEOUT });
+    assert.deepEqual(await image.evaluate(async (img) => (await img.decode(), [img.naturalWidth, img.naturalHeight])), [48, 32]);
+    await frame.locator("#save-image-png").waitFor({ timeout: UI_TIMEOUT });
+    await assertText(frame.locator("#result-text"), /"png": "<PNG, \d+ bytes>"/);
+    await clearNotifications(page);
+    await page.screenshot({ path: join(screenshots, "console-result-image.png") });
+    await frame.locator("#close-job").click();
+    await frame.locator("#filter-clear").click();
   });
 
   it("Workers: every worker with its state; Revoke… asks first, then revokes", async () => {
@@ -299,9 +398,12 @@ describe("the operator's console", function () {
     await assertText(frame.locator("#leaderboard-week"), /Worker\s*CPU given\s*Jobs/);
     await clearNotifications(page);
     await shoot("workers");
-    await frame.locator("#workers vscode-button", { hasText: "Revoke…" }).first().click();
-    await page.locator(".monaco-dialog-box").getByRole("button", { name: "Revoke" }).click();
+    await frame.locator("#workers vscode-table-row").filter({ hasText: "test-worker-1" }).locator("vscode-button", { hasText: "Revoke…" }).click();
+    const dialog = page.locator(".monaco-dialog-box");
+    await assertText(dialog, /Revoke the worker “test-worker-1”\?/);
+    await dialog.getByRole("button", { name: "Revoke test-worker-1" }).click();
     await assertText(frame.locator("#workers"), /test-worker-1\s*revoked/);
+    await assertText(frame.locator("#notice"), /Worker “test-worker-1” revoked/);
   });
 
   it("Access: creates an enrollment token, shown once with a copy button; lists tokens and keys", async () => {
@@ -309,12 +411,32 @@ describe("the operator's console", function () {
     await frame.locator("#token-capabilities input").fill("demo.echo, ollama:*");
     await frame.locator("#token-slots input").fill("3");
     await frame.getByRole("button", { name: "Create Enrollment Token" }).click();
-    const token = frame.locator("#token-value input");
+    const token = frame.locator("#secret-enrollment-value input");
     await token.waitFor({ timeout: UI_TIMEOUT });
     assert.match(await token.inputValue(), /^fh_e_[A-Za-z0-9_-]{43}$/);
-    await frame.locator("#token-copy").waitFor({ timeout: UI_TIMEOUT });
+    await frame.locator("#secret-enrollment-copy").waitFor({ timeout: UI_TIMEOUT });
     await assertText(frame.locator("#enrollments vscode-table-row").first(), /open\s*demo\.echo, ollama:\*\s*3/);
     await assertText(frame.locator("#client-keys"), /test client/);
+    // a client key with the publish right, shown once; it submits jobs
+    await frame.locator("#client-key-name input").fill("nightly builds");
+    await frame.locator("#client-key-publish").click();
+    await frame.getByRole("button", { name: "Create Client Key" }).click();
+    const clientKey = frame.locator("#secret-client-value input");
+    await clientKey.waitFor({ timeout: UI_TIMEOUT });
+    assert.match(await clientKey.inputValue(), /^fh_c_[A-Za-z0-9_-]{43}$/);
+    await assertText(frame.locator("#client-keys"), /nightly builds\s*fh_c_\S*…\s*active\s*yes/);
+    const http = new ConvexHttpClient(session.farm.url);
+    assert.ok(await http.mutation(anyApi.jobs.submit, { clientKey: await clientKey.inputValue(), type: "demo.echo", payload: {}, maxAttempts: 1 }));
+    // an operator key, shown once; it opens the console's functions
+    await frame.locator("#operator-key-name input").fill("alice");
+    await frame.getByRole("button", { name: "Create Operator Key" }).click();
+    const operatorKey = frame.locator("#secret-operator-value input");
+    await operatorKey.waitFor({ timeout: UI_TIMEOUT });
+    assert.match(await operatorKey.inputValue(), /^fh_o_[A-Za-z0-9_-]{43}$/);
+    await assertText(frame.locator("#operator-keys"), /alice\s*fh_o_\S*…\s*active/);
+    assert.ok(await http.query(anyApi.consoleAccess.list, { apiKey: await operatorKey.inputValue() }));
+    // the token made before is still on screen: each secret under the form that made it
+    assert.match(await token.inputValue(), /^fh_e_/);
     await clearNotifications(page);
     await shoot("access");
   });
@@ -323,24 +445,120 @@ describe("the operator's console", function () {
     const newest = frame.locator("#enrollments vscode-table-row").first();
     const dialog = page.locator(".monaco-dialog-box");
     await newest.locator("vscode-button", { hasText: "Revoke…" }).click();
-    await assertText(dialog, /Revoke this enrollment token\?/);
-    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await assertText(dialog, /Revoke the enrollment token fh_e_\S*…\?/);
+    await dialog.getByRole("button", { name: "Keep It" }).click();
     await assertText(newest, /open\s*demo\.echo/);
     await newest.locator("vscode-button", { hasText: "Revoke…" }).click();
-    await dialog.getByRole("button", { name: "Revoke" }).click();
+    await dialog.getByRole("button", { name: "Revoke Token" }).click();
     await assertText(newest, /revoked\s*demo\.echo, ollama:\*\s*3/);
     await assertText(frame.locator("#notice"), /Enrollment token revoked\./);
     // The farm's client key (the last thing this suite does with it).
     const key = frame.locator("#client-keys vscode-table-row").filter({ hasText: "test client" }).first();
     await key.locator("vscode-button", { hasText: "Revoke…" }).click();
-    await assertText(dialog, /Revoke this client key\?/);
-    await dialog.getByRole("button", { name: "Revoke" }).click();
+    await assertText(dialog, /Revoke the client key “test client”\?/);
+    await dialog.getByRole("button", { name: "Revoke test client" }).click();
     await assertText(key, /test client\s*\S+…\s*revoked/);
     await assertText(frame.locator("#notice"), /Client key revoked\./);
+  });
+
+  it("at 1024 px wide no table cuts off its Revoke… buttons", async () => {
+    // a worker the Workers page offers to revoke, with a long name
+    const http = new ConvexHttpClient(session.farm.url);
+    const { token } = await http.mutation(anyApi.consoleAccess.createEnrollment, { apiKey: session.farm.operatorKey, capabilities: ["demo.echo"] });
+    await http.mutation(anyApi.workers.enroll, { token, name: "build-server-with-a-long-name-07", machineId: "ui-1024", capabilities: ["demo.echo"] });
+    const before = page.viewportSize();
+    await page.setViewportSize({ width: 1024, height: 768 });
+    try {
+      for (const name of ["workers", "access"]) {
+        await tab(name).click();
+        const buttons = frame.locator("vscode-button.revoke");
+        await buttons.first().waitFor({ timeout: UI_TIMEOUT });
+        await new Promise((resolve) => setTimeout(resolve, 500)); // the tables size their columns
+        await page.screenshot({ path: join(screenshots, `console-1024-${name}.png`) });
+        for (let i = 0; i < (await buttons.count()); i++) {
+          const fit = await buttons.nth(i).evaluate((button) => {
+            const cell = button.closest("vscode-table-cell").getBoundingClientRect();
+            const box = button.getBoundingClientRect();
+            return { inCell: box.left >= cell.left - 0.5 && box.right <= cell.right + 0.5, box: [box.left, box.right], cell: [cell.left, cell.right] };
+          });
+          assert.ok(fit.inCell, `${name}: Revoke… #${i} is cut off by its cell: ${JSON.stringify(fit)}`);
+        }
+      }
+    } finally {
+      if (before) await page.setViewportSize(before);
+    }
+  });
+
+  it("after Leave Farm and Join the open console follows the current key; an operator key takes over from the worker key", async () => {
+    await tab("workers").click();
+    await assertText(frame.locator("#workers"), /\(this machine\)/);
+    await runCommand(page, "Farmhand: Leave Farm");
+    await page.locator(".monaco-dialog-box").getByRole("button", { name: "Leave Farm" }).click();
+    await assertText(frame.locator("#error"), /No key to show the farm with: this machine left its farm/);
+    assert.equal(await frame.locator("#workers").count(), 0, "the left farm's workers are still shown");
+    // joined again as a plain donor: the console says what this key may do, not that the old one was revoked
+    await joinWith(session, session.farm.tokens.wide);
+    await assertText(frame.locator("#error"), /not enrolled with permission to manage the farm/);
+    await assertText(frame.locator("#credential"), /worker key fh_w_/);
+    // the operator key: the console uses it from now on, whatever the machine's membership
+    await runCommand(page, "Farmhand: Enter Operator Key…");
+    await answerQuickInput(page, /Farmhand Console: Operator Key/, session.farm.operatorKey);
+    await assertText(frame.locator("#credential"), /Signed in with operator key fh_o_/);
+    await assertText(frame.locator("#workers"), /test-worker-1\s*revoked/);
+    assert.equal(await frame.locator("#error").isVisible(), false, "an error is still shown");
+    await runCommand(page, "Farmhand: Leave Farm");
+    await page.locator(".monaco-dialog-box").getByRole("button", { name: "Leave Farm" }).click();
+    await joinWith(session, session.farm.tokens.leave);
+    await assertText(frame.locator("#workers"), /test-worker-1\s*revoked/);
+    assert.equal(await frame.locator("#error").isVisible(), false, "an error is shown after leaving and joining with the operator key in use");
+    await clearNotifications(page);
+    await page.screenshot({ path: join(screenshots, "console-operator-key.png") });
+  });
+
+  it("when the farm goes away the console says it is offline", async () => {
+    await session.farm.stop();
+    await assertText(frame.locator("#offline"), /The farm is offline since .+: what you see is as of then/);
+    await page.screenshot({ path: join(screenshots, "console-offline.png") });
   });
 
   it("the console's webview broke no Content Security Policy rule on the way", () => {
     const violations = session.browserLog.filter((line) => /Content Security Policy|Refused to (apply|execute|load|evaluate)/i.test(line));
     assert.deepEqual(violations, []);
+  });
+});
+
+describe("the console provisioned as npm start provisions it", function () {
+  this.timeout(180_000);
+  let session;
+
+  before(async () => {
+    vsix ??= packageExtension(extensionDir);
+    // a donor's token to join with, and the farm's operator key for the console: the demo's editor
+    session = await startUiSession({
+      vsix,
+      name: "console-provisioned",
+      settings: { "farmhand.allowRemoteDonation": true, "farmhand.runApps": false },
+      env: (farm) => ({ FARMHAND_JOIN_URL: farm.url, FARMHAND_JOIN_TOKEN: farm.tokens.join, FARMHAND_OPERATOR_KEY: farm.operatorKey }),
+    });
+  });
+
+  afterEach(async function () {
+    await screenshotFailure(this.currentTest, session?.page, screenshots, "console-provisioned-");
+  });
+
+  after(async () => {
+    await session?.stop();
+  });
+
+  it("opens in one step with the provisioned operator key, although the machine joined as a plain donor", async () => {
+    const { page } = session;
+    await activityBarItem(page).click();
+    await treeRow(page, "This machine").waitFor({ timeout: UI_TIMEOUT });
+    await runCommand(page, "Farmhand: Open Console");
+    const frame = await consoleFrame(page);
+    await assertText(frame.locator("#credential"), /Signed in with operator key fh_o_/);
+    await assertText(frame.locator("#counts"), /Pending\s*Running/);
+    assert.equal(await page.locator(".quick-input-widget .quick-input-title").filter({ hasText: "Operator Key" }).count(), 0, "it asked for an operator key");
+    await page.screenshot({ path: join(screenshots, "console-provisioned.png") });
   });
 });

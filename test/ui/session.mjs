@@ -15,9 +15,10 @@ export const UI_TIMEOUT = 30_000;
 
 /**
  * Starts a session; resolves with `{ farm, profile, server, page, serverLog, browserLog, stop }`. On any failure on the
- * way, what was started is stopped before the error is thrown.
+ * way, what was started is stopped before the error is thrown. `env(farm)`: variables for code-server (and so the
+ * extension host), given the farm (provisioning, as `npm start` does).
  */
-export async function startUiSession({ vsix, settings, name }) {
+export async function startUiSession({ vsix, settings, name, env = () => ({}) }) {
   requireInstalledCodeServer();
   const session = { serverLog: [], browserLog: [] };
   let root;
@@ -39,7 +40,7 @@ export async function startUiSession({ vsix, settings, name }) {
     session.farm = await startTestFarm();
     session.profile = prepareProfile(root, settings);
     installExtension(session.profile, vsix);
-    session.server = await startCodeServer(session.profile, { onLog: (line) => session.serverLog.push(line) });
+    session.server = await startCodeServer(session.profile, { env: env(session.farm), onLog: (line) => session.serverLog.push(line) });
     browser = await launchChromium(session.profile.chromiumDir);
     session.page = await browser.context.newPage();
     session.page.on("console", (message) => session.browserLog.push(`${message.type()}: ${message.text()}`));

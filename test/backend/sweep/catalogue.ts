@@ -323,7 +323,14 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
       valid: (w, rng) => ({ apiKey: w.a.manager.apiKey, jobId: rng.pick([w.a.jobs.dead, w.a.jobs.pending]) }),
     }),
   ),
-  ...(["overview", "workers", "leaderboard"] as const).map((fn) => keyOnly("query", api.console[fn], `console:${fn}`, "manager")),
+  ...(["overview", "workers"] as const).map((fn) => keyOnly("query", api.console[fn], `console:${fn}`, "manager")),
+  {
+    name: "console:leaderboard",
+    kind: "query",
+    ref: api.console.leaderboard,
+    fields: { apiKey: managerKey, weekOf: { garbage: (rng) => badInteger(rng, 0, 8.64e15) } },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, weekOf: Date.UTC(2026, 10, 23) }),
+  },
   {
     name: "console:jobs",
     kind: "query",
@@ -418,6 +425,20 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     ref: api.consoleAccess.revokeClientKey,
     fields: { apiKey: managerKey, clientKeyId: otherId },
     valid: (w) => ({ apiKey: w.a.manager.apiKey, clientKeyId: w.a.otherIds.clientKeyId }),
+  },
+  {
+    name: "consoleAccess:createOperatorKey",
+    kind: "mutation",
+    ref: api.consoleAccess.createOperatorKey,
+    fields: { apiKey: managerKey, name: text(LIMITS.nameChars) },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, name: "sweep-operator" }),
+  },
+  {
+    name: "consoleAccess:revokeOperatorKey",
+    kind: "mutation",
+    ref: api.consoleAccess.revokeOperatorKey,
+    fields: { apiKey: managerKey, operatorKeyId: otherId },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, operatorKeyId: w.a.otherIds.operatorKeyId }),
   },
   {
     name: "consoleAccess:revokeWorker",

@@ -35,6 +35,7 @@ export type OrgWorld = {
     clientKeyId: string;
     outputId: string;
     expiredEnrollmentId: string;
+    operatorKeyId: string;
   };
 };
 
@@ -98,6 +99,7 @@ export async function buildOrgWorld(t: Backend, name: string): Promise<OrgWorld>
   const pending = await submit({ externalId, batchId, priority: 5, requiredCapabilities: ["gpu"] });
   const delayed = await submit({ delayMs: 3_600_000, batchId });
 
+  const { operatorKeyId } = await t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "ops" });
   const expiredTokenHash = await sha256Hex(expiredToken);
   const otherIds = await t.run(async (ctx) => ({
     workerId: worker.workerId,
@@ -105,6 +107,7 @@ export async function buildOrgWorld(t: Backend, name: string): Promise<OrgWorld>
     orgId: farm.orgId,
     eventId: (await ctx.db.query("jobEvents").first())!._id,
     clientKeyId,
+    operatorKeyId,
     outputId: (await ctx.db.query("jobOutput").first())!._id,
     expiredEnrollmentId: (await ctx.db
       .query("enrollments")

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parsePublishArgs, publishApp, PublishError, type PublishOptions } from "../../../extension/cli/publish";
+import { readSecretFile, secretFilePath, writeSecretFile } from "../../../extension/cli/secretFiles";
 import { siteUrlFor } from "../../../extension/handlers/apps/siteUrl";
 
 const dir = mkdtempSync(join(tmpdir(), "farmhand-publish-"));
@@ -40,7 +41,21 @@ describe("publish arguments", () => {
   });
 
   it("needs a key", () => {
-    expect(() => parsePublishArgs(args(module), {})).toThrow(/no key: pass --key or set FARMHAND_KEY/);
+    const empty = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "farmhand-nokey-")) };
+    expect(() => parsePublishArgs(args(module), empty)).toThrow(/no key: pass --key, set FARMHAND_KEY .* or FARMHAND_OPERATOR_KEY .* or keep an operator key in .*operator\.json/);
+  });
+
+  it("takes an operator key from FARMHAND_OPERATOR_KEY, else from the operator key file beside the worker's", () => {
+    const env = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "farmhand-opkey-")) };
+    expect(parsePublishArgs(args(module), { ...env, FARMHAND_OPERATOR_KEY: " fh_o_env " }).key).toBe("fh_o_env");
+    const path = secretFilePath("operator", env);
+    expect(path).toBe(join(env.XDG_CONFIG_HOME, "farmhand", "operator.json"));
+    writeSecretFile(path, { url: "https://x.convex.cloud", key: "fh_o_file", name: "ops" });
+    expect(readSecretFile(path)).toEqual({ url: "https://x.convex.cloud", key: "fh_o_file", name: "ops" });
+    expect(parsePublishArgs(args(module), env).key).toBe("fh_o_file");
+    // a client key named explicitly (or in FARMHAND_KEY) comes first
+    expect(parsePublishArgs(args(module), { ...env, FARMHAND_KEY: "fh_c_env" }).key).toBe("fh_c_env");
+    expect(parsePublishArgs(args("--key", "fh_c_arg", module), env).key).toBe("fh_c_arg");
   });
 });
 
@@ -65,7 +80,7 @@ describe("publishing", () => {
 
   it("explains each refusal, with the exit code for its kind", async () => {
     const bad = await failure(401, { error: { code: "bad_key", message: "Unknown client key" } });
-    expect([bad.message, bad.exitCode]).toEqual(["the key was refused (bad_key): Unknown client key; publishing needs a client key (fh_c_…) of the farm", 4]);
+    expect([bad.message, bad.exitCode]).toEqual(["the key was refused (bad_key): Unknown client key; publishing needs a client key (fh_c_…) with the publish right or an operator key (fh_o_…) of the farm", 4]);
     const forbidden = await failure(403, { error: { code: "forbidden", message: "no" } });
     expect(forbidden.message).toMatch(/may not publish apps.*canPublish/);
     expect(forbidden.exitCode).toBe(4);

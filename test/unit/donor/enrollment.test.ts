@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { answersLikeConvex, secretProblem } from "../../../extension/donor/enrollment";
+import { answersLikeConvex, operatorKeyProblem, secretProblem } from "../../../extension/donor/enrollment";
 
 const BODY = "A".repeat(43);
 
@@ -22,6 +22,25 @@ describe("a pasted token or key, checked before the farm is asked", () => {
     expect(secretProblem(`fh_c_${BODY}`)).toMatch(/^This is a client key \(fh_c_…\), for submitting jobs/);
     expect(secretProblem("hunter2")).toMatch(/^An enrollment token starts with fh_e_/);
     expect(secretProblem("  ")).toBe("The token is required");
+  });
+});
+
+describe("a pasted operator key (Farmhand: Open Console asks for one), checked before the farm is asked", () => {
+  it("accepts a well-formed fh_o_ key", () => {
+    expect(operatorKeyProblem(` fh_o_${BODY} `)).toBeUndefined();
+  });
+
+  it("refuses a worker key, client key or token, a stranger, a cut one, and says what an operator key is", () => {
+    for (const other of [`fh_w_${BODY}`, `fh_c_${BODY}`, `fh_e_${BODY}`]) expect(operatorKeyProblem(other)).toMatch(/^An operator key starts with fh_o_ \(this is/);
+    expect(operatorKeyProblem("hunter2")).toBe("An operator key starts with fh_o_: copy it again");
+    expect(operatorKeyProblem(`FH_O_${BODY}`)).toBe("An operator key starts with fh_o_: copy it again");
+    expect(operatorKeyProblem("fh_o_short")).toMatch(/has 43 characters after fh_o_; this one has 5/);
+    expect(operatorKeyProblem(`fh_o_${BODY.slice(1)}!`)).toMatch(/only letters, digits/);
+    expect(operatorKeyProblem("")).toBe("The operator key is required");
+  });
+
+  it("joining with an operator key says it is for the console", () => {
+    expect(secretProblem(`fh_o_${BODY}`)).toMatch(/^This is an operator key \(fh_o_…\), for the console/);
   });
 });
 

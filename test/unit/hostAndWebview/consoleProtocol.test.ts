@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { describeJobFilter, isConsoleMessage, parseConsoleRequest } from "../../../extension/hostAndWebview/consoleProtocol";
+import {
+  describeJobFilter,
+  isConsoleMessage,
+  overviewAt,
+  parseConsoleRequest,
+  resultImages,
+  tokenStateAt,
+  workerStateAt,
+} from "../../../extension/hostAndWebview/consoleProtocol";
 
 describe("console messages from the webview are validated before anything acts on them", () => {
   it("accepts each well-formed request", () => {
@@ -24,6 +32,11 @@ describe("console messages from the webview are validated before anything acts o
       { type: "bulk", action: "cancel" },
       { type: "purgeDead" },
       { type: "createToken", capabilities: ["demo.echo", "ollama:*"], slots: 4, ttlHours: 24, canManage: false },
+      { type: "createClientKey", name: "nightly builds", canPublish: false },
+      { type: "createClientKey", name: "n".repeat(100), canPublish: true },
+      { type: "createOperatorKey", name: "alice's laptop" },
+      { type: "revokeOperatorKey", operatorKeyId: "kx7abc" },
+      { type: "saveImage", jobId: "k57abc123", field: "png" },
     ];
     for (const request of good) expect(parseConsoleRequest(request)).toEqual({ ok: true, request });
   });
@@ -64,6 +77,21 @@ describe("console messages from the webview are validated before anything acts o
       { type: "createToken", capabilities: ["cpu"], slots: 1, ttlHours: 9_000, canManage: false },
       { type: "createToken", capabilities: ["cpu"], slots: 1, ttlHours: 1, canManage: "yes" },
       { type: "createToken", capabilities: "cpu", slots: 1, ttlHours: 1, canManage: true },
+      { type: "createClientKey", name: "ci" },
+      { type: "createClientKey", name: "   ", canPublish: false },
+      { type: "createClientKey", name: "n".repeat(101), canPublish: false },
+      { type: "createClientKey", name: "ci", canPublish: "true" },
+      { type: "createClientKey", name: 5, canPublish: false },
+      { type: "createClientKey", name: "ci", canPublish: false, key: "fh_c_x" },
+      { type: "createOperatorKey" },
+      { type: "createOperatorKey", name: "" },
+      { type: "createOperatorKey", name: "ops", orgId: "x" },
+      { type: "revokeOperatorKey", operatorKeyId: "../x" },
+      { type: "revokeOperatorKey" },
+      { type: "saveImage", jobId: "k57abc123" },
+      { type: "saveImage", jobId: "k57abc123", field: "../../.ssh/id_rsa" },
+      { type: "saveImage", jobId: "k57 abc", field: "png" },
+      { type: "saveImage", jobId: "k57abc123", field: "png", path: "/etc/passwd" },
     ];
     for (const raw of bad) {
       const parsed = parseConsoleRequest(raw);
@@ -115,8 +143,50 @@ describe("console messages from the webview are validated before anything acts o
 
   it("the webview takes only the extension's message types", () => {
     expect(isConsoleMessage({ type: "state", state: { page: "overview", filter: {} } })).toBe(true);
-    expect(isConsoleMessage({ type: "token", token: "fh_e_x" })).toBe(true);
+    expect(isConsoleMessage({ type: "secret", kind: "client", secret: "fh_c_x" })).toBe(true);
     expect(isConsoleMessage({ type: "eval", code: "1" })).toBe(false);
     expect(isConsoleMessage(null)).toBe(false);
+  });
+});
+
+describe("the console derives what time changes from the timestamps the farm answers", () => {
+  const overview = {
+    counts: { pending: 1, running: 0, succeeded: 0, canceled: 0, dead: 0 },
+    onlineUntil: [10_000, 400_000],
+    workers: 2,
+    throughput: [{ minuteStart: 0, finished: 1, failed: 0 }, { minuteStart: 3_600_000, finished: 2, failed: 1 }],
+    queueWait: null,
+    oldestReadyAt: 5_000,
+  };
+
+  it("workers online, the oldest job's wait and the last hour move on as time passes", () => {
+    expect(overviewAt(overview, 6_000)).toEqual({ workersOnline: 2, oldestWaitingMs: 1_000, throughput: overview.throughput });
+    expect(overviewAt(overview, 3_700_000)).toEqual({ workersOnline: 0, oldestWaitingMs: 3_695_000, throughput: [overview.throughput[1]] });
+    expect(overviewAt({ ...overview, oldestReadyAt: null }, 6_000).oldestWaitingMs).toBeNull();
+  });
+
+  it("a worker goes offline when its window passes; a token expires when its time comes", () => {
+    expect(workerStateAt({ revoked: false, onlineUntil: 100 }, 99)).toBe("online");
+    expect(workerStateAt({ revoked: false, onlineUntil: 100 }, 100)).toBe("offline");
+    expect(workerStateAt({ revoked: true, onlineUntil: null }, 0)).toBe("revoked");
+    expect(tokenStateAt({ state: "open", expiresAt: 100 }, 99)).toBe("open");
+    expect(tokenStateAt({ state: "open", expiresAt: 100 }, 100)).toBe("expired");
+    expect(tokenStateAt({ state: "used", expiresAt: 100 }, 200)).toBe("used");
+  });
+});
+
+describe("a result that is an image", () => {
+  const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+  it("finds the PNG fields of a result (the Mandelbrot app's png), and the result that is one", () => {
+    expect(resultImages({ width: 1, height: 1, png })).toEqual([{ field: "png", base64: png }]);
+    expect(resultImages(png)).toEqual([{ field: "result", base64: png }]);
+  });
+  it("finds none in text that is not a base64 PNG", () => {
+    expect(resultImages({ png: "hello" })).toEqual([]);
+    expect(resultImages({ png: png + "<script>" })).toEqual([]);
+    expect(resultImages({ "../x": png })).toEqual([]);
+    expect(resultImages([png])).toEqual([]);
+    expect(resultImages(null)).toEqual([]);
+    expect(resultImages({ nested: { png } })).toEqual([]);
   });
 });
