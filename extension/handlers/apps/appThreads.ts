@@ -40,6 +40,8 @@ function spawn(): Worker {
     eval: evalCode,
     // node:wasi warns that it is experimental on first use; a donor's terminal has no use for that.
     execArgv: ["--no-warnings"],
+    // The thread's own copy of process.env: empty (WASI gets none either; this is for the thread's JS).
+    env: {},
     // No resourceLimits: only our code allocates JS objects in the thread, and V8 counts the app's WebAssembly
     // memory (capped in the module) against a small heap limit, collecting garbage on every page it grows.
   });
