@@ -34,6 +34,9 @@ export class AppThreads {
   }
 }
 
+/** The app thread's V8 limits (MB). A deep recursion ends as a stack overflow trap within stackSizeMb. */
+export const THREAD_LIMITS = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 8, codeRangeSizeMb: 64, stackSizeMb: 4 } as const;
+
 function spawn(): Worker {
   const { script, evalCode } = locateThread();
   const thread = new Worker(script, {
@@ -42,8 +45,9 @@ function spawn(): Worker {
     execArgv: ["--no-warnings"],
     // The thread's own copy of process.env: empty (WASI gets none either; this is for the thread's JS).
     env: {},
-    // No resourceLimits: only our code allocates JS objects in the thread, and V8 counts the app's WebAssembly
-    // memory (capped in the module) against a small heap limit, collecting garbage on every page it grows.
+    // The thread's own JS heap and stack are small and bounded: only our WASI glue allocates JS objects there.
+    // The app's linear memory is not in this heap (it is capped in the module, wasmMemory.ts).
+    resourceLimits: THREAD_LIMITS,
   });
   // A spare that fails before it is used is simply replaced; a running one reports through its run.
   thread.on("error", () => undefined);
