@@ -34,11 +34,15 @@ export function jobEnvironment(
 
 /**
  * The environment of the handler runner process itself: the job environment, and under Electron (VS Code's
- * extension host) ELECTRON_RUN_AS_NODE, without which the editor's executable would start a window rather than
- * run the script. The runner builds its jobs' environment from its own with `jobEnvironment`, which drops it.
+ * extension host, whose process.execPath is the editor) ELECTRON_RUN_AS_NODE=1, without which the editor's
+ * executable would start a window rather than run the script. The runner builds its jobs' environment from its own with `jobEnvironment`, which drops it.
  */
-export function runnerEnvironment(source: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): Record<string, string> {
+export function runnerEnvironment(
+  source: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+  electron = process.versions.electron !== undefined,
+): Record<string, string> {
   const env = jobEnvironment({}, source, platform);
-  if (source.ELECTRON_RUN_AS_NODE) env.ELECTRON_RUN_AS_NODE = source.ELECTRON_RUN_AS_NODE;
+  if (electron || source.ELECTRON_RUN_AS_NODE) env.ELECTRON_RUN_AS_NODE = "1";
   return env;
 }

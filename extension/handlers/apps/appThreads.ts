@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 
 /**
- * Worker threads for app instances, one per run, terminated when the run ends (so an endless loop or a cancel
- * ends at once and the runner process stays warm). One spare is kept started so a run does not wait for a
- * thread to boot.
+ * Worker threads for app instances, one per run, terminated when the run ends. A run that ends while its app
+ * still runs (a limit, a cancel) also ends the runner process (runApp.ts): a thread blocked in a host call does
+ * not stop on terminate(). One spare is kept started so a run does not wait for a thread to boot.
  */
 export class AppThreads {
   private spare: Worker | undefined;

@@ -42,9 +42,11 @@ describe("jobEnvironment", () => {
   });
 
   it("gives the runner ELECTRON_RUN_AS_NODE (needed to start it under Electron) and nothing else beyond the allow-list", () => {
-    const env = runnerEnvironment(host, "linux");
+    const env = runnerEnvironment(host, "linux", false);
     expect(env.ELECTRON_RUN_AS_NODE).toBe("1");
     expect(Object.keys(env).filter((k) => /^(FARMHAND_|VSCODE_|NODE_OPTIONS|GITHUB|AWS)/.test(k))).toEqual([]);
-    expect(runnerEnvironment({ PATH: "/bin" }, "linux")).toEqual({ PATH: "/bin" });
+    expect(runnerEnvironment({ PATH: "/bin" }, "linux", false)).toEqual({ PATH: "/bin" });
+    // Under Electron it is set whether or not the host had it: the editor's executable is what fork() starts.
+    expect(runnerEnvironment({ PATH: "/bin" }, "linux", true)).toEqual({ PATH: "/bin", ELECTRON_RUN_AS_NODE: "1" });
   });
 });
