@@ -93,7 +93,10 @@ describe("app limits", () => {
         await runner.run({ app: publish(prints('{"warm": true}\n'), 10_000), payload: null }, ctx());
         const [pid] = pool.pids;
         let asleep = false;
-        const limited = runner.run({ app: publish(hungrySleeper(3600), 2_000), payload: null }, ctx(() => (asleep = true))).catch(() => performance.now());
+        const limited = runner.run({ app: publish(hungrySleeper(3600), 2_000), payload: null }, ctx(() => (asleep = true))).then(
+          () => Promise.reject(new Error("the sleeper returned: it was never limited")),
+          () => performance.now(),
+        );
         while (!asleep) await new Promise((r) => setTimeout(r, 5));
         heldMB = Math.max(heldMB, rssMB(pid));
         const limitAt = await limited;
