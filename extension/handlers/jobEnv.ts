@@ -8,7 +8,7 @@
 /** Names passed on as they are (POSIX names; on Windows they are matched without regard to case). */
 export const JOB_ENV_NAMES = ["PATH", "HOME", "LANG", "TZ", "TMPDIR"] as const;
 /** Windows' equivalents, and what its programs cannot start without. */
-export const JOB_ENV_WINDOWS_NAMES = ["SystemRoot", "SystemDrive", "windir", "TEMP", "TMP", "USERPROFILE", "PATHEXT", "COMSPEC"] as const;
+const JOB_ENV_WINDOWS_NAMES = ["SystemRoot", "SystemDrive", "windir", "TEMP", "TMP", "USERPROFILE", "PATHEXT", "COMSPEC"] as const;
 /** Locale settings: LC_ALL, LC_CTYPE, … */
 const LOCALE = /^LC_[A-Z]+$/;
 

@@ -35,7 +35,7 @@ export class AppThreads {
 }
 
 /** The app thread's V8 limits (MB). A deep recursion ends as a stack overflow trap within stackSizeMb. */
-export const THREAD_LIMITS = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 8, codeRangeSizeMb: 64, stackSizeMb: 4 } as const;
+const THREAD_LIMITS = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 8, codeRangeSizeMb: 64, stackSizeMb: 4 } as const;
 
 function spawn(): Worker {
   const { script, evalCode } = locateThread();

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { forgetKeys } from "../../../extension/cli/forgetKeys";
-import { readKeyFile, writeKeyFile, type StoredKey } from "../../../extension/cli/keyFile";
+import { readKeyFile, readPrivateKeyText, writeKeyFile, writePrivateKeyText, type StoredKey } from "../../../extension/cli/keyFile";
 import { ensurePrivateDir } from "../../../extension/policy/privateFiles";
 
 const posix = process.platform !== "win32";
@@ -26,6 +26,15 @@ describe.runIf(posix)("the CLI's key file", () => {
     expect(statSync(join(path, "..")).mode & 0o777).toBe(0o700);
     expect(readKeyFile(path)).toEqual(key);
     expect(readKeyFile(join(temp(), "missing.json"))).toBeUndefined();
+  });
+
+  it("keeps any private text the same way (another key file of the CLI's)", () => {
+    const path = join(temp(), "deep", "operator.key");
+    writePrivateKeyText(path, "fh_c_operator\n");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(readPrivateKeyText(path)).toBe("fh_c_operator\n");
+    chmodSync(path, 0o604);
+    expect(() => readPrivateKeyText(path)).toThrow(/is readable by other users/);
   });
 
   it("rewrites an existing file others could read as 0600", () => {
