@@ -160,7 +160,7 @@ describe("hostile apps through the real runner", { timeout: 120_000 }, () => {
     [255, "exited with code 255"],
     [256, "exited with code 256"],
     [0x7fffffff, `exited with code ${0x7fffffff}`],
-    [-1, "exited with code "],
+    [-1, "exited with code -1"],
   ])("proc_exit(%i) fails the job: %s", async (code, message) => {
     const run = await h.run(h.publish(exitsWith(code)), null);
     expect(!run.ok && run.error.message).toContain(message);
