@@ -8,6 +8,7 @@ import { LIMITS } from "./lib/limits";
 import { checkJobSpec, insertCheckedJob, jobSpec, jobSpecFields } from "./lib/submit";
 import { checkText } from "./lib/validate";
 import { checkWebhookUrl, webhookOf } from "./lib/webhooks";
+import { takeWebhookToken } from "./lib/webhookRateLimit";
 import { newSecret } from "./lib/keys";
 
 /** Submitter API: every call takes a client key (`fh_c_…`) and sees only its own org's jobs. */
@@ -112,6 +113,7 @@ export const setWebhook = mutation({
   handler: async (ctx, args) => {
     const client = await clientFromKey(ctx, args.clientKey);
     const url = args.url === null ? null : checkWebhookUrl(args.url);
+    if (url !== null) await takeWebhookToken(ctx, client._id);
     const existing = await webhookOf(ctx, client._id);
     if (url === null) {
       if (existing) await ctx.db.delete(existing._id);

@@ -452,6 +452,13 @@ export default defineSchema({
     ),
   }).index("by_job", ["jobId"]),
 
+  /** jobs:setWebhook's token bucket per client key (lib/webhookRateLimit.ts). */
+  webhookRateLimits: defineTable({
+    clientKeyId: v.id("clientKeys"),
+    tokens: v.number(),
+    updatedAt: v.number(),
+  }).index("by_client", ["clientKeyId"]),
+
   /**
    * Donor credit per worker and UTC day (`day` = whole days since the epoch), written by the mutation that
    * ends an attempt (workers:complete / workers:fail): `cpuMs` counts every credited millisecond, of which

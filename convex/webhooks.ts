@@ -1,7 +1,7 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import { internalAction, internalMutation } from "./_generated/server";
-import { signatureHeader, WEBHOOK, webhookBody, webhookOf, webhookRetryDelayMs, webhookTimeoutMs } from "./lib/webhooks";
+import { deliveryRefusal, signatureHeader, WEBHOOK, webhookBody, webhookOf, webhookRetryDelayMs, webhookTimeoutMs } from "./lib/webhooks";
 
 /** Completion webhook deliveries (lib/webhooks.ts): one attempt per run, the row says what happens next. */
 
@@ -32,6 +32,13 @@ export const beginAttempt = internalMutation({
     }
     if (!FINAL.has(job.status)) {
       await ctx.db.patch(deliveryId, { state: "waiting", nextAt: undefined });
+      return null;
+    }
+    // Checked again here, not only when it was set: a deployment that stopped allowing private addresses.
+    const refusal = deliveryRefusal(hook.url);
+    if (refusal) {
+      const attempt = { at: Date.now(), ms: 0, error: `not sent: ${refusal}`, jobStatus: job.status };
+      await ctx.db.patch(deliveryId, { state: "failed", nextAt: undefined, attempts: [...row.attempts, attempt].slice(-WEBHOOK.attemptsKept) });
       return null;
     }
     await ctx.db.patch(deliveryId, { state: "sending", again: undefined, nextAt: undefined });

@@ -63,6 +63,8 @@ import type * as lib_submit from "../lib/submit.js";
 import type * as lib_summary from "../lib/summary.js";
 import type * as lib_transitions from "../lib/transitions.js";
 import type * as lib_validate from "../lib/validate.js";
+import type * as lib_webhookAddress from "../lib/webhookAddress.js";
+import type * as lib_webhookRateLimit from "../lib/webhookRateLimit.js";
 import type * as lib_webhooks from "../lib/webhooks.js";
 import type * as lib_workerSlots from "../lib/workerSlots.js";
 import type * as retention from "../retention.js";
@@ -129,6 +131,8 @@ declare const fullApi: ApiFromModules<{
   "lib/summary": typeof lib_summary;
   "lib/transitions": typeof lib_transitions;
   "lib/validate": typeof lib_validate;
+  "lib/webhookAddress": typeof lib_webhookAddress;
+  "lib/webhookRateLimit": typeof lib_webhookRateLimit;
   "lib/webhooks": typeof lib_webhooks;
   "lib/workerSlots": typeof lib_workerSlots;
   retention: typeof retention;

@@ -11,7 +11,11 @@ export type ErrorCode =
   | "token_used"
   | "forbidden"
   /** A thing that existed and was removed on purpose (a deleted app version). */
-  | "gone";
+  | "gone"
+  /** A webhook URL pointing into a private network, at loopback, link-local or metadata addresses (lib/webhookAddress.ts). */
+  | "address_refused"
+  /** Called too often in a short time (jobs:setWebhook); wait and call again. */
+  | "rate_limited";
 
 export type FarmErrorData = { code: ErrorCode; message: string };
 

@@ -4,6 +4,7 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { jitteredBackoffMs } from "./backoff";
 import { fail } from "./errors";
+import { privateAddressesAllowed, webhookAddressRefusal } from "./webhookAddress";
 
 /**
  * Completion webhooks. A job remembers the client key that submitted it; when it ends (succeeded, dead or
@@ -42,7 +43,10 @@ export function webhookRetryDelayMs(failedAttempts: number): number {
   return jitteredBackoffMs(failedAttempts - 1, base, Math.max(base, WEBHOOK.retryMaxMs));
 }
 
-/** http or https, absolute, no credentials in it; loopback hosts are allowed (self-hosting, tests). */
+/**
+ * http or https, absolute, no credentials in it, and (unless the deployment sets FARMHAND_WEBHOOK_ALLOW_PRIVATE=1:
+ * self-hosting, tests) no loopback, private, link-local or metadata address (lib/webhookAddress.ts).
+ */
 export function checkWebhookUrl(url: string): string {
   if (url.length > WEBHOOK.urlChars) fail("too_large", `url is longer than ${WEBHOOK.urlChars} characters`);
   let parsed: URL;
@@ -53,7 +57,21 @@ export function checkWebhookUrl(url: string): string {
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") fail("invalid_argument", "url must use http or https");
   if (parsed.username || parsed.password) fail("invalid_argument", "url must not carry credentials");
+  const refusal = deliveryRefusal(parsed.toString());
+  if (refusal) fail("address_refused", `${refusal}; webhooks go to public addresses only (a self-hosted farm may set FARMHAND_WEBHOOK_ALLOW_PRIVATE=1)`);
   return parsed.toString();
+}
+
+/** Why a stored webhook URL may not be called now (checked again at each delivery), or null. */
+export function deliveryRefusal(url: string): string | null {
+  if (privateAddressesAllowed()) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "not an absolute URL";
+  }
+  return webhookAddressRefusal(parsed);
 }
 
 export async function webhookOf(ctx: QueryCtx, clientKeyId: Id<"clientKeys">): Promise<Doc<"webhooks"> | null> {

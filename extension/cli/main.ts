@@ -4,7 +4,7 @@ import { ConvexClient } from "convex/browser";
 import { api } from "../../convex/_generated/api";
 import { APPS_CAPABILITY } from "../../convex/lib/appLimits";
 import { AppsRuntime, createBuiltinRegistry, loadRecipesFile, probeOllama, type Recipe } from "../handlers";
-import { userStateDir } from "../policy/privateFiles";
+import { ensurePrivateDir, userStateDir } from "../policy/privateFiles";
 import { convexFarmClient } from "../worker/farmClient";
 import { describeError } from "../worker/errors";
 import { jobLabel } from "../worker/jobLabel";
@@ -12,6 +12,7 @@ import { watchKeyRefusals } from "../worker/keyRefusals";
 import { measureFacts } from "../worker/machineFacts";
 import { Worker } from "../worker/worker";
 import { parseCliArgs, USAGE, type CliOptions } from "./args";
+import { forgetKeys } from "./forgetKeys";
 import { readKeyFile, writeKeyFile } from "./keyFile";
 import { parsePublishArgs, publishApp, PublishError, PUBLISH_EXIT, PUBLISH_USAGE } from "./publish";
 
@@ -50,6 +51,8 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   } catch (e) {
     io.err(`farmhand-worker: ${(e as Error).message}\nRun farmhand-worker --help for usage.`);
     return EXIT.usage;
+  } finally {
+    forgetKeys(io.env);
   }
   if (options.help) {
     io.out(USAGE);
@@ -59,6 +62,13 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   delete io.env.FARMHAND_OPERATOR_KEY;
   if (options.keyFrom === "argument") {
     io.err("farmhand-worker: warning: a key given with --key is visible to every user of this machine (ps); set FARMHAND_KEY or use --key-file instead");
+  }
+  try {
+    // The key file and the module cache live here: this user's only (0700), never a symlink (as the extension's).
+    ensurePrivateDir(userStateDir(io.env));
+  } catch (e) {
+    io.err(`farmhand-worker: ${(e as Error).message}`);
+    return EXIT.failed;
   }
   const log = (line: string) => io.out(`${new Date().toISOString()} ${line}`);
   let recipes: Recipe[] = [];
@@ -224,10 +234,15 @@ async function runPublish(argv: string[], io: CliIo): Promise<number> {
   } catch (e) {
     io.err(`farmhand-worker publish: ${(e as Error).message}\nRun farmhand-worker publish --help for usage.`);
     return PUBLISH_EXIT.usage;
+  } finally {
+    forgetKeys(io.env);
   }
   if (options.help) {
     io.out(PUBLISH_USAGE);
     return EXIT.ok;
+  }
+  if (options.keyFrom === "argument") {
+    io.err("farmhand-worker publish: warning: a key given with --key is visible to every user of this machine (ps); set FARMHAND_KEY instead");
   }
   try {
     io.out(JSON.stringify(await publishApp(options)));

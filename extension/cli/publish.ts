@@ -27,6 +27,8 @@ export type PublishOptions = {
   siteUrl: string;
   name: string;
   key: string;
+  /** Where the key came from: given with --key, it shows in `ps` (a warning is printed). */
+  keyFrom?: "argument" | "environment";
   file: string;
   memoryMB?: number;
   timeoutMs?: number;
@@ -68,6 +70,7 @@ export function parsePublishArgs(argv: string[], env: NodeJS.ProcessEnv): Publis
     siteUrl: siteUrlFor(values.url ?? values["site-url"]!, values["site-url"]),
     name: values.name,
     key,
+    keyFrom: values.key ? "argument" : "environment",
     file: positionals[0],
     memoryMB: whole("--memory-mb", values["memory-mb"], APP_LIMITS.memoryMBMin, APP_LIMITS.memoryMBMax),
     timeoutMs: whole("--timeout-ms", values["timeout-ms"], APP_LIMITS.timeoutMsMin, APP_LIMITS.timeoutMsMax),

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { jobEnvironment } from "./jobEnv";
 
 /**
  * The argument every handler runner gets: the pid of the host that started it. A runner frozen (SIGSTOP) when its
@@ -47,7 +48,7 @@ export function isAlive(pid: number): boolean {
 export function reapOrphanedRunners(): Promise<number[]> {
   if (process.platform === "win32") return Promise.resolve([]);
   return new Promise((resolve) => {
-    execFile("ps", ["-A", "-o", "pid=,stat=,args="], { timeout: 5_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
+    execFile("ps", ["-A", "-o", "pid=,stat=,args="], { timeout: 5_000, maxBuffer: 16 * 1024 * 1024, env: jobEnvironment() }, (error, stdout) => {
       if (error) return resolve([]);
       const ended: number[] = [];
       for (const pid of orphanedFrozenRunners(parsePs(stdout), isAlive)) {

@@ -4,6 +4,7 @@ import { setPriority } from "node:os";
 import { join } from "node:path";
 import { abortReason, HandlerError } from "../worker/errors";
 import type { HandlerContext } from "../worker/handler";
+import { runnerEnvironment } from "./jobEnv";
 import { HOST_PID_ARG, reapOrphanedRunners } from "./orphans";
 import type { ChildMessage, HostMessage, ImplSpec } from "./protocol";
 
@@ -166,6 +167,8 @@ export class ProcessPool {
     // The host's pid on the command line: a later host can tell that a frozen runner was left behind (orphans.ts).
     const proc = fork(this.runnerPath, [HOST_PID_ARG, String(process.pid)], {
       execArgv: this.execArgv,
+      // Not the host's environment: job code in the runner (and what it starts) sees only jobEnv.ts's allow-list.
+      env: runnerEnvironment(),
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       detached: ownGroup,
     });

@@ -17,7 +17,11 @@ export type ChildMessage =
   | { t: "checkpoint"; data: string }
   /** `cpuMs` on result and error: the CPU time the job used, when it could be measured. */
   | { t: "result"; value: unknown; cpuMs?: number }
-  /** `fatal`: the child is about to exit (an uncaught error in job code) and must not be reused. */
+  /**
+   * `fatal`: the child must not be reused: it is about to exit (an uncaught error in job code), or its job code
+   * left something running that only ending the process stops (an app thread blocked in a host call); the pool
+   * kills it with its process group.
+   */
   | { t: "error"; message: string; retryable: boolean; fatal?: boolean; cpuMs?: number };
 
 /** The context job code gets inside the runner: a handler's, made there from the messages, plus checkpoints and CPU time. */

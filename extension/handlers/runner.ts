@@ -78,6 +78,8 @@ async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {
       t: "error",
       message: messageOf(e),
       retryable: typeof retryable === "boolean" ? retryable : true,
+      // Job code that could not stop what it started here (an app thread blocked in a host call): end this process.
+      ...((e as { discardRunner?: unknown })?.discardRunner === true ? { fatal: true } : {}),
       cpuMs: cpuMs(),
     });
   } finally {

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -58,6 +58,8 @@ export function writePrivateFile(path: string, text: string, { exclusive = false
   const fd = openSync(path, flags, 0o600);
   try {
     if (!fstatSync(fd).isFile()) throw new Error(`${path} is not a plain file`);
+    // A file that was there before keeps its mode through O_TRUNC: make it this user's only, on the descriptor.
+    if (process.platform !== "win32") fchmodSync(fd, 0o600);
     writeSync(fd, text);
   } finally {
     closeSync(fd);

@@ -7,7 +7,7 @@ import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm }
 
 afterEach(() => vi.useRealTimers());
 
-const URL_ = "http://127.0.0.1:9/hook";
+const URL_ = "https://hooks.example.com/hook";
 
 async function finish(farm: Farm, worker: Enrolled, jobId: Id<"jobs">, how: "complete" | "die") {
   const [c] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: [] });

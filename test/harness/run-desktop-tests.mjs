@@ -30,7 +30,8 @@ async function main() {
   runNpmScript("build");
   const suiteEntry = await buildHostSuite();
   const root = mkdtempSync(join(tmpdir(), "farmhand-desktop-"));
-  const farm = await startTestFarm();
+  // recipe.printenv: the environment test (12-jobEnv) runs a recipe of that name
+  const farm = await startTestFarm({ capabilities: ["recipe.printenv"] });
   try {
     const profile = prepareProfile(root);
     cpSync(join(repoDir, "test", "host", "fixtures", "context-probe"), join(profile.extensionsDir, "farmhand-tests.context-probe-0.0.1"), {
@@ -46,6 +47,10 @@ async function main() {
         FARMHAND_HOST_RESULT_FILE: resultFile,
         ...testFarmEnv(farm),
         TMPDIR: profile.tmpDir,
+        // Secrets a donor's shell may hold: no job process may see them (12-jobEnv.test.ts).
+        GITHUB_TOKEN: "host-test-github-token",
+        AWS_SECRET_ACCESS_KEY: "host-test-aws-secret",
+        FARMHAND_KEY: "host-test-farmhand-key",
       },
       launchArgs: [
         profile.workspaceDir,

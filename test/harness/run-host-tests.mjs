@@ -46,7 +46,8 @@ async function main() {
     const profile = prepareProfile(root);
     cpSync(CONTEXT_PROBE, join(profile.extensionsDir, "farmhand-tests.context-probe-0.0.1"), { recursive: true });
     // the farm allows apps (a machine runs them only with farmhand.runApps on); the suite publishes a built example
-    const farm = await startTestFarm({ capabilities: ["apps"] });
+    // recipe.printenv: the environment test (12-jobEnv) runs a recipe of that name
+    const farm = await startTestFarm({ capabilities: ["apps", "recipe.printenv"] });
     cleanups.push(farm.stop);
     const env = {
       FARMHAND_HOST_TEST: "1",
@@ -54,6 +55,10 @@ async function main() {
       FARMHAND_EXPECT_REMOTE: "1",
       ...testFarmEnv(farm),
       FARMHAND_TEST_APP_MODULE: await builtExampleApp("primes"),
+      // Secrets a donor's shell may hold: no job process may see them (12-jobEnv.test.ts).
+      GITHUB_TOKEN: "host-test-github-token",
+      AWS_SECRET_ACCESS_KEY: "host-test-aws-secret",
+      FARMHAND_KEY: "host-test-farmhand-key",
     };
     const server = await startCodeServer(profile, { env, onLog: (line) => serverLog.push(line) });
     cleanups.push(server.stop);

@@ -57,6 +57,11 @@ export type TestServerOptions = {
    * query walks every stored document: the same answers, slower in proportion to the whole database.
    */
   tableScan?: boolean;
+  /**
+   * Sets FARMHAND_WEBHOOK_ALLOW_PRIVATE=1 in this process (where the functions run) unless it is set already, so
+   * webhooks may go to local receivers as on a self-hosted farm (default true; false leaves the env alone).
+   */
+  allowPrivateWebhooks?: boolean;
 };
 
 const defaultConflictWindowMs = 20;
@@ -88,6 +93,7 @@ export async function startTestServer<Schema extends AnySchema = ProjectSchema>(
   if (!Number.isFinite(conflictWindowMs) || conflictWindowMs < 0) {
     throw new Error(`conflictWindowMs needs a number of ms ≥ 0, got ${conflictWindowMs}`);
   }
+  if (options.allowPrivateWebhooks ?? true) process.env.FARMHAND_WEBHOOK_ALLOW_PRIVATE ??= "1";
   const convexDir = options.convexDir ?? projectConvexDir;
   const appModules = options.modules ?? modulesFromDirectory(convexDir);
   const schema = options.schema ?? (await schemaFromDirectory(convexDir));

@@ -46,7 +46,7 @@ export class ModuleCache {
    */
   async acquire(sha256: string, fetch: FetchModule): Promise<CachedModule> {
     if (!SHA256_HEX.test(sha256)) throw new HandlerError(`not a sha256: ${JSON.stringify(sha256)}`, { retryable: false });
-    await (this.ready ??= mkdir(this.options.dir, { recursive: true }).then(
+    await (this.ready ??= mkdir(this.options.dir, { recursive: true, mode: 0o700 }).then(
       () => undefined,
       (e: unknown) => {
         this.ready = undefined;

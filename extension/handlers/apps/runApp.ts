@@ -1,5 +1,8 @@
 // The `app` built-in: runs one farm app (a WASI preview 1 module from the module cache) inside the handler
-// runner, in a worker thread that is terminated at the time limit or on cancel. Runs in the runner child only.
+// runner, in a worker thread. Runs in the runner child only. A run that ends while its app is still running (time
+// limit, cancel, memory limit, too much output) fails with `discardRunner`: the pool then kills this whole process,
+// because Worker.terminate() cannot stop a thread blocked in a host call (poll_oneoff sleeping for an hour) and
+// the thread, with its memory, would live on here; killing the process frees it at once.
 import { createHash } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
 import { abortReason, HandlerError } from "../../worker/errors";
@@ -125,7 +128,8 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
       setImmediate(() => threads.prewarm());
       outcome();
     };
-    const fail = (message: string, retryable: boolean) => end(() => reject(new HandlerError(message, { retryable })));
+    const fail = (message: string, retryable: boolean, stillRunning = false) =>
+      end(() => reject(stillRunning ? discardRunner(new HandlerError(message, { retryable })) : new HandlerError(message, { retryable })));
     const withStderr = (message: string) => {
       const lines = stderrTail.trim().split("\n").slice(-5).join(" | ");
       return lines ? `${message}; stderr: ${lines}` : message;
@@ -136,8 +140,8 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
       return memoryBytes >= limit - Math.max(limit / 16, 16 * WASM_PAGE_BYTES);
     };
 
-    const timer = setTimeout(() => fail(`${label} ran past its time limit of ${app.timeoutMs} ms and was stopped`, false), app.timeoutMs);
-    const onAbort = () => end(() => reject(abortReason(ctx.signal)));
+    const timer = setTimeout(() => fail(`${label} ran past its time limit of ${app.timeoutMs} ms and was stopped`, false, true), app.timeoutMs);
+    const onAbort = () => end(() => reject(discardRunner(abortReason(ctx.signal))));
     ctx.signal.addEventListener("abort", onAbort);
 
     const onMessage = (m: ThreadMessage) => {
@@ -147,7 +151,7 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
         case "stdout":
         case "stderr":
           printed += m.data.length;
-          if (printed > MAX_PRINTED_BYTES) return fail(`${label} printed more than ${MAX_PRINTED_BYTES / 1024 / 1024} MiB and was stopped`, false);
+          if (printed > MAX_PRINTED_BYTES) return fail(`${label} printed more than ${MAX_PRINTED_BYTES / 1024 / 1024} MiB and was stopped`, false, true);
           if (m.t === "stdout") return stdout.write(m.data);
           {
             const text = stderrDecoder.decode(m.data, { stream: true });
@@ -156,7 +160,8 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
           }
         case "trap":
           if (nearLimit(m.memoryBytes)) {
-            return fail(withStderr(`${label} hit its memory limit of ${app.memoryMB} MB: growing its memory was refused, then it stopped (${m.message})`), false);
+            // Its thread holds up to memoryMB until it is collected: ending the process frees it now.
+            return fail(withStderr(`${label} hit its memory limit of ${app.memoryMB} MB: growing its memory was refused, then it stopped (${m.message})`), false, true);
           }
           return fail(withStderr(`${label} trapped (${m.message}); ${memoryNote(m.memoryBytes)}`), true);
         case "failed":
@@ -181,7 +186,7 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
       } catch (e) {
         // A checkpoint too big, a line too long: the job fails with the app named.
         const retryable = (e as { retryable?: unknown }).retryable !== false;
-        end(() => reject(new HandlerError(`${label}: ${e instanceof Error ? e.message : String(e)}`, { retryable })));
+        end(() => reject(discardRunner(new HandlerError(`${label}: ${e instanceof Error ? e.message : String(e)}`, { retryable }))));
       }
     });
     let threadError: Error | undefined;
@@ -190,6 +195,12 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
     const run: ThreadRun = { t: "run", module, name: app.name, stdin };
     thread.postMessage(run, [stdin.buffer as ArrayBuffer]);
   });
+}
+
+/** Mark an error as ending a run whose thread may still be running: the runner reports it fatal (runner.ts). */
+function discardRunner<E>(error: E): E {
+  if (typeof error === "object" && error !== null) Object.assign(error, { discardRunner: true });
+  return error;
 }
 
 function mb(bytes: number): string {

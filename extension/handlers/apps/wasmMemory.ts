@@ -25,7 +25,15 @@ export type MemoryInfo = {
   maximum: number;
 };
 
+/**
+ * Elements any table may hold. A table declared without a maximum could otherwise be grown (`table.grow`) to
+ * V8's limit of ten million entries, 80 MB of the donor's memory that no memory cap counts; real programs' tables
+ * hold one entry per function called indirectly, some thousands at most.
+ */
+export const TABLE_ELEMENTS_MAX = 100_000;
+
 const SECTION_IMPORT = 2;
+const SECTION_TABLE = 4;
 const SECTION_MEMORY = 5;
 const IMPORT_FUNC = 0;
 const IMPORT_TABLE = 1;
@@ -42,8 +50,9 @@ export function pagesForMegabytes(megabytes: number): number {
 }
 
 /**
- * Returns the module with every memory's maximum set to at most `maxPages` (a declared smaller maximum
- * stays), and what it found. Everything but the import and memory sections is copied byte for byte.
+ * Returns the module with every memory's maximum set to at most `maxPages` and every table's to at most
+ * TABLE_ELEMENTS_MAX (a declared smaller maximum stays), and what it found. Everything but the import, table
+ * and memory sections is copied byte for byte.
  */
 export function capMemory(module: Uint8Array, maxPages: number): { bytes: Uint8Array; memories: MemoryInfo[] } {
   if (!Number.isInteger(maxPages) || maxPages < 0 || maxPages > 65_536) throw new RangeError(`maxPages must be 0..65536, got ${maxPages}`);
@@ -56,9 +65,10 @@ export function capMemory(module: Uint8Array, maxPages: number): { bytes: Uint8A
     const id = reader.byte("a section id");
     const size = reader.u32("a section size");
     const content = reader.sub(size, `section ${id}`);
-    if (id === SECTION_IMPORT || id === SECTION_MEMORY) {
+    if (id === SECTION_IMPORT || id === SECTION_MEMORY || id === SECTION_TABLE) {
       const rewritten = new Writer();
       if (id === SECTION_IMPORT) rewriteImports(content, rewritten, maxPages, memories);
+      else if (id === SECTION_TABLE) rewriteTables(content, rewritten);
       else rewriteMemories(content, rewritten, maxPages, memories);
       out.byte(id);
       out.u32(rewritten.length);
@@ -99,7 +109,9 @@ function rewriteImports(section: Reader, out: Writer, maxPages: number, memories
     if (kind === IMPORT_FUNC) section.u32("a type index");
     else if (kind === IMPORT_TABLE) {
       section.byte("a table element type");
-      skipLimits(section);
+      out.bytes(section.bytesFrom(start));
+      rewriteTableLimits(section, out);
+      continue;
     } else if (kind === IMPORT_GLOBAL) {
       section.byte("a global type");
       section.byte("a global mutability");
@@ -137,14 +149,29 @@ function rewriteLimits(section: Reader, out: Writer, maxPages: number, imported:
   return { imported, initial, declaredMaximum, maximum };
 }
 
-function skipLimits(section: Reader): void {
-  const flags = section.byte("table limits");
-  if (flags & LIMITS_64) section.u64("a table's initial size");
-  else section.u32("a table's initial size");
-  if (flags & LIMITS_HAS_MAX) {
-    if (flags & LIMITS_64) section.u64("a table's maximum size");
-    else section.u32("a table's maximum size");
+function rewriteTables(section: Reader, out: Writer): void {
+  const count = section.u32("the table count");
+  out.u32(count);
+  for (let i = 0; i < count; i++) {
+    const type = section.byte("a table element type");
+    // 0x40: a table with an initializer expression (function references); not something an app needs.
+    if (type === 0x40) throw new WasmModuleError("tables with initializer expressions are not supported");
+    out.byte(type);
+    rewriteTableLimits(section, out);
   }
+  if (!section.done) throw new WasmModuleError("the table section has trailing bytes");
+}
+
+function rewriteTableLimits(section: Reader, out: Writer): void {
+  const flags = section.byte("table limits");
+  if (flags & LIMITS_64) throw new WasmModuleError("64-bit tables are not supported");
+  if (flags & ~LIMITS_HAS_MAX) throw new WasmModuleError(`unknown table limits flags 0x${flags.toString(16)}`);
+  const initial = section.u32("a table's initial size");
+  const declaredMaximum = flags & LIMITS_HAS_MAX ? section.u32("a table's maximum size") : undefined;
+  if (initial > TABLE_ELEMENTS_MAX) throw new WasmModuleError(`the module declares a table of ${initial} elements; at most ${TABLE_ELEMENTS_MAX} are allowed`);
+  out.byte(LIMITS_HAS_MAX);
+  out.u32(initial);
+  out.u32(Math.min(declaredMaximum ?? TABLE_ELEMENTS_MAX, TABLE_ELEMENTS_MAX));
 }
 
 function megabytes(pages: number): string {
@@ -201,11 +228,6 @@ class Reader {
       if (!(b & 0x80)) return result;
     }
     throw new WasmModuleError(`${what} at byte ${this.pos} is not a valid 32-bit LEB128 number`);
-  }
-
-  u64(what: string): void {
-    for (let i = 0; i < 10; i++) if (!(this.byte(what) & 0x80)) return;
-    throw new WasmModuleError(`${what} at byte ${this.pos} is not a valid 64-bit LEB128 number`);
   }
 }
 

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { abortReason, HandlerError } from "../../worker/errors";
+import { jobEnvironment } from "../jobEnv";
 import type { ImplContext } from "../protocol";
 import { classifyLine, LineReader, parseJsonLine } from "../stdoutProtocol";
 
@@ -27,7 +28,8 @@ export function runRecipe(payload: unknown, ctx: ImplContext, options: unknown):
   return new Promise((resolve, reject) => {
     const child = spawn(recipe.command, recipe.args ?? [], {
       cwd: recipe.cwd,
-      env: { ...process.env, ...recipe.env },
+      // Only the allow-list of jobEnv.ts and the recipe's own env: never the donor's keys or the editor's variables.
+      env: jobEnvironment(recipe.env),
       stdio: ["pipe", "pipe", "pipe"],
     });
     let lastLine = "";

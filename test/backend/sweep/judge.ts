@@ -54,6 +54,7 @@ const TABLES: TableNames[] = [
   "bulkOps",
   "webhooks",
   "webhookDeliveries",
+  "webhookRateLimits",
 ];
 
 /** Every row of every table plus the scheduled functions, for "nothing changed" assertions. */

@@ -14,6 +14,8 @@ export const KNOWN_CODES = new Set([
   "token_expired",
   "token_used",
   "forbidden",
+  "address_refused",
+  "rate_limited",
 ]);
 
 // Refusals that happen before a function body runs: Convex's argument validators, and the client-side

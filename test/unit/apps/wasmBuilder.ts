@@ -8,6 +8,8 @@ export type ModuleSpec = {
   /** Pages; `max` omitted means no declared maximum. `imported` makes it an import `env.memory`. */
   memory?: { min: number; max?: number; imported?: boolean; exported?: boolean };
   data?: Array<{ offset: number; bytes: Uint8Array | string }>;
+  /** A funcref table (no maximum when `max` is omitted), declared or imported as `env.table`. */
+  table?: { min: number; max?: number; imported?: boolean };
   /** Local variables of `_start` (all i32). */
   locals?: number;
   /** The body of `_start`, without the final `end`. */
@@ -70,9 +72,15 @@ export const op = {
   i32DivU: [0x6e],
   i32RemU: [0x70],
   i32Load: [0x28, 0x02, 0x00],
+  i32Load8U: [0x2d, 0x00, 0x00],
   i32Store: [0x36, 0x02, 0x00],
   i32Store8: [0x3a, 0x00, 0x00],
+  i64Store: [0x37, 0x03, 0x00],
+  i32LeU: [0x4d],
+  tableSize: [0xfc, 0x10, 0x00],
   memoryGrow: [0x40, 0x00],
+  /** table.grow on table 0, filling with null: expects the delta (i32) on the stack; leaves the old size or -1. */
+  tableGrowNull: (delta: number[]) => [0xd0, 0x70, ...delta, 0xfc, 0x0f, 0x00],
   memorySize: [0x3f, 0x00],
 };
 
@@ -85,6 +93,9 @@ export function buildModule(spec: ModuleSpec): Uint8Array {
   const memory = spec.memory ?? { min: 1 };
   const limits = memory.max === undefined ? [0x00, ...u32(memory.min)] : [0x01, ...u32(memory.min), ...u32(memory.max)];
   if (memory.imported) importEntries.push([...name("env"), ...name("memory"), 0x02, ...limits]);
+  const table = spec.table;
+  const tableType = table ? [0x70, ...(table.max === undefined ? [0x00, ...u32(table.min)] : [0x01, ...u32(table.min), ...u32(table.max)])] : [];
+  if (table?.imported) importEntries.push([...name("env"), ...name("table"), 0x01, ...tableType]);
   const startIndex = imports.length;
   const exports: number[][] = [];
   if (spec.exportStart !== false) exports.push([...name("_start"), 0x00, ...u32(startIndex)]);
@@ -96,6 +107,7 @@ export function buildModule(spec: ModuleSpec): Uint8Array {
     ...section(1, vec(types)),
     ...(importEntries.length ? section(2, vec(importEntries)) : []),
     ...section(3, vec([u32(startType)])),
+    ...(table && !table.imported ? section(4, vec([tableType])) : []),
     ...(memory.imported ? [] : section(5, vec([limits]))),
     ...section(7, vec(exports)),
     ...section(10, vec([[...u32(body.length), ...body]])),
@@ -107,6 +119,12 @@ export function buildModule(spec: ModuleSpec): Uint8Array {
 export const FD_WRITE: FuncImport = { name: "fd_write", params: ["i32", "i32", "i32", "i32"], results: ["i32"] };
 export const FD_READ: FuncImport = { name: "fd_read", params: ["i32", "i32", "i32", "i32"], results: ["i32"] };
 export const PROC_EXIT: FuncImport = { name: "proc_exit", params: ["i32"], results: [] };
+export const POLL_ONEOFF: FuncImport = { name: "poll_oneoff", params: ["i32", "i32", "i32", "i32"], results: ["i32"] };
+export const ARGS_SIZES_GET: FuncImport = { name: "args_sizes_get", params: ["i32", "i32"], results: ["i32"] };
+export const ARGS_GET: FuncImport = { name: "args_get", params: ["i32", "i32"], results: ["i32"] };
+export const ENVIRON_SIZES_GET: FuncImport = { name: "environ_sizes_get", params: ["i32", "i32"], results: ["i32"] };
+export const FD_CLOSE: FuncImport = { name: "fd_close", params: ["i32"], results: ["i32"] };
+export const FD_RENUMBER: FuncImport = { name: "fd_renumber", params: ["i32", "i32"], results: ["i32"] };
 export const PATH_OPEN: FuncImport = {
   name: "path_open",
   params: ["i32", "i32", "i32", "i32", "i32", "i64", "i64", "i32", "i32"],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { capMemory, pagesForMegabytes, WasmModuleError } from "../../../extension/handlers/apps/wasmMemory";
+import { capMemory, pagesForMegabytes, TABLE_ELEMENTS_MAX, WasmModuleError } from "../../../extension/handlers/apps/wasmMemory";
 import { buildModule, FD_WRITE, op } from "./wasmBuilder";
 
 const memoryOf = (bytes: Uint8Array) => {
@@ -50,6 +50,28 @@ describe("capMemory", () => {
     expect(() => capMemory(whole.subarray(0, whole.length - 3), 16)).toThrow(/truncated/);
     const memory64 = Uint8Array.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 5, 3, 1, 0x04, 1]);
     expect(() => capMemory(memory64, 16)).toThrow(/64-bit memories are not supported/);
+  });
+
+  it("caps tables: one without a maximum gets TABLE_ELEMENTS_MAX, table.grow past it answers -1; a bigger initial size is refused", () => {
+    // _start grows the table by `delta` and stores the answer at address 0.
+    const grower = (delta: number, table: { min: number; max?: number }) =>
+      buildModule({ table, start: [...op.i32(0), ...op.tableGrowNull(op.i32(delta)), ...op.i32Store] });
+    const answerOf = (bytes: Uint8Array) => {
+      const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
+      (instance.exports._start as () => void)();
+      return new Int32Array((instance.exports.memory as WebAssembly.Memory).buffer)[0];
+    };
+    expect(answerOf(grower(TABLE_ELEMENTS_MAX, { min: 1 }))).toBe(1); // uncapped, it grows
+    expect(answerOf(capMemory(grower(TABLE_ELEMENTS_MAX, { min: 1 }), 16).bytes)).toBe(-1);
+    expect(answerOf(capMemory(grower(TABLE_ELEMENTS_MAX - 1, { min: 1 }), 16).bytes)).toBe(1);
+    expect(answerOf(capMemory(grower(5, { min: 1, max: 4 }), 16).bytes)).toBe(-1); // a smaller maximum stays
+    expect(() => capMemory(grower(0, { min: TABLE_ELEMENTS_MAX + 1 }), 16)).toThrow(new WasmModuleError(`the module declares a table of ${TABLE_ELEMENTS_MAX + 1} elements; at most ${TABLE_ELEMENTS_MAX} are allowed`));
+    // An imported table's limits are rewritten too: the import now asks for a maximum.
+    const imported = capMemory(buildModule({ table: { min: 1, imported: true } }), 16).bytes;
+    const { Table } = WebAssembly as unknown as { Table: new (d: { element: string; initial: number; maximum?: number }) => object };
+    const link = (table: object) => new WebAssembly.Instance(new WebAssembly.Module(imported), { env: { table } });
+    expect(() => link(new Table({ element: "anyfunc", initial: 1 }))).toThrow(WebAssembly.LinkError);
+    expect(() => link(new Table({ element: "anyfunc", initial: 1, maximum: TABLE_ELEMENTS_MAX }))).not.toThrow();
   });
 
   it("converts megabytes to pages", () => {
