@@ -23,6 +23,12 @@ export const LIMITS = {
    * ready) for the next claim; a single checkpoint always fits, so every claim makes progress.
    */
   claimCheckpointChars: 4 * 1024 * 1024,
+  /**
+   * Bodies one workers:claim hands out, payloads and checkpoints together (bytes): with the rest of what a claim
+   * reads it stays under TX_BUDGET.readBytes (half of Convex's 16 MiB). The largest job (a 256 KiB payload and a
+   * 512 KiB checkpoint) always fits; jobs past the budget wait for the next claim like checkpointed ones.
+   */
+  claimBodyBytes: 6 * 1024 * 1024,
   priorityMin: 0,
   priorityMax: 1000,
   maxAttempts: 100,

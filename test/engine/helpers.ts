@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { ConvexClient } from "convex/browser";
 import { api } from "../../convex/_generated/api";
 import type { Doc, Id } from "../../convex/_generated/dataModel";
+import { errorOf, payloadOf, resultOf } from "../../convex/lib/bodies";
 import { createBuiltinRegistry, isolatedHandler, type Recipe } from "../../extension/handlers";
 import { convexFarmClient } from "../../extension/worker/farmClient";
 import { Worker, type WorkerOptions } from "../../extension/worker/worker";
@@ -71,13 +72,14 @@ export async function submit(farm: Farm, jobs: JobSpec[]): Promise<Array<Id<"job
 export type JobRow = Doc<"jobs">;
 export type EventRow = Doc<"jobEvents">;
 
+/** The jobs' rows with their bodies (payload, result, error) joined in from beside them, as readers see them. */
 export async function jobsOf(farm: Farm, ids: Array<Id<"jobs">>): Promise<JobRow[]> {
   return farm.server.t.run(async (ctx) =>
     Promise.all(
       ids.map(async (id) => {
         const row = await ctx.db.get(id);
         if (!row) throw new Error(`job ${id} is not in the queue`);
-        return row;
+        return { ...row, payload: await payloadOf(ctx, row), result: await resultOf(ctx, row), error: await errorOf(ctx, row) };
       }),
     ),
   );
