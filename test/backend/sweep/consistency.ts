@@ -6,7 +6,7 @@ import type { Backend } from "../setup";
 
 const PAGE = 2_000;
 // pages of big rows (job bodies, checkpoints) end early at this many bytes, under the transaction limit
-const PAGE_BYTES = 8 * 1024 * 1024;
+const PAGE_BYTES = 4 * 1024 * 1024;
 
 /** Every row of one table, read in pages so the check stays under the transaction limits at any size. */
 export async function readAll<T extends TableNames>(t: Backend, table: T): Promise<Doc<T>[]> {
