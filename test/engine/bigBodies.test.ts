@@ -40,7 +40,7 @@ describe("big bodies through real CLI workers", () => {
     expect(ids).toHaveLength(JOBS);
 
     for (const key of farm.seeded.workerKeys) {
-      const run = spawnCli(["--url", farm.server.url, "--key", key, "--concurrency", "4"]);
+      const run = spawnCli(["--url", farm.server.url, "--key", key, "--concurrency", "2"]);
       runs.push(run);
       await waitForLine(run, /working on/);
     }
