@@ -1,4 +1,3 @@
-import { vi } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
 import type { Id } from "../../../convex/_generated/dataModel";
 import { APP_LIMITS } from "../../../convex/lib/appLimits";
@@ -101,9 +100,4 @@ export async function drain(farm: Farm, name: string, rounds = 200): Promise<voi
 /** Refresh the org's summary now. */
 export async function summarise(farm: Farm): Promise<void> {
   await farm.t.mutation(internal.summary.refresh, { orgId: farm.orgId, all: true });
-}
-
-/** Move fake time on past the retention age of the jobs finished so far. */
-export function ageEverything(): void {
-  vi.advanceTimersByTime(60_000);
 }
