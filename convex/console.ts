@@ -3,6 +3,8 @@ import { v } from "convex/values";
 import type { Id } from "./_generated/dataModel";
 import { query } from "./_generated/server";
 import { jobInOrg, operatorFromKey, requireJobInOrg } from "./lib/auth";
+import { errorOf, payloadOf, resultOf } from "./lib/bodies";
+import { TX_BUDGET } from "./lib/budget";
 import { orgWeekCredit } from "./lib/credit";
 import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
 import { orgLanes } from "./lib/lanes";
@@ -69,7 +71,8 @@ export const jobs = query({
     const checked = checkJobFilter(filter);
     checkIntegerInRange(paginationOpts.numItems, "numItems", 1, CONSOLE_PAGE_MAX);
     const { query: ordered, plan } = planJobQuery(ctx, me.orgId, checked);
-    const page = await ordered.paginate({ numItems: paginationOpts.numItems, cursor: paginationOpts.cursor });
+    // a page may end early at the byte budget, with a cursor that continues (isDone false)
+    const page = await ordered.paginate({ numItems: paginationOpts.numItems, cursor: paginationOpts.cursor, maximumBytesRead: TX_BUDGET.rangeReadBytes });
     return {
       page: page.page.filter(plan.matches).map(jobRow),
       continueCursor: page.continueCursor,
@@ -107,9 +110,9 @@ export const job = query({
     const output = newestOutput.reverse();
     return {
       ...jobRow(found),
-      payload: found.payload as unknown,
-      result: found.result as unknown,
-      error: found.error,
+      payload: await payloadOf(ctx, found),
+      result: await resultOf(ctx, found),
+      error: await errorOf(ctx, found),
       statusText: found.statusText,
       requiredCapabilities: found.requiredCapabilities,
       leaseExpiresAt: found.leaseExpiresAt,

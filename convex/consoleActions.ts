@@ -4,6 +4,7 @@ import type { Doc } from "./_generated/dataModel";
 import { internalMutation, mutation, type MutationCtx } from "./_generated/server";
 import { operatorFromKey, requireJobInOrg, type Operator } from "./lib/auth";
 import { cancelJob as cancelOneJob } from "./lib/cancel";
+import { ByteBudget, TX_BUDGET } from "./lib/budget";
 import { purgeJobWithin, retryDeadJob } from "./lib/deadLetters";
 import { checkJobFilter, planJobQuery, type JobFilter } from "./lib/jobQuery";
 import { jobFilter } from "./schema";
@@ -15,7 +16,7 @@ import { jobFilter } from "./schema";
 
 /** Jobs looked at per bulk retry/cancel transaction (each retry writes about 4 documents). */
 export const BULK_BATCH = 100;
-/** Documents a purge batch may delete (jobs with their output and events). */
+/** Documents a purge batch may delete (jobs with their output and events), and at most TX_BUDGET.purgeBytes of them. */
 export const PURGE_ROWS_PER_BATCH = 2_000;
 
 export const retryJob = mutation({
@@ -96,7 +97,8 @@ export const bulkStep = internalMutation({
 /** Retry or cancel one page of the filter's jobs, continuing from the cursor the last batch left. */
 async function changeBatch(ctx: MutationCtx, op: Doc<"bulkOps">) {
   const { query, plan } = planJobQuery(ctx, op.orgId, op.filter);
-  const page = await query.paginate({ numItems: BULK_BATCH, cursor: op.cursor ?? null });
+  // a page may end early at the byte budget; its cursor continues where it stopped
+  const page = await query.paginate({ numItems: BULK_BATCH, cursor: op.cursor ?? null, maximumBytesRead: TX_BUDGET.rangeReadBytes });
   let affected = 0;
   for (const job of page.page) {
     if (!plan.matches(job)) continue;
@@ -118,12 +120,13 @@ async function changeBatch(ctx: MutationCtx, op: Doc<"bulkOps">) {
 async function purgeBatch(ctx: MutationCtx, op: Doc<"bulkOps">) {
   const { query } = planJobQuery(ctx, op.orgId, op.filter);
   let budget = PURGE_ROWS_PER_BATCH;
+  const bytes = new ByteBudget(TX_BUDGET.purgeBytes);
   let scanned = 0;
   let affected = 0;
   for await (const job of query) {
-    if (budget <= 0) return { scanned, affected, cursor: undefined, done: false };
+    if (budget <= 0 || bytes.exhausted) return { scanned, affected, cursor: undefined, done: false };
     scanned++;
-    const deleted = await purgeJobWithin(ctx, job, budget);
+    const deleted = await purgeJobWithin(ctx, job, budget, bytes);
     if (deleted === null) return { scanned, affected, cursor: undefined, done: false };
     budget -= deleted;
     affected++;

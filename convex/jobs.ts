@@ -1,6 +1,7 @@
 import { v } from "convex/values";
 import { mutation, query } from "./_generated/server";
 import { clientFromKey, jobInOrg, requireJobInOrg } from "./lib/auth";
+import { ByteBudget, takeWithinBudget } from "./lib/budget";
 import { cancelJob } from "./lib/cancel";
 import { fail } from "./lib/errors";
 import { jobView } from "./lib/jobView";
@@ -92,11 +93,13 @@ export const batchStatus = query({
   handler: async (ctx, args) => {
     const client = await clientFromKey(ctx, args.clientKey);
     const batchId = checkText(args.batchId, "batchId", LIMITS.batchIdChars);
-    const jobs = await ctx.db
-      .query("jobs")
-      .withIndex("by_org_batch", (q) => q.eq("orgId", client.orgId).eq("batchId", batchId))
-      .take(LIMITS.batchStatusScan + 1);
-    const truncated = jobs.length > LIMITS.batchStatusScan;
+    // at most batchStatusScan jobs and TX_BUDGET.rangeReadBytes of them: past either, the counts are partial
+    const { rows: jobs, cut } = await takeWithinBudget(
+      ctx.db.query("jobs").withIndex("by_org_batch", (q) => q.eq("orgId", client.orgId).eq("batchId", batchId)),
+      LIMITS.batchStatusScan + 1,
+      new ByteBudget(),
+    );
+    const truncated = cut || jobs.length > LIMITS.batchStatusScan;
     const counts = { pending: 0, running: 0, succeeded: 0, canceled: 0, dead: 0 };
     for (const job of jobs.slice(0, LIMITS.batchStatusScan)) counts[job.status]++;
     const total = Math.min(jobs.length, LIMITS.batchStatusScan);

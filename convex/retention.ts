@@ -4,6 +4,7 @@ import { internalMutation } from "./_generated/server";
 import type { Doc } from "./_generated/dataModel";
 import type { MutationCtx } from "./_generated/server";
 import { unfoldedLaneCounts } from "./lib/counters";
+import { ByteBudget, TX_BUDGET } from "./lib/budget";
 import { purgeJob } from "./lib/deadLetters";
 import { TIMING } from "./lib/limits";
 
@@ -34,8 +35,10 @@ export const sweep = internalMutation({
       .withIndex("by_finished", (q) => q.gte("finishedAt", 0).lt("finishedAt", cutoff))
       .take(JOBS_PER_BATCH);
     let more = jobs.length === JOBS_PER_BATCH;
+    // one byte budget for every job of the batch: ten jobs of full output would not fit one transaction
+    const bytes = new ByteBudget(TX_BUDGET.purgeBytes);
     for (const job of jobs) {
-      if (!(await purgeJob(ctx, job))) {
+      if (!(await purgeJob(ctx, job, bytes))) {
         more = true;
         break;
       }

@@ -317,7 +317,9 @@ export default defineSchema({
     orgId: v.id("orgs"),
     laneId: v.id("lanes"),
     type: v.string(),
-    payload: v.any(),
+    // Bodies live in `jobBodies` (lib/bodies.ts); these three are only on rows written before that, until
+    // the bodies migration (convex/migrations.ts) moves them. `error` stays here cut short (the full text beside).
+    payload: v.optional(v.any()),
     priority: v.number(),
     negPriority: v.number(),
     requiredCapabilities: v.array(v.string()),
@@ -356,6 +358,9 @@ export default defineSchema({
     app: v.optional(appPin),
     // a checkpoint row exists for this job (set once, by its first checkpoint): claims read it only then
     checkpointed: v.optional(v.boolean()),
+    // the body sizes (Convex value bytes), so a claim can budget payloads before it reads them
+    payloadBytes: v.optional(v.number()),
+    resultBytes: v.optional(v.number()),
   })
     .index("by_lane_ready", ["laneId", "queue", "negPriority", "availableAt"])
     .index("by_lane_delayed", ["laneId", "queue", "availableAt"])
@@ -370,6 +375,19 @@ export default defineSchema({
     .index("by_org_type", ["orgId", "type"])
     .index("by_org_status_created", ["orgId", "status"])
     .index("by_org_status_type", ["orgId", "status", "type"]),
+
+  /**
+   * A job's bodies, one row per part beside the job (lib/bodies.ts): its payload (written at submit), its result
+   * (on success) and its last error's full text (when longer than the job row keeps). Read only where a body is
+   * needed, so the job row that every heartbeat, offer and lease rewrites stays a few KiB.
+   */
+  jobBodies: defineTable({
+    orgId: v.id("orgs"),
+    jobId: v.id("jobs"),
+    part: v.union(v.literal("payload"), v.literal("result"), v.literal("error")),
+    value: v.any(),
+    bytes: v.number(),
+  }).index("by_job_part", ["jobId", "part"]),
 
   jobOutput: defineTable({
     orgId: v.id("orgs"),

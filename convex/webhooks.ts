@@ -42,7 +42,7 @@ export const beginAttempt = internalMutation({
       return null;
     }
     await ctx.db.patch(deliveryId, { state: "sending", again: undefined, nextAt: undefined });
-    return { url: hook.url, secret: hook.secret, body: webhookBody(job), jobStatus: job.status };
+    return { url: hook.url, secret: hook.secret, body: await webhookBody(ctx, job), jobStatus: job.status };
   },
 });
 

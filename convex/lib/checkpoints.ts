@@ -1,3 +1,4 @@
+import { getDocumentSize } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { APP_LIMITS } from "./appLimits";
@@ -45,8 +46,10 @@ export async function checkpointOf(ctx: QueryCtx, job: Doc<"jobs">): Promise<str
   return (await checkpointRow(ctx, job._id))?.data;
 }
 
-/** Retention: the job's checkpoint goes with it. */
-export async function deleteCheckpoint(ctx: MutationCtx, jobId: Id<"jobs">): Promise<void> {
+/** Retention: the job's checkpoint goes with it. Returns the bytes deleted. */
+export async function deleteCheckpoint(ctx: MutationCtx, jobId: Id<"jobs">): Promise<number> {
   const row = await checkpointRow(ctx, jobId);
-  if (row) await ctx.db.delete(row._id);
+  if (!row) return 0;
+  await ctx.db.delete(row._id);
+  return getDocumentSize(row);
 }

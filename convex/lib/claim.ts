@@ -65,15 +65,15 @@ export type Leased = {
  * Start one attempt of a pending job on this worker: a fresh lease, its one lazy lease check, a claimed
  * event. Counters are the caller's business (an offered job is already counted as running in its lane;
  * the worker's running count moves once per claim). `waits` collects the job's queue wait (claim time −
- * ready time), which the claim counts once for all its jobs (counters.ts noteQueueWaits). `checkpoint`: the
- * job's latest checkpoint, read by the caller (claimWork.ts), which bounds how many one claim hands out.
+ * ready time), which the claim counts once for all its jobs (counters.ts noteQueueWaits). `bodies`: the
+ * job's payload and latest checkpoint, read by the caller (claimWork.ts), which bounds how much one claim hands out.
  */
 export async function leaseJob(
   ctx: MutationCtx,
   job: Doc<"jobs">,
   workerId: Id<"workers">,
   now: number,
-  checkpoint: string | undefined,
+  bodies: { payload: unknown; checkpoint?: string },
   waits?: number[],
 ): Promise<Leased> {
   const leaseId = newLeaseId(job._id);
@@ -95,9 +95,9 @@ export async function leaseJob(
   });
   await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId });
   waits?.push(now - job.availableAt);
-  const leased: Leased = { jobId: job._id, leaseId, type: job.type, payload: job.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt };
+  const leased: Leased = { jobId: job._id, leaseId, type: job.type, payload: bodies.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt };
   if (job.requirements) leased.requirements = job.requirements;
   if (job.app) leased.app = job.app;
-  if (checkpoint !== undefined) leased.checkpoint = checkpoint;
+  if (bodies.checkpoint !== undefined) leased.checkpoint = bodies.checkpoint;
   return leased;
 }

@@ -2,6 +2,7 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { deadIfModuleGone } from "./appJobs";
 import { effectiveCapabilities } from "./auth";
+import { payloadOf } from "./bodies";
 import { checkpointOf } from "./checkpoints";
 import { leaseJob, readyHeads, type Leased } from "./claim";
 import { bumpLane } from "./counters";
@@ -11,34 +12,42 @@ import { kickForJobs, kickSummary, noteWaiter } from "./kick";
 import { eligibleLanes } from "./lanes";
 import { LIMITS } from "./limits";
 import { touchWorker } from "./presence";
+import { jsonBytes } from "./validate";
 
-/** What one claim may still hand out in checkpoints (LIMITS.claimCheckpointChars); `full` once a job did not fit. */
-export type ClaimBudget = { checkpointChars: number; full: boolean };
+/**
+ * What one claim may still hand out: checkpoint text (LIMITS.claimCheckpointChars) and bodies, payloads and
+ * checkpoints together (LIMITS.claimBodyBytes); `full` once a job did not fit.
+ */
+export type ClaimBudget = { checkpointChars: number; bodyBytes: number; full: boolean };
 
 export function newClaimBudget(): ClaimBudget {
-  return { checkpointChars: LIMITS.claimCheckpointChars, full: false };
+  return { checkpointChars: LIMITS.claimCheckpointChars, bodyBytes: LIMITS.claimBodyBytes, full: false };
 }
 
 /**
- * The job's checkpoint (undefined when it has none) if it fits what is left of the claim's budget, which it
- * then spends; null when it does not fit: the claim takes no more jobs, and this one stays where it is.
+ * The job's payload and checkpoint (none when it has none) if they fit what is left of the claim's budget,
+ * which they then spend; null when they do not fit: the claim takes no more jobs, and this one stays where
+ * it is. The payload is read only once it is known to fit (its size is on the job row).
  */
-async function checkpointWithin(ctx: MutationCtx, job: Doc<"jobs">, budget: ClaimBudget): Promise<{ checkpoint?: string } | null> {
+async function bodiesWithin(ctx: MutationCtx, job: Doc<"jobs">, budget: ClaimBudget): Promise<{ payload: unknown; checkpoint?: string } | null> {
   const checkpoint = await checkpointOf(ctx, job);
-  if (checkpoint === undefined) return {};
-  if (checkpoint.length > budget.checkpointChars) {
+  const checkpointChars = checkpoint?.length ?? 0;
+  const bytes = checkpointChars + (job.payloadBytes ?? jsonBytes(job.payload ?? null));
+  if (checkpointChars > budget.checkpointChars || bytes > budget.bodyBytes) {
     budget.full = true;
     return null;
   }
-  budget.checkpointChars -= checkpoint.length;
-  return { checkpoint };
+  budget.checkpointChars -= checkpointChars;
+  budget.bodyBytes -= bytes;
+  const payload = await payloadOf(ctx, job);
+  return checkpoint === undefined ? { payload } : { payload, checkpoint };
 }
 
 /**
  * The offers made to this worker, best first, at most `wanted` of them. Only as many are read as it takes:
  * the range read ends at the last one taken, so the dispatcher adding a later offer for this worker
  * meanwhile does not conflict with the claim. `complete`: every offer it holds was read. An offer whose
- * checkpoint does not fit the budget stays in the inbox (and the rest after it) for the next claim.
+ * bodies do not fit the budget stays in the inbox (and the rest after it) for the next claim.
  */
 export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number, budget: ClaimBudget, waits?: number[]) {
   const offers = wanted > 0 ? await inboxRows(ctx, worker._id, "offer", wanted) : [];
@@ -48,10 +57,10 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
     if (!isOfferedTo(job, worker._id)) continue;
     // dead-lettering withdraws the offer and gives the worker's slot back to its waiting line
     if (await deadIfModuleGone(ctx, job, worker._id)) continue;
-    const fits = await checkpointWithin(ctx, job, budget);
+    const fits = await bodiesWithin(ctx, job, budget);
     if (!fits) break;
     await takeOffer(ctx, offer);
-    claimed.push(await leaseJob(ctx, job, worker._id, now, fits.checkpoint, waits));
+    claimed.push(await leaseJob(ctx, job, worker._id, now, fits, waits));
   }
   return { claimed, complete: offers.length < wanted };
 }
@@ -60,7 +69,7 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
  * Up to `count` ready jobs straight from the heads of the lanes this worker can serve, in strict order;
  * what it still wants after that is recorded as waiting (it has just read every head it can serve).
  * A claim that reads the heads is a worker declaring itself: an engine's start, or a simple caller. Heads
- * past one whose checkpoint does not fit the budget stay ready; the worker waits for them like for any job.
+ * past one whose bodies do not fit the budget stay ready; the worker waits for them like for any job.
  */
 export async function claimFromHeads(
   ctx: MutationCtx,
@@ -79,9 +88,9 @@ export async function claimFromHeads(
   const perLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
   for (const job of heads) {
     if (await deadIfModuleGone(ctx, job, worker._id)) continue;
-    const fits = await checkpointWithin(ctx, job, budget);
+    const fits = await bodiesWithin(ctx, job, budget);
     if (!fits) break;
-    claimed.push(await leaseJob(ctx, job, worker._id, now, fits.checkpoint, waits));
+    claimed.push(await leaseJob(ctx, job, worker._id, now, fits, waits));
     perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
   }
   // one counter change per lane, however many of its jobs were claimed

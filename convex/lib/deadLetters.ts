@@ -1,5 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { deleteBodies, errorOf } from "./bodies";
+import { ByteBudget, takeWithinBudget, TX_BUDGET } from "./budget";
 import { deleteCheckpoint } from "./checkpoints";
 import { bumpFinished, bumpLane } from "./counters";
 import { recordEvent } from "./events";
@@ -14,20 +16,32 @@ const PURGE_ROWS_PER_CALL = 500;
 
 export async function listDeadLetters(ctx: QueryCtx, orgId: Id<"orgs">, limit?: number) {
   const take = checkIntegerInRange(limit ?? LIMITS.deadLettersListed, "limit", 1, LIMITS.deadLettersListed);
-  const jobs = await ctx.db
-    .query("jobs")
-    .withIndex("by_org_status", (q) => q.eq("orgId", orgId).eq("status", "dead"))
-    .order("desc")
-    .take(take);
-  return jobs.map((job) => ({
-    jobId: job._id,
-    type: job.type,
-    attempt: job.attempt,
-    maxAttempts: job.maxAttempts,
-    error: job.error,
-    requiredCapabilities: job.requiredCapabilities,
-    finishedAt: job.finishedAt,
-  }));
+  // one budget for the rows and their errors' whole texts: a list may be shorter than asked, never too big
+  const budget = new ByteBudget();
+  const { rows: jobs } = await takeWithinBudget(
+    ctx.db
+      .query("jobs")
+      .withIndex("by_org_status", (q) => q.eq("orgId", orgId).eq("status", "dead"))
+      .order("desc"),
+    take,
+    budget,
+  );
+  const letters = [];
+  for (const job of jobs) {
+    const error = await errorOf(ctx, job);
+    letters.push({
+      jobId: job._id,
+      type: job.type,
+      attempt: job.attempt,
+      maxAttempts: job.maxAttempts,
+      error,
+      requiredCapabilities: job.requiredCapabilities,
+      finishedAt: job.finishedAt,
+    });
+    budget.spend(error?.length ?? 0);
+    if (budget.exhausted) break;
+  }
+  return letters;
 }
 
 /**
@@ -58,35 +72,43 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = 
 }
 
 /**
- * Delete a finished job with its output and events. Deletes at most PURGE_ROWS_PER_CALL child rows per
- * call; returns false when the job still has rows left (call again), true once the job itself is gone.
+ * Delete a finished job with its output, events, bodies and checkpoint. Deletes at most PURGE_ROWS_PER_CALL
+ * child rows and TX_BUDGET.purgeBytes of them per call (`bytes` may be shared by several jobs of one
+ * transaction); returns false when the job still has rows left (call again), true once the job itself is gone.
  */
-export async function purgeJob(ctx: MutationCtx, job: Doc<"jobs">): Promise<boolean> {
-  return (await purgeJobWithin(ctx, job, PURGE_ROWS_PER_CALL)) !== null;
+export async function purgeJob(ctx: MutationCtx, job: Doc<"jobs">, bytes = new ByteBudget(TX_BUDGET.purgeBytes)): Promise<boolean> {
+  return (await purgeJobWithin(ctx, job, PURGE_ROWS_PER_CALL, bytes)) !== null;
 }
 
 /**
- * As purgeJob, deleting at most `budget` child rows: the rows deleted (the job included) once the job is
- * gone, or null when rows are left (call again).
+ * As purgeJob, deleting at most `budget` child rows and `bytes` of them (its bodies and checkpoint, deleted
+ * last with the job, are charged too): the rows deleted (the job included) once the job is gone, or null
+ * when rows are left (call again).
  */
-export async function purgeJobWithin(ctx: MutationCtx, job: Doc<"jobs">, budget: number): Promise<number | null> {
+export async function purgeJobWithin(
+  ctx: MutationCtx,
+  job: Doc<"jobs">,
+  budget: number,
+  bytes = new ByteBudget(TX_BUDGET.purgeBytes),
+): Promise<number | null> {
   if (job.status === "pending" || job.status === "running") {
     fail("invalid_argument", `Only finished jobs can be purged; this one is ${job.status}`);
   }
   const allowed = budget;
-  const chunks = await ctx.db
-    .query("jobOutput")
-    .withIndex("by_job_seq", (q) => q.eq("jobId", job._id))
-    .take(budget);
-  for (const chunk of chunks) await ctx.db.delete(chunk._id);
-  budget -= chunks.length;
-  const events = budget > 0
-    ? await ctx.db.query("jobEvents").withIndex("by_job", (q) => q.eq("jobId", job._id)).take(budget)
-    : [];
-  for (const event of events) await ctx.db.delete(event._id);
-  budget -= events.length;
-  if (budget <= 0) return null;
-  await deleteCheckpoint(ctx, job._id);
+  const output = await takeWithinBudget(
+    ctx.db.query("jobOutput").withIndex("by_job_seq", (q) => q.eq("jobId", job._id)),
+    budget,
+    bytes,
+  );
+  for (const chunk of output.rows) await ctx.db.delete(chunk._id);
+  budget -= output.rows.length;
+  if (output.cut) return null;
+  const events = await takeWithinBudget(ctx.db.query("jobEvents").withIndex("by_job", (q) => q.eq("jobId", job._id)), budget, bytes);
+  for (const event of events.rows) await ctx.db.delete(event._id);
+  budget -= events.rows.length;
+  if (budget <= 0 || events.cut || bytes.exhausted) return null;
+  bytes.spend(await deleteCheckpoint(ctx, job._id));
+  bytes.spend(await deleteBodies(ctx, job._id));
   await ctx.db.delete(job._id);
   await bumpFinished(ctx, job.orgId, job.status, -1);
   await kickSummary(ctx, job.orgId);

@@ -15,8 +15,16 @@ export type DispatchOutcome = {
   waiters: boolean;
 };
 
-/** A lane's next ready jobs, read once per round (one index range per lane, however many are offered). */
-type LaneQueue = { lane: Doc<"lanes">; jobs: Doc<"jobs">[]; next: number; waiterLeft: boolean };
+/**
+ * A lane's ready queue, read one job at a time as far as the round offers from it (one index range per lane,
+ * however many are offered): a round reads O(lanes + offers) job rows, never `budget` per lane.
+ */
+type LaneQueue = { lane: Doc<"lanes">; front: Doc<"jobs"> | null; rest: AsyncIterator<Doc<"jobs">> };
+
+async function nextOf(rest: AsyncIterator<Doc<"jobs">>): Promise<Doc<"jobs"> | null> {
+  const next = await rest.next();
+  return next.done ? null : next.value;
+}
 
 /**
  * The oldest worker waiting in this lane since before this round began (`before`) that still wants a job;
@@ -48,39 +56,38 @@ export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget:
   const now = Date.now();
   const queues: LaneQueue[] = [];
   for (const lane of await orgLanes(ctx, orgId)) {
-    const jobs = await ctx.db
+    const rest = ctx.db
       .query("jobs")
       .withIndex("by_lane_ready", (q) => q.eq("laneId", lane._id).eq("queue", "ready"))
-      .take(budget);
-    if (jobs.length > 0) queues.push({ lane, jobs, next: 0, waiterLeft: true });
+      [Symbol.asyncIterator]();
+    const front = await nextOf(rest);
+    if (front) queues.push({ lane, front, rest });
   }
   const offeredPerLane = new Map<Id<"lanes">, { lane: Doc<"lanes">; count: number }>();
   let offered = 0;
   let readyJobs = false;
   let more = false;
   for (;;) {
-    const open = queues.filter((q) => q.next < q.jobs.length);
-    if (open.length === 0) {
-      // a lane read to its batch's end may hold more ready jobs for the workers still waiting on it
-      more = queues.some((q) => q.waiterLeft && q.jobs.length === budget);
-      readyJobs ||= more;
-      break;
-    }
+    const open = queues.filter((q) => q.front !== null);
+    // every lane offered to its end, or left for want of waiters
+    if (open.length === 0) break;
     if (offered >= budget) {
       more = true;
       readyJobs = true;
       break;
     }
-    const best = open.reduce((a, b) => (compareJobs(b.jobs[b.next], a.jobs[a.next]) < 0 ? b : a));
+    const best = open.reduce((a, b) => (compareJobs(b.front!, a.front!) < 0 ? b : a));
     const waiter = await oldestWaiter(ctx, best.lane._id, now);
     if (!waiter) {
       // nobody waits for this lane: its jobs stay ready
       readyJobs = true;
-      best.next = best.jobs.length;
-      best.waiterLeft = false;
+      best.front = null;
       continue;
     }
-    await offerJob(ctx, best.jobs[best.next++], waiter, now);
+    const job = best.front!;
+    // the lane's next job is read before this one leaves the ready range
+    best.front = await nextOf(best.rest);
+    await offerJob(ctx, job, waiter, now);
     offered++;
     const tally = offeredPerLane.get(best.lane._id) ?? { lane: best.lane, count: 0 };
     offeredPerLane.set(best.lane._id, { lane: best.lane, count: tally.count + 1 });

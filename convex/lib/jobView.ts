@@ -1,5 +1,6 @@
 import type { Doc } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
+import { errorOf, resultOf } from "./bodies";
 import { LIMITS } from "./limits";
 
 /** What a submitter sees of a job, with its streamed output joined in order (the latest chunks if long). */
@@ -24,8 +25,8 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     requirements: job.requirements,
     progress: job.progress,
     statusText: job.statusText,
-    result: job.result as unknown,
-    error: job.error,
+    result: await resultOf(ctx, job),
+    error: await errorOf(ctx, job),
     output: chunks.map((c) => c.chunk).join(""),
     outputTruncated,
     cancelRequested: job.cancelRequested === true,

@@ -2,7 +2,9 @@
 export const LIMITS = {
   payloadBytes: 256 * 1024,
   resultBytes: 256 * 1024,
-  batchPayloadBytes: 8 * 1024 * 1024,
+  // one jobs:submitBatch writes its payloads whole: 2 MiB keeps a batch of 500 at every other cap under the
+  // 4 MiB a transaction may write (TX_BUDGET; it was 8 MiB, which alone passed Convex's 8 MiB write limit)
+  batchPayloadBytes: 2 * 1024 * 1024,
   errorChars: 8 * 1024,
   typeChars: 128,
   nameChars: 128,
@@ -18,11 +20,17 @@ export const LIMITS = {
    * Checkpoint text (base64 characters) one workers:claim hands out, all its jobs together. A resumed app job
    * carries up to 512 KiB decoded (699 052 characters of base64), so 32 of them (21.3 MiB) would pass Convex's
    * 16 MiB limit on a function's return value (and on the data one transaction reads), while 32 payloads alone
-   * may take 8 MiB. With this budget a claim returns at most 8 MiB of payloads and 4 MiB of checkpoints (five
-   * of the largest). A checkpointed job that does not fit is left where it was (offered to this worker, or
+   * may take 8 MiB. With this budget a claim returns at most 4 MiB of checkpoints (five of the largest), and
+   * with claimBodyBytes at most 6 MiB of payloads and checkpoints together. A checkpointed job that does not fit is left where it was (offered to this worker, or
    * ready) for the next claim; a single checkpoint always fits, so every claim makes progress.
    */
   claimCheckpointChars: 4 * 1024 * 1024,
+  /**
+   * Bodies one workers:claim hands out, payloads and checkpoints together (bytes): with the rest of what a claim
+   * reads it stays under TX_BUDGET.readBytes (half of Convex's 16 MiB). The largest job (a 256 KiB payload and a
+   * 512 KiB checkpoint) always fits; jobs past the budget wait for the next claim like checkpointed ones.
+   */
+  claimBodyBytes: 6 * 1024 * 1024,
   priorityMin: 0,
   priorityMax: 1000,
   maxAttempts: 100,

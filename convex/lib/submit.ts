@@ -3,6 +3,7 @@ import { internal } from "../_generated/api";
 import type { Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { pinApp, withAppMemory, withAppsCapability } from "./appJobs";
+import { setBody } from "./bodies";
 import { bumpLane } from "./counters";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
@@ -102,7 +103,7 @@ export async function insertCheckedJob(
     orgId,
     laneId: lane._id,
     type: spec.type,
-    payload: spec.payload,
+    payloadBytes: spec.payloadBytes,
     priority: spec.priority,
     negPriority: -spec.priority,
     requiredCapabilities: capabilities,
@@ -118,6 +119,7 @@ export async function insertCheckedJob(
     ...(requirements ? { requirements } : {}),
     ...(app ? { app } : {}),
   });
+  await setBody(ctx, { _id: jobId, orgId }, "payload", spec.payload, spec.payloadBytes);
   await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });
   await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");
   if (delayed) await ctx.scheduler.runAt(spec.availableAt, internal.janitor.promote, { jobId });

@@ -1,6 +1,7 @@
 import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
+import { errorFields, setBody } from "./bodies";
 import { bumpFailed, bumpFinished, bumpLane, type FinishedStatus } from "./counters";
 import { recordEvent, type EventKind } from "./events";
 import { jitteredBackoffMs } from "./backoff";
@@ -36,8 +37,8 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
   }
   await bumpLane(ctx, job, countedAs(job) === "running" ? { running: -1 } : { pending: -1 });
   const patch: Partial<Doc<"jobs">> = { status, finishedAt: now, offerExpiresAt: undefined, ...LEASE_CLEARED };
-  if (extra.result !== undefined) patch.result = extra.result;
-  if (extra.error !== undefined) patch.error = extra.error;
+  if (extra.result !== undefined) patch.resultBytes = await setBody(ctx, job, "result", extra.result);
+  if (extra.error !== undefined) Object.assign(patch, await errorFields(ctx, job, extra.error));
   await ctx.db.patch(job._id, patch);
   await bumpFinished(ctx, job.orgId, status, 1, now);
   await recordEvent(ctx, job, FINISH_EVENT[status], { workerId: extra.workerId, detail: extra.detail ?? extra.error });
@@ -76,7 +77,7 @@ export async function requeue(
     queue: "delayed",
     availableAt,
     workerId: undefined,
-    error: how.error ?? job.error,
+    ...(how.error !== undefined ? await errorFields(ctx, job, how.error) : {}),
   });
   await recordEvent(ctx, job, "retried", { workerId, detail: how.error, backoffMs: backoff });
   await ctx.scheduler.runAt(availableAt, internal.janitor.promote, { jobId: job._id });

@@ -3,6 +3,7 @@ import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { jitteredBackoffMs } from "./backoff";
+import { errorOf, resultOf } from "./bodies";
 import { fail } from "./errors";
 import { privateAddressesAllowed, webhookAddressRefusal } from "./webhookAddress";
 
@@ -124,13 +125,15 @@ export async function noteJobEnded(ctx: MutationCtx, job: Pick<Doc<"jobs">, "_id
 }
 
 /** The body a receiver gets for an ended job (`result` as Convex's JSON form of the value). */
-export function webhookBody(job: Doc<"jobs">): string {
+export async function webhookBody(ctx: QueryCtx, job: Doc<"jobs">): Promise<string> {
+  const result = await resultOf(ctx, job);
+  const error = await errorOf(ctx, job);
   return JSON.stringify({
     jobId: job._id,
     type: job.type,
     status: job.status,
-    ...(job.result !== undefined ? { result: convexToJson(job.result as Value) } : {}),
-    ...(job.error !== undefined ? { error: job.error } : {}),
+    ...(result !== undefined ? { result: convexToJson(result as Value) } : {}),
+    ...(error !== undefined ? { error } : {}),
     ...(job.externalId !== undefined ? { externalId: job.externalId } : {}),
     ...(job.batchId !== undefined ? { batchId: job.batchId } : {}),
     finishedAt: job.finishedAt,

@@ -1,7 +1,7 @@
 import type { FunctionReference } from "convex/server";
 import type { Backend } from "./setup";
 
-export type Usage = { documentsRead: number; documentsWritten: number; databaseQueries: number; bytesRead: number };
+export type Usage = { documentsRead: number; documentsWritten: number; databaseQueries: number; bytesRead: number; bytesWritten: number };
 
 /**
  * Run one query or mutation nested inside a t.run transaction and report what it used, from the
@@ -28,6 +28,7 @@ export async function measure<Ref extends FunctionReference<"query" | "mutation"
         documentsWritten: used("documentsWritten"),
         databaseQueries: used("databaseQueries"),
         bytesRead: used("bytesRead"),
+        bytesWritten: used("bytesWritten"),
       },
       result,
     };

@@ -27,11 +27,13 @@ export async function seedPending(
     await farm.t.run(async (ctx) => {
       for (let i = 0; i < n; i++) {
         const delayed = options.delayedUntil !== undefined;
-        await ctx.db.insert("jobs", {
+        const jobId = await ctx.db.insert("jobs", {
           ...template,
           queue: delayed ? "delayed" : "ready",
           availableAt: delayed ? options.delayedUntil! + done + i : startAt + done + i,
         });
+        // its payload beside it, as submit writes it
+        await ctx.db.insert("jobBodies", { orgId: first.orgId, jobId, part: "payload", value: null, bytes: 4 });
       }
       const shard = await ctx.db
         .query("laneShards")

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { ConvexClient } from "convex/browser";
 import { api } from "../../convex/_generated/api";
 import type { Doc, Id } from "../../convex/_generated/dataModel";
+import { errorOf, payloadOf, resultOf } from "../../convex/lib/bodies";
 import { createBuiltinRegistry, isolatedHandler, type Recipe } from "../../extension/handlers";
 import { convexFarmClient } from "../../extension/worker/farmClient";
 import { Worker, type WorkerOptions } from "../../extension/worker/worker";
@@ -71,13 +72,27 @@ export async function submit(farm: Farm, jobs: JobSpec[]): Promise<Array<Id<"job
 export type JobRow = Doc<"jobs">;
 export type EventRow = Doc<"jobEvents">;
 
-export async function jobsOf(farm: Farm, ids: Array<Id<"jobs">>): Promise<JobRow[]> {
+/** The jobs' own rows (no bodies: payload, result and a long error are beside them). */
+export async function jobRowsOf(farm: Farm, ids: Array<Id<"jobs">>): Promise<JobRow[]> {
   return farm.server.t.run(async (ctx) =>
     Promise.all(
       ids.map(async (id) => {
         const row = await ctx.db.get(id);
         if (!row) throw new Error(`job ${id} is not in the queue`);
         return row;
+      }),
+    ),
+  );
+}
+
+/** The jobs' rows with their bodies (payload, result, error) joined in from beside them, as readers see them. */
+export async function jobsOf(farm: Farm, ids: Array<Id<"jobs">>): Promise<JobRow[]> {
+  return farm.server.t.run(async (ctx) =>
+    Promise.all(
+      ids.map(async (id) => {
+        const row = await ctx.db.get(id);
+        if (!row) throw new Error(`job ${id} is not in the queue`);
+        return { ...row, payload: await payloadOf(ctx, row), result: await resultOf(ctx, row), error: await errorOf(ctx, row) };
       }),
     ),
   );
@@ -95,8 +110,9 @@ export async function eventsOf(farm: Farm, ids: Array<Id<"jobs">>): Promise<Even
 export async function waitForJobs(farm: Farm, ids: Array<Id<"jobs">>, timeoutMs = 45_000, done = isFinal): Promise<JobRow[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const rows = await jobsOf(farm, ids);
-    if (rows.every((r) => done(r))) return rows;
+    // the rows alone while polling; their bodies once, at the end
+    const rows = await jobRowsOf(farm, ids);
+    if (rows.every((r) => done(r))) return await jobsOf(farm, ids);
     if (Date.now() > deadline) {
       const counts = rows.reduce<Record<string, number>>((acc, r) => ((acc[r.status] = (acc[r.status] ?? 0) + 1), acc), {});
       throw new Error(`jobs did not finish in ${timeoutMs} ms: ${JSON.stringify(counts)}`);

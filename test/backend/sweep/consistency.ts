@@ -1,16 +1,19 @@
 import type { Doc, TableNames } from "../../../convex/_generated/dataModel";
 import { routingKey } from "../../../convex/lib/lanes";
+import { LIMITS } from "../../../convex/lib/limits";
 import { classOf, meetsClass } from "../../../convex/lib/requirements";
 import type { Backend } from "../setup";
 
 const PAGE = 2_000;
+// pages of big rows (job bodies, checkpoints) end early at this many bytes, under the transaction limit
+const PAGE_BYTES = 4 * 1024 * 1024;
 
 /** Every row of one table, read in pages so the check stays under the transaction limits at any size. */
 export async function readAll<T extends TableNames>(t: Backend, table: T): Promise<Doc<T>[]> {
   const rows: Doc<T>[] = [];
   let cursor: string | null = null;
   for (;;) {
-    const page = await t.run(async (ctx) => await ctx.db.query(table).paginate({ cursor, numItems: PAGE }));
+    const page = await t.run(async (ctx) => await ctx.db.query(table).paginate({ cursor, numItems: PAGE, maximumBytesRead: PAGE_BYTES }));
     rows.push(...(page.page as Doc<T>[]));
     if (page.isDone) return rows;
     cursor = page.continueCursor;
@@ -191,6 +194,22 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   for (const [jobId, list] of seqs) {
     const sorted = list.sort((a, b) => a - b);
     if (sorted.some((seq, i) => seq !== i)) problems.push(`job ${jobId} output sequence has gaps or duplicates`);
+  }
+  // bodies: one row per part beside a live job of the same org, exactly where the job row says it has one
+  const parts = new Set<string>();
+  for (const body of await readAll(t, "jobBodies")) {
+    const job = jobsById.get(body.jobId);
+    if (!job) problems.push(`${body.part} body ${body._id} of a missing job`);
+    else if (job.orgId !== body.orgId) problems.push(`${body.part} body ${body._id} in another org than its job`);
+    const key = `${body.jobId}:${body.part}`;
+    if (parts.has(key)) problems.push(`job ${body.jobId} has two ${body.part} bodies`);
+    parts.add(key);
+  }
+  for (const job of jobs) {
+    if ((job.payloadBytes !== undefined) !== parts.has(`${job._id}:payload`)) problems.push(`job ${job._id} payload size and body disagree`);
+    if ((job.resultBytes !== undefined) !== parts.has(`${job._id}:result`)) problems.push(`job ${job._id} result size and body disagree`);
+    if (job.payloadBytes !== undefined && job.payload !== undefined) problems.push(`job ${job._id} has its payload both on the row and beside it`);
+    if (job.payloadBytes !== undefined && job.error !== undefined && job.error.length > LIMITS.summaryErrorChars) problems.push(`job ${job._id} keeps a long error on its row`);
   }
   for (const event of jobEvents) {
     const job = jobsById.get(event.jobId);
