@@ -17,6 +17,8 @@ export type PolicyInputs = {
   /** Milliseconds since the user last typed or clicked (the lesser of VS Code's and the OS's, where known). */
   userIdleMs: number;
   idleMinutes: number;
+  /** The machine-wide idle source says the screen is locked: the owner is away, however recently they typed. */
+  screenLocked?: boolean;
   /** The load gate's verdict: other programs keep the CPU busy. */
   cpuBusy: boolean;
   otherCpuLoad?: number;
@@ -63,7 +65,7 @@ export function decide(p: PolicyInputs): PolicyDecision {
   if (!insideWindows(p.windows, new Date(p.now))) return { donate: false, reason: "outside the donation time windows", cause: "outsideTimeWindows" };
   if (p.onBattery && !p.donateOnBattery) return { donate: false, reason: "on battery power", cause: "onBattery" };
   const idleNeeded = p.idleMinutes * 60_000;
-  if (p.userIdleMs < idleNeeded) {
+  if (p.userIdleMs < idleNeeded && !p.screenLocked) {
     return {
       donate: false,
       reason: `you are using the computer (starts after ${p.idleMinutes} idle min)`,

@@ -53,6 +53,11 @@ describe("policy", () => {
     expect(decide({ ...base, onBattery: undefined }).donate).toBe(true); // unknown battery state: not a reason
   });
 
+  it("counts a locked screen as away, however recently the donor typed", () => {
+    expect(decide({ ...base, userIdleMs: 1_000, screenLocked: true }).donate).toBe(true);
+    expect(decide({ ...base, userIdleMs: 1_000, screenLocked: false })).toMatchObject({ donate: false, cause: "userActive" });
+  });
+
   it("says when an idle wait ends", () => {
     const decision = decide({ ...base, userIdleMs: 4 * 60_000 });
     expect(decision).toMatchObject({ donate: false, until: NOW + 60_000 });
