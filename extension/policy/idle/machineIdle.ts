@@ -2,6 +2,7 @@ import { FreedesktopScreenSaverSource, LogindIdleSource, MutterIdleSource, openS
 import { IoregIdleSource, XprintidleSource } from "./commandIdleSources";
 import type { IdleReading, IdleSource } from "./idleSource";
 import { WindowsIdleSource } from "./windowsIdleSource";
+import { X11IdleSource } from "./x11IdleSource";
 
 /** `at`: when it was read (this machine's clock). */
 export type MachineIdleReading = IdleReading & { source: string; at: number };
@@ -17,6 +18,7 @@ export function defaultIdleSources(platform = process.platform, env: NodeJS.Proc
   return [
     new MutterIdleSource(openSessionBus(env)),
     new FreedesktopScreenSaverSource(openSessionBus(env)),
+    new X11IdleSource(env.DISPLAY, env),
     new XprintidleSource(env.DISPLAY),
     new LogindIdleSource(openSystemBus(env)),
   ];

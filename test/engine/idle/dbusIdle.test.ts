@@ -17,7 +17,7 @@ describe.runIf(process.platform === "linux")("machine-wide idle over D-Bus", () 
   const chain = () => new MachineIdle(defaultIdleSources("linux", env()));
 
   beforeAll(async () => {
-    bus = await startSessionBus();
+    bus = (await startSessionBus()).address;
   });
   afterAll(stopAll);
 

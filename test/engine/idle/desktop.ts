@@ -36,9 +36,9 @@ export async function startXvfb(): Promise<string> {
   return `:${await firstLine(child, "Xvfb")}`;
 }
 
-export async function startSessionBus(): Promise<string> {
+export async function startSessionBus(): Promise<{ address: string; pid: number }> {
   const child = track(spawn("dbus-daemon", ["--session", "--print-address", "--nofork"], { stdio: ["ignore", "pipe", "ignore"] }));
-  return firstLine(child, "dbus-daemon");
+  return { address: await firstLine(child, "dbus-daemon"), pid: child.pid! };
 }
 
 export type DesktopState = { lastInputAt: number; locked?: boolean; idleHint?: boolean; idleSince?: number };
