@@ -4,7 +4,7 @@ import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } fro
 import { errorMessage, type DescribedError } from "../worker/errors";
 import { watchKeyRefusals } from "../worker/keyRefusals";
 import { measureFacts } from "../worker/machineFacts";
-import { ownerIsBack, type PolicyDecision } from "../policy/policy";
+import { freezesJobs, type PolicyDecision } from "../policy/policy";
 import { jobRows, type DonorFacts, type EngineFacts } from "../hostAndWebview/deriveDonorState";
 import { refusedKeyText } from "../hostAndWebview/donorStateText";
 
@@ -158,7 +158,7 @@ export class FarmSession implements vscode.Disposable {
     }
     if (this.worker && target.suspendLimitMs !== undefined) this.worker.setSuspendLimit(target.suspendLimitMs);
     if (!decision.donate) {
-      await this.pauseForPolicy(decision.reason, target.suspendOnReturn === true && ownerIsBack(decision));
+      await this.pauseForPolicy(decision.reason, freezesJobs(decision, target.suspendOnReturn === true));
       return;
     }
     if (!this.worker) {
