@@ -13,6 +13,7 @@ import { measureFacts } from "../worker/machineFacts";
 import { Worker } from "../worker/worker";
 import { defaultIdleSources, MachineIdle } from "../policy/idle/machineIdle";
 import { workWhileAway } from "../policy/idle/workWhileAway";
+import { GpuGuard } from "../policy/gpuGuard";
 import { parseCliArgs, USAGE, type CliOptions } from "./args";
 import { readKeyFile, writeKeyFile } from "./keyFile";
 import { parsePublishArgs, publishApp, PublishError, PUBLISH_EXIT, PUBLISH_USAGE } from "./publish";
@@ -207,6 +208,8 @@ async function work(
   // --when-idle: held from the start (start takes the running state at once) until the machine is idle.
   const idle = options.whenIdleMs === undefined ? undefined : new MachineIdle(defaultIdleSources(), (source) => source && log(`idle is read from ${source}`));
   const follow = idle && workWhileAway(worker, idle, options.whenIdleMs!, log);
+  const gpu = new GpuGuard(worker, log);
+  gpu.start();
   try {
     await starting;
     log(`working on ${options.url} with ${options.concurrency} slot(s); capabilities: ${worker.snapshot().capabilities.join(", ")}`);
@@ -214,6 +217,7 @@ async function work(
   } finally {
     follow?.dispose();
     idle?.dispose();
+    gpu.dispose();
     offInt();
     offTerm();
     offSuspend();
