@@ -228,6 +228,7 @@ export class Donor extends DisposableOwner {
   /** Machine-wide idle now: the last reading plus the time since (no input since, or it would have been seen). */
   private machineIdleMs(now: number): number {
     const latest = this.awayWatch?.latest;
+    if (latest?.reading.fullscreen) return 0; // a video, a game, a presentation: the owner is there
     return latest ? latest.reading.idleMs + Math.max(0, now - latest.reading.at) : Number.POSITIVE_INFINITY;
   }
 

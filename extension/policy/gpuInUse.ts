@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 export type ComputeApp = { pid: number; usedMiB?: number };
 
 export const COMPUTE_APPS_QUERY = ["--query-compute-apps=pid,used_memory", "--format=csv,noheader"];
-export const UTILIZATION_QUERY = ["--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"];
+const UTILIZATION_QUERY = ["--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"];
 
 /** `pid, used_memory` lines ("4242, 1536 MiB"; "[N/A]" where the driver hides it, as under Windows WDDM). */
 export function parseComputeApps(out: string): ComputeApp[] {
@@ -33,7 +33,7 @@ export function parseUtilization(out: string): number | undefined {
 }
 
 /** Linux: the parent of a process, from /proc/<pid>/stat; undefined when it cannot be read (gone, another OS). */
-export function parentOf(pid: number): number | undefined {
+function parentOf(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);

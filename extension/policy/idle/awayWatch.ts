@@ -1,6 +1,9 @@
 import type { MachineIdle, MachineIdleReading } from "./machineIdle";
 
-/** What the watch concludes from the machine-wide idle time: the owner is away (or the screen locked), or present. */
+/**
+ * What the watch concludes from the machine-wide idle time: the owner is away (or the screen locked), or present
+ * (input within the threshold, or a fullscreen application holding the screen).
+ */
 export type AwayState = { away: boolean; reading: MachineIdleReading };
 
 export type AwayWatchOptions = {
@@ -65,7 +68,7 @@ export class AwayWatch {
       return;
     }
     const threshold = this.options.thresholdMs();
-    const away = reading.locked === true || reading.idleMs >= threshold;
+    const away = reading.locked === true || (reading.idleMs >= threshold && reading.fullscreen !== true);
     const before = this.state;
     this.state = { away, reading };
     if (!before || before.away !== away) this.options.onChange(this.state);

@@ -4,6 +4,11 @@ export type IdleReading = {
   idleMs: number;
   /** The screen is locked (undefined: this source cannot tell). A locked screen counts as away. */
   locked?: boolean;
+  /**
+   * A fullscreen application or a presentation holds the screen (a video, a game, a call shared fullscreen): the owner
+   * is there without touching anything, so it counts as present. Undefined: this source cannot tell.
+   */
+  fullscreen?: boolean;
 };
 
 export type IdleSource = {

@@ -3,8 +3,10 @@ import { IdleSourceError, type IdleReading, type IdleSource } from "./idleSource
 
 /**
  * Windows: GetLastInputInfo through ONE long-lived PowerShell process (never a process per poll). Each read writes a
- * line to its stdin; it answers one line `farmhand-idle <ms> <locked 0|1>`. A locked workstation is seen as the input
- * desktop being out of reach (OpenInputDesktop fails while the secure desktop — lock screen, UAC — has the input).
+ * line to its stdin; it answers one line `farmhand-idle <ms> <locked 0|1> <fullscreen 0|1>`. A locked workstation is
+ * seen as the input desktop being out of reach (OpenInputDesktop fails while the secure desktop — lock screen, UAC —
+ * has the input); a fullscreen application, a Direct3D game or presentation mode as SHQueryUserNotificationState's
+ * "busy" states (2, 3, 4), the ones Windows itself holds notifications back for.
  */
 export const WINDOWS_IDLE_SCRIPT = `
 $ErrorActionPreference = 'Stop'
@@ -17,6 +19,7 @@ public static class FarmhandIdle {
   [DllImport("kernel32.dll")] static extern uint GetTickCount();
   [DllImport("user32.dll")] static extern IntPtr OpenInputDesktop(uint flags, bool inherit, uint access);
   [DllImport("user32.dll")] static extern bool CloseDesktop(IntPtr desktop);
+  [DllImport("shell32.dll")] static extern int SHQueryUserNotificationState(out int state);
   public static string Read() {
     LASTINPUTINFO info = new LASTINPUTINFO();
     info.cbSize = (uint)Marshal.SizeOf(info);
@@ -25,7 +28,9 @@ public static class FarmhandIdle {
     IntPtr desktop = OpenInputDesktop(0, false, 0x0100);
     bool locked = desktop == IntPtr.Zero;
     if (!locked) CloseDesktop(desktop);
-    return "farmhand-idle " + idle + " " + (locked ? "1" : "0");
+    int notification;
+    bool fullscreen = SHQueryUserNotificationState(out notification) == 0 && notification >= 2 && notification <= 4;
+    return "farmhand-idle " + idle + " " + (locked ? "1" : "0") + " " + (fullscreen ? "1" : "0");
   }
 }
 '@
@@ -36,8 +41,8 @@ while ($null -ne ($line = [Console]::In.ReadLine())) { [Console]::Out.WriteLine(
 /** One answer line → a reading; anything else PowerShell printed (banners, warnings) is not an answer. */
 export function parseWindowsIdleLine(line: string): IdleReading | { error: string } | undefined {
   const text = line.trim();
-  const answer = /^farmhand-idle (\d+) ([01])$/.exec(text);
-  if (answer) return { idleMs: Number(answer[1]), locked: answer[2] === "1" };
+  const answer = /^farmhand-idle (\d+) ([01])(?: ([01]))?$/.exec(text);
+  if (answer) return { idleMs: Number(answer[1]), locked: answer[2] === "1", ...(answer[3] === "1" ? { fullscreen: true } : {}) };
   const error = /^farmhand-idle-error (.*)$/.exec(text);
   return error ? { error: error[1] } : undefined;
 }

@@ -22,7 +22,8 @@ export function workWhileAway(worker: Pausable, idle: MachineIdle, thresholdMs: 
         log(`this machine is idle (${state.reading.locked ? "screen locked" : `${Math.round(state.reading.idleMs / 1000)} s without input`}, read from ${state.reading.source}): working`);
         worker.resume();
       } else {
-        log(`input on this machine (read from ${state.reading.source}): freezing running jobs, taking nothing new`);
+        const why = state.reading.fullscreen && state.reading.idleMs >= thresholdMs ? "a fullscreen application holds the screen" : "input on this machine";
+        log(`${why} (read from ${state.reading.source}): freezing running jobs, taking nothing new`);
         worker.pause("you are using this machine", { suspend: true });
       }
     },

@@ -5,7 +5,11 @@ import { join } from "node:path";
 import { IdleSourceError, type IdleReading, type IdleSource } from "./idleSource";
 import {
   cookieFor,
+  getPropertyRequest,
+  internAtomRequest,
   messageLength,
+  parseInternAtomReply,
+  parsePropertyWords,
   parseDisplay,
   parseQueryExtensionReply,
   parseScreenSaverInfoReply,
@@ -22,7 +26,8 @@ const TIMEOUT_MS = 2_000;
 /**
  * X11 without a desktop idle service: the XScreenSaver extension's idle time on ONE long-lived connection to the
  * local X server, speaking the protocol itself (no native binding, no process per read). The screen saver being on
- * counts as away; a screen locker is just another client, so a lock is not seen otherwise.
+ * counts as away; a screen locker is just another client, so a lock is not seen otherwise. The active window in
+ * fullscreen (EWMH `_NET_WM_STATE_FULLSCREEN`: a video, a game, a presentation) counts as the owner being there.
  */
 export class X11IdleSource implements IdleSource {
   readonly name = "X11 XScreenSaver";
@@ -36,8 +41,10 @@ export class X11IdleSource implements IdleSource {
 
   async read(): Promise<IdleReading> {
     this.connection ??= X11Connection.open(this.display, this.env);
-    const { idleMs, saverOn } = await (await this.connection).queryInfo();
-    return { idleMs, ...(saverOn ? { locked: true } : {}) };
+    const connection = await this.connection;
+    const { idleMs, saverOn } = await connection.queryInfo();
+    const fullscreen = await connection.activeWindowFullscreen();
+    return { idleMs, ...(saverOn ? { locked: true } : {}), ...(fullscreen ? { fullscreen } : {}) };
   }
 
   dispose(): void {
@@ -89,6 +96,27 @@ class X11Connection {
 
   async queryInfo(): Promise<{ idleMs: number; saverOn: boolean }> {
     return parseScreenSaverInfoReply(await this.request(screenSaverQueryInfoRequest(this.opcode, this.root)));
+  }
+
+  private atoms: { active: number; state: number; fullscreen: number } | undefined;
+
+  /** Is the active window fullscreen? False without a window manager that says (EWMH), or on any X error. */
+  async activeWindowFullscreen(): Promise<boolean> {
+    try {
+      // Asked again until the window manager has made all three (only-if-exists: we never create atoms).
+      if (!this.atoms?.active || !this.atoms.state || !this.atoms.fullscreen) this.atoms = {
+        active: parseInternAtomReply(await this.request(internAtomRequest("_NET_ACTIVE_WINDOW"))),
+        state: parseInternAtomReply(await this.request(internAtomRequest("_NET_WM_STATE"))),
+        fullscreen: parseInternAtomReply(await this.request(internAtomRequest("_NET_WM_STATE_FULLSCREEN"))),
+      };
+      const { active, state, fullscreen } = this.atoms;
+      if (!active || !state || !fullscreen) return false;
+      const [window] = parsePropertyWords(await this.request(getPropertyRequest(this.root, active, 1)));
+      if (!window) return false;
+      return parsePropertyWords(await this.request(getPropertyRequest(window, state))).includes(fullscreen);
+    } catch {
+      return false; // the window went away between the two questions (BadWindow), or garbage
+    }
   }
 
   close(): void {

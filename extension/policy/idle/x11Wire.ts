@@ -110,6 +110,44 @@ export function parseScreenSaverInfoReply(reply: Buffer): { idleMs: number; save
   return { idleMs: reply.readUInt32LE(16), saverOn: reply[1] === 1 };
 }
 
+export function internAtomRequest(name: string): Buffer {
+  const bytes = Buffer.from(name, "latin1");
+  const head = Buffer.alloc(8);
+  head[0] = 16; // InternAtom
+  head[1] = 1; // only if it exists: never create atoms on the donor's display
+  head.writeUInt16LE(2 + pad4(bytes.length) / 4, 2);
+  head.writeUInt16LE(bytes.length, 4);
+  return Buffer.concat([head, padded(bytes)]);
+}
+
+/** InternAtom's reply → the atom (0: no such atom on this display). */
+export function parseInternAtomReply(reply: Buffer): number {
+  checkReply(reply);
+  return reply.readUInt32LE(8);
+}
+
+/** GetProperty of up to `words` 32-bit values, of any type. */
+export function getPropertyRequest(window: number, property: number, words = 32): Buffer {
+  const request = Buffer.alloc(24);
+  request[0] = 20; // GetProperty
+  request.writeUInt16LE(6, 2);
+  request.writeUInt32LE(window, 4);
+  request.writeUInt32LE(property, 8);
+  request.writeUInt32LE(0, 12); // AnyPropertyType
+  request.writeUInt32LE(0, 16);
+  request.writeUInt32LE(words, 20);
+  return request;
+}
+
+/** GetProperty's reply → its 32-bit values (windows, atoms); empty when the property is absent or not 32-bit. */
+export function parsePropertyWords(reply: Buffer): number[] {
+  checkReply(reply);
+  if (reply[1] !== 32) return [];
+  const count = reply.readUInt32LE(16);
+  if (32 + 4 * count > reply.length) throw new X11WireError("GetProperty reply shorter than its values");
+  return Array.from({ length: count }, (_, i) => reply.readUInt32LE(32 + 4 * i));
+}
+
 /** Length of the first whole reply, error or event in `buffer` (replies and generic events carry extra words). */
 export function messageLength(buffer: Buffer): number | undefined {
   if (buffer.length < 32) return undefined;

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -52,6 +52,13 @@ export async function startStandIn(address: string, dir: string, services: Array
   const child = track(spawn("/usr/bin/python3", [join(__dirname, "idleStandIn.py"), address, stateFile, services.join(",")], { stdio: ["ignore", "pipe", "inherit"] }));
   await firstLine(child, "the stand-in desktop");
   return { set, stop: () => stopChild(child) };
+}
+
+/** Run an X11 tool (xwininfo, xprop) on the display; resolves with what it printed. */
+export function output(command: string, args: string[], display: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { env: { ...process.env, DISPLAY: display } }, (error, stdout) => (error ? reject(new Error(`${command}: ${error.message}`)) : resolve(stdout)));
+  });
 }
 
 export function xdotool(display: string, ...args: string[]): Promise<void> {

@@ -10,7 +10,7 @@ import { X11IdleSource } from "../../../extension/policy/idle/x11IdleSource";
 import { workWhileAway } from "../../../extension/policy/idle/workWhileAway";
 import { Worker } from "../../../extension/worker/worker";
 import { FakeFarm } from "../../unit/worker/fakeFarm";
-import { startXvfb, stopAll, xdotool } from "./desktop";
+import { output, startXvfb, stopAll, xdotool } from "./desktop";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -48,6 +48,18 @@ describe.runIf(process.platform === "linux")("machine-wide idle on X11 (Xvfb)", 
     await xdotool(display, "key", "shift");
     expect((await source.read()).idleMs).toBeLessThan(later);
     expect((await source.read()).idleMs).toBeLessThan(500);
+    source.dispose();
+  });
+
+  it("sees the active window go fullscreen (EWMH, as a window manager sets it) and leave it", async () => {
+    const source = new X11IdleSource(display);
+    expect((await source.read()).fullscreen).toBeUndefined();
+    const root = /Window id: (0x[0-9a-f]+)/.exec(await output("xwininfo", ["-root"], display))![1];
+    await output("xprop", ["-root", "-f", "_NET_ACTIVE_WINDOW", "32c", "-set", "_NET_ACTIVE_WINDOW", String(Number(root))], display);
+    await output("xprop", ["-root", "-f", "_NET_WM_STATE", "32a", "-set", "_NET_WM_STATE", "_NET_WM_STATE_FULLSCREEN"], display);
+    expect((await source.read()).fullscreen).toBe(true);
+    await output("xprop", ["-root", "-remove", "_NET_WM_STATE"], display);
+    expect((await source.read()).fullscreen).toBeUndefined();
     source.dispose();
   });
 

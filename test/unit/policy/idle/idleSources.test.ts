@@ -155,6 +155,20 @@ describe("the away watch", () => {
     watch.dispose();
   });
 
+  it("a fullscreen application holds the owner present however long without input; a lock still means away", async () => {
+    vi.useFakeTimers();
+    const source = scripted("s", [{ idleMs: 900_000 }, { idleMs: 900_500, fullscreen: true }, { idleMs: 901_000, fullscreen: true, locked: true }]);
+    const changes: Array<boolean | undefined> = [];
+    const watch = new AwayWatch(new MachineIdle([source]), { thresholdMs: () => 300_000, onChange: (s) => changes.push(s?.away) });
+    watch.start();
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(changes).toEqual([true, false]);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(changes).toEqual([true, false, true]);
+    watch.dispose();
+  });
+
   it("stops, saying so, when no source answers", async () => {
     vi.useFakeTimers();
     const source = scripted("s", [new Error("no bus")]);

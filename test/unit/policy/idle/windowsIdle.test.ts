@@ -28,6 +28,12 @@ describe("Windows idle answers", () => {
     expect(parseWindowsIdleLine("farmhand-idle 12 1")).toEqual({ idleMs: 12, locked: true });
   });
 
+  it("reads a fullscreen application or presentation (SHQueryUserNotificationState's busy states)", () => {
+    expect(parseWindowsIdleLine("farmhand-idle 600000 0 1")).toEqual({ idleMs: 600000, locked: false, fullscreen: true });
+    expect(parseWindowsIdleLine("farmhand-idle 600000 0 0")).toEqual({ idleMs: 600000, locked: false });
+    expect(WINDOWS_IDLE_SCRIPT).toMatch(/SHQueryUserNotificationState/);
+  });
+
   it("passes the script's own error on, ignores PowerShell's other output", () => {
     expect(parseWindowsIdleLine("farmhand-idle-error GetLastInputInfo failed")).toEqual({ error: "GetLastInputInfo failed" });
     expect(parseWindowsIdleLine("farmhand-idle-ready")).toBeUndefined();

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
   cookieFor,
+  getPropertyRequest,
+  internAtomRequest,
   messageLength,
+  parseInternAtomReply,
+  parsePropertyWords,
   parseDisplay,
   parseQueryExtensionReply,
   parseScreenSaverInfoReply,
@@ -83,6 +87,35 @@ describe("X11 wire format", () => {
     const setup = setupRequest({ name: "MIT-MAGIC-COOKIE-1", data: Buffer.alloc(16, 7) });
     expect(setup.length).toBe(12 + 20 + 16);
     expect([setup[0], setup.readUInt16LE(2), setup.readUInt16LE(6), setup.readUInt16LE(8)]).toEqual([0x6c, 11, 18, 16]);
+  });
+});
+
+describe("EWMH: the active window and its state", () => {
+  it("asks for atoms without creating them, and reads the atom back", () => {
+    const q = internAtomRequest("_NET_WM_STATE");
+    expect([q[0], q[1], q.readUInt16LE(2), q.readUInt16LE(4)]).toEqual([16, 1, 2 + 16 / 4, 13]);
+    const reply = Buffer.alloc(32);
+    reply[0] = 1;
+    reply.writeUInt32LE(344, 8);
+    expect(parseInternAtomReply(reply)).toBe(344);
+  });
+
+  it("reads a property's 32-bit values; a property of another format, or absent, is none", () => {
+    const g = getPropertyRequest(0x50d, 344, 1);
+    expect([g[0], g.readUInt16LE(2), g.readUInt32LE(4), g.readUInt32LE(8), g.readUInt32LE(20)]).toEqual([20, 6, 0x50d, 344, 1]);
+    const reply = Buffer.alloc(40);
+    reply[0] = 1;
+    reply[1] = 32;
+    reply.writeUInt32LE(2, 4);
+    reply.writeUInt32LE(2, 16);
+    reply.writeUInt32LE(345, 32);
+    reply.writeUInt32LE(346, 36);
+    expect(parsePropertyWords(reply)).toEqual([345, 346]);
+    const absent = Buffer.alloc(32);
+    absent[0] = 1;
+    expect(parsePropertyWords(absent)).toEqual([]);
+    const lying = Buffer.from(reply.subarray(0, 36));
+    expect(() => parsePropertyWords(lying)).toThrow(X11WireError);
   });
 });
 
