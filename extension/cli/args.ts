@@ -28,7 +28,12 @@ export type CliOptions = {
   connectTimeoutMs: number;
   /** A job frozen (SIGUSR1) longer than this is given back to the queue. */
   suspendLimitMs?: number;
+  /** --when-idle: work only after this long without input anywhere on the machine (machine-wide idle sources). */
+  whenIdleMs?: number;
 };
+
+/** --when-idle without minutes: the medium preset's wait. */
+const DEFAULT_WHEN_IDLE_MINUTES = 5;
 
 export const USAGE = `Usage: farmhand-worker --url <deployment url> [--key <worker key> | --token <enrollment token> --name <name>] [options]
        farmhand-worker publish --url <deployment url> --name <app name> <file.wasm>   (publish --help for more)
@@ -53,6 +58,9 @@ Pulls jobs from a Farmhand queue and runs them on this machine, without VS Code.
   --max-failures <n>       Pause after n jobs failed in a row (default 5; 0 never pauses)
   --connect-timeout-ms <ms> Give up when the URL cannot be reached for this long (default 15000)
   --suspend-limit-minutes <n> Give back a job frozen longer than this (default 10)
+  --when-idle [minutes]    Work only after this many minutes without keyboard or mouse input on this machine (default
+                           ${DEFAULT_WHEN_IDLE_MINUTES}; a locked screen counts as away); input freezes running jobs at once. Read
+                           machine-wide like the extension does (GNOME, KDE, X11, logind; Windows; macOS)
   -h, --help               Show this help
 
 Ctrl-C once: finish running jobs, then exit. Twice: stop now and give the running jobs back.
@@ -66,7 +74,7 @@ export function defaultKeyFile(env: NodeJS.ProcessEnv = process.env): string {
 /** Parse and check the command line; throws an Error with a user-facing message. */
 export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): CliOptions {
   const { values } = parseArgs({
-    args: argv,
+    args: withWhenIdleMinutes(argv),
     strict: true,
     allowPositionals: false,
     options: {
@@ -87,6 +95,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
       "max-failures": { type: "string" },
       "connect-timeout-ms": { type: "string" },
       "suspend-limit-minutes": { type: "string" },
+      "when-idle": { type: "string" },
     },
   });
   const keyFile = values["key-file"] ?? defaultKeyFile(env);
@@ -124,5 +133,11 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     maxConsecutiveFailures: values["max-failures"] ? wholeNumber(values["max-failures"], "--max-failures", 0, 1_000_000) : undefined,
     connectTimeoutMs: wholeNumber(values["connect-timeout-ms"] ?? "15000", "--connect-timeout-ms", 100, 3_600_000),
     suspendLimitMs: values["suspend-limit-minutes"] ? wholeNumber(values["suspend-limit-minutes"], "--suspend-limit-minutes", 0, 1_440) * 60_000 : undefined,
+    whenIdleMs: values["when-idle"] !== undefined ? wholeNumber(values["when-idle"], "--when-idle", 0, 1_440) * 60_000 : undefined,
   };
+}
+
+/** `--when-idle` takes its minutes optionally: alone (or before another flag), it means the default. */
+function withWhenIdleMinutes(argv: string[]): string[] {
+  return argv.flatMap((arg, i) => (arg === "--when-idle" && !/^\d/.test(argv[i + 1] ?? "") ? [`--when-idle=${DEFAULT_WHEN_IDLE_MINUTES}`] : [arg]));
 }

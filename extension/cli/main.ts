@@ -11,6 +11,9 @@ import { jobLabel } from "../worker/jobLabel";
 import { watchKeyRefusals } from "../worker/keyRefusals";
 import { measureFacts } from "../worker/machineFacts";
 import { Worker } from "../worker/worker";
+import { defaultIdleSources, MachineIdle } from "../policy/idle/machineIdle";
+import { workWhileAway } from "../policy/idle/workWhileAway";
+import { GpuGuard } from "../policy/gpuGuard";
 import { parseCliArgs, USAGE, type CliOptions } from "./args";
 import { forgetKeys } from "./forgetKeys";
 import { readKeyFile, writeKeyFile } from "./keyFile";
@@ -213,11 +216,20 @@ async function work(
         });
   const offResume = process.platform === "win32" ? () => undefined : io.onSignal("SIGUSR2", () => worker.resume());
   const stopped = new Promise<void>((resolve) => worker.on("state", (e) => e.state === "stopped" && resolve()));
+  const starting = worker.start();
+  // --when-idle: held from the start (start takes the running state at once) until the machine is idle.
+  const idle = options.whenIdleMs === undefined ? undefined : new MachineIdle(defaultIdleSources(), (source) => source && log(`idle is read from ${source}`));
+  const follow = idle && workWhileAway(worker, idle, options.whenIdleMs!, log);
+  const gpu = new GpuGuard(worker, log);
+  gpu.start();
   try {
-    await worker.start();
+    await starting;
     log(`working on ${options.url} with ${options.concurrency} slot(s); capabilities: ${worker.snapshot().capabilities.join(", ")}`);
     if (worker.state !== "stopped") await stopped;
   } finally {
+    follow?.dispose();
+    idle?.dispose();
+    gpu.dispose();
     offInt();
     offTerm();
     offSuspend();

@@ -7,7 +7,11 @@ import { MachineLock } from "../policy/machineLock";
 import { ensurePrivateDir, userStateDir } from "../policy/privateFiles";
 import { SharedActivity } from "../policy/sharedActivity";
 import { decide, type PolicyDecision } from "../policy/policy";
-import { CpuSampler, readOnBattery, readOsIdleMs } from "../policy/probes";
+import { CpuSampler, readOnBattery } from "../policy/probes";
+import { AwayWatch } from "../policy/idle/awayWatch";
+import { defaultIdleSources, MachineIdle } from "../policy/idle/machineIdle";
+import { sensingText } from "../policy/sensingText";
+import { HeatGate, HeatWatch } from "../policy/thermal";
 import { DisposableOwner } from "../lifecycle";
 import type { DonorFacts } from "../hostAndWebview/deriveDonorState";
 import { messageOf } from "../worker/errors";
@@ -15,6 +19,8 @@ import { messageOf } from "../worker/errors";
 const SAMPLE_MS = 5_000;
 const SAMPLE_UNFOCUSED_MS = 15_000;
 const BATTERY_EVERY_MS = 60_000;
+/** sysfs reads are cheap; macOS's `pmset` is a process, so it is asked less often. */
+const THERMAL_EVERY_MS = process.platform === "darwin" ? 30_000 : 5_000;
 const WANTED_KEY = "farmhand.wanted";
 const SNOOZE_KEY = "farmhand.snoozedUntil";
 
@@ -36,7 +42,15 @@ export class Donor extends DisposableOwner {
   private lastActivityAt = Date.now();
   private onBattery: boolean | undefined;
   private batteryReadAt = 0;
-  private osIdleMs: number | undefined;
+  /** Machine-wide idle time, from the first source on this machine that answers (kept for the window's life). */
+  private readonly machineIdle: MachineIdle;
+  /** Reads it while the donor wants to donate; a return is noticed within about a second and re-decides at once. */
+  private awayWatch: AwayWatch | undefined;
+  /** The machine-wide idle source in use; undefined until one answered, null once none is left. */
+  private idleSource: string | null | undefined;
+  /** farmhand.maxCpuTemperatureC with hysteresis; read while the donor wants to donate. */
+  private readonly heat: HeatGate;
+  private heatWatch: HeatWatch | undefined;
   private otherCpuLoad: number | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private _decision: PolicyDecision = { donate: false, off: true };
@@ -51,6 +65,12 @@ export class Donor extends DisposableOwner {
     super();
     this.settings = readDonorSettings(cpus().length);
     this.gate = new LoadGate(this.gateOptions());
+    this.heat = new HeatGate(this.settings.maxCpuTemperatureC);
+    this.machineIdle = new MachineIdle(defaultIdleSources(), (source) => {
+      this.idleSource = source ?? null;
+      log.info(source ? `Idle is judged machine-wide by ${source}` : "No machine-wide idle source answers: idle is judged by VS Code activity only on this machine");
+    });
+    this._register({ dispose: () => this.machineIdle.dispose() });
     try {
       ensurePrivateDir(stateDir);
       this.lock = new MachineLock({ path: join(stateDir, "donor.lock"), owner: vscode.env.sessionId });
@@ -71,10 +91,14 @@ export class Donor extends DisposableOwner {
         if (!e.affectsConfiguration("farmhand")) return;
         this.settings = readDonorSettings(cpus().length);
         this.gate.configure(this.gateOptions());
+        this.heat.configure(this.settings.maxCpuTemperatureC);
+        this.awayWatch?.poke();
         this.evaluate();
       }),
     );
     this._register({ dispose: () => this.stopSampling() });
+    this._register({ dispose: () => this.stopAwayWatch() });
+    this._register({ dispose: () => this.stopHeatWatch() });
     this._register({ dispose: () => this.lock?.release() });
   }
 
@@ -82,8 +106,10 @@ export class Donor extends DisposableOwner {
     return this._decision;
   }
 
+  /** The settings in force now: inside farmhand.quietHours, one job at a time. */
   get current(): DonorSettings {
-    return this.settings;
+    const d = this._decision;
+    return d.donate && d.quietHours ? { ...this.settings, concurrency: 1 } : this.settings;
   }
 
   /** The policy in the panel's terms. */
@@ -95,7 +121,15 @@ export class Donor extends DisposableOwner {
       idleMinutes: s.idleMinutes,
       otherCpuPercent: Math.round(s.otherCpuThreshold * 100),
       donateOnBattery: s.donateOnBattery,
-      problems: s.windowErrors,
+      problems: [...s.windowErrors, ...s.quietHoursErrors.map((e) => `farmhand.quietHours: ${e}`)],
+      sensing: sensingText({
+        idleSource: this.idleSource,
+        thermal: this.heatWatch?.latest,
+        maxCpuTemperatureC: s.maxCpuTemperatureC,
+        tooHot: this.heat.tooHot,
+        noThermalReading: this.heatWatch?.readOnce === true && !this.heatWatch.latest,
+        quietHours: this._decision.donate && this._decision.quietHours === true,
+      }),
     };
   }
 
@@ -136,13 +170,25 @@ export class Donor extends DisposableOwner {
       windowProblems: this.settings.windowErrors,
       onBattery: this.onBattery,
       donateOnBattery: this.settings.donateOnBattery,
-      userIdleMs: Math.min(now - Math.max(this.lastActivityAt, wanted ? (this.activity?.latest() ?? 0) : 0), this.osIdleMs ?? Number.POSITIVE_INFINITY),
+      userIdleMs: Math.min(now - Math.max(this.lastActivityAt, wanted ? (this.activity?.latest() ?? 0) : 0), this.machineIdleMs(now)),
       idleMinutes: this.settings.idleMinutes,
+      screenLocked: wanted && this.awayWatch?.latest?.reading.locked === true,
       cpuBusy: this.gate.closed,
       otherCpuLoad: this.otherCpuLoad,
+      tooHot: wanted && this.heat.tooHot,
+      cpuCelsius: this.heatWatch?.latest?.celsius,
+      maxCpuCelsius: this.settings.maxCpuTemperatureC,
+      quietHours: this.settings.quietHours,
     });
-    if (wanted) this.scheduleSample();
-    else this.stopSampling();
+    if (wanted) {
+      this.scheduleSample();
+      this.startAwayWatch();
+      this.startHeatWatch();
+    } else {
+      this.stopSampling();
+      this.stopAwayWatch();
+      this.stopHeatWatch();
+    }
     if (decision.donate && !this.tryLock()) {
       return this.publish({ donate: false, reason: "another VS Code window on this machine is donating", cause: "otherWindow" });
     }
@@ -176,8 +222,42 @@ export class Donor extends DisposableOwner {
     if (now - this.batteryReadAt >= BATTERY_EVERY_MS) {
       this.batteryReadAt = now;
       void readOnBattery().then((v) => (this.onBattery = v));
-      void readOsIdleMs().then((v) => (this.osIdleMs = v));
     }
+  }
+
+  /** Machine-wide idle now: the last reading plus the time since (no input since, or it would have been seen). */
+  private machineIdleMs(now: number): number {
+    const latest = this.awayWatch?.latest;
+    if (latest?.reading.fullscreen) return 0; // a video, a game, a presentation: the owner is there
+    return latest ? latest.reading.idleMs + Math.max(0, now - latest.reading.at) : Number.POSITIVE_INFINITY;
+  }
+
+  private startAwayWatch(): void {
+    if (this.awayWatch || this.machineIdle.exhausted) return;
+    this.awayWatch = new AwayWatch(this.machineIdle, {
+      thresholdMs: () => this.settings.idleMinutes * 60_000,
+      slowPollMs: SAMPLE_MS,
+      // Away ↔ present (or no source left): decide again now, not at the next sample, so jobs freeze at once.
+      onChange: () => this.evaluate(),
+    });
+    this.awayWatch.start();
+  }
+
+  private stopAwayWatch(): void {
+    this.awayWatch?.dispose();
+    this.awayWatch = undefined;
+  }
+
+  private startHeatWatch(): void {
+    if (this.heatWatch) return;
+    // Hot ↔ cool: decide again now, so jobs freeze (or thaw) without waiting for the next sample.
+    this.heatWatch = new HeatWatch(this.heat, () => this.evaluate(), THERMAL_EVERY_MS);
+    this.heatWatch.start();
+  }
+
+  private stopHeatWatch(): void {
+    this.heatWatch?.dispose();
+    this.heatWatch = undefined;
   }
 
   private scheduleSample(): void {

@@ -12,6 +12,8 @@ const KEYS: ReadonlyArray<keyof RawDonorSettings> = [
   "allowRemoteDonation",
   "timeWindows",
   "suspendLimitMinutes",
+  "maxCpuTemperatureC",
+  "quietHours",
 ];
 
 /** The `farmhand.*` settings that shape donating, read once per change (resolving them is policy/donorSettings.ts). */

@@ -4,7 +4,8 @@ import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } fro
 import { errorMessage, type DescribedError } from "../worker/errors";
 import { watchKeyRefusals } from "../worker/keyRefusals";
 import { measureFacts } from "../worker/machineFacts";
-import { ownerIsBack, type PolicyDecision } from "../policy/policy";
+import { freezesJobs, type PolicyDecision } from "../policy/policy";
+import { GpuGuard } from "../policy/gpuGuard";
 import { jobRows, type DonorFacts, type EngineFacts } from "../hostAndWebview/deriveDonorState";
 import { refusedKeyText } from "../hostAndWebview/donorStateText";
 
@@ -40,6 +41,8 @@ export class FarmSession implements vscode.Disposable {
   /** What this machine gave in this window, across every start and stop of the engine. */
   readonly contribution = { succeeded: 0, failed: 0, canceled: 0, busyMs: 0 };
   private readonly unsubscribers: Array<() => void> = [];
+  /** Freezes GPU jobs while another program uses the GPU (issue 23). */
+  private gpuGuard: GpuGuard | undefined;
 
   constructor(
     private readonly connection: FarmConnection,
@@ -68,6 +71,8 @@ export class FarmSession implements vscode.Disposable {
     this.releaseClient = undefined;
     this.target = undefined;
     this.pausedByPolicy = false;
+    this.gpuGuard?.dispose();
+    this.gpuGuard = undefined;
     this.unsubscribers.splice(0).forEach((u) => u());
     if (worker) {
       await worker.stop(reason);
@@ -158,7 +163,7 @@ export class FarmSession implements vscode.Disposable {
     }
     if (this.worker && target.suspendLimitMs !== undefined) this.worker.setSuspendLimit(target.suspendLimitMs);
     if (!decision.donate) {
-      await this.pauseForPolicy(decision.reason, target.suspendOnReturn === true && ownerIsBack(decision));
+      await this.pauseForPolicy(decision.reason, freezesJobs(decision, target.suspendOnReturn === true));
       return;
     }
     if (!this.worker) {
@@ -210,6 +215,8 @@ export class FarmSession implements vscode.Disposable {
     this.target = target;
     this.releaseClient = lease.release;
     this.worker = worker;
+    this.gpuGuard = new GpuGuard(worker, (line) => this.log.info(line));
+    this.gpuGuard.start();
     this.unsubscribers.push(
       worker.on("state", (e) => {
         this.log.info(`Worker ${e.state}${e.reason ? `: ${e.reason}` : ""}`);

@@ -95,6 +95,8 @@ export type PolicyState = {
   donateOnBattery: boolean;
   /** Settings that could not be read, with why. */
   problems: string[];
+  /** What this machine senses: the idle source in use (or that only VS Code activity counts), the CPU temperature and the limit in force. */
+  sensing?: string;
 };
 
 /** `type`: as views name it (an app job: `app.<name> v<version>`); `suspendedSince`: frozen in place since then. */

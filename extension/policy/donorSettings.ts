@@ -17,6 +17,12 @@ export type DonorSettings = {
   suspendOnReturn: boolean;
   /** A job frozen longer than this goes back to the queue (farmhand.suspendLimitMinutes). */
   suspendLimitMs: number;
+  /** Freeze jobs above this CPU temperature (°C); 0: no limit (farmhand.maxCpuTemperatureC, default from the preset). */
+  maxCpuTemperatureC: number;
+  /** farmhand.quietHours: one job at a time inside them. Entries that cannot be read are in `windowErrors` and ignored. */
+  quietHours: TimeWindow[];
+  /** Quiet-hour entries that could not be read: shown with the other problems; they never stop donating. */
+  quietHoursErrors: string[];
 };
 
 const DEFAULT_SUSPEND_LIMIT_MINUTES = 10;
@@ -33,6 +39,8 @@ export type RawDonorSettings = {
   allowRemoteDonation?: unknown;
   timeWindows?: unknown;
   suspendLimitMinutes?: unknown;
+  maxCpuTemperatureC?: unknown;
+  quietHours?: unknown;
 };
 
 /** Resolve the raw settings against the preset; anything malformed falls back to the preset (time windows: reported). */
@@ -43,6 +51,8 @@ export function resolveDonorSettings(raw: RawDonorSettings, cores: number): Dono
   const maxJobs = positive(raw.maxConcurrentJobs);
   const idle = typeof raw.idleMinutes === "number" && raw.idleMinutes >= 0 ? raw.idleMinutes : undefined;
   const cpu = positive(raw.otherCpuThresholdPercent);
+  const quiet = parseTimeWindows(raw.quietHours, "farmhand.quietHours");
+  const heat = typeof raw.maxCpuTemperatureC === "number" && Number.isFinite(raw.maxCpuTemperatureC) && raw.maxCpuTemperatureC >= 0 ? raw.maxCpuTemperatureC : undefined;
   const limit = typeof raw.suspendLimitMinutes === "number" && Number.isFinite(raw.suspendLimitMinutes) && raw.suspendLimitMinutes >= 0 ? raw.suspendLimitMinutes : undefined;
   return {
     preset: presetName,
@@ -56,15 +66,18 @@ export function resolveDonorSettings(raw: RawDonorSettings, cores: number): Dono
     windowErrors: errors,
     suspendOnReturn: preset.suspendOnReturn,
     suspendLimitMs: Math.round(Math.min(MAX_SUSPEND_LIMIT_MINUTES, limit ?? DEFAULT_SUSPEND_LIMIT_MINUTES) * 60_000),
+    maxCpuTemperatureC: heat ?? preset.maxCpuTemperatureC,
+    quietHours: quiet.windows,
+    quietHoursErrors: quiet.errors,
   };
 }
 
-/** `farmhand.timeWindows`: every entry read, or said why not. */
-export function parseTimeWindows(value: unknown): { windows: TimeWindow[]; errors: string[] } {
+/** `farmhand.timeWindows` (or another list of windows): every entry read, or said why not. */
+export function parseTimeWindows(value: unknown, setting = "farmhand.timeWindows"): { windows: TimeWindow[]; errors: string[] } {
   const windows: TimeWindow[] = [];
   const errors: string[] = [];
   if (value === undefined || value === null) return { windows, errors };
-  if (!Array.isArray(value)) return { windows, errors: [`farmhand.timeWindows must be a list of windows like "Mon-Fri 18:00-08:00"`] };
+  if (!Array.isArray(value)) return { windows, errors: [`${setting} must be a list of windows like "Mon-Fri 18:00-08:00"`] };
   for (const spec of value) {
     const parsed = typeof spec === "string" ? parseTimeWindow(spec) : { ok: false as const, error: `${JSON.stringify(spec)} is not text` };
     if (parsed.ok) windows.push(parsed.window);

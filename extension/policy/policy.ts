@@ -17,9 +17,17 @@ export type PolicyInputs = {
   /** Milliseconds since the user last typed or clicked (the lesser of VS Code's and the OS's, where known). */
   userIdleMs: number;
   idleMinutes: number;
+  /** The machine-wide idle source says the screen is locked: the owner is away, however recently they typed. */
+  screenLocked?: boolean;
   /** The load gate's verdict: other programs keep the CPU busy. */
   cpuBusy: boolean;
   otherCpuLoad?: number;
+  /** The heat gate's verdict (farmhand.maxCpuTemperatureC, with hysteresis), and what it read. */
+  tooHot?: boolean;
+  cpuCelsius?: number;
+  maxCpuCelsius?: number;
+  /** farmhand.quietHours: inside them donating goes on with one job at a time. */
+  quietHours?: readonly TimeWindow[];
 };
 
 /** Why the policy holds donating back, as a code: what the surfaces offer to lift it depends on it, never on the text. */
@@ -31,10 +39,12 @@ export type PauseCause =
   | "outsideTimeWindows"
   | "onBattery"
   | "userActive"
-  | "cpuBusy";
+  | "cpuBusy"
+  | "tooHot";
 
 export type PolicyDecision =
-  | { donate: true }
+  /** `quietHours`: inside farmhand.quietHours, one job at a time. */
+  | { donate: true; quietHours?: true }
   | { donate: false; off: true }
   | { donate: false; off?: false; reason: string; cause: PauseCause; until?: number };
 
@@ -45,6 +55,14 @@ export type PolicyDecision =
  */
 export function ownerIsBack(decision: PolicyDecision): boolean {
   return !decision.donate && "cause" in decision && (decision.cause === "userActive" || decision.cause === "cpuBusy" || decision.cause === "onBattery");
+}
+
+/**
+ * Whether running jobs are frozen for this pause: always for heat (a job that runs on, however low its priority,
+ * keeps the CPU hot and the fans loud), and for the owner's return when the preset says so.
+ */
+export function freezesJobs(decision: PolicyDecision, suspendOnReturn: boolean): boolean {
+  return (!decision.donate && "cause" in decision && decision.cause === "tooHot") || (suspendOnReturn && ownerIsBack(decision));
 }
 
 /** Decide whether to donate now, and if not, the one reason a donor should see (most actionable first). */
@@ -62,8 +80,13 @@ export function decide(p: PolicyInputs): PolicyDecision {
   }
   if (!insideWindows(p.windows, new Date(p.now))) return { donate: false, reason: "outside the donation time windows", cause: "outsideTimeWindows" };
   if (p.onBattery && !p.donateOnBattery) return { donate: false, reason: "on battery power", cause: "onBattery" };
+  if (p.tooHot) {
+    const reading = p.cpuCelsius === undefined ? "the system limits the CPU for heat" : `the CPU is at ${Math.round(p.cpuCelsius)} °C`;
+    const limit = p.maxCpuCelsius ? ` (limit ${p.maxCpuCelsius} °C, resumes below ${p.maxCpuCelsius - 5} °C)` : "";
+    return { donate: false, reason: `too hot: ${reading}${limit}`, cause: "tooHot" };
+  }
   const idleNeeded = p.idleMinutes * 60_000;
-  if (p.userIdleMs < idleNeeded) {
+  if (p.userIdleMs < idleNeeded && !p.screenLocked) {
     return {
       donate: false,
       reason: `you are using the computer (starts after ${p.idleMinutes} idle min)`,
@@ -75,6 +98,7 @@ export function decide(p: PolicyInputs): PolicyDecision {
     const load = p.otherCpuLoad === undefined ? "" : ` (${Math.round(p.otherCpuLoad * 100)}% CPU)`;
     return { donate: false, reason: `other programs are busy${load}`, cause: "cpuBusy" };
   }
+  if (p.quietHours?.length && insideWindows(p.quietHours, new Date(p.now))) return { donate: true, quietHours: true };
   return { donate: true };
 }
 

@@ -10,12 +10,14 @@ export type Preset = {
   otherCpuThreshold: number;
   /** Freeze running jobs when the owner comes back (else they run on at the lowest priority until they end). */
   suspendOnReturn: boolean;
+  /** Freeze running jobs while the CPU is hotter than this (°C). */
+  maxCpuTemperatureC: number;
 };
 
 export const PRESETS: Record<PresetName, Preset> = {
-  light: { coreShare: 0.25, idleMinutes: 10, otherCpuThreshold: 0.25, suspendOnReturn: true },
-  medium: { coreShare: 0.5, idleMinutes: 5, otherCpuThreshold: 0.5, suspendOnReturn: true },
-  full: { coreShare: 1, idleMinutes: 0, otherCpuThreshold: 0.8, suspendOnReturn: false },
+  light: { coreShare: 0.25, idleMinutes: 10, otherCpuThreshold: 0.25, suspendOnReturn: true, maxCpuTemperatureC: 80 },
+  medium: { coreShare: 0.5, idleMinutes: 5, otherCpuThreshold: 0.5, suspendOnReturn: true, maxCpuTemperatureC: 85 },
+  full: { coreShare: 1, idleMinutes: 0, otherCpuThreshold: 0.8, suspendOnReturn: false, maxCpuTemperatureC: 90 },
 };
 
 export function concurrencyFor(coreShare: number, cores: number): number {

@@ -105,6 +105,8 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private consecutiveFailures = 0;
   /** Paused for the owner's return: running jobs are frozen, and jobs that start meanwhile are given back. */
   private suspended = false;
+  /** Another program uses the GPU: GPU jobs are frozen or given back (holdGpuJobs). */
+  private gpuHeld = false;
   private lastHeld = "";
 
   /** Offers the doorbell shows that this engine has not claimed yet. */
@@ -320,6 +322,28 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.maybeClaim();
   }
 
+  /** Running jobs that asked for a GPU (frozen ones included). */
+  get gpuJobs(): number {
+    return [...this.runs.values()].filter(({ run }) => run.job.requirements?.gpu).length;
+  }
+
+  /**
+   * Another program uses the GPU (issue 23): freeze the running GPU jobs (`requirements.gpu`; one that cannot be frozen
+   * is given back) and give back any GPU job that starts meanwhile; `false` thaws them, unless the whole engine is
+   * suspended. Other jobs are untouched.
+   */
+  holdGpuJobs(hold: boolean): void {
+    if (hold === this.gpuHeld) return;
+    this.gpuHeld = hold;
+    for (const { run } of this.runs.values()) {
+      if (!run.job.requirements?.gpu) continue;
+      if (!hold) {
+        if (!this.suspended) run.thaw();
+      } else if (!run.suspend()) run.abort("yield");
+    }
+    this.emitSuspension();
+  }
+
   private suspendJobs(): void {
     this.suspended = true;
     for (const { run } of this.runs.values()) {
@@ -331,7 +355,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private thawJobs(): void {
     if (!this.suspended) return;
     this.suspended = false;
-    for (const { run } of this.runs.values()) run.thaw();
+    for (const { run } of this.runs.values()) if (!(this.gpuHeld && run.job.requirements?.gpu)) run.thaw();
     this.emitSuspension();
   }
 
@@ -553,13 +577,13 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     // Announce the job before its handler can report anything about it.
     this.emit("jobStarted", { jobId: job.jobId, type: job.type, attempt: job.attempt, ...appOf(job) });
     entry.done = run.run().then((outcome) => this.onJobEnd(run, outcome));
-    // Claimed just as the owner came back: it has not got far, so another donor takes it.
-    if (this.suspended) run.abort("yield");
+    // Claimed just as the owner came back (or took the GPU): it has not got far, so another donor takes it.
+    if (this.suspended || (this.gpuHeld && job.requirements?.gpu)) run.abort("yield");
   }
 
   private onJobEnd(run: JobRun, outcome: JobOutcome): void {
     this.runs.delete(run.job.jobId);
-    if (this.suspended) this.emitSuspension();
+    if (this.suspended || this.gpuHeld) this.emitSuspension();
     this.totals[outcome.kind]++;
     this.emit("jobFinished", {
       jobId: run.job.jobId,

@@ -90,7 +90,7 @@ export async function answeringWarnings(answer: string | undefined, action: () =
 
 /** Settings that let this (remote) test window donate at once with `preset`, whatever else loads the machine. */
 export function donateNow(preset: "full" | "medium" | "light", more: Record<string, unknown> = {}): Record<string, unknown> {
-  return { preset, ...more, idleMinutes: 0, otherCpuThresholdPercent: 100, donateOnBattery: true, allowRemoteDonation: true };
+  return { preset, ...more, idleMinutes: 0, otherCpuThresholdPercent: 100, donateOnBattery: true, allowRemoteDonation: true, maxCpuTemperatureC: 0 };
 }
 
 /**

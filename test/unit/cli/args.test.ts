@@ -54,6 +54,16 @@ describe("farmhand-worker arguments", () => {
     expect(() => parseCliArgs(["--url", "http://x", "--suspend-limit-minutes", "2000"], {})).toThrow("--suspend-limit-minutes must be a whole number");
   });
 
+  it("takes --when-idle with or without minutes (default 5), anywhere on the line", () => {
+    expect(parseCliArgs(["--url", "http://x", "--key", "k"], {}).whenIdleMs).toBeUndefined();
+    expect(parseCliArgs(["--url", "http://x", "--key", "k", "--when-idle"], {}).whenIdleMs).toBe(300_000);
+    expect(parseCliArgs(["--when-idle", "--url", "http://x", "--key", "k"], {}).whenIdleMs).toBe(300_000);
+    expect(parseCliArgs(["--url", "http://x", "--key", "k", "--when-idle", "12"], {}).whenIdleMs).toBe(720_000);
+    expect(parseCliArgs(["--url", "http://x", "--key", "k", "--when-idle=0"], {}).whenIdleMs).toBe(0);
+    expect(() => parseCliArgs(["--url", "http://x", "--when-idle", "2.5"], {})).toThrow("--when-idle must be a whole number from 0 to 1440, got 2.5");
+    expect(() => parseCliArgs(["--url", "http://x", "--when-idle", "soon"], {})).toThrow(/Unexpected argument 'soon'/);
+  });
+
   it("runs apps only with --apps; --site-url goes with it", () => {
     expect(parseCliArgs(["--url", "http://x", "--key", "k"], {}).apps).toBe(false);
     expect(parseCliArgs(["--url", "http://x", "--key", "k", "--apps"], {})).toMatchObject({ apps: true, siteUrl: undefined });

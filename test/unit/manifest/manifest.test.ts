@@ -54,8 +54,8 @@ describe("farmhand.timeWindows in the Settings UI", () => {
   const properties = (JSON.parse(readFileSync(join(__dirname, "../../../package.json"), "utf8")) as { contributes: { configuration: { properties: Record<string, Property> } } })
     .contributes.configuration.properties;
 
-  it("flags as typed exactly the windows the policy cannot read", () => {
-    const pattern = new RegExp(properties["farmhand.timeWindows"].items!.pattern!);
+  it.each(["farmhand.timeWindows", "farmhand.quietHours"])("%s flags as typed exactly the windows the policy cannot read", (setting) => {
+    const pattern = new RegExp(properties[setting].items!.pattern!);
     const samples = [
       "Mon-Fri 18:00-08:00", "Sat,Sun", "daily 12:00-13:00", "weekdays 09:00-17:00", "weekends", "every day", "mon - fri", "Monday,Wednesday 7:30-9:00",
       "SAT", " Sun 00:00-24:00 ", "weekdays 9-5", "Moonday", "Mon 25:00-26:00", "Mon-Tue-Wed", "", "Mon 10:60-11:00", "Fri 18:00-",

@@ -37,6 +37,24 @@ describe("donor settings as VS Code hands them over", () => {
     expect(parseTimeWindows(undefined)).toEqual({ windows: [], errors: [] });
   });
 
+  it("takes the CPU temperature limit from the preset (80/85/90 °C) unless set; 0 turns it off; garbage is ignored", () => {
+    expect(["light", "medium", "full"].map((preset) => resolveDonorSettings({ preset }, 4).maxCpuTemperatureC)).toEqual([80, 85, 90]);
+    expect(resolveDonorSettings({ preset: "light", maxCpuTemperatureC: 72 }, 4).maxCpuTemperatureC).toBe(72);
+    expect(resolveDonorSettings({ maxCpuTemperatureC: 0 }, 4).maxCpuTemperatureC).toBe(0);
+    expect(resolveDonorSettings({ maxCpuTemperatureC: -3 }, 4).maxCpuTemperatureC).toBe(85);
+    expect(resolveDonorSettings({ maxCpuTemperatureC: "hot" }, 4).maxCpuTemperatureC).toBe(85);
+  });
+
+  it("takes farmhand.quietHours to a one-job decision inside them; an unreadable entry is reported, not a pause", () => {
+    const settings = resolveDonorSettings({ quietHours: ["daily 11:00-13:00", "nightly"] }, 4);
+    expect(settings.quietHours.map((w) => w.source)).toEqual(["daily 11:00-13:00"]);
+    expect(settings.quietHoursErrors).toEqual(['"nightly": "nightly" is not a day (use Mon, Tue, … Sun)']);
+    expect(settings.windowErrors).toEqual([]);
+    expect(decide({ ...inputs(mondayNoon), quietHours: settings.quietHours })).toEqual({ donate: true, quietHours: true });
+    expect(decide({ ...inputs(mondayNoon + 2 * 3_600_000), quietHours: settings.quietHours })).toEqual({ donate: true });
+    expect(parseTimeWindows(7, "farmhand.quietHours").errors).toEqual(['farmhand.quietHours must be a list of windows like "Mon-Fri 18:00-08:00"']);
+  });
+
   it("resolves the preset and lets single settings override it, ignoring malformed ones", () => {
     expect(resolveDonorSettings({}, 8)).toMatchObject({ preset: "medium", concurrency: 4, idleMinutes: 5, otherCpuThreshold: 0.5, donateOnBattery: false });
     expect(resolveDonorSettings({ preset: "full", idleMinutes: 2, otherCpuThresholdPercent: 150, maxConcurrentJobs: 3.7 }, 8)).toMatchObject({

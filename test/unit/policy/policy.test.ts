@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decide, ownerIsBack, type PauseCause, type PolicyInputs } from "../../../extension/policy/policy";
+import { decide, freezesJobs, ownerIsBack, type PauseCause, type PolicyInputs } from "../../../extension/policy/policy";
 import { parseTimeWindow } from "../../../extension/policy/timeWindows";
 import { concurrencyFor, PRESETS } from "../../../extension/policy/presets";
 import { policyInputs } from "./inputs";
@@ -25,6 +25,8 @@ describe("policy", () => {
     ["battery", { onBattery: true }, /battery/, "onBattery", true],
     ["user active", { userIdleMs: 60_000 }, /using the computer/, "userActive", true],
     ["busy CPU", { cpuBusy: true, otherCpuLoad: 0.87 }, /other programs are busy \(87% CPU\)/, "cpuBusy", true],
+    ["heat", { tooHot: true, cpuCelsius: 91.4, maxCpuCelsius: 85 }, /^too hot: the CPU is at 91 °C \(limit 85 °C, resumes below 80 °C\)$/, "tooHot", false],
+    ["heat on macOS", { tooHot: true }, /^too hot: the system limits the CPU for heat$/, "tooHot", false],
   ])("pauses with a reason and its cause: %s", (_name, change, reason, cause, ownerBack) => {
     const decision = decide({ ...base, ...change });
     expect(decision.donate).toBe(false);
@@ -51,6 +53,22 @@ describe("policy", () => {
     expect(decide({ ...base, userIdleMs: 0, idleMinutes: 0 }).donate).toBe(true);
     expect(decide({ ...base, snoozedUntil: NOW - 1 }).donate).toBe(true);
     expect(decide({ ...base, onBattery: undefined }).donate).toBe(true); // unknown battery state: not a reason
+  });
+
+  it("freezes jobs for heat whatever the preset; for the owner's return only where the preset says", () => {
+    const hot = decide({ ...base, tooHot: true, cpuCelsius: 90, maxCpuCelsius: 85 });
+    expect(freezesJobs(hot, false)).toBe(true);
+    expect(freezesJobs(hot, true)).toBe(true);
+    const back = decide({ ...base, userIdleMs: 0 });
+    expect(freezesJobs(back, true)).toBe(true);
+    expect(freezesJobs(back, false)).toBe(false);
+    expect(freezesJobs(decide({ ...base, snoozedUntil: NOW + 1_000 }), true)).toBe(false);
+    expect(freezesJobs(decide(base), true)).toBe(false);
+  });
+
+  it("counts a locked screen as away, however recently the donor typed", () => {
+    expect(decide({ ...base, userIdleMs: 1_000, screenLocked: true }).donate).toBe(true);
+    expect(decide({ ...base, userIdleMs: 1_000, screenLocked: false })).toMatchObject({ donate: false, cause: "userActive" });
   });
 
   it("says when an idle wait ends", () => {
