@@ -36,7 +36,7 @@ export type DonorState = {
   farm: FarmState;
 };
 
-/** This machine's credit for the current week, as `workers:myCredit` reports it. */
+/** This machine's credit for the current UTC week (from the days farm:overview reports). */
 export type WeekCredit = { cpuHours: number; jobs: number };
 
 /** Why something cannot be done or shown, as `describeError` tells it: never a raw client error text. */
@@ -147,8 +147,10 @@ export type WorkerRow = {
   isMe: boolean;
   online: boolean;
   revoked: boolean;
-  /** When the farm last heard from it, on this machine's clock. */
+  /** When the farm last heard from it (the farm's clock). */
   lastSeenAt: number;
+  /** It said it stopped, then (offline since). */
+  stoppedAt?: number;
   /** Jobs at once: the farm's grant; for this machine what it really runs (PolicyState.runsUpTo). */
   maxJobs: number;
 };

@@ -202,3 +202,14 @@ function cpuHours(hours: number): string {
   if (hours === 0 || hours >= 0.1) return hours.toFixed(1);
   return hours < 0.005 ? "under 0.01" : hours.toFixed(2);
 }
+
+/**
+ * A worker's row after its name (the tree and the panel): what the farm knows of its presence, with ages as of
+ * `now`: online (with when it last called), stopped (it said so), or last seen.
+ */
+export function workerText(w: { online: boolean; revoked: boolean; lastSeenAt: number; stoppedAt?: number; maxJobs: number }, now: number): string {
+  if (w.revoked) return "revoked";
+  if (w.online) return `online · up to ${jobs(w.maxJobs)} · seen ${ago(w.lastSeenAt, now)}`;
+  if (w.stoppedAt !== undefined) return `offline · stopped ${ago(w.stoppedAt, now)}`;
+  return `offline · last seen ${ago(w.lastSeenAt, now)}`;
+}
