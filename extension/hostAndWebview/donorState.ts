@@ -84,6 +84,8 @@ export type DonorActions = { snooze: boolean; finish: boolean; fix?: SettingFix 
 
 export type PolicyState = {
   preset: string;
+  /** Where the preset's value comes from (the donor may have set it where it does not count). */
+  presetFrom?: PresetSource;
   /** Jobs at once as the policy says. */
   concurrency: number;
   /** Jobs at once as the farm allows this machine (its enrollment); absent until the farm said. */
@@ -96,6 +98,9 @@ export type PolicyState = {
   /** Settings that could not be read, with why. */
   problems: string[];
 };
+
+/** Settings tabs a preset can come from; `workspaceIgnored`: only a workspace sets it, which VS Code ignores. */
+export type PresetSource = "default" | "user" | "remote" | "workspaceIgnored";
 
 /** `type`: as views name it (an app job: `app.<name> v<version>`); `suspendedSince`: frozen in place since then. */
 export type RunningJob = { jobId: string; type: string; attempt: number; progress?: number; status?: string; startedAt: number; suspendedSince?: number };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { PresetSource } from "../../../extension/hostAndWebview/donorState";
 import { CONNECT_GRACE_MS, deriveDonorState, type DonorFacts, type EngineFacts, type OverviewFacts } from "../../../extension/hostAndWebview/deriveDonorState";
-import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, shortStatus, workerText } from "../../../extension/hostAndWebview/donorStateText";
+import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, policyText, shortStatus, workerText } from "../../../extension/hostAndWebview/donorStateText";
 
 const NOW = Date.UTC(2026, 10, 23, 14, 0, 0);
 /** NOW's UTC day (a Monday). */
@@ -268,5 +269,24 @@ describe("the donor state: presence as the farm knows it, as of this machine's c
     const w = workers(NOW + 40_000).workers[0];
     expect(workerText(w, NOW + 40_000)).toBe("online · up to 2 jobs · seen 40s ago");
     expect(workerText(w, NOW + 41_000)).toBe("online · up to 2 jobs · seen 41s ago");
+  });
+});
+
+describe("the policy line says where the preset comes from (issue 24: the demo's preset trap)", () => {
+  const line = (presetFrom?: PresetSource) =>
+    policyText({ preset: "full", ...(presetFrom ? { presetFrom } : {}), concurrency: 4, runsUpTo: 4, idleMinutes: 0, otherCpuPercent: 80, donateOnBattery: true, problems: [] });
+
+  it.each([
+    ["default", "full preset (the default) · "],
+    ["user", "full preset (from User settings) · "],
+    ["remote", "full preset (from Remote settings) · "],
+    ["workspaceIgnored", "full preset (the default: the workspace's value does not count for a machine setting) · "],
+  ] as const)("%s", (from, start) => {
+    expect(line(from).startsWith(start)).toBe(true);
+  });
+
+  it("the state carries it from the policy facts to every surface", () => {
+    const state = deriveDonorState(facts({ policy: { preset: "full", presetFrom: "remote", concurrency: 1, idleMinutes: 0, otherCpuPercent: 80, donateOnBattery: true, problems: [] } }));
+    expect(state.policy.presetFrom).toBe("remote");
   });
 });
