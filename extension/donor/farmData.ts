@@ -3,6 +3,7 @@ import type { FunctionReturnType } from "convex/server";
 import { api } from "../../convex/_generated/api";
 import type { FarmConnection } from "./farmConnection";
 import { describeError, type DescribedError } from "../worker/errors";
+import { DONOR_VIEW_QUERIES } from "./viewQueries";
 import { CONNECT_GRACE_MS, type FarmFacts } from "../hostAndWebview/deriveDonorState";
 
 export type Overview = FunctionReturnType<typeof api.farm.overview>;
@@ -73,8 +74,9 @@ export class FarmData implements vscode.Disposable {
       this.error ??= { kind: "unreachable", message: "could not connect to the farm" };
       this.changed.fire();
     }, CONNECT_GRACE_MS);
+    const [overview] = DONOR_VIEW_QUERIES;
     this.unsubscribe = this.connection.watch(
-      api.farm.overview,
+      overview,
       {},
       (overview) => {
         this.overview = overview;
