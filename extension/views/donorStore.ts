@@ -43,7 +43,7 @@ export class DonorStore extends DisposableOwner {
     this.throttle.request();
   }
 
-  /** Derive now (a caller that is about to show the state, e.g. a toast right after a command). */
+  /** Derive now (a caller that is about to show the state, e.g. a toast right after a command); the current snapshot. */
   refresh(): DonorState {
     this.derive(false);
     return this.current;
@@ -52,11 +52,14 @@ export class DonorStore extends DisposableOwner {
   /** `ticked`: time passed (nothing else may have changed): the surfaces get the new snapshot for its ages. */
   private derive(ticked: boolean): void {
     const facts = this.facts();
-    this.current = deriveDonorState(facts);
+    const next = deriveDonorState(facts);
     clearTimeout(this.tick);
-    this.tick = needsTicks(this.current, facts) ? setTimeout(() => this.derive(true), TICK_MS) : undefined;
-    const json = comparable(this.current);
+    this.tick = needsTicks(next, facts) ? setTimeout(() => this.derive(true), TICK_MS) : undefined;
+    const json = comparable(next);
+    // Unchanged: the surfaces keep the snapshot they drew, and `state` stays that one (a panel that shows again is
+    // sent exactly what the others show).
     if (json === this.lastJson && !ticked) return;
+    this.current = next;
     this.lastJson = json;
     this.changed.fire(this.current);
   }
