@@ -17,7 +17,7 @@ export const UI_TIMEOUT = 30_000;
  * Starts a session; resolves with `{ farm, profile, server, page, serverLog, browserLog, stop }`. On any failure on the
  * way, what was started is stopped before the error is thrown.
  */
-export async function startUiSession({ vsix, settings, name }) {
+export async function startUiSession({ vsix, settings, machineOnly, name }) {
   requireInstalledCodeServer();
   const session = { serverLog: [], browserLog: [] };
   let root;
@@ -37,7 +37,7 @@ export async function startUiSession({ vsix, settings, name }) {
   try {
     root = mkdtempSync(join(tmpdir(), `farmhand-${name}-`));
     session.farm = await startTestFarm();
-    session.profile = prepareProfile(root, settings);
+    session.profile = prepareProfile(root, settings, machineOnly);
     installExtension(session.profile, vsix);
     session.server = await startCodeServer(session.profile, { onLog: (line) => session.serverLog.push(line) });
     browser = await launchChromium(session.profile.chromiumDir);
