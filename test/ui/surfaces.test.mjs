@@ -96,11 +96,12 @@ describe("surfaces agree, ages move, presence and the preset say where they stan
       assert.deepEqual([/1 job$/.test(bar ?? ""), tree, panel], [true, 1, 1], `look ${look}: status bar "${bar}", tree rows ${tree}, panel rows ${panel}`);
       await sleep(250);
     }
+    await assertText(panelJobs.first(), /demo\.slow\s+\d+s step \d+ of 40/); // its process has started and reports
     const first = await panelJobs.first().textContent();
     await sleep(2_500);
     const later = await panelJobs.first().textContent();
     assert.notEqual(later, first, `the panel's job line did not move on: ${later}`);
-    assert.match(later ?? "", /demo\.slow \d+s step \d+ of 40/);
+    assert.match(later ?? "", /demo\.slow\s+\d+s step \d+ of 40/);
     await page.screenshot({ path: join(screenshots, "3-surfaces-agree.png") });
   });
 
