@@ -9,9 +9,9 @@ import { Throttle } from "./throttle";
  * every surface renders each state as it comes, with no pacing of its own. Longer than VS Code's 200 ms debounce of
  * tree changes (restarted by each change), so the tree redraws every state the status bar and the panel show.
  */
-export const DERIVE_EVERY_MS = 500;
+const DERIVE_EVERY_MS = 500;
 /** While a view that shows ages is visible (or the state depends on time passing), derive it again this often. */
-export const TICK_MS = 1_000;
+const TICK_MS = 1_000;
 
 /**
  * The one store of this window's donor state: every source (membership, policy, engine, farm data) asks it to

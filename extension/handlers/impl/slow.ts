@@ -1,7 +1,7 @@
 import { abortReason, HandlerError } from "../../worker/errors";
 import type { ImplContext } from "../protocol";
 
-export const SLOW_MAX_SECONDS = 3_600;
+const SLOW_MAX_SECONDS = 3_600;
 
 /**
  * demo.slow: a job a newcomer can watch (the demo feeds it): `seconds` steps of one second each (1 to 3600), with
