@@ -5,27 +5,32 @@ import { cancelJob as cancelOneJob } from "./lib/cancel";
 import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
 import { fail } from "./lib/errors";
 import { TIMING } from "./lib/limits";
+import { isOnline, lastCallOf } from "./lib/presence";
 import { computeSummary, summaryOf } from "./lib/summary";
 
 /**
  * The farm at a glance for the worker's org, from the one summary row the summariser rewrites at most every
  * few seconds while things change (convex/summary.ts): an open view re-runs when that row changes, never per
- * job transition. `online` and `workersOnline` are as of this run; clients can compute them afresh from
- * `lastSeenAt` (online = a call within `onlineWindowMs`).
+ * job transition, and never because time passed: nothing here reads the clock (issue 18). `online` and
+ * `workersOnline` are as of `refreshedAt`; clients derive them afresh from `lastSeenAt`, `stoppedAt` and
+ * `onlineWindowMs` (online = not stopped since, and a call within the window), and this machine's credit this
+ * week from `credit.days` (the UTC days of the summary's week; a client sums those of its own current week).
  */
 export const overview = query({
   args: { apiKey: v.string() },
   handler: async (ctx, { apiKey }) => {
     const me = await workerFromKey(ctx, apiKey);
-    const now = Date.now();
-    // An org that has never been summarised (made before summaries existed) is computed live until it is.
-    const summary = (await summaryOf(ctx, me.orgId)) ?? (await computeSummary(ctx, me.orgId, now));
+    // An org that has never been summarised (made before summaries existed) is computed once, as of its workers'
+    // newest call: still no clock, so the answer stays the same until a write changes it.
+    const summary = (await summaryOf(ctx, me.orgId)) ?? (await computeSummary(ctx, me.orgId, await lastCallOf(ctx, me.orgId)));
+    const asOf = summary.refreshedAt;
     const workers = summary.workers.map((w) => ({
       ...w,
-      online: !w.revoked && now - w.lastSeenAt <= TIMING.onlineWindowMs,
+      online: isOnline(w, asOf),
       isMe: w.workerId === me._id,
     }));
-    const throughput = summary.throughput.filter((m) => m.minuteStart > now - 60 * 60_000);
+    const throughput = summary.throughput.filter((m) => m.minuteStart > asOf - 60 * 60_000);
+    const days = (summary.creditDays ?? []).filter((d) => d.workerId === me._id).map(({ day, cpuMs, jobs }) => ({ day, cpuHours: cpuMs / 3_600_000, jobs }));
     return {
       counts: summary.counts,
       lanes: summary.lanes,
@@ -38,9 +43,10 @@ export const overview = query({
       // jobs waiting for a machine no worker of this org has (by the facts the workers reported); absent: none
       ...(summary.unmeetable?.length ? { unmeetable: summary.unmeetable } : {}),
       canManage: me.canManage,
-      refreshedAt: summary.refreshedAt,
+      // this machine's credit per UTC day of the summary's week (weeks start Monday 00:00 UTC)
+      credit: { days },
+      refreshedAt: asOf,
       onlineWindowMs: TIMING.onlineWindowMs,
-      now,
     };
   },
 });

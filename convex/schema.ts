@@ -85,6 +85,8 @@ export default defineSchema({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
     lastSeenAt: v.number(),
+    // The worker said it stopped (workers:ready with `stopping`): offline from then, until its next call.
+    stoppedAt: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"]),
@@ -190,8 +192,13 @@ export default defineSchema({
         // What the worker can run now (declared, as the server allows it); absent in summaries written before.
         capabilities: v.optional(v.array(v.string())),
         facts: v.optional(machineFacts),
+        // It said it stopped, at this time (offline from then); absent: it did not, or called since.
+        stoppedAt: v.optional(v.number()),
       }),
     ),
+    // Each worker's credit per UTC day of the week the summary was written in: clients sum the days of their own
+    // current week, so the line turns to 0 on Monday without a re-run.
+    creditDays: v.optional(v.array(v.object({ workerId: v.id("workers"), day: v.number(), cpuMs: v.number(), jobs: v.number() }))),
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
     // queue wait (claim time − ready time) over the last hour, from the minute histograms
     queueWait: v.optional(v.object({ p50Ms: v.number(), p95Ms: v.number(), samples: v.number() })),

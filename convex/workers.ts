@@ -15,8 +15,11 @@ import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
 import { revokeWorkerNow } from "./lib/access";
 import { LIMITS } from "./lib/limits";
-import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf } from "./lib/credit";
-import { touchWorker } from "./lib/presence";
+import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf, DAY_MS, utcDay } from "./lib/credit";
+
+/** The last UTC day myCredit accepts (the year 2500): a bound, not a policy. */
+const MAX_DAY = 193_000;
+import { markStopped, touchWorker } from "./lib/presence";
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
@@ -156,16 +159,21 @@ export const doorbell = query({
 /**
  * Declare how many jobs this worker runs at once now (`slots`; 0 = take nothing more, e.g. paused or
  * stopping) without reading any lane head: it waits for offers for what is free, and offers beyond that go
- * back to the queue. Returns how many jobs it now waits for.
+ * back to the queue. `stopping`: the engine is stopping (slots must be 0): the worker shows offline at once,
+ * last seen now, until its next call. Returns how many jobs it now waits for.
  */
 export const ready = mutation({
-  args: { apiKey: v.string(), capabilities: v.array(v.string()), slots: v.number() },
+  args: { apiKey: v.string(), capabilities: v.array(v.string()), slots: v.number(), stopping: v.optional(v.boolean()) },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const slots = checkSlots(args.slots)!;
+    if (args.stopping && slots !== 0) reject("invalid_argument", "A stopping worker declares slots: 0");
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
     await noteAdvertised(ctx, worker, advertised);
-    await touchWorker(ctx, worker);
+    if (args.stopping) {
+      await markStopped(ctx, worker);
+      await kickSummary(ctx, worker.orgId, "change");
+    } else await touchWorker(ctx, worker);
     const capabilities = [...effectiveCapabilities(worker.allowedCapabilities, advertised)].sort();
     const waitingFor = await declareSlots(ctx, worker, slots, capabilities);
     await clearResync(ctx, worker._id);
@@ -378,14 +386,18 @@ export const leave = mutation({
 });
 
 /**
- * This machine's credit, for the donor's panel: CPU-hours given this week (UTC, from Monday 00:00) and all
- * time, with the jobs done; `wallHours` of them were credited by wall time (CPU not measurable).
+ * This machine's credit: CPU-hours given this week (UTC, from Monday 00:00) and all time, with the jobs done;
+ * `wallHours` of them were credited by wall time (CPU not measurable). `day`: the caller's current UTC day
+ * (whole days since the epoch), which a subscriber advances, so the week turns on Monday without the clock in
+ * the query; without it, the server's day when the query runs (for one-off reads). Donor views read their
+ * credit from farm:overview (`credit.days`), which re-runs at most once per summary refresh.
  */
 export const myCredit = query({
-  args: { apiKey: v.string() },
-  handler: async (ctx, { apiKey }) => {
+  args: { apiKey: v.string(), day: v.optional(v.number()) },
+  handler: async (ctx, { apiKey, day }) => {
     const worker = await workerFromKey(ctx, apiKey);
-    const week = await weekCreditOf(ctx, worker._id, Date.now());
+    const today = day === undefined ? utcDay(Date.now()) : checkIntegerInRange(day, "day", 0, MAX_DAY);
+    const week = await weekCreditOf(ctx, worker._id, today * DAY_MS);
     const total = await creditTotalOf(ctx, worker._id);
     const hours = (ms: number) => ms / 3_600_000;
     return {

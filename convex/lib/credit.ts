@@ -100,7 +100,7 @@ export async function creditTotalOf(ctx: QueryCtx, workerId: Id<"workers">): Pro
 export async function weekCreditOf(ctx: QueryCtx, workerId: Id<"workers">, now: number): Promise<Totals> {
   const rows = await ctx.db
     .query("creditDays")
-    .withIndex("by_worker_day", (q) => q.eq("workerId", workerId).gte("day", weekStartDay(now)))
+    .withIndex("by_worker_day", (q) => q.eq("workerId", workerId).gte("day", weekStartDay(now)).lte("day", utcDay(now)))
     .take(7);
   return rows.reduce(
     (sum, r) => ({ cpuMs: sum.cpuMs + r.cpuMs, wallMs: sum.wallMs + r.wallMs, jobs: sum.jobs + r.jobs, failed: sum.failed + r.failed }),
@@ -120,4 +120,20 @@ export async function orgWeekCredit(ctx: QueryCtx, orgId: Id<"orgs">, now: numbe
     byWorker.set(r.workerId, { cpuMs: t.cpuMs + r.cpuMs, wallMs: t.wallMs + r.wallMs, jobs: t.jobs + r.jobs, failed: t.failed + r.failed });
   }
   return byWorker;
+}
+
+/**
+ * The org's credit per worker per UTC day of the week `now` is in, for the summary: donor views read their line
+ * from the throttled summary instead of a subscription that re-runs on every job they end.
+ */
+export async function weekCreditDays(
+  ctx: QueryCtx,
+  orgId: Id<"orgs">,
+  now: number,
+): Promise<Array<{ workerId: Id<"workers">; day: number; cpuMs: number; jobs: number }>> {
+  const rows = await ctx.db
+    .query("creditDays")
+    .withIndex("by_org_day", (q) => q.eq("orgId", orgId).gte("day", weekStartDay(now)))
+    .take(7 * LIMITS.workersListed);
+  return rows.map((r) => ({ workerId: r.workerId, day: r.day, cpuMs: r.cpuMs, jobs: r.jobs }));
 }

@@ -1,6 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { effectiveCapabilities } from "./auth";
+import { weekCreditDays } from "./credit";
 import { laneTotals, orgTotals, recentThroughput } from "./counters";
 import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
@@ -35,6 +36,7 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     .withIndex("by_org", (q) => q.eq("orgId", orgId))
     .take(LIMITS.workersListed * 2);
   const lastSeen = new Map(seen.map((p) => [p.workerId, p.lastSeenAt]));
+  const stopped = new Map(seen.flatMap((p) => (p.stoppedAt === undefined ? [] : [[p.workerId, p.stoppedAt] as const])));
   // What each worker declared it can run (its waiting-line row); one that never declared: what it enrolled with.
   const declared = await ctx.db
     .query("waiters")
@@ -70,7 +72,9 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       revoked: w.revoked,
       capabilities: declaredCapabilities.get(w._id) ?? [...effectiveCapabilities(w.allowedCapabilities, w.advertisedCapabilities)].sort(),
       ...(w.facts ? { facts: w.facts } : {}),
+      ...(stopped.has(w._id) ? { stoppedAt: stopped.get(w._id) } : {}),
     })),
+    creditDays: await weekCreditDays(ctx, orgId, now),
     throughput: minutes.filter((m) => m.finished > 0 || m.failed > 0).map(({ minuteStart, finished, failed }) => ({ minuteStart, finished, failed })),
     ...(queueWait ? { queueWait } : {}),
     unmeetable,

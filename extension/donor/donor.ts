@@ -1,7 +1,7 @@
 import * as vscode from "vscode";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { readDonorSettings, type DonorSettings } from "./donorSettings";
+import { presetSource, readDonorSettings, type DonorSettings } from "./donorSettings";
 import { LoadGate } from "../policy/loadGate";
 import { MachineLock } from "../policy/machineLock";
 import { ensurePrivateDir, userStateDir } from "../policy/privateFiles";
@@ -117,6 +117,7 @@ export class Donor extends DisposableOwner {
     const s = this.settings;
     return {
       preset: s.preset,
+      presetFrom: presetSource(),
       concurrency: s.concurrency,
       idleMinutes: s.idleMinutes,
       otherCpuPercent: Math.round(s.otherCpuThreshold * 100),

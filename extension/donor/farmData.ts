@@ -3,15 +3,15 @@ import type { FunctionReturnType } from "convex/server";
 import { api } from "../../convex/_generated/api";
 import type { FarmConnection } from "./farmConnection";
 import { describeError, type DescribedError } from "../worker/errors";
+import { DONOR_VIEW_QUERIES } from "./viewQueries";
 import { CONNECT_GRACE_MS, type FarmFacts } from "../hostAndWebview/deriveDonorState";
 
 export type Overview = FunctionReturnType<typeof api.farm.overview>;
-type Credit = FunctionReturnType<typeof api.workers.myCredit>;
 
 /**
- * The farm as the views show it: one subscription to farm:overview (the per-org summary, dead letters
- * included, which changes at most every few seconds however many jobs move) and one to workers:myCredit (this
- * machine's credit this week), held only while some view that shows them is visible. Views call `use()` when they become visible and dispose the result when hidden.
+ * The farm as the views show it: one subscription to farm:overview (the per-org summary, dead letters and this
+ * machine's credit included, which changes at most every few seconds however many jobs move), held only while
+ * some view that shows it is visible. Views call `use()` when they become visible and dispose the result when hidden.
  * It also follows the subscription's connection, so figures the farm can no longer confirm read as last known.
  */
 export class FarmData implements vscode.Disposable {
@@ -23,9 +23,7 @@ export class FarmData implements vscode.Disposable {
   private everConnected = false;
   private downSince: number | undefined;
   private users = 0;
-  private credit: Credit | undefined;
   private unsubscribe: (() => void) | undefined;
-  private unsubscribeCredit: (() => void) | undefined;
   /** A farm that never answers: after CONNECT_GRACE_MS it is down, not loading. */
   private connectTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -38,7 +36,6 @@ export class FarmData implements vscode.Disposable {
       ...(this.overview ? { overview: this.overview, answeredAt: this.answeredAt } : {}),
       ...(this.error ? { error: this.error } : {}),
       ...(this.downSince === undefined ? {} : { downSince: this.downSince }),
-      ...(this.credit ? { credit: this.credit } : {}),
     };
   }
 
@@ -58,7 +55,6 @@ export class FarmData implements vscode.Disposable {
     this.overview = undefined;
     this.answeredAt = undefined;
     this.error = undefined;
-    this.credit = undefined;
     if (this.users > 0) this.subscribe();
     this.changed.fire();
   }
@@ -78,8 +74,9 @@ export class FarmData implements vscode.Disposable {
       this.error ??= { kind: "unreachable", message: "could not connect to the farm" };
       this.changed.fire();
     }, CONNECT_GRACE_MS);
+    const [overview] = DONOR_VIEW_QUERIES;
     this.unsubscribe = this.connection.watch(
-      api.farm.overview,
+      overview,
       {},
       (overview) => {
         this.overview = overview;
@@ -92,16 +89,6 @@ export class FarmData implements vscode.Disposable {
         this.changed.fire();
       },
       (connected) => this.onConnection(connected),
-    );
-    // The credit is a figure beside the overview: its errors are the overview's to report (same key, same farm).
-    this.unsubscribeCredit = this.connection.watch(
-      api.workers.myCredit,
-      {},
-      (credit) => {
-        this.credit = credit;
-        this.changed.fire();
-      },
-      () => undefined,
     );
   }
 
@@ -121,8 +108,6 @@ export class FarmData implements vscode.Disposable {
     this.connectTimer = undefined;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    this.unsubscribeCredit?.();
-    this.unsubscribeCredit = undefined;
     this.downSince = undefined;
   }
 }

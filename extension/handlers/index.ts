@@ -40,7 +40,7 @@ export function createBuiltinRegistry(options: BuiltinOptions = {}): { registry:
 }
 
 export function demoHandlers(pool: ProcessPool): Handler[] {
-  return ["demo.echo", "demo.primes"].map((type) => isolatedHandler(pool, { type, impl: { builtin: type } }));
+  return ["demo.echo", "demo.primes", "demo.slow"].map((type) => isolatedHandler(pool, { type, impl: { builtin: type } }));
 }
 
 /** ollama.generate and ollama.chat, advertised with their models while Ollama runs; nothing when no model is chosen. */

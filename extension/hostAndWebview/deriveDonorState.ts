@@ -4,7 +4,7 @@
  */
 import type { PauseCause, PolicyDecision } from "../policy/policy";
 import { jobLabel, type AppLabel } from "../worker/jobLabel";
-import type { Contribution, DonorState, FarmFigures, FarmState, Headline, HeadlineKind, PolicyState, Problem, RunningJob, SettingFix, ToggleAction } from "./donorState";
+import type { Contribution, DonorState, WeekCredit, FarmFigures, FarmState, Headline, HeadlineKind, PolicyState, Problem, RunningJob, SettingFix, ToggleAction } from "./donorState";
 
 /** The engine while a worker exists in this window. */
 export type EngineFacts = {
@@ -23,19 +23,22 @@ export type EngineFacts = {
   suspendedSince?: number;
 };
 
-/** farm:overview as this state needs it (a structural subset of the server's answer). */
+/**
+ * farm:overview as this state needs it (a structural subset of the server's answer). The server reads no clock
+ * (issue 18): who is online, the last hour's throughput and this week's credit are derived here, with `now`.
+ */
 export type OverviewFacts = {
   counts: { pending: number; running: number; succeeded: number; canceled: number; dead: number };
   lanes: Array<{ routingKey: string; capabilities: string[]; pending: number; running: number }>;
-  workers: Array<{ workerId: string; name: string; isMe: boolean; online: boolean; revoked: boolean; lastSeenAt: number; maxConcurrentJobs: number; capabilities?: string[] }>;
-  workersOnline: number;
+  workers: Array<{ workerId: string; name: string; isMe: boolean; revoked: boolean; lastSeenAt: number; stoppedAt?: number; maxConcurrentJobs: number; capabilities?: string[] }>;
   throughput: Array<{ minuteStart: number; finished: number }>;
-  finishedLastHour: number;
   deadLetters: number;
   deadLetterList: Array<{ jobId: string; type: string; error?: string; attempt: number; maxAttempts: number }>;
   canManage: boolean;
-  /** The server's clock when it answered. */
-  now: number;
+  /** This machine's credit per UTC day of the summary's week. */
+  credit?: { days: Array<{ day: number; cpuHours: number; jobs: number }> };
+  /** Online = not stopped since, and a call within this window. */
+  onlineWindowMs: number;
 };
 
 export type FarmFacts = {
@@ -48,8 +51,6 @@ export type FarmFacts = {
   error?: Problem;
   /** The connection the figures come through is down, since when. */
   downSince?: number;
-  /** workers:myCredit as this state needs it (a structural subset of the server's answer). */
-  credit?: { week: { cpuHours: number; jobs: number } };
 };
 
 export type DonorFacts = {
@@ -95,8 +96,8 @@ export function deriveDonorState(f: DonorFacts): DonorState {
   const runsUpTo = farmAllows === undefined ? f.policy.concurrency : Math.min(f.policy.concurrency, farmAllows);
   const jobs = f.engine?.jobs ?? [];
   // A refused key's credit is no longer this machine's to show; otherwise the last answer stands.
-  const week = f.joined && status.kind !== "revoked" ? f.farm.credit?.week : undefined;
-  const credit = week && { cpuHours: week.cpuHours, jobs: week.jobs };
+  const days = f.joined && status.kind !== "revoked" ? f.farm.overview?.credit?.days : undefined;
+  const credit = days && weekCredit(days, f.now);
   return {
     at: f.now,
     joined: f.joined,
@@ -198,7 +199,7 @@ function farmState(f: DonorFacts): FarmState {
   const { overview, error, downSince, answeredAt } = f.farm;
   if (!f.joined) return { freshness: { kind: "notWatched" } };
   if (error && error.kind !== "unreachable") return { freshness: { kind: "missing", why: error } };
-  const figures = overview && figuresOf(overview, answeredAt ?? f.now);
+  const figures = overview && figuresOf(overview, f.now);
   if (error || downSince !== undefined) {
     const why: Problem = error ?? { kind: "unreachable", message: "the connection to the farm was lost" };
     return figures ? { figures, freshness: { kind: "lastKnown", asOf: downSince ?? answeredAt ?? f.now, why } } : { freshness: { kind: "missing", why } };
@@ -207,26 +208,27 @@ function farmState(f: DonorFacts): FarmState {
   return figures ? { figures, freshness: { kind: "live" } } : { freshness: { kind: "loading" } };
 }
 
-function figuresOf(o: OverviewFacts, answeredAt: number): FarmFigures {
-  // Server times on this machine's clock: the server said `now` when this arrived.
-  const skew = answeredAt - o.now;
-  const online = o.workers.filter((w) => w.online);
-  const servable = (caps: string[]) => online.some((w) => !w.capabilities || caps.every((c) => w.capabilities!.includes(c)));
+function figuresOf(o: OverviewFacts, now: number): FarmFigures {
+  const online = (w: OverviewFacts["workers"][number]) => !w.revoked && w.stoppedAt === undefined && now - w.lastSeenAt <= o.onlineWindowMs;
+  const onlineWorkers = o.workers.filter(online);
+  const servable = (caps: string[]) => onlineWorkers.some((w) => !w.capabilities || caps.every((c) => w.capabilities!.includes(c)));
+  const throughput = perMinute(o.throughput, now);
   return {
     counts: o.counts,
-    throughput: perMinute(o.throughput, o.now),
-    finishedLastHour: o.finishedLastHour,
+    throughput,
+    finishedLastHour: throughput.reduce((sum, n) => sum + n, 0),
     lanes: o.lanes.map((l) => ({ ...l, servable: servable(l.capabilities) })),
     workers: o.workers.map((w) => ({
       workerId: w.workerId,
       name: w.name,
       isMe: w.isMe,
-      online: w.online,
+      online: online(w),
       revoked: w.revoked,
-      lastSeenAt: w.lastSeenAt + skew,
+      lastSeenAt: w.lastSeenAt,
+      ...(w.stoppedAt === undefined ? {} : { stoppedAt: w.stoppedAt }),
       maxJobs: w.maxConcurrentJobs,
     })),
-    workersOnline: o.workersOnline,
+    workersOnline: onlineWorkers.length,
     dead: o.deadLetterList.map((d) => ({
       jobId: d.jobId,
       type: d.type,
@@ -238,6 +240,16 @@ function figuresOf(o: OverviewFacts, answeredAt: number): FarmFigures {
     deadTotal: o.deadLetters,
     canManage: o.canManage,
   };
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** This machine's credit in the UTC week `now` is in (weeks start Monday; 1970-01-01 was a Thursday). */
+function weekCredit(days: ReadonlyArray<{ day: number; cpuHours: number; jobs: number }>, now: number): WeekCredit {
+  const today = Math.floor(now / DAY_MS);
+  const monday = today - ((today + 3) % 7);
+  const week = days.filter((d) => d.day >= monday && d.day <= today);
+  return { cpuHours: week.reduce((s, d) => s + d.cpuHours, 0), jobs: week.reduce((s, d) => s + d.jobs, 0) };
 }
 
 /**

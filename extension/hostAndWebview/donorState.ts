@@ -36,7 +36,7 @@ export type DonorState = {
   farm: FarmState;
 };
 
-/** This machine's credit for the current week, as `workers:myCredit` reports it. */
+/** This machine's credit for the current UTC week (from the days farm:overview reports). */
 export type WeekCredit = { cpuHours: number; jobs: number };
 
 /** Why something cannot be done or shown, as `describeError` tells it: never a raw client error text. */
@@ -84,6 +84,8 @@ export type DonorActions = { snooze: boolean; finish: boolean; fix?: SettingFix 
 
 export type PolicyState = {
   preset: string;
+  /** Where the preset's value comes from (the donor may have set it where it does not count). */
+  presetFrom?: PresetSource;
   /** Jobs at once as the policy says. */
   concurrency: number;
   /** Jobs at once as the farm allows this machine (its enrollment); absent until the farm said. */
@@ -98,6 +100,9 @@ export type PolicyState = {
   /** What this machine senses: the idle source in use (or that only VS Code activity counts), the CPU temperature and the limit in force. */
   sensing?: string;
 };
+
+/** Settings tabs a preset can come from; `workspaceIgnored`: only a workspace sets it, which VS Code ignores. */
+export type PresetSource = "default" | "user" | "remote" | "workspaceIgnored";
 
 /** `type`: as views name it (an app job: `app.<name> v<version>`); `suspendedSince`: frozen in place since then. */
 export type RunningJob = { jobId: string; type: string; attempt: number; progress?: number; status?: string; startedAt: number; suspendedSince?: number };
@@ -149,8 +154,10 @@ export type WorkerRow = {
   isMe: boolean;
   online: boolean;
   revoked: boolean;
-  /** When the farm last heard from it, on this machine's clock. */
+  /** When the farm last heard from it (the farm's clock). */
   lastSeenAt: number;
+  /** It said it stopped, then (offline since). */
+  stoppedAt?: number;
   /** Jobs at once: the farm's grant; for this machine what it really runs (PolicyState.runsUpTo). */
   maxJobs: number;
 };

@@ -2,7 +2,7 @@
  * The words for a DonorState, shared by every surface (status bar, tree, panel, toasts): each surface picks the
  * length it has room for, and none words the state on its own.
  */
-import type { DonorState, Freshness, Headline, PolicyState, ToggleAction, WeekCredit } from "./donorState";
+import type { DonorState, Freshness, Headline, PolicyState, PresetSource, ToggleAction, WeekCredit } from "./donorState";
 import { ago } from "./format";
 
 const jobs = (n: number) => `${n} ${n === 1 ? "job" : "jobs"}`;
@@ -175,11 +175,18 @@ function clock(ms: number): string {
   return `${d.getHours()}:${String(d.getMinutes()).padStart(2, "0")}`;
 }
 
-/** The policy in one line, with what this machine really runs at once (the farm's grant may be lower). */
+const PRESET_FROM: Record<PresetSource, string> = {
+  default: "the default",
+  user: "from User settings",
+  remote: "from Remote settings",
+  workspaceIgnored: "the default: the workspace's value does not count for a machine setting",
+};
+
+/** The policy in one line, with where the preset comes from and what this machine really runs at once (the farm's grant may be lower). */
 export function policyText(p: PolicyState): string {
   const idle = p.idleMinutes > 0 ? `after ${p.idleMinutes} idle min` : "while you work";
   const limit = p.farmAllows !== undefined && p.farmAllows < p.concurrency ? ` (the farm allows ${p.farmAllows})` : "";
-  return `${p.preset} preset · up to ${jobs(p.runsUpTo)} at once${limit} · ${idle} · pauses above ${p.otherCpuPercent}% CPU from other programs${p.donateOnBattery ? "" : " · not on battery"}${p.sensing ? ` · ${p.sensing}` : ""}`;
+  return `${p.preset} preset${p.presetFrom ? ` (${PRESET_FROM[p.presetFrom]})` : ""} · up to ${jobs(p.runsUpTo)} at once${limit} · ${idle} · pauses above ${p.otherCpuPercent}% CPU from other programs${p.donateOnBattery ? "" : " · not on battery"}${p.sensing ? ` · ${p.sensing}` : ""}`;
 }
 
 /** Whether this machine runs the farm's apps, as the panel says it. */
@@ -201,4 +208,15 @@ export function creditText(credit: WeekCredit): string {
 function cpuHours(hours: number): string {
   if (hours === 0 || hours >= 0.1) return hours.toFixed(1);
   return hours < 0.005 ? "under 0.01" : hours.toFixed(2);
+}
+
+/**
+ * A worker's row after its name (the tree and the panel): what the farm knows of its presence, with ages as of
+ * `now`: online (with when it last called), stopped (it said so), or last seen.
+ */
+export function workerText(w: { online: boolean; revoked: boolean; lastSeenAt: number; stoppedAt?: number; maxJobs: number }, now: number): string {
+  if (w.revoked) return "revoked";
+  if (w.online) return `online · up to ${jobs(w.maxJobs)} · seen ${ago(w.lastSeenAt, now)}`;
+  if (w.stoppedAt !== undefined) return `offline · stopped ${ago(w.stoppedAt, now)}`;
+  return `offline · last seen ${ago(w.lastSeenAt, now)}`;
 }

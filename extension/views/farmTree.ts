@@ -1,16 +1,11 @@
 import * as vscode from "vscode";
 import type { FarmData } from "../donor/farmData";
 import type { DeadLetterRow, DonorState, LaneRow, RunningJob, WorkerRow } from "../hostAndWebview/donorState";
-import { attemptsText, describeStatus, farmNotice, frozenNote, refusedKeyText } from "../hostAndWebview/donorStateText";
-import { ago, duration, percent } from "../hostAndWebview/format";
+import { attemptsText, describeStatus, farmNotice, frozenNote, refusedKeyText, workerText } from "../hostAndWebview/donorStateText";
+import { duration, percent } from "../hostAndWebview/format";
 import { DisposableOwner } from "../lifecycle";
-import { Throttle } from "./throttle";
 
 type SectionId = "machine" | "queue" | "workers" | "dead";
-/** Longer than VS Code's 200 ms debounce of tree changes, short enough to watch a job's progress. */
-const MACHINE_REFRESH_MS = 500;
-/** "last seen 5m 16s ago" and "as of … (2m ago)" move on this often while the view is visible. */
-const TICK_MS = 1_000;
 type Node =
   | { kind: "section"; id: SectionId }
   | { kind: "job"; job: RunningJob }
@@ -20,10 +15,11 @@ type Node =
   | { kind: "note"; text: string };
 
 /**
- * The "Farm" tree: This machine, Queue, Workers, Dead letters, all drawn from the donor state (the same one the
- * status bar and the panel show). Asks for the farm's data only while the view is visible, and refreshes only the
- * sections whose part of the state changed. Not joined, key refused, or nothing known: no items, so VS Code shows
- * the matching welcome view.
+ * The "Farm" tree: This machine, Queue, Workers, Dead letters, all drawn from the donor state (the same snapshot the
+ * status bar and the panel show, at the same moment: it has no pacing of its own; the store's pace is slower than
+ * VS Code's tree debounce). Ages are the snapshot's (`state.at`), which the store advances every second while a view
+ * is visible. Asks for the farm's data only while the view is visible, and refreshes only the sections whose text
+ * changed. Not joined, key refused, or nothing known: no items, so VS Code shows the matching welcome view.
  */
 export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider<Node> {
   static readonly viewId = "farmhand.farm";
@@ -39,12 +35,8 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
   private using: vscode.Disposable | undefined;
   private lastJson: Partial<Record<SectionId | "shown", string>> = {};
   private lastMessage: string | undefined;
-  private ticker: ReturnType<typeof setInterval> | undefined;
-  /**
-   * VS Code debounces a tree's change events (200 ms, restarted by each event, no maximum wait), so a job reporting
-   * progress every 100 ms would otherwise keep the tree from redrawing for as long as it runs.
-   */
-  private readonly machineRefresh = this._register(new Throttle(() => this.changed.fire(this.sections.machine), MACHINE_REFRESH_MS));
+  /** The snapshot (its `at`) the view was last told to draw: host tests check every surface draws the same one. */
+  private renderedAt: number | undefined;
 
   constructor(
     private readonly data: FarmData,
@@ -54,35 +46,43 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
     this.view = this._register(vscode.window.createTreeView(FarmTree.viewId, { treeDataProvider: this }));
     this._register(this.view.onDidChangeVisibility(() => this.followVisibility()));
     this._register({ dispose: () => void this.using?.dispose() });
-    this._register({ dispose: () => this.stopTicking() });
     this.followVisibility();
   }
 
-  /** The donor state changed: redraw what differs. */
+  /** The donor state changed (or time passed): redraw the sections whose text differs, now. */
   show(state: DonorState): void {
     this.state = state;
     if (!this.view.visible) return; // drawn afresh when it shows again
+    this.renderedAt = state.at;
     this.updateMessage();
-    const figures = this.showsFarm() ? state.farm.figures : undefined;
     const now: Partial<Record<SectionId | "shown", string>> = {
       shown: JSON.stringify([this.showsFarm(), state.farm.freshness.kind]),
-      machine: JSON.stringify([state.status, state.jobs]),
-      queue: JSON.stringify([figures?.counts, figures?.lanes]),
-      workers: JSON.stringify([figures?.workersOnline, figures?.workers]),
-      dead: JSON.stringify([figures?.deadTotal, figures?.canManage, figures?.dead]),
+      machine: this.sectionText("machine"),
+      queue: this.sectionText("queue"),
+      workers: this.sectionText("workers"),
+      dead: this.sectionText("dead"),
     };
     if (now.shown !== this.lastJson.shown) {
       this.lastJson = now;
       this.changed.fire(undefined);
       return;
     }
-    if (now.machine !== this.lastJson.machine) this.machineRefresh.request();
-    for (const id of ["queue", "workers", "dead"] as const) if (now[id] !== this.lastJson[id]) this.changed.fire(this.sections[id]);
+    for (const id of ["machine", "queue", "workers", "dead"] as const) if (now[id] !== this.lastJson[id]) this.changed.fire(this.sections[id]);
     this.lastJson = now;
   }
 
+  /** A section as it would be drawn: its row and its children's, as text. */
+  private sectionText(id: SectionId): string {
+    if (!this.showsFarm()) return "";
+    const text = (node: Node) => {
+      const item = this.getTreeItem(node);
+      return [item.label, item.description, item.tooltip, item.contextValue];
+    };
+    return JSON.stringify([text(this.sections[id]), ...this.getChildren(this.sections[id]).map(text)]);
+  }
+
   /** What the view shows now, as text: its message and every row "label — description", depth first (host tests). */
-  shown(): { message: string | undefined; rows: string[] } {
+  shown(): { message: string | undefined; rows: string[]; at?: number } {
     const rows: string[] = [];
     const walk = (nodes: Node[], depth: number) => {
       for (const node of nodes) {
@@ -93,7 +93,7 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
       }
     };
     walk(this.getChildren(), 0);
-    return { message: this.view.message, rows };
+    return { message: this.view.message, rows, ...(this.renderedAt === undefined ? {} : { at: this.renderedAt }) };
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
@@ -104,8 +104,8 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
         const { job } = node;
         const item = new vscode.TreeItem(job.type);
         item.id = `job:${job.jobId}`;
-        const frozen = job.suspendedSince === undefined ? undefined : frozenNote(job.suspendedSince, Date.now());
-        item.description = [frozen, percent(job.progress), duration(Date.now() - job.startedAt), job.status].filter(Boolean).join(" · ");
+        const frozen = job.suspendedSince === undefined ? undefined : frozenNote(job.suspendedSince, this.state.at);
+        item.description = [frozen, percent(job.progress), duration(this.state.at - job.startedAt), job.status].filter(Boolean).join(" · ");
         item.tooltip = `Job ${job.jobId}\nattempt ${job.attempt}${frozen ? `\n${frozen}: held while you use this machine` : ""}${job.status ? `\n${job.status}` : ""}`;
         item.iconPath = new vscode.ThemeIcon(frozen ? "debug-pause" : "sync~spin");
         item.contextValue = "farmhand.runningJob";
@@ -124,11 +124,7 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
         const { worker } = node;
         const item = new vscode.TreeItem(worker.isMe ? `${worker.name} (this machine)` : worker.name);
         item.id = `worker:${worker.workerId}`;
-        item.description = worker.revoked
-          ? "revoked"
-          : worker.online
-            ? `online · up to ${worker.maxJobs} ${worker.maxJobs === 1 ? "job" : "jobs"}`
-            : `last seen ${ago(worker.lastSeenAt)}`;
+        item.description = workerText(worker, this.state.at);
         item.iconPath = new vscode.ThemeIcon(worker.online ? "vm-active" : "vm-outline");
         return item;
       }
@@ -177,7 +173,7 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
     const f = this.state.farm.figures;
     const asOf = this.state.farm.freshness.kind === "lastKnown" ? " (last known)" : "";
     const labels: Record<SectionId, [string, string, string]> = {
-      machine: ["This machine", describeStatus(this.state.status, Date.now()), "device-desktop"],
+      machine: ["This machine", describeStatus(this.state.status, this.state.at), "device-desktop"],
       queue: ["Queue", f ? `${f.counts.pending} pending · ${f.counts.running} running${asOf}` : "", "layers"],
       workers: ["Workers", f ? `${f.workersOnline} online${asOf}` : "", "server-environment"],
       dead: ["Dead letters", f ? String(f.deadTotal) : "", "warning"],
@@ -193,7 +189,7 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
   /** The view's message: why the farm's data is old or missing, or that the key was refused. */
   private updateMessage(): void {
     const { status, farm } = this.state;
-    const message = status.kind === "revoked" ? refusedKeyText(status.problem) : status.kind === "notJoined" ? undefined : farmNotice(farm.freshness, Date.now());
+    const message = status.kind === "revoked" ? refusedKeyText(status.problem) : status.kind === "notJoined" ? undefined : farmNotice(farm.freshness, this.state.at);
     const shown = message === "Loading…" ? undefined : message;
     if (shown === this.lastMessage) return;
     this.lastMessage = shown;
@@ -205,28 +201,11 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
       this.using = this.data.use();
       this.lastJson = {};
       this.show(this.state);
-      this.startTicking();
     }
     if (!this.view.visible && this.using) {
       this.using.dispose();
       this.using = undefined;
-      this.stopTicking();
+      this.renderedAt = undefined;
     }
-  }
-
-  /** Ages on screen move on while someone can see them; a hidden view has no timer. */
-  private startTicking(): void {
-    this.ticker ??= setInterval(() => {
-      if (!this.showsFarm()) return;
-      this.updateMessage();
-      const f = this.state.farm.figures;
-      if (f?.workers.some((w) => !w.online && !w.revoked)) this.changed.fire(this.sections.workers);
-      if (this.state.status.kind === "offline" || this.state.jobs.length > 0) this.machineRefresh.request();
-    }, TICK_MS);
-  }
-
-  private stopTicking(): void {
-    if (this.ticker) clearInterval(this.ticker);
-    this.ticker = undefined;
   }
 }

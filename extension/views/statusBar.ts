@@ -7,7 +7,7 @@ import { DisposableOwner } from "../lifecycle";
 export class StatusBar extends DisposableOwner {
   private readonly item = this._register(vscode.window.createStatusBarItem("farmhand.status", vscode.StatusBarAlignment.Left, 10));
   /** Every change of the item crosses to the window: set only what changed. */
-  private last: { text?: string; tooltip?: string; kind?: HeadlineKind } = {};
+  private last: { text?: string; tooltip?: string; kind?: HeadlineKind; at?: number } = {};
 
   constructor() {
     super();
@@ -16,8 +16,9 @@ export class StatusBar extends DisposableOwner {
   }
 
   /** What the item shows now (the host tests read it). */
-  shown(): { text: string; tooltip: string; command: string | undefined } {
-    return { text: this.item.text, tooltip: this.last.tooltip ?? "", command: typeof this.item.command === "string" ? this.item.command : this.item.command?.command };
+  shown(): { text: string; tooltip: string; command: string | undefined; at?: number } {
+    const command = typeof this.item.command === "string" ? this.item.command : this.item.command?.command;
+    return { text: this.item.text, tooltip: this.last.tooltip ?? "", command, ...(this.last.at === undefined ? {} : { at: this.last.at }) };
   }
 
   render(state: DonorState): void {
@@ -37,7 +38,7 @@ export class StatusBar extends DisposableOwner {
       markdown.isTrusted = { enabledCommands: ["farmhand.fixPause"] }; // the one link it may hold: lift the pause
       this.item.tooltip = markdown;
     }
-    this.last = { text, tooltip: tip, kind: status.kind };
+    this.last = { text, tooltip: tip, kind: status.kind, at: state.at };
   }
 
   /** The tooltip as Markdown text (compared before it is sent). */

@@ -25,7 +25,8 @@ export type ReportFactsResult = FunctionReturnType<Workers["reportFacts"]>;
 export interface FarmClient {
   doorbell(onValue: (v: DoorbellValue) => void, onError: (e: Error) => void): () => void;
   claim(capabilities: Capabilities, max: number): Promise<ClaimedJob[]>;
-  ready(capabilities: Capabilities, slots: Slots): Promise<ReadyResult>;
+  /** `stopping`: the engine is stopping (slots 0); the farm shows it offline at once. */
+  ready(capabilities: Capabilities, slots: Slots, stopping?: boolean): Promise<ReadyResult>;
   presence(): Promise<PresenceResult>;
   /** `suspended`: the job is frozen on this machine (its owner is using it); the lease is kept all the same. */
   heartbeat(leaseId: string, progress?: number, status?: string, suspended?: boolean): Promise<HeartbeatResult>;
@@ -53,7 +54,7 @@ export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClie
       return client.onUpdate(w.doorbell, { apiKey }, onValue, onError);
     },
     claim: (capabilities, max) => client.mutation(w.claim, { apiKey, capabilities, max }),
-    ready: (capabilities, slots) => client.mutation(w.ready, { apiKey, capabilities, slots }),
+    ready: (capabilities, slots, stopping) => client.mutation(w.ready, stopping ? { apiKey, capabilities, slots, stopping } : { apiKey, capabilities, slots }),
     presence: () => client.mutation(w.presence, { apiKey }),
     heartbeat: (leaseId, progress, status, suspended) =>
       client.mutation(w.heartbeat, withoutUndefined({ apiKey, leaseId, progress, status, suspended })),

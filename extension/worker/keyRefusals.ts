@@ -20,7 +20,7 @@ export function watchKeyRefusals(client: FarmClient, onRefused: (error: Describe
   return {
     doorbell: (onValue, onError) => client.doorbell(onValue, (e) => (check(e), onError(e))),
     claim: checked((capabilities: string[], max: number) => client.claim(capabilities, max)),
-    ready: checked((capabilities: string[], slots: number) => client.ready(capabilities, slots)),
+    ready: checked((capabilities: string[], slots: number, stopping?: boolean) => client.ready(capabilities, slots, stopping)),
     presence: checked(() => client.presence()),
     heartbeat: checked((leaseId: string, progress?: number, status?: string, suspended?: boolean) =>
       client.heartbeat(leaseId, progress, status, suspended),

@@ -152,7 +152,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.jobClient = {
       doorbell: (onValue, onError) => client.doorbell(onValue, onError),
       claim: (capabilities, max) => client.claim(capabilities, max),
-      ready: (capabilities, slots) => client.ready(capabilities, slots),
+      ready: (capabilities, slots, stopping) => client.ready(capabilities, slots, stopping),
       presence: () => client.presence(),
       heartbeat: (leaseId, progress, status, suspended) => client.heartbeat(leaseId, progress, status, suspended),
       output: (leaseId, chunk) => client.output(leaseId, chunk),
@@ -479,8 +479,8 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   }
 
   /** Tell the server how many jobs this engine runs at once now (it waits for offers for what is free). */
-  private declare(): Promise<void> {
-    const declared = this.options.client.ready(this.capabilities, this.slotsNow()).then(
+  private declare(stopping = false): Promise<void> {
+    const declared = this.options.client.ready(this.capabilities, this.slotsNow(), stopping || undefined).then(
       () => undefined,
       (e) => void this.onServerError(e, "ready"),
     );
@@ -491,7 +491,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private async declareBeforeStop(): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_DECLARE_WAIT_MS)));
-    await Promise.race([this.declare(), bound]);
+    await Promise.race([this.declare(true), bound]);
     clearTimeout(timer);
   }
 

@@ -1,5 +1,5 @@
 import type { FarmFigures } from "../../extension/hostAndWebview/donorState";
-import { appsButtonLabel, appsText, attemptsText, creditText, describeStatus, farmNotice, frozenNote, policyText, refusedKeyText, TOGGLE_LABEL } from "../../extension/hostAndWebview/donorStateText";
+import { appsButtonLabel, appsText, attemptsText, creditText, describeStatus, farmNotice, frozenNote, policyText, refusedKeyText, TOGGLE_LABEL, workerText } from "../../extension/hostAndWebview/donorStateText";
 import { duration } from "../../extension/hostAndWebview/format";
 import { isPanelMessage, type PanelRequest, type PanelSnapshot } from "../../extension/hostAndWebview/panelProtocol";
 
@@ -78,7 +78,7 @@ function render(s: PanelSnapshot): void {
           const bar = document.createElement("progress");
           bar.max = 1;
           if (job.progress !== undefined) bar.value = job.progress;
-          li.append(bar, ` ${job.suspendedSince === undefined ? "" : `${frozenNote(job.suspendedSince, s.at)} `}${job.status ?? ""}`);
+          li.append(bar, ` ${duration(s.at - job.startedAt)} ${job.suspendedSince === undefined ? "" : `${frozenNote(job.suspendedSince, s.at)} `}${job.status ?? ""}`);
           return li;
         })),
   );
@@ -95,19 +95,19 @@ function render(s: PanelSnapshot): void {
   // A refused key says so above; old figures say how old they are; missing ones say why.
   const figures = s.status.kind === "revoked" ? undefined : s.farm.figures;
   byId("farmPart").hidden = !figures;
-  if (figures) renderFarm(figures);
+  if (figures) renderFarm(figures, s.at);
   const notice = s.status.kind === "revoked" || !s.joined ? undefined : farmNotice(s.farm.freshness, s.at);
   byId("farmError").hidden = !notice;
   byId("farmError").textContent = notice ?? "";
 }
 
-function renderFarm(f: FarmFigures): void {
+function renderFarm(f: FarmFigures, at: number): void {
   const n = f.counts;
   byId("counts").textContent = `${n.pending} pending · ${n.running} running · ${n.succeeded} succeeded · ${n.canceled} canceled · ${n.dead} dead`;
   byId("throughputLabel").textContent = `${f.finishedLastHour} jobs finished in the last hour`;
   drawChart(byId<SVGSVGElement>("chart"), f.throughput);
   byId("workers").replaceChildren(
-    ...f.workers.map((w) => item(`${w.online ? "●" : "○"} ${w.name}${w.isMe ? " (this machine)" : ""} — ${w.revoked ? "revoked" : w.online ? `online · up to ${w.maxJobs} at once` : "offline"}`)),
+    ...f.workers.map((w) => item(`${w.online ? "●" : "○"} ${w.name}${w.isMe ? " (this machine)" : ""} — ${workerText(w, at)}`)),
   );
   byId("deadTitle").textContent = `Dead letters (${f.deadTotal})`;
   byId("dead").replaceChildren(

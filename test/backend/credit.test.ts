@@ -102,6 +102,12 @@ test("one row per worker per day; a new week starts from zero while all time kee
   const credit = await farm.t.query(api.workers.myCredit, { apiKey: worker.apiKey });
   expect(credit.week).toMatchObject({ cpuHours: 0.01, jobs: 1 });
   expect(credit.allTime).toMatchObject({ cpuHours: 0.035, jobs: 4 });
+  // a subscriber passes its own day, so its week turns without the clock in the query
+  const lastWeek = await farm.t.query(api.workers.myCredit, { apiKey: worker.apiKey, day: utcDay(Date.UTC(2026, 10, 22)) });
+  expect(lastWeek.week).toMatchObject({ jobs: 3 });
+  const nextWeek = await farm.t.query(api.workers.myCredit, { apiKey: worker.apiKey, day: utcDay(Date.UTC(2026, 10, 30)) });
+  expect(nextWeek.week).toMatchObject({ cpuHours: 0, jobs: 0 });
+  await expectCode(farm.t.query(api.workers.myCredit, { apiKey: worker.apiKey, day: 1.5 }), "invalid_argument");
 });
 
 test("a bad cpuMs is refused and changes nothing", async () => {

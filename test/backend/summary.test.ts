@@ -5,7 +5,7 @@ import { installReadRecorder, recordReads } from "../../bench/compare/readRecord
 import { LIMITS, TIMING } from "../../convex/lib/limits";
 import { measure } from "./metrics";
 import { scheduled } from "./queueState";
-import { enrollWorker, newFarm, type Farm } from "./setup";
+import { enrollWorker, expectCode, newFarm, type Farm } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -161,7 +161,8 @@ describe("farm:overview", () => {
       await farm.t.mutation(api.workers.fail, { apiKey: w.apiKey, leaseId: c.leaseId, error: "e".repeat(2_000), retryable: false });
       vi.advanceTimersByTime(10);
     }
-    vi.advanceTimersByTime(TIMING.onlineWindowMs - 60_000);
+    // quiet's last call (its enrollment) is older than the online window when the summary is written
+    vi.advanceTimersByTime(TIMING.onlineWindowMs + 1_000);
     await farm.t.mutation(api.workers.presence, { apiKey: w.apiKey });
     await settle(farm, TIMING.summaryPresenceDelayMs);
     vi.advanceTimersByTime(61_000);
@@ -174,5 +175,59 @@ describe("farm:overview", () => {
     expect(byName.quiet).toMatchObject({ online: false, isMe: true });
     expect(o.workersOnline).toBe(1);
     expect(o.onlineWindowMs).toBe(TIMING.onlineWindowMs);
+  });
+
+  test("reads no clock: with nothing written, the same answer however much time passes (clients derive online and ages)", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm);
+    await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+    await settle(farm, 10_000);
+    const before = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
+    expect(before.workers[0]).toMatchObject({ online: true });
+    vi.advanceTimersByTime(2 * 60 * 60_000); // past the online window and the throughput hour
+    const after = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
+    expect(after).toEqual(before);
+    expect(after.refreshedAt).toBe(before.refreshedAt);
+  });
+
+  test("a worker that says it is stopping (ready, slots 0, stopping) shows offline at once, last seen then; its next call brings it back", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm);
+    const other = await enrollWorker(farm, { name: "other" });
+    await settle(farm, 10_000);
+    const mine = async () => (await farm.t.query(api.farm.overview, { apiKey: other.apiKey })).workers.find((x) => x.workerId === w.workerId)!;
+    expect(await mine()).toMatchObject({ online: true });
+    vi.advanceTimersByTime(30_000);
+    const stoppedAt = Date.now();
+    await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: [], slots: 0, stopping: true });
+    await settle(farm, 10_000);
+    expect(await mine()).toMatchObject({ online: false, stoppedAt, lastSeenAt: stoppedAt });
+    expect((await farm.t.query(api.farm.overview, { apiKey: other.apiKey })).workersOnline).toBe(1);
+    // started again: its first call (a declare, well within the minute it otherwise waits between writes)
+    vi.advanceTimersByTime(5_000);
+    await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: [], slots: 1 });
+    await settle(farm, 10_000);
+    const back = await mine();
+    expect(back).toMatchObject({ online: true });
+    expect(back.stoppedAt).toBeUndefined();
+  });
+
+  test("stopping with free slots is refused: a stopping worker takes nothing more", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm);
+    await expect(farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: [], slots: 1, stopping: true })).rejects.toThrow();
+    await expectCode(farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: [], slots: 1, stopping: true }), "invalid_argument");
+  });
+
+  test("carries each worker's credit this week; a donor's line re-runs with the summary, not with every job it ends", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm);
+    await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 1 });
+    vi.advanceTimersByTime(2_000);
+    await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1, cpuMs: 1_800 });
+    await settle(farm, 10_000);
+    const o = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
+    expect(o.credit.days).toEqual([{ day: Math.floor(Date.now() / 86_400_000), cpuHours: 1_800 / 3_600_000, jobs: 1 }]);
   });
 });

@@ -9,7 +9,7 @@ import { repoDir, stateDir } from "../harness/paths.mjs";
 import { onInterrupt, runNpmScript } from "../harness/process.mjs";
 import { tsImport } from "tsx/esm/api";
 
-export const DEMO_CAPABILITIES = ["demo.echo", "demo.primes", "recipe.wordcount", "apps"];
+export const DEMO_CAPABILITIES = ["demo.echo", "demo.primes", "demo.slow", "recipe.wordcount", "apps"];
 const WORDCOUNT = `let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const t=String(JSON.parse(s).text??"");console.log(JSON.stringify({progress:0.5,status:"counting"}));console.log(JSON.stringify({words:t.split(/\\s+/).filter(Boolean).length}))})`;
 const submit = makeFunctionReference("jobs:submit");
 const get = makeFunctionReference("jobs:get");
@@ -54,13 +54,19 @@ export async function launchEditor(farmUrl, joinSecret, { operatorKey } = {}) {
   console.log("Starting code-server with the packaged extension…");
   const profileDir = join(stateDir, "demo");
   rmSync(profileDir, { recursive: true, force: true });
-  const profile = prepareProfile(profileDir, {
-    "farmhand.allowRemoteDonation": true,
-    "farmhand.preset": "full",
-    // the demo's donor has allowed farm apps (a real donor is asked once, when joining)
-    "farmhand.runApps": true,
-    "farmhand.recipes": { wordcount: { command: process.execPath, args: ["-e", WORDCOUNT], description: "counts the words of payload.text" } },
-  });
+  const profile = prepareProfile(
+    profileDir,
+    {
+      "farmhand.allowRemoteDonation": true,
+      // the demo's donor has allowed farm apps (a real donor is asked once, when joining)
+      "farmhand.runApps": true,
+      "farmhand.recipes": { wordcount: { command: process.execPath, args: ["-e", WORDCOUNT], description: "counts the words of payload.text" } },
+    },
+    // The preset in one place only: the Remote tab, where code-server's machine-scoped settings live. Written in User
+    // settings too, choosing another preset on the Remote tab would only remove the Remote entry and leave the User
+    // one in force (the panel's policy line says where the value comes from).
+    { "farmhand.preset": "full" },
+  );
   installExtension(profile, join(repoDir, "farmhand.vsix"));
   const env = { FARMHAND_JOIN_URL: farmUrl, FARMHAND_JOIN_TOKEN: joinSecret, ...(operatorKey ? { FARMHAND_OPERATOR_KEY: operatorKey } : {}) };
   const editor = await startCodeServer(profile, { env });
@@ -86,6 +92,9 @@ export async function feedJobs(url, clientKey, appJob) {
     const jobs = [
       { type: "demo.primes", payload: { n: 5_000_000 + Math.floor(Math.random() * 20_000_000) } },
       { type: "demo.echo", payload: { text: `hello from round ${round}` } },
+      // one job to watch every third round: a minute of steps with progress, frozen while you use the machine
+      // (presets light and medium), carried on afterwards or by another machine from its last step
+      ...(round % 3 === 1 ? [{ type: "demo.slow", payload: { seconds: 60 } }] : []),
       { type: "recipe.wordcount", payload: { text: "the quick brown fox jumps over the lazy dog" }, requiredCapabilities: ["recipe.wordcount"] },
       ...(appJob ? [appJob(round)] : []),
     ];

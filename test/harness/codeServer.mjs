@@ -31,8 +31,10 @@ export function requireInstalledCodeServer() {
 /**
  * Layout of one throw-away code-server profile under `root`. `settings` are written as user settings and, because
  * machine-scoped settings in a remote window come from the remote side, as the server's machine settings too.
+ * `machineOnly` goes to the machine settings alone (the Remote tab): a machine-scoped setting written in both places
+ * could not be changed from the Remote tab (removing the Remote entry leaves the User one in force).
  */
-export function prepareProfile(root, settings = {}) {
+export function prepareProfile(root, settings = {}, machineOnly = {}) {
   const profile = {
     root,
     userDataDir: join(root, "user-data"),
@@ -47,7 +49,7 @@ export function prepareProfile(root, settings = {}) {
     mkdirSync(dir, { recursive: true });
   }
   writeFileSync(join(profile.userDataDir, "User", "settings.json"), allSettings);
-  writeFileSync(join(profile.userDataDir, "Machine", "settings.json"), allSettings);
+  writeFileSync(join(profile.userDataDir, "Machine", "settings.json"), JSON.stringify({ ...QUIET_SETTINGS, ...settings, ...machineOnly }, null, 2));
   writeFileSync(profile.configFile, "auth: none\n");
   return profile;
 }

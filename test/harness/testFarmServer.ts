@@ -1,13 +1,13 @@
 // The farm the code-server runners hand to the extension under test: the project's loopback Convex test server
 // (test/server, the real convex/ functions through convex-test), seeded with one org, a client key, one enrolled
 // worker, a client key that may publish apps, and enrollment tokens for the join tests. Prints ONE JSON line on stdout, then runs until SIGTERM.
-// Arguments: extra capabilities to grant on top of demo.echo and demo.primes.
+// Arguments: extra capabilities to grant on top of demo.echo, demo.primes and demo.slow.
 import { makeFunctionReference } from "convex/server";
 import { seed, startTestServer } from "../server";
 
 const createEnrollment = makeFunctionReference<"mutation", Record<string, unknown>, { token: string }>("admin:createEnrollment");
 const createOperatorKey = makeFunctionReference<"mutation", { orgId: string; name: string }, { key: string }>("admin:createOperatorKey");
-const CAPABILITIES = [...new Set(["demo.echo", "demo.primes", ...process.argv.slice(2)])];
+const CAPABILITIES = [...new Set(["demo.echo", "demo.primes", "demo.slow", ...process.argv.slice(2)])];
 
 async function main(): Promise<void> {
   // stdout carries only the JSON line; what the functions log goes to stderr.

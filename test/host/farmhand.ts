@@ -34,10 +34,12 @@ export type FarmhandState = {
 };
 /** What each surface shows now, as text. */
 export type FarmhandSurfaces = {
-  statusBar: { text: string; tooltip: string; command: string | undefined };
-  tree: { message: string | undefined; rows: string[] };
+  /** `at`: the snapshot (its derivation time) the surface last drew. */
+  statusBar: { text: string; tooltip: string; command: string | undefined; at?: number };
+  /** `at` while the view is visible. */
+  tree: { message: string | undefined; rows: string[]; at?: number };
   /** The state the control panel was last sent; undefined while it is hidden. */
-  panel: FarmhandState | undefined;
+  panel: (FarmhandState & { at: number }) | undefined;
   contextKeys: Record<string, unknown>;
 };
 export type FarmhandApi = { getState(): FarmhandState; surfaces(): FarmhandSurfaces; activationMs: number };

@@ -18,7 +18,7 @@ export const UI_TIMEOUT = 30_000;
  * way, what was started is stopped before the error is thrown. `env(farm)`: variables for code-server (and so the
  * extension host), given the farm (provisioning, as `npm start` does).
  */
-export async function startUiSession({ vsix, settings, name, env = () => ({}) }) {
+export async function startUiSession({ vsix, settings, machineOnly, name, env = () => ({}) }) {
   requireInstalledCodeServer();
   const session = { serverLog: [], browserLog: [] };
   let root;
@@ -38,7 +38,7 @@ export async function startUiSession({ vsix, settings, name, env = () => ({}) })
   try {
     root = mkdtempSync(join(tmpdir(), `farmhand-${name}-`));
     session.farm = await startTestFarm();
-    session.profile = prepareProfile(root, settings);
+    session.profile = prepareProfile(root, settings, machineOnly);
     installExtension(session.profile, vsix);
     session.server = await startCodeServer(session.profile, { env: env(session.farm), onLog: (line) => session.serverLog.push(line) });
     browser = await launchChromium(session.profile.chromiumDir);

@@ -1,17 +1,23 @@
 /*
  * mandelbrot: renders one tile of the Mandelbrot set and returns it as a PNG (base64).
  *
- * payload: {"x": -0.5, "y": 0, "span": 3, "width": 256, "height": 256, "maxIter": 256}
+ * payload: {"x": -0.5, "y": 0, "span": 3, "width": 192, "height": 192, "maxIter": 256}
  *   x, y    the tile's centre in the complex plane
  *   span    the width of the tile in the complex plane (the height follows the pixel aspect)
- *   width, height  pixels, 1..2048 each;  maxIter  1..100000
- * result:  {"width": 256, "height": 256, "maxIter": 256, "png": "<base64 of the PNG file>"}
+ *   width, height  pixels, 1..2048 each, and (3 × width + 1) × height at most 196000 bytes of image, so the result
+ *           (the PNG, stored uncompressed, in base64) stays under the farm's 256 KiB result cap: 255×255, 320×200
+ *           or 400×160 at most, not 256×256;  maxIter  1..100000
+ * result:  {"width": 192, "height": 192, "maxIter": 256, "png": "<base64 of the PNG file>"}
  *
  * Progress is printed every few rows. The PNG is written by hand: a zlib stream of stored (uncompressed)
  * deflate blocks, so the app needs nothing beyond libc.
  */
 #include <stdint.h>
 #include "../common/farmapp.h"
+
+/* The rows of RGB (plus a filter byte each) the PNG stores uncompressed: in base64 with the other fields, this many
+ * bytes stays under the farm's 256 KiB result cap (262144 bytes of JSON). */
+#define MAX_IMAGE_BYTES 196000.0
 
 static uint32_t crc_table[256];
 
@@ -142,13 +148,16 @@ int main(void) {
   double cx = farm_payload_number(input, "x", -0.5, &bad);
   double cy = farm_payload_number(input, "y", 0, &bad);
   double span = farm_payload_number(input, "span", 3, &bad);
-  double w = farm_payload_number(input, "width", 256, &bad);
-  double h = farm_payload_number(input, "height", 256, &bad);
+  double w = farm_payload_number(input, "width", 192, &bad);
+  double h = farm_payload_number(input, "height", 192, &bad);
   double it = farm_payload_number(input, "maxIter", 256, &bad);
   free(input);
   if (bad) return fail("payload fields x, y, span, width, height, maxIter must be numbers");
   if (!(w >= 1 && w <= 2048 && h >= 1 && h <= 2048 && w == (int)w && h == (int)h)) {
     return fail("width and height must be whole numbers from 1 to 2048");
+  }
+  if ((3 * w + 1) * h > MAX_IMAGE_BYTES) {
+    return fail("the PNG would pass the farm's 256 KiB result cap: keep (3 x width + 1) x height at most 196000 (e.g. 255x255, 320x200)");
   }
   if (!(it >= 1 && it <= 100000 && it == (int)it)) return fail("maxIter must be a whole number from 1 to 100000");
   if (!(span > 0)) return fail("span must be positive");

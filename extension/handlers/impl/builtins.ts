@@ -4,11 +4,13 @@ import { echo } from "./echo";
 import { ollamaChat, ollamaGenerate } from "./ollama";
 import { primes } from "./primes";
 import { runRecipe } from "./recipe";
+import { slow } from "./slow";
 
 /** The job code bundled into the runner, by name. */
 export const BUILTIN_IMPLS: Record<string, Impl> = {
   "demo.echo": echo,
   "demo.primes": primes,
+  "demo.slow": slow,
   "ollama.generate": ollamaGenerate,
   "ollama.chat": ollamaChat,
   recipe: runRecipe,

@@ -62,6 +62,14 @@ describe("example app: mandelbrot (C)", { timeout: 30_000 }, () => {
     expect(run.error.message).toContain("exited with code 2");
     expect(run.error.message).toContain("mandelbrot: width and height must be whole numbers from 1 to 2048");
   });
+
+  it("its largest documented tile fits the farm's 256 KiB result cap; one pixel row wider is refused, naming the cap", async () => {
+    const app = publish("mandelbrot");
+    const largest = await h.run(app, { width: 255, height: 255, maxIter: 20 });
+    expect(largest.ok ? JSON.stringify(largest.outcome.result).length : largest.error.message).toBeLessThanOrEqual(256 * 1024);
+    const over = await h.run(app, { width: 256, height: 256, maxIter: 20 });
+    expect(over.ok ? "rendered" : over.error.message).toContain("the PNG would pass the farm's 256 KiB result cap");
+  });
 });
 
 describe("example app: montecarlo (Rust)", { timeout: 30_000 }, () => {

@@ -99,6 +99,7 @@ describe("ollama handlers", () => {
     expect(await up.registry.capabilities()).toEqual([
       "demo.echo",
       "demo.primes",
+      "demo.slow",
       "ollama.chat",
       "ollama.generate",
       "ollama:qwen:0.5b",
@@ -106,16 +107,16 @@ describe("ollama handlers", () => {
       "ollama:tiny:latest",
     ]);
     const down = createBuiltinRegistry({ ollama: { url: await closedPortUrl() }, recipes: [{ name: "build", command: "make" }] });
-    expect(await down.registry.capabilities()).toEqual(["demo.echo", "demo.primes", "recipe.build"]);
+    expect(await down.registry.capabilities()).toEqual(["demo.echo", "demo.primes", "demo.slow", "recipe.build"]);
     up.pool.close();
     down.pool.close();
   });
 
   it("offers only the models the donor chose, none when none are chosen, and refuses a job for another model", async () => {
     const chosen = createBuiltinRegistry({ ollama: { url: fake.url, models: ["tiny"] } });
-    expect(await chosen.registry.capabilities()).toEqual(["demo.echo", "demo.primes", "ollama.chat", "ollama.generate", "ollama:tiny", "ollama:tiny:latest"]);
+    expect(await chosen.registry.capabilities()).toEqual(["demo.echo", "demo.primes", "demo.slow", "ollama.chat", "ollama.generate", "ollama:tiny", "ollama:tiny:latest"]);
     const none = createBuiltinRegistry({ ollama: { url: fake.url, models: [] } });
-    expect(none.registry.types()).toEqual(["demo.echo", "demo.primes"]);
+    expect(none.registry.types()).toEqual(["demo.echo", "demo.primes", "demo.slow"]);
     const options = { url: fake.url, models: ["tiny"] };
     await expect(pool.run({ builtin: "ollama.generate", options }, { model: "qwen:0.5b", prompt: "x" }, fakeCtx().ctx)).rejects.toMatchObject({
       message: 'this machine does not offer the Ollama model "qwen:0.5b" (it offers tiny)',

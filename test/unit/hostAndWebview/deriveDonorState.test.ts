@@ -1,24 +1,25 @@
 import { describe, expect, it } from "vitest";
+import type { PresetSource } from "../../../extension/hostAndWebview/donorState";
 import { CONNECT_GRACE_MS, deriveDonorState, type DonorFacts, type EngineFacts, type OverviewFacts } from "../../../extension/hostAndWebview/deriveDonorState";
-import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, shortStatus } from "../../../extension/hostAndWebview/donorStateText";
+import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, policyText, shortStatus, workerText } from "../../../extension/hostAndWebview/donorStateText";
 
 const NOW = Date.UTC(2026, 10, 23, 14, 0, 0);
+/** NOW's UTC day (a Monday). */
+const TODAY = Math.floor(NOW / 86_400_000);
 const job = (jobId: string) => ({ jobId, type: "demo.primes", attempt: 1, startedAt: NOW - 1_000 });
 
 const overview = (over: Partial<OverviewFacts> = {}): OverviewFacts => ({
   counts: { pending: 3, running: 1, succeeded: 10, canceled: 0, dead: 1 },
   lanes: [{ routingKey: "gpu", capabilities: ["gpu"], pending: 3, running: 0 }],
   workers: [
-    { workerId: "w1", name: "me", isMe: true, online: true, revoked: false, lastSeenAt: NOW - 500, maxConcurrentJobs: 2, capabilities: ["demo.primes"] },
-    { workerId: "w2", name: "other", isMe: false, online: false, revoked: false, lastSeenAt: NOW - 300_000, maxConcurrentJobs: 4 },
+    { workerId: "w1", name: "me", isMe: true, revoked: false, lastSeenAt: NOW - 500, maxConcurrentJobs: 2, capabilities: ["demo.primes"] },
+    { workerId: "w2", name: "other", isMe: false, revoked: false, lastSeenAt: NOW - 7 * 60_000, maxConcurrentJobs: 4 },
   ],
-  workersOnline: 1,
   throughput: [],
-  finishedLastHour: 0,
   deadLetters: 1,
   deadLetterList: [{ jobId: "d1", type: "demo.echo", error: "bad input", attempt: 1, maxAttempts: 3 }],
   canManage: false,
-  now: NOW,
+  onlineWindowMs: 6 * 60_000,
   ...over,
 });
 
@@ -164,12 +165,11 @@ describe("the donor state: one derivation for every surface", () => {
     expect(idle.farm.figures?.counts).toMatchObject({ pending: 0, running: 5 });
   });
 
-  it("marks a lane no online worker can run, a dead letter that gave up early, and last-seen times on this clock", () => {
-    const skewed = deriveDonorState(facts({ farm: { watched: true, overview: overview({ now: NOW + 60_000 }), answeredAt: NOW } }));
-    const f = skewed.farm.figures!;
+  it("marks a lane no online worker can run, a dead letter that gave up early, and last-seen times as the farm gave them", () => {
+    const f = deriveDonorState(facts()).farm.figures!;
     expect(f.lanes[0]).toMatchObject({ routingKey: "gpu", servable: false });
     expect(f.dead[0]).toMatchObject({ attempt: 1, maxAttempts: 3, gaveUp: "notRetryable" });
-    expect(f.workers.find((w) => w.workerId === "w2")?.lastSeenAt).toBe(NOW - 360_000);
+    expect(f.workers.find((w) => w.workerId === "w2")?.lastSeenAt).toBe(NOW - 7 * 60_000);
     const served = deriveDonorState(facts({ farm: { watched: true, overview: overview({ lanes: [{ routingKey: "p", capabilities: ["demo.primes"], pending: 1, running: 0 }] }) } }));
     expect(served.farm.figures?.lanes[0].servable).toBe(true);
   });
@@ -185,16 +185,20 @@ describe("the donor state: one derivation for every surface", () => {
     expect(on).not.toMatch(/start donating/);
   });
 
-  it("lays the throughput out per minute as of the farm's answer, oldest first, dropping what is older than an hour", () => {
+  it("lays the throughput out per minute as of this machine's clock, oldest first, dropping what is older than an hour", () => {
     const minute = 60_000;
     const throughput = [
-      { minuteStart: NOW - 61 * minute, finished: 9 }, // more than an hour before the answer
+      { minuteStart: NOW - 61 * minute, finished: 9 }, // more than an hour ago
       { minuteStart: NOW - 59 * minute, finished: 2 },
       { minuteStart: NOW, finished: 5 },
     ];
-    const series = deriveDonorState(facts({ farm: { watched: true, overview: overview({ throughput }), answeredAt: NOW + 10 * minute } })).farm.figures!.throughput;
+    const at = (now: number) => deriveDonorState(facts({ now, farm: { watched: true, overview: overview({ throughput }), answeredAt: NOW } })).farm.figures!;
+    const series = at(NOW).throughput;
     expect(series).toHaveLength(60);
-    expect([series[0], series[59], series.reduce((a, b) => a + b, 0)]).toEqual([2, 5, 7]);
+    expect([series[0], series[59], series.reduce((a, b) => a + b, 0), at(NOW).finishedLastHour]).toEqual([2, 5, 7, 7]);
+    // the same answer ten minutes later (no summary refresh since: nothing happened): the old minutes slide out
+    expect(at(NOW + 10 * minute).finishedLastHour).toBe(5);
+    expect(at(NOW + 61 * minute).finishedLastHour).toBe(0);
   });
 });
 
@@ -209,8 +213,8 @@ describe("the donor state: apps and this week's credit (issues 12 and 14)", () =
   });
 
   it("carries the farm's credit for this week into the state, in CPU-hours with one decimal", () => {
-    const credit = { week: { cpuHours: 0.2849, jobs: 7 } };
-    const state = deriveDonorState(facts({ farm: { watched: true, overview: overview(), answeredAt: NOW, credit } }));
+    const credit = { days: [{ day: TODAY, cpuHours: 0.2849, jobs: 7 }] };
+    const state = deriveDonorState(facts({ farm: { watched: true, overview: overview({ credit }), answeredAt: NOW } }));
     expect(state.credit).toEqual({ cpuHours: 0.2849, jobs: 7 });
     expect(creditText(state.credit!)).toBe("This machine gave 0.3 CPU-hours this week, 7 jobs");
     expect(creditText({ cpuHours: 0, jobs: 0 })).toBe("This machine gave 0.0 CPU-hours this week, 0 jobs");
@@ -222,10 +226,68 @@ describe("the donor state: apps and this week's credit (issues 12 and 14)", () =
 
   it("shows no credit before the farm said, nor for a key the farm refused or a machine that left", () => {
     expect(deriveDonorState(facts()).credit).toBeUndefined();
-    const credit = { week: { cpuHours: 1, jobs: 2 } };
+    const credit = { days: [{ day: TODAY, cpuHours: 1, jobs: 2 }] };
     const refused = { kind: "refused" as const, message: "key revoked", code: "UNAUTHORIZED" };
-    expect(deriveDonorState(facts({ farm: { watched: true, credit, error: refused } })).credit).toBeUndefined();
-    expect(deriveDonorState(facts({ joined: false, farm: { watched: true, credit } })).credit).toBeUndefined();
+    expect(deriveDonorState(facts({ farm: { watched: true, overview: overview({ credit }), error: refused } })).credit).toBeUndefined();
+    expect(deriveDonorState(facts({ joined: false, farm: { watched: true, overview: overview({ credit }) } })).credit).toBeUndefined();
+  });
+
+  it("sums this week's days by this machine's clock: the same answer turns to 0 on Monday (no re-run needed)", () => {
+    // NOW is Monday 2026-11-23; the summary was written on Sunday the 29th with Monday..Sunday's days
+    const DAY = 86_400_000;
+    const credit = { days: [0, 2, 6].map((d) => ({ day: TODAY + d, cpuHours: 1, jobs: d + 1 })) };
+    const on = (now: number) => deriveDonorState(facts({ now, farm: { watched: true, overview: overview({ credit }), answeredAt: NOW } })).credit;
+    expect(on(NOW + 6 * DAY)).toEqual({ cpuHours: 3, jobs: 1 + 3 + 7 });
+    expect(on(NOW + 2 * DAY)).toEqual({ cpuHours: 2, jobs: 1 + 3 }); // a day ahead is not counted yet
+    expect(on(NOW + 7 * DAY)).toEqual({ cpuHours: 0, jobs: 0 }); // next Monday
+  });
+});
+
+describe("the donor state: presence as the farm knows it, as of this machine's clock (issue 24)", () => {
+  const MIN = 60_000;
+  const workers = (now: number, over: Partial<OverviewFacts["workers"][number]> = {}) =>
+    deriveDonorState(
+      facts({ now, farm: { watched: true, overview: overview({ workers: [{ workerId: "w3", name: "cli", isMe: false, revoked: false, lastSeenAt: NOW, maxConcurrentJobs: 2, ...over }] }), answeredAt: NOW } }),
+    ).farm.figures!;
+
+  it("a worker is online only within the window since its last call: the same answer shows it offline later", () => {
+    expect(workers(NOW + 5 * MIN).workers[0]).toMatchObject({ online: true });
+    expect(workers(NOW + 5 * MIN).workersOnline).toBe(1);
+    const later = workers(NOW + 7 * MIN);
+    expect(later.workers[0]).toMatchObject({ online: false, lastSeenAt: NOW });
+    expect(later.workersOnline).toBe(0);
+    expect(workerText(later.workers[0], NOW + 7 * MIN)).toBe("offline · last seen 7m 0s ago");
+  });
+
+  it("a worker that said it stopped is offline at once, and says since when", () => {
+    const f = workers(NOW + 3_000, { stoppedAt: NOW });
+    expect(f.workers[0]).toMatchObject({ online: false, stoppedAt: NOW });
+    expect(workerText(f.workers[0], NOW + 3 * MIN)).toBe("offline · stopped 3m 0s ago");
+  });
+
+  it("an online worker's row says when the farm last heard from it, and that age moves with the clock", () => {
+    const w = workers(NOW + 40_000).workers[0];
+    expect(workerText(w, NOW + 40_000)).toBe("online · up to 2 jobs · seen 40s ago");
+    expect(workerText(w, NOW + 41_000)).toBe("online · up to 2 jobs · seen 41s ago");
+  });
+});
+
+describe("the policy line says where the preset comes from (issue 24: the demo's preset trap)", () => {
+  const line = (presetFrom?: PresetSource) =>
+    policyText({ preset: "full", ...(presetFrom ? { presetFrom } : {}), concurrency: 4, runsUpTo: 4, idleMinutes: 0, otherCpuPercent: 80, donateOnBattery: true, problems: [] });
+
+  it.each([
+    ["default", "full preset (the default) · "],
+    ["user", "full preset (from User settings) · "],
+    ["remote", "full preset (from Remote settings) · "],
+    ["workspaceIgnored", "full preset (the default: the workspace's value does not count for a machine setting) · "],
+  ] as const)("%s", (from, start) => {
+    expect(line(from).startsWith(start)).toBe(true);
+  });
+
+  it("the state carries it from the policy facts to every surface", () => {
+    const state = deriveDonorState(facts({ policy: { preset: "full", presetFrom: "remote", concurrency: 1, idleMinutes: 0, otherCpuPercent: 80, donateOnBattery: true, problems: [] } }));
+    expect(state.policy.presetFrom).toBe("remote");
   });
 });
 

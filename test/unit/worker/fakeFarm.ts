@@ -149,9 +149,10 @@ export class FakeFarm implements FarmClient {
     });
   }
 
-  ready(capabilities: Capabilities, slots: Slots): Promise<ReadyResult> {
+  ready(capabilities: Capabilities, slots: Slots, stopping?: boolean): Promise<ReadyResult> {
     return answer(() => {
-      this.record("ready", capabilities, slots);
+      if (stopping) this.record("ready", capabilities, slots, stopping);
+      else this.record("ready", capabilities, slots);
       this.declare(slots);
       this.resync = false;
       this.ring();

@@ -428,7 +428,7 @@ describe("Worker", () => {
     expect(farm.doorbellCount).toBe(0);
     // the releases said "take nothing more", and so did the last word on the way out
     expect(farm.calls.filter((c) => c.name === "release").map((c) => c.args[1])).toEqual([0, 0]);
-    expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["stubborn"], 0] });
+    expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["stubborn"], 0, true] });
     expect(farm.wants).toBe(0);
   });
 
@@ -523,6 +523,18 @@ describe("Worker", () => {
     await tick();
     expect(farm.headClaims).toBe(2);
     await worker.stop();
+  });
+
+  it("a clean stop tells the farm it is stopping (slots 0), so the farm shows it offline at once; a pause does not", async () => {
+    const farm = new FakeFarm();
+    const { worker } = makeWorker(farm, { concurrency: 2 });
+    await worker.start();
+    await tick();
+    worker.pause("user");
+    await tick();
+    expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["demo.echo"], 0] });
+    await worker.stop();
+    expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["demo.echo"], 0, true] });
   });
 
   it("pause and drain say it takes nothing more; resume claims in full again", async () => {
