@@ -91,7 +91,7 @@ describe("farm apps through real CLI workers", { timeout: 240_000 }, () => {
     expect((await jobsOf(farm, ids.slice(0, 2))).map((j) => j.status)).toEqual(["pending", "pending"]);
 
     const donor = worker(0, ["--apps"]);
-    await waitForLine(donor, /working on .* capabilities: apps, demo.echo, demo.primes$/);
+    await waitForLine(donor, /working on .* capabilities: apps, demo.echo, demo.primes, demo.slow$/);
     const done = await waitForJobs(farm, ids.slice(0, 2));
     expect(done.map((j) => j.status)).toEqual(["succeeded", "succeeded"]);
     const result = done[0].result as { width: number; height: number; png: string };
