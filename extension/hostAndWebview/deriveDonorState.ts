@@ -4,6 +4,7 @@
  */
 import type { PauseCause, PolicyDecision } from "../policy/policy";
 import { jobLabel, type AppLabel } from "../worker/jobLabel";
+import { canRunAll, capabilitiesNobodyOffers } from "../../convex/lib/routing";
 import type { Contribution, DonorState, FarmFigures, FarmState, Headline, HeadlineKind, PolicyState, Problem, RunningJob, SettingFix, ToggleAction } from "./donorState";
 
 /** The engine while a worker exists in this window. */
@@ -206,12 +207,16 @@ function figuresOf(o: OverviewFacts, answeredAt: number): FarmFigures {
   // Server times on this machine's clock: the server said `now` when this arrived.
   const skew = answeredAt - o.now;
   const online = o.workers.filter((w) => w.online);
-  const servable = (caps: string[]) => online.some((w) => !w.capabilities || caps.every((c) => w.capabilities!.includes(c)));
+  // the server's rule (convex/lib/routing.ts): a worker runs a lane's jobs when it offers every capability of it
+  const offers = online.flatMap((w) => (w.capabilities ? [w.capabilities] : []));
+  const unknown = online.some((w) => !w.capabilities);
+  const servable = (caps: string[]) => unknown || canRunAll(caps, offers);
+  const nobodyHandles = (caps: string[]) => (unknown ? [] : capabilitiesNobodyOffers(caps, offers));
   return {
     counts: o.counts,
     throughput: perMinute(o.throughput, o.now),
     finishedLastHour: o.finishedLastHour,
-    lanes: o.lanes.map((l) => ({ ...l, servable: servable(l.capabilities) })),
+    lanes: o.lanes.map((l) => ({ ...l, servable: servable(l.capabilities), nobodyHandles: nobodyHandles(l.capabilities) })),
     workers: o.workers.map((w) => ({
       workerId: w.workerId,
       name: w.name,
