@@ -49,6 +49,7 @@ import type * as lib_httpAnswers from "../lib/httpAnswers.js";
 import type * as lib_inbox from "../lib/inbox.js";
 import type * as lib_jobQuery from "../lib/jobQuery.js";
 import type * as lib_jobView from "../lib/jobView.js";
+import type * as lib_jobsHttp from "../lib/jobsHttp.js";
 import type * as lib_keys from "../lib/keys.js";
 import type * as lib_kick from "../lib/kick.js";
 import type * as lib_lanes from "../lib/lanes.js";
@@ -117,6 +118,7 @@ declare const fullApi: ApiFromModules<{
   "lib/inbox": typeof lib_inbox;
   "lib/jobQuery": typeof lib_jobQuery;
   "lib/jobView": typeof lib_jobView;
+  "lib/jobsHttp": typeof lib_jobsHttp;
   "lib/keys": typeof lib_keys;
   "lib/kick": typeof lib_kick;
   "lib/lanes": typeof lib_lanes;

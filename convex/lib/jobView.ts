@@ -11,6 +11,11 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     .take(LIMITS.outputChunksReturned + 1);
   const outputTruncated = newestFirst.length > LIMITS.outputChunksReturned;
   const chunks = newestFirst.slice(0, LIMITS.outputChunksReturned).reverse();
+  return { ...jobListView(job), output: chunks.map((c) => c.chunk).join(""), outputTruncated };
+}
+
+/** The job view without its output (a page of `jobs:list`). */
+export function jobListView(job: Doc<"jobs">) {
   return {
     jobId: job._id,
     type: job.type,
@@ -26,8 +31,6 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     statusText: job.statusText,
     result: job.result as unknown,
     error: job.error,
-    output: chunks.map((c) => c.chunk).join(""),
-    outputTruncated,
     cancelRequested: job.cancelRequested === true,
     externalId: job.externalId,
     batchId: job.batchId,
