@@ -61,5 +61,5 @@ describe("a job's type routes it (real CLI workers)", () => {
     echoOnly.child.kill("SIGINT");
     await waitForLine(echoOnly, /draining: no job is running; stopping/);
     expect(await echoOnly.exited).toBe(0);
-  });
+  }, 120_000);
 });
