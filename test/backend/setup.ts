@@ -46,11 +46,6 @@ export const TEST_TYPES: string[] = [
   ...Array.from({ length: 6 }, (_, i) => `p${i + 1}`),
 ].sort();
 
-/** These capabilities plus the test job types (a worker's claim that should also handle every test type). */
-export function handles(capabilities: readonly string[] = []): string[] {
-  return [...new Set([...capabilities, ...TEST_TYPES])].sort();
-}
-
 export type Enrolled = FunctionReturnType<typeof api.workers.enroll> & { capabilities: string[] };
 
 export async function enrollWorker(
