@@ -9,7 +9,7 @@ import { routingCapabilities, typeCapability } from "../../convex/lib/routing";
 import { buildModule, FD_WRITE } from "../unit/apps/wasmBuilder";
 import { publish, publishingFarm } from "./appFarm";
 import { eventKinds, inboxOf, jobRow, runDue } from "./queueState";
-import { enrollWorker, expectCode, LAPTOP_FACTS, newFarm, snapshot, type Enrolled, type Farm } from "./setup";
+import { enrollWorker, expectCode, LAPTOP_FACTS, newFarm, refreshSummaries, snapshot, type Enrolled, type Farm } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
 
 beforeEach(() => {
@@ -139,6 +139,19 @@ describe("a type nobody handles", () => {
     const [got] = await farm.t.mutation(api.workers.claim, { apiKey: later.apiKey, capabilities: ["demo.echo", "recipe.nosuch"] });
     expect(got).toMatchObject({ jobId, type: "recipe.nosuch", attempt: 1 });
     expect(await checkConsistency(farm.t)).toEqual([]);
+  });
+
+  test("the console's job page names what no online worker handles, until one does", async () => {
+    const farm = await newFarm();
+    const op = await enrollWorker(farm, { name: "operator", canManage: true, capabilities: ["demo.echo"], types: [] });
+    await waiting(farm, op);
+    const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "recipe.nosuch", requiredCapabilities: ["demo.echo"] });
+    await refreshSummaries(farm.t);
+    expect((await farm.t.query(api.console.job, { apiKey: op.apiKey, jobId }))!.nobodyHandles).toEqual(["recipe.nosuch"]);
+    const later = await worker(farm, "with-recipe", ["demo.echo", "recipe.nosuch"]);
+    await farm.t.mutation(api.workers.ready, { apiKey: later.apiKey, capabilities: later.capabilities, slots: 1 });
+    await refreshSummaries(farm.t);
+    expect((await farm.t.query(api.console.job, { apiKey: op.apiKey, jobId }))!.nobodyHandles).toEqual([]);
   });
 
   test.each(["Demo.Primes", "recipe nosuch", "a".repeat(65), "x/y"])("a type that cannot be a capability (%s) is refused and writes nothing", async (type) => {
