@@ -32,10 +32,10 @@ async function runScenario(s: Scenario): Promise<Row> {
   }
   if (s.delayedAhead) await seedPending(farm, s.delayedAhead, { priority: 100, delayedUntil: Date.now() + hour });
   await seedPending(farm, s.runnable, { requiredCapabilities: ["cpu"] });
-  const watch = await measure(farm.t, "query", api.workers.watch, { apiKey: worker.apiKey, capabilities: ["cpu"] });
+  const watch = await measure(farm.t, "query", api.workers.watch, { apiKey: worker.apiKey, capabilities: worker.capabilities });
   const summariser = await measure(farm.t, "mutation", internal.summary.refresh, { orgId: farm.orgId, all: true });
   const overview = await measure(farm.t, "query", api.farm.overview, { apiKey: worker.apiKey });
-  const claim = await measure(farm.t, "mutation", api.workers.claim, { apiKey: worker.apiKey, capabilities: ["cpu"], max });
+  const claim = await measure(farm.t, "mutation", api.workers.claim, { apiKey: worker.apiKey, capabilities: worker.capabilities, max });
   const seeded = s.runnable + (s.blockedAhead ?? 0) + (s.delayedAhead ?? 0);
   if (overview.result.counts.pending !== seeded) {
     throw new Error(`${s.name}: overview counts ${overview.result.counts.pending} pending, seeded ${seeded}`);

@@ -9,6 +9,7 @@ import { orgWeekCredit } from "./lib/credit";
 import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
 import { orgLanes } from "./lib/lanes";
 import { LIMITS, TIMING } from "./lib/limits";
+import { capabilitiesNobodyOffers, routingCapabilities } from "./lib/routing";
 import { computeSummary, summaryOf } from "./lib/summary";
 import { checkIntegerInRange } from "./lib/validate";
 import { deliveriesOf } from "./lib/webhooks";
@@ -108,6 +109,14 @@ export const job = query({
       .order("desc")
       .take(OUTPUT_ON_JOB_PAGE);
     const output = newestOutput.reverse();
+    // a waiting job's capabilities (its type's first of all) no online worker offers, as the last summary saw them
+    const summary = found.status === "pending" ? await summaryOf(ctx, me.orgId) : null;
+    const now = Date.now();
+    const online = summary?.workers.filter((w) => !w.revoked && now - w.lastSeenAt <= TIMING.onlineWindowMs) ?? [];
+    const nobodyHandles =
+      summary && online.every((w) => w.capabilities)
+        ? capabilitiesNobodyOffers(routingCapabilities(found.type, found.requiredCapabilities), online.map((w) => w.capabilities!))
+        : [];
     return {
       ...jobRow(found),
       payload: await payloadOf(ctx, found),
@@ -131,6 +140,7 @@ export const job = query({
       eventsTruncated: events.length > EVENTS_SHOWN,
       output: { text: output.map((c) => c.chunk).join(""), fromSeq: output[0]?.seq ?? 0, nextSeq: (newestOutput[0]?.seq ?? -1) + 1 },
       webhook: await deliveriesOf(ctx, found._id),
+      nobodyHandles,
     };
   },
 });

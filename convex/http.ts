@@ -5,6 +5,7 @@ import { httpAction, type ActionCtx } from "./_generated/server";
 import { routeApps } from "./lib/appsHttp";
 import type { FarmErrorData } from "./lib/errors";
 import { bearer, errorResponse, json } from "./lib/httpAnswers";
+import { batchStatusRoute, getJobRoute, listJobsRoute } from "./lib/jobsHttp";
 
 /** HTTP API for submitters that are not Convex apps. Auth: `Authorization: Bearer fh_c_…`. */
 
@@ -88,10 +89,12 @@ http.route({
   handler: withClientKey(async (ctx, clientKey, request) => {
     const jobId = jobIdFromPath(new URL(request.url).pathname, "");
     if (!jobId) return errorResponse("not_found", "No such job");
-    const job = await ctx.runQuery(api.jobs.get, { clientKey, jobId });
-    return job ? json(job) : errorResponse("not_found", "No such job");
+    return await getJobRoute(ctx, clientKey, jobId, request);
   }),
 });
+
+http.route({ path: "/api/jobs", method: "GET", handler: withClientKey(listJobsRoute) });
+http.route({ pathPrefix: "/api/batches/", method: "GET", handler: withClientKey(batchStatusRoute) });
 
 http.route({
   pathPrefix: "/api/jobs/",

@@ -4,7 +4,9 @@ import { clientFromKey, jobInOrg, requireJobInOrg } from "./lib/auth";
 import { ByteBudget, takeWithinBudget } from "./lib/budget";
 import { cancelJob } from "./lib/cancel";
 import { fail } from "./lib/errors";
-import { jobView } from "./lib/jobView";
+import { jobView, jobListView } from "./lib/jobView";
+import { checkIntegerInRange } from "./lib/validate";
+import { jobStatus } from "./schema";
 import { LIMITS } from "./lib/limits";
 import { checkJobSpec, insertCheckedJob, jobSpec, jobSpecFields } from "./lib/submit";
 import { checkText } from "./lib/validate";
@@ -127,5 +129,39 @@ export const setWebhook = mutation({
     if (existing) await ctx.db.patch(existing._id, fields);
     else await ctx.db.insert("webhooks", { orgId: client.orgId, clientKeyId: client._id, ...fields });
     return { secret };
+  },
+});
+
+/** Job views a page of `jobs:list` holds at most: each row may carry a 256 KiB payload and result (16 MiB read cap). */
+export const JOBS_LIST_MAX = 25;
+
+/**
+ * A page of this org's jobs, newest first, without their output (`jobs:get` has it): all of them, a batch's, or
+ * those of one status. With both a batch and a status, the batch's index serves the page and the status is
+ * checked on it, so a page may hold fewer jobs than `limit` (or none) while more follow: go on while `cursor`
+ * is not null.
+ */
+export const list = query({
+  args: { clientKey: v.string(), batchId: v.optional(v.string()), status: v.optional(jobStatus), cursor: v.optional(v.union(v.string(), v.null())), limit: v.optional(v.number()) },
+  handler: async (ctx, args) => {
+    const client = await clientFromKey(ctx, args.clientKey);
+    const numItems = checkIntegerInRange(args.limit ?? 20, "limit", 1, JOBS_LIST_MAX);
+    const batchId = args.batchId === undefined ? undefined : checkText(args.batchId, "batchId", LIMITS.batchIdChars);
+    const orgId = client.orgId;
+    const status = args.status;
+    const query =
+      batchId !== undefined
+        ? ctx.db.query("jobs").withIndex("by_org_batch", (q) => q.eq("orgId", orgId).eq("batchId", batchId))
+        : status !== undefined
+          ? ctx.db.query("jobs").withIndex("by_org_status_created", (q) => q.eq("orgId", orgId).eq("status", status))
+          : ctx.db.query("jobs").withIndex("by_org", (q) => q.eq("orgId", orgId));
+    let page;
+    try {
+      page = await query.order("desc").paginate({ cursor: args.cursor ?? null, numItems });
+    } catch {
+      fail("invalid_argument", "cursor: not a cursor of this listing (pass back the cursor a page answered, with the same filters)");
+    }
+    const jobs = page.page.filter((job) => batchId === undefined || status === undefined || job.status === status);
+    return { jobs: await Promise.all(jobs.map((job) => jobListView(ctx, job))), cursor: page.isDone ? null : page.continueCursor };
   },
 });

@@ -1,7 +1,14 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
-import { internalMutation } from "./_generated/server";
+import type { Doc, Id } from "./_generated/dataModel";
+import { internalMutation, type MutationCtx } from "./_generated/server";
 import { moveBodies } from "./lib/bodies";
+import { bumpLane } from "./lib/counters";
+import { kickForJobs, kickSummary } from "./lib/kick";
+import { laneFor, routingKey } from "./lib/lanes";
+import { classOf } from "./lib/requirements";
+import { routingCapabilities } from "./lib/routing";
+
 
 /**
  * Data migrations, hand-rolled: each runs in bounded batches and reschedules itself until it is through.
@@ -30,3 +37,80 @@ export const moveJobBodies = internalMutation({
     return { scanned: page.page.length, moved, done: page.isDone };
   },
 });
+
+/**
+ * Jobs read per transaction: a job row may still carry a 256 KiB payload, and moving it rewrites the row, so
+ * 20 of them stay under Convex's 8 MiB write limit.
+ */
+const JOBS_PER_BATCH = 20;
+
+type Unfinished = "pending" | "running";
+
+/**
+ * Since a job's type routes it, its lane's key starts with its type's capability (lib/routing.ts). Jobs
+ * queued before that sit in lanes keyed by their required capabilities alone, where any worker may take
+ * them: this moves every unfinished job into the lane of its type, with its pending/running count, one org
+ * and status at a time, JOBS_PER_BATCH per transaction, rescheduling itself until done. Idempotent; run it
+ * once after deploying (`npx convex run migrations:routeByType '{}'`). Emptied lanes go in the lane
+ * maintenance pass.
+ */
+export const routeByType = internalMutation({
+  args: {
+    orgId: v.optional(v.id("orgs")),
+    status: v.optional(v.union(v.literal("pending"), v.literal("running"))),
+    cursor: v.optional(v.union(v.string(), v.null())),
+  },
+  handler: async (ctx, args) => {
+    const orgId = args.orgId ?? (await nextOrg(ctx));
+    if (!orgId) return { moved: 0, done: true };
+    const status: Unfinished = args.status ?? "pending";
+    const page = await ctx.db
+      .query("jobs")
+      .withIndex("by_org_status", (q) => q.eq("orgId", orgId).eq("status", status))
+      .paginate({ cursor: args.cursor ?? null, numItems: JOBS_PER_BATCH, maximumBytesRead: MOVE_BYTES_PER_BATCH });
+    let moved = 0;
+    const lanes = new Map<Id<"lanes">, Doc<"lanes"> | null>();
+    for (const job of page.page) {
+      if (await moveToTypeLane(ctx, job, lanes)) moved++;
+    }
+    if (moved > 0) {
+      await kickForJobs(ctx, orgId);
+      await kickSummary(ctx, orgId);
+    }
+    const next = page.isDone ? await nextStep(ctx, orgId, status) : { orgId, status, cursor: page.continueCursor };
+    if (next) await ctx.scheduler.runAfter(0, internal.migrations.routeByType, next);
+    return { moved, done: next === null };
+  },
+});
+
+/** Move one job to the lane its type and capabilities route it to; false when it is there already. */
+async function moveToTypeLane(ctx: MutationCtx, job: Doc<"jobs">, lanes: Map<Id<"lanes">, Doc<"lanes"> | null>): Promise<boolean> {
+  const capabilities = routingCapabilities(job.type, job.requiredCapabilities);
+  const requirements = classOf(job.requirements);
+  if (!lanes.has(job.laneId)) lanes.set(job.laneId, await ctx.db.get(job.laneId));
+  const current = lanes.get(job.laneId);
+  if (current && current.routingKey === routingKey(capabilities, requirements)) return false;
+  const lane = await laneFor(ctx, job.orgId, capabilities, requirements);
+  // an offered job counts as running in its lane (lib/counters.ts), like one that runs
+  const counts = job.status === "pending" && job.queue !== "offered" ? "pending" : "running";
+  await bumpLane(ctx, job, { [counts]: -1 });
+  await ctx.db.patch(job._id, { laneId: lane._id });
+  await bumpLane(ctx, { orgId: job.orgId, laneId: lane._id }, { [counts]: 1 });
+  return true;
+}
+
+/** After one org's pending jobs come its running ones, then the next org's. */
+async function nextStep(ctx: MutationCtx, orgId: Id<"orgs">, status: Unfinished) {
+  if (status === "pending") return { orgId, status: "running" as const, cursor: null };
+  const org = await nextOrg(ctx, orgId);
+  return org ? { orgId: org, status: "pending" as const, cursor: null } : null;
+}
+
+async function nextOrg(ctx: MutationCtx, after?: Id<"orgs">): Promise<Id<"orgs"> | null> {
+  const previous = after ? await ctx.db.get(after) : null;
+  const org = await ctx.db
+    .query("orgs")
+    .withIndex("by_creation_time", (q) => (previous ? q.gt("_creationTime", previous._creationTime) : q))
+    .first();
+  return org?._id ?? null;
+}

@@ -59,7 +59,7 @@ export async function farmhandDesign(): Promise<Design> {
   const farm = await newFarm();
   const workers: Enrolled[] = [];
   for (const client of CLIENTS) {
-    workers.push(await enrollWorker(farm, { capabilities: client.capabilities, maxConcurrentJobs: 32, name: client.name }));
+    workers.push(await enrollWorker(farm, { capabilities: client.capabilities, types: ["job"], maxConcurrentJobs: 32, name: client.name }));
   }
   const t = farm.t as unknown as Runner;
   /** Run the dispatcher's rounds until it goes idle. */
@@ -81,7 +81,7 @@ export async function farmhandDesign(): Promise<Design> {
       for (const [i, requiredCapabilities] of queue.entries()) {
         const key = requiredCapabilities.join(",");
         if (!templates.has(key)) {
-          const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: `job-${i}`, requiredCapabilities });
+          const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "job", requiredCapabilities });
           templates.set(key, (await farm.t.run(async (ctx) => await ctx.db.get(jobId)))!);
         } else {
           copies.push({ at: i, template: key });
@@ -93,7 +93,7 @@ export async function farmhandDesign(): Promise<Design> {
           const added = new Map<string, number>();
           for (const { at, template } of copies.slice(from, from + 4_000)) {
             const job = withoutSystemFields(templates.get(template)!);
-            await ctx.db.insert("jobs", { ...job, type: `job-${at}`, availableAt: start + at });
+            await ctx.db.insert("jobs", { ...job, availableAt: start + at });
             added.set(template, (added.get(template) ?? 0) + 1);
           }
           for (const [key, n] of added) {

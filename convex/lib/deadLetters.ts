@@ -8,6 +8,7 @@ import { recordEvent } from "./events";
 import { fail } from "./errors";
 import { kickForJobs, kickSummary } from "./kick";
 import { laneFor } from "./lanes";
+import { routingCapabilities } from "./routing";
 import { classOf } from "./requirements";
 import { LIMITS } from "./limits";
 import { checkIntegerInRange } from "./validate";
@@ -50,7 +51,7 @@ export async function listDeadLetters(ctx: QueryCtx, orgId: Id<"orgs">, limit?: 
  */
 export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = "dead letter retried by operator") {
   if (job.status !== "dead") fail("invalid_argument", `Only dead jobs can be retried; this one is ${job.status}`);
-  const lane = await laneFor(ctx, job.orgId, job.requiredCapabilities, classOf(job.requirements));
+  const lane = await laneFor(ctx, job.orgId, routingCapabilities(job.type, job.requiredCapabilities), classOf(job.requirements));
   job = { ...job, laneId: lane._id };
   await ctx.db.patch(job._id, {
     laneId: lane._id,

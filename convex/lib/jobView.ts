@@ -12,6 +12,11 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     .take(LIMITS.outputChunksReturned + 1);
   const outputTruncated = newestFirst.length > LIMITS.outputChunksReturned;
   const chunks = newestFirst.slice(0, LIMITS.outputChunksReturned).reverse();
+  return { ...(await jobListView(ctx, job)), output: chunks.map((c) => c.chunk).join(""), outputTruncated };
+}
+
+/** The job view without its output (a page of `jobs:list`). */
+export async function jobListView(ctx: QueryCtx, job: Doc<"jobs">) {
   return {
     jobId: job._id,
     type: job.type,
@@ -27,8 +32,6 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     statusText: job.statusText,
     result: await resultOf(ctx, job),
     error: await errorOf(ctx, job),
-    output: chunks.map((c) => c.chunk).join(""),
-    outputTruncated,
     cancelRequested: job.cancelRequested === true,
     externalId: job.externalId,
     batchId: job.batchId,

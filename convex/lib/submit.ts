@@ -2,7 +2,7 @@ import { v, type Infer } from "convex/values";
 import { internal } from "../_generated/api";
 import type { Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { pinApp, withAppMemory, withAppsCapability } from "./appJobs";
+import { appNameOf, pinApp, withAppMemory, withAppsCapability } from "./appJobs";
 import { setBody } from "./bodies";
 import { bumpLane } from "./counters";
 import { recordEvent } from "./events";
@@ -10,7 +10,8 @@ import { fail } from "./errors";
 import { kickForJobs, kickSummary } from "./kick";
 import { laneFor } from "./lanes";
 import { LIMITS } from "./limits";
-import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./validate";
+import { CAPABILITY_PATTERN, checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./validate";
+import { routingCapabilities } from "./routing";
 import { checkRequirements, classOf, jobRequirements, type JobRequirements } from "./requirements";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
@@ -47,6 +48,10 @@ type CheckedSpec = {
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
 export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const type = checkText(spec.type, "type", LIMITS.typeChars);
+  // a type is the capability that routes it (an app's name is checked against the app's own pattern)
+  if (appNameOf(type) === null && !CAPABILITY_PATTERN.test(type)) {
+    fail("invalid_argument", `type "${type.slice(0, 80)}" must match [a-z0-9:._-]{1,64}: a job goes only to workers with a handler for its type`);
+  }
   const payload: unknown = spec.payload ?? null;
   const payloadBytes = checkValueSize(payload, "payload", LIMITS.payloadBytes);
   // -0 would sort after every priority-0 job (Convex orders -0 before +0 and negPriority flips the sign)
@@ -97,7 +102,7 @@ export async function insertCheckedJob(
   const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
   const requirements = app ? withAppMemory(spec.requirements, app.memoryMB) : spec.requirements;
   const now = Date.now();
-  const lane = await laneFor(ctx, orgId, capabilities, classOf(requirements));
+  const lane = await laneFor(ctx, orgId, routingCapabilities(spec.type, capabilities), classOf(requirements));
   const delayed = spec.availableAt > now;
   const jobId = await ctx.db.insert("jobs", {
     orgId,

@@ -14,7 +14,9 @@ import { Worker } from "../worker/worker";
 import { defaultIdleSources, MachineIdle } from "../policy/idle/machineIdle";
 import { workWhileAway } from "../policy/idle/workWhileAway";
 import { GpuGuard } from "../policy/gpuGuard";
+import { notConvexMessage, probeDeployment } from "../worker/deploymentProbe";
 import { parseCliArgs, USAGE, type CliOptions } from "./args";
+import { drainingLine } from "./drainText";
 import { forgetKeys } from "./forgetKeys";
 import { readKeyFile, writeKeyFile } from "./keyFile";
 import { parsePublishArgs, publishApp, PublishError, PUBLISH_EXIT, PUBLISH_USAGE } from "./publish";
@@ -82,6 +84,12 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     return EXIT.usage;
   }
 
+  // The Convex client would crash on a server that answers its websocket with something else (a web page, another
+  // app): ask over HTTP first. A URL that does not answer at all is left to the connection timeout below.
+  if ((await probeDeployment(options.url, options.connectTimeoutMs)) === "notConvex") {
+    io.err(`farmhand-worker: ${notConvexMessage(options.url)}`);
+    return EXIT.usage;
+  }
   const { registry, pool } = createBuiltinRegistry({
     recipes,
     ollama: options.ollama ? { url: options.ollamaUrl } : false,
@@ -197,7 +205,7 @@ async function work(
   const onInterrupt = () => {
     interrupts++;
     if (interrupts === 1) {
-      log(`draining: finishing ${worker.snapshot().running.length} running job(s); press Ctrl-C again to stop now`);
+      log(drainingLine(worker.snapshot().running.length));
       void worker.drain();
     } else {
       log("stopping now: giving running jobs back");

@@ -1,6 +1,7 @@
 import { ConvexHttpClient } from "convex/browser";
 import { api } from "../../convex/_generated/api";
 
+import { probeDeployment } from "../worker/deploymentProbe";
 import type { MachineFacts } from "../worker/machineFacts";
 
 /** How this machine introduces itself when it enrolls (`facts`: what it has, measured here). */
@@ -54,23 +55,9 @@ const SECRET_PREFIX_LENGTH = "fh_e_".length;
 /** 32 random bytes, base64url without padding (convex/lib/keys.ts). */
 const SECRET_BODY_LENGTH = 43;
 
-/**
- * Whether `url` answers a function call the way a Convex deployment does (a JSON body with a `status`), decided on
- * the answer's shape: another web server answers with a page or an error of its own.
- */
+/** Whether `url` answers a function call the way a Convex deployment does (see probeDeployment). */
 export async function answersLikeConvex(url: string, timeoutMs = 5_000): Promise<boolean> {
-  try {
-    const response = await fetch(new URL("api/query", url.endsWith("/") ? url : `${url}/`), {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ path: "workers:mine", args: { apiKey: "" }, format: "json" }),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const body: unknown = await response.json();
-    return typeof body === "object" && body !== null && "status" in body && (body.status === "success" || body.status === "error");
-  } catch {
-    return false;
-  }
+  return (await probeDeployment(url, timeoutMs)) === "convex";
 }
 
 /** What is wrong with a pasted operator key, before the farm is asked; undefined when it looks right. */

@@ -68,6 +68,8 @@ export type ConsoleJobPage = ConsoleJobRow & {
   events: Array<{ kind: string; at: number; workerName?: string; detail?: string; backoffMs?: number }>;
   output: { text: string };
   webhook: { state: string; attempts: unknown[] } | null;
+  /** A pending job's capabilities (its type's first of all) that no online worker offers. */
+  nobodyHandles?: string[];
 };
 
 /** A row of console:workers */

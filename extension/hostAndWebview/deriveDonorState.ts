@@ -4,6 +4,7 @@
  */
 import type { PauseCause, PolicyDecision } from "../policy/policy";
 import { jobLabel, type AppLabel } from "../worker/jobLabel";
+import { canRunAll, capabilitiesNobodyOffers } from "../../convex/lib/routing";
 import type { Contribution, DonorState, WeekCredit, FarmFigures, FarmState, Headline, HeadlineKind, PolicyState, Problem, RunningJob, SettingFix, ToggleAction } from "./donorState";
 
 /** The engine while a worker exists in this window. */
@@ -211,13 +212,17 @@ function farmState(f: DonorFacts): FarmState {
 function figuresOf(o: OverviewFacts, now: number): FarmFigures {
   const online = (w: OverviewFacts["workers"][number]) => !w.revoked && w.stoppedAt === undefined && now - w.lastSeenAt <= o.onlineWindowMs;
   const onlineWorkers = o.workers.filter(online);
-  const servable = (caps: string[]) => onlineWorkers.some((w) => !w.capabilities || caps.every((c) => w.capabilities!.includes(c)));
+  // the server's rule (convex/lib/routing.ts): a worker runs a lane's jobs when it offers every capability of it
+  const offers = onlineWorkers.flatMap((w) => (w.capabilities ? [w.capabilities] : []));
+  const unknown = onlineWorkers.some((w) => !w.capabilities);
+  const servable = (caps: string[]) => unknown || canRunAll(caps, offers);
+  const nobodyHandles = (caps: string[]) => (unknown ? [] : capabilitiesNobodyOffers(caps, offers));
   const throughput = perMinute(o.throughput, now);
   return {
     counts: o.counts,
     throughput,
     finishedLastHour: throughput.reduce((sum, n) => sum + n, 0),
-    lanes: o.lanes.map((l) => ({ ...l, servable: servable(l.capabilities) })),
+    lanes: o.lanes.map((l) => ({ ...l, servable: servable(l.capabilities), nobodyHandles: nobodyHandles(l.capabilities) })),
     workers: o.workers.map((w) => ({
       workerId: w.workerId,
       name: w.name,

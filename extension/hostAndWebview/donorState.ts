@@ -146,6 +146,8 @@ export type LaneRow = {
   running: number;
   /** Some online worker can run this lane's jobs (a worker whose capabilities are unknown counts as able). */
   servable: boolean;
+  /** The lane's capabilities no online worker offers, e.g. a job type nobody handles (empty when unknown). */
+  nobodyHandles: string[];
 };
 
 export type WorkerRow = {

@@ -89,6 +89,16 @@ function frozenFor(ms: number): string {
 }
 
 /** A frozen job's note: since when, and for how long (the tree's row, the panel's line). */
+/**
+ * Why a lane's jobs wait for nobody, or undefined when some online worker can run them: the capabilities (a job
+ * type is one) that no online worker offers, else that none offers them all together.
+ */
+export function laneWaitNote(lane: { servable: boolean; nobodyHandles: readonly string[] }): string | undefined {
+  if (lane.servable) return undefined;
+  if (lane.nobodyHandles.length > 0) return `no online worker handles ${lane.nobodyHandles.join(", ")}`;
+  return "no online worker can run these";
+}
+
 export function frozenNote(since: number, now: number): string {
   const held = frozenFor(now - since);
   return `frozen since ${clock(since)}${held === "just now" ? "" : ` (${held})`}`;

@@ -1,7 +1,7 @@
 import * as vscode from "vscode";
 import type { FarmData } from "../donor/farmData";
 import type { DeadLetterRow, DonorState, LaneRow, RunningJob, WorkerRow } from "../hostAndWebview/donorState";
-import { attemptsText, describeStatus, farmNotice, frozenNote, refusedKeyText, workerText } from "../hostAndWebview/donorStateText";
+import { attemptsText, describeStatus, farmNotice, frozenNote, laneWaitNote, refusedKeyText, workerText } from "../hostAndWebview/donorStateText";
 import { duration, percent } from "../hostAndWebview/format";
 import { DisposableOwner } from "../lifecycle";
 
@@ -115,8 +115,11 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
         const { lane } = node;
         const item = new vscode.TreeItem(lane.capabilities.length ? lane.capabilities.join(", ") : "any worker");
         item.id = `lane:${lane.routingKey}`;
-        item.description = `${lane.pending} pending · ${lane.running} running${lane.servable ? "" : " · no online worker can run these"}`;
-        item.tooltip = lane.servable ? undefined : "No worker that is online now offers every capability these jobs need: they wait until one does.";
+        const waitNote = laneWaitNote(lane);
+        item.description = `${lane.pending} pending · ${lane.running} running${waitNote ? ` · ${waitNote}` : ""}`;
+        item.tooltip = waitNote
+          ? "No worker that is online now offers every capability these jobs need (a job's type is one: a worker offers the types it has handlers for): they wait until one does."
+          : undefined;
         item.iconPath = new vscode.ThemeIcon(lane.servable ? "list-ordered" : "warning");
         return item;
       }

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { askToRunApps } from "../donor/appsConsent";
 import { offeredModels, offerModels, type EngineHandlers } from "../donor/engineHandlers";
 import { answersLikeConvex, enroll, isHttpUrl, secretProblem } from "../donor/enrollment";
+import { notConvexMessage } from "../worker/deploymentProbe";
 import type { Membership } from "../donor/membership";
 import { probeOllama } from "../handlers";
 import { measureFacts } from "../worker/machineFacts";
@@ -109,7 +110,7 @@ async function chooseOllamaModels(handlers: EngineHandlers): Promise<void> {
 async function joinProblem(url: string, error: DescribedError): Promise<string> {
   if (error.kind === "unreachable") return `the deployment URL is unreachable (${error.code}) — check it and your connection`;
   if (error.kind === "failed" && !error.code && isHttpUrl(url) && !(await answersLikeConvex(url))) {
-    return `${url} does not answer like a Convex deployment — check the deployment URL your operator gave you`;
+    return notConvexMessage(url);
   }
   const next = error.code ? NEXT_STEP[error.code] : undefined;
   return next ? `${error.message} — ${next}` : error.message;

@@ -163,7 +163,7 @@ export class JobRun {
   async run(): Promise<JobOutcome> {
     const handler = this.handler;
     if (!handler) {
-      // Retryable: job types are not routed, so another worker may have this handler.
+      // Types are routed, so this is a handler removed after the offer (a recipe gone): another worker may have it.
       const error = `no handler for job type "${this.job.type}" on this worker`;
       return this.finish({ kind: "failed", error, retryable: true, handlerFault: false });
     }

@@ -193,6 +193,7 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
     `attempt ${job.attempt} of ${job.maxAttempts}`,
     job.progress !== undefined ? `${Math.round(job.progress * 100)} %` : undefined,
     job.suspendedSince !== undefined ? `frozen on its worker since ${when(job.suspendedSince)} (the donor is using the machine)` : undefined,
+    job.status === "pending" && job.nobodyHandles?.length ? `no online worker handles ${job.nobodyHandles.join(", ")}: it waits until one does` : undefined,
   ].filter((f) => f !== undefined);
   const title = el("h2", `${job.type} · `);
   title.append(el("vscode-badge", job.status, { class: `status-${job.status}` }));

@@ -1,6 +1,6 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
-import { enrollWorker, newFarm, overviewNow } from "./setup";
+import { enrollWorker, newFarm, overviewNow, TEST_TYPES } from "./setup";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -10,7 +10,7 @@ async function running() {
   const farm = await newFarm();
   const w = await enrollWorker(farm);
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", leaseMs: 10_000 });
-  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
   return { farm, w, jobId, claim };
 }
 
@@ -19,7 +19,7 @@ test("a pending job is canceled at once and never claimed", async () => {
   const w = await enrollWorker(farm);
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
   expect(await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId })).toEqual({ status: "canceled" });
-  expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] })).toEqual([]);
+  expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual([]);
   const overview = await overviewNow(farm.t, w.apiKey);
   expect(overview.counts).toMatchObject({ pending: 0, canceled: 1 });
   // canceling again is harmless
@@ -44,7 +44,7 @@ test.each(["complete", "release"] as const)("%s after a cancel request ends the 
   if (how === "complete") await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: claim.leaseId, result: "late" });
   else await farm.t.mutation(api.workers.release, { apiKey: w.apiKey, leaseId: claim.leaseId });
   expect((await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId }))!.status).toBe("canceled");
-  expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] })).toEqual([]);
+  expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual([]);
 });
 
 test("a canceled running job whose worker vanished ends canceled at lease expiry", async () => {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import { APP_LIMITS } from "../../convex/lib/appLimits";
 import { jobRow } from "./queueState";
-import { enrollWorker, expectCode, newFarm, type Enrolled, type Farm } from "./setup";
+import { enrollWorker, expectCode, newFarm, type Enrolled, type Farm, TEST_TYPES } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -15,7 +15,7 @@ const base64 = (bytes: number) => Buffer.alloc(bytes, 7).toString("base64");
 
 async function runningJob(farm: Farm, w: Enrolled, spec: { maxAttempts?: number; leaseMs?: number } = {}) {
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "long", ...spec });
-  const [job] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  const [job] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
   expect(job.jobId).toBe(jobId);
   return job;
 }
@@ -78,14 +78,14 @@ describe("resuming from a checkpoint", () => {
     await save(farm, a, first.leaseId, base64(1));
 
     await farm.t.mutation(api.workers.release, { apiKey: a.apiKey, leaseId: first.leaseId });
-    const [second] = await farm.t.mutation(api.workers.claim, { apiKey: b.apiKey, capabilities: [] });
+    const [second] = await farm.t.mutation(api.workers.claim, { apiKey: b.apiKey, capabilities: TEST_TYPES });
     expect(second).toMatchObject({ jobId: first.jobId, checkpoint: base64(1) });
     await save(farm, b, second.leaseId, base64(2));
 
     await farm.t.mutation(api.workers.fail, { apiKey: b.apiKey, leaseId: second.leaseId, error: "boom" });
     vi.advanceTimersByTime(60_000);
     await farm.t.finishInProgressScheduledFunctions();
-    const [third] = await farm.t.mutation(api.workers.claim, { apiKey: a.apiKey, capabilities: [] });
+    const [third] = await farm.t.mutation(api.workers.claim, { apiKey: a.apiKey, capabilities: TEST_TYPES });
     expect(third).toMatchObject({ jobId: first.jobId, checkpoint: base64(2) });
     await save(farm, a, third.leaseId, base64(3));
 
@@ -95,11 +95,11 @@ describe("resuming from a checkpoint", () => {
     vi.advanceTimersByTime(60_000);
     await farm.t.finishInProgressScheduledFunctions();
     expect((await jobRow(farm.t, first.jobId)).status).toBe("pending");
-    const [fourth] = await farm.t.mutation(api.workers.claim, { apiKey: b.apiKey, capabilities: [] });
+    const [fourth] = await farm.t.mutation(api.workers.claim, { apiKey: b.apiKey, capabilities: TEST_TYPES });
     expect(fourth).toMatchObject({ jobId: first.jobId, checkpoint: base64(3) });
     // a job that never saved one claims without it
     await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "other" });
-    const [fresh] = await farm.t.mutation(api.workers.claim, { apiKey: a.apiKey, capabilities: [] });
+    const [fresh] = await farm.t.mutation(api.workers.claim, { apiKey: a.apiKey, capabilities: TEST_TYPES });
     expect(fresh.type).toBe("other");
     expect("checkpoint" in fresh).toBe(false);
   });

@@ -3,7 +3,7 @@ import { api, internal } from "../../convex/_generated/api";
 import { LIMITS } from "../../convex/lib/limits";
 import { measure } from "./metrics";
 import { seedPending } from "./seed";
-import { enrollWorker, expectCode, newFarm, snapshot, overviewNow } from "./setup";
+import { enrollWorker, expectCode, newFarm, snapshot, overviewNow, TEST_TYPES } from "./setup";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -13,7 +13,7 @@ describe("workers:claim", () => {
   test("priority first, then FIFO within a priority", async () => {
     vi.useFakeTimers();
     const farm = await newFarm();
-    const w = await enrollWorker(farm, { maxConcurrentJobs: 10 });
+    const w = await enrollWorker(farm, { maxConcurrentJobs: 10, types: ["low-1", "high-1", "low-2", "high-2", "zero"] });
     const submit = async (name: string, priority: number) => {
       const id = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: name, priority });
       vi.advanceTimersByTime(5);
@@ -26,7 +26,7 @@ describe("workers:claim", () => {
     await submit("zero", 0);
     const order: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+      const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities });
       order.push(c.type);
     }
     expect(order).toEqual(["high-1", "high-2", "low-1", "low-2", "zero"]);
@@ -34,16 +34,16 @@ describe("workers:claim", () => {
 
   test("priority order holds across lanes", async () => {
     const farm = await newFarm();
-    const w = await enrollWorker(farm, { allowed: ["a", "b"], capabilities: ["a", "b"] });
+    const w = await enrollWorker(farm, { allowed: ["a", "b"], capabilities: ["a", "b"], types: ["t"] });
     const submit = (type: string, priority: number, requiredCapabilities: string[]) =>
       farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type, priority, requiredCapabilities });
-    await submit("anywhere", 1, []);
-    await submit("needs-a", 7, ["a"]);
-    await submit("needs-ab", 4, ["a", "b"]);
-    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["a", "b"], max: 3 });
-    expect(claimed.map((c) => c.type)).toEqual(["needs-a", "needs-ab", "anywhere"]);
+    const anywhere = await submit("t", 1, []);
+    const needsA = await submit("t", 7, ["a"]);
+    const needsAB = await submit("t", 4, ["a", "b"]);
+    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 3 });
+    expect(claimed.map((c) => c.jobId)).toEqual([needsA, needsAB, anywhere]);
     const overview = await overviewNow(farm.t, w.apiKey);
-    expect(overview.lanes.map((l) => [l.routingKey, l.running]).sort()).toEqual([["", 1], ["a", 1], ["a,b", 1]]);
+    expect(overview.lanes.map((l) => [l.routingKey, l.running]).sort()).toEqual([["a,b,t", 1], ["a,t", 1], ["t", 1]]);
   });
 
   test("max claims several at once, best first, and every claim gets its own lease", async () => {
@@ -51,7 +51,7 @@ describe("workers:claim", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm, { maxConcurrentJobs: 8 });
     for (let p = 1; p <= 6; p++) await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: `p${p}`, priority: p });
-    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 3 });
+    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max: 3 });
     expect(claimed.map((c) => c.type)).toEqual(["p6", "p5", "p4"]);
     expect(new Set(claimed.map((c) => c.leaseId)).size).toBe(3);
     for (const c of claimed) {
@@ -73,7 +73,7 @@ describe("workers:claim", () => {
     ids.push(...(await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: [{ type: "b0" }, { type: "b1" }, { type: "b2" }] })));
     const order: string[] = [];
     for (let i = 0; i < ids.length; i++) {
-      const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+      const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
       order.push(c.jobId);
     }
     expect(order).toEqual(ids);
@@ -88,7 +88,7 @@ describe("workers:claim", () => {
       ids.push(await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: `j${i}`, requiredCapabilities: i % 2 ? ["a"] : [] }));
       vi.advanceTimersByTime(5);
     }
-    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["a"], max: 4 });
+    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 4 });
     expect(claimed.map((c) => c.jobId)).toEqual(ids.slice(0, 4));
   });
 
@@ -96,11 +96,11 @@ describe("workers:claim", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm, { maxConcurrentJobs: 2 });
     for (let i = 0; i < 5; i++) await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
-    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 5 })).toHaveLength(2);
-    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 5 })).toEqual([]);
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max: 5 })).toHaveLength(2);
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max: 5 })).toEqual([]);
     const [mine] = await farm.t.query(api.workers.mine, { apiKey: w.apiKey });
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: mine.leaseId, result: null });
-    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 5 })).toHaveLength(1);
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max: 5 })).toHaveLength(1);
   });
 
   test.each([0, -1, LIMITS.claimMax + 1, 1.5])("refuses max = %s and changes nothing", async (max) => {
@@ -108,7 +108,7 @@ describe("workers:claim", () => {
     const w = await enrollWorker(farm);
     await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
     const before = await snapshot(farm.t);
-    await expectCode(farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max }), "invalid_argument");
+    await expectCode(farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max }), "invalid_argument");
     expect(await snapshot(farm.t)).toEqual(before);
   });
 
@@ -122,23 +122,23 @@ describe("workers:claim", () => {
   test("an empty queue claims nothing and watch says so", async () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
-    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: [] })).toEqual({ available: false });
-    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] })).toEqual([]);
+    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual({ available: false });
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual([]);
   });
 
   test("watch only reports jobs the worker could run", async () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm, { allowed: ["gpu"], capabilities: [] });
     await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", requiredCapabilities: ["gpu"] });
-    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: [] })).toEqual({ available: false });
-    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: ["gpu"] })).toEqual({ available: true });
+    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual({ available: false });
+    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: ["gpu", "x"] })).toEqual({ available: true });
   });
 
   test("records a claimed event, lastSeenAt at most once a minute (in presence, never on the worker's own row)", async () => {
     vi.useFakeTimers();
     const farm = await newFarm();
     const w = await enrollWorker(farm);
-    await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: [{ type: "a" }, { type: "b" }, { type: "c" }] });
+    await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: [{ type: "x" }, { type: "x" }, { type: "x" }] });
     const workerRow = async () => await farm.t.run(async (ctx) => await ctx.db.get(w.workerId));
     const before = await workerRow();
     const seen = async () =>
@@ -146,10 +146,10 @@ describe("workers:claim", () => {
         .lastSeenAt;
     const enrolledAt = await seen();
     vi.advanceTimersByTime(30_000);
-    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     expect(await seen()).toBe(enrolledAt);
     vi.advanceTimersByTime(31_000);
-    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     expect(await seen()).toBe(Date.now());
     const kinds = await farm.t.run(async (ctx) => (await ctx.db.query("jobEvents").collect()).map((e) => e.kind));
     expect(kinds.filter((k) => k === "claimed")).toHaveLength(2);
@@ -167,7 +167,7 @@ describe("deep queues", () => {
       const all = await ctx.db.query("jobs").collect();
       return all.sort((a, b) => a.negPriority - b.negPriority || a.availableAt - b.availableAt || a._creationTime - b._creationTime).slice(0, 4).map((j) => j._id);
     });
-    const claim = await measure(farm.t, "mutation", api.workers.claim, { apiKey: w.apiKey, capabilities: lanes, max: 4 });
+    const claim = await measure(farm.t, "mutation", api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 4 });
     expect(claim.result.map((c) => c.jobId)).toEqual(best);
     // the 20 lane heads, the taken jobs' successors, the lanes and the worker's own rows: never 20 × 4 jobs
     expect(claim.usage.documentsRead).toBeLessThan(20 + 4 + 40);
@@ -183,10 +183,10 @@ describe("deep queues", () => {
     const overview = await measure(farm.t, "query", api.farm.overview, { apiKey: w.apiKey });
     expect(overview.result.counts.pending).toBe(40_000);
     expect(overview.usage.documentsRead).toBeLessThan(200);
-    const watch = await measure(farm.t, "query", api.workers.watch, { apiKey: w.apiKey, capabilities: ["cpu"] });
+    const watch = await measure(farm.t, "query", api.workers.watch, { apiKey: w.apiKey, capabilities: w.capabilities });
     expect(watch.result).toEqual({ available: true });
     expect(watch.usage.documentsRead).toBeLessThan(20);
-    const claim = await measure(farm.t, "mutation", api.workers.claim, { apiKey: w.apiKey, capabilities: ["cpu"], max: 4 });
+    const claim = await measure(farm.t, "mutation", api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 4 });
     expect(claim.result).toHaveLength(4);
     expect(claim.usage.documentsRead).toBeLessThan(100);
     // 4 jobs + 4 claimed events + 1 counter change + 1 queue-wait change + the worker's running count + a summary kick + presence

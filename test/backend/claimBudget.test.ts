@@ -4,7 +4,7 @@ import type { Id } from "../../convex/_generated/dataModel";
 import { APP_LIMITS } from "../../convex/lib/appLimits";
 import { LIMITS } from "../../convex/lib/limits";
 import { inboxOf, jobRow, laneCounts, runDue } from "./queueState";
-import { enrollWorker, newFarm, type Enrolled, type Farm } from "./setup";
+import { enrollWorker, newFarm, type Enrolled, type Farm, TEST_TYPES } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
 
 // A claim hands each resumed job its latest checkpoint; 32 of the largest would pass Convex's 16 MiB limit on
@@ -21,7 +21,7 @@ const JOBS = 12;
 /** The largest checkpoint a job may keep (512 KiB decoded), distinct per job. */
 const fullCheckpoint = (i: number) => Buffer.alloc(APP_LIMITS.checkpointBytesMax, i).toString("base64");
 
-const claim = (farm: Farm, w: Enrolled, max: number) => farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max });
+const claim = (farm: Farm, w: Enrolled, max: number) => farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max });
 type Claimed = Awaited<ReturnType<typeof claim>>;
 
 /** 12 jobs, each run once by `first`, which saved a full checkpoint and gave it back: all pending again. */
@@ -71,7 +71,7 @@ describe("a claim's checkpoints stay within a budget", () => {
     // the whole answer, payloads and all, stays near the budget, far below Convex's 16 MiB
     expect(JSON.stringify(one).length).toBeLessThan(LIMITS.claimCheckpointChars + 64 * 1024);
     await expectLeasedExactly(farm, ids, one);
-    expect(await laneCounts(farm)).toEqual({ "": { pending: JOBS - one.length, running: one.length } });
+    expect(await laneCounts(farm)).toEqual({ long: { pending: JOBS - one.length, running: one.length } });
 
     // it still wants more, so it waits: the dispatcher offers it the rest, and its next claims take them
     await runDue(farm.t);
@@ -85,7 +85,7 @@ describe("a claim's checkpoints stay within a budget", () => {
       await runDue(farm.t);
     }
     expect(claimed.map((j) => j.jobId)).toEqual(ids);
-    expect(await laneCounts(farm)).toEqual({ "": { pending: 0, running: JOBS } });
+    expect(await laneCounts(farm)).toEqual({ long: { pending: 0, running: JOBS } });
   });
 
   test("the offers: a waiting worker offered all 12 claims them over several calls; what does not fit stays offered to it", async () => {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { coresOf, utcDay, weekStartDay } from "../../convex/lib/credit";
-import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm } from "./setup";
+import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, TEST_TYPES } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -13,7 +13,7 @@ afterEach(() => vi.useRealTimers());
 /** Submit one job, claim it, let `wallMs` pass: the lease to end it with. */
 async function runningJob(farm: Farm, worker: Enrolled, wallMs: number) {
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "credit.job" });
-  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: [] });
+  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: TEST_TYPES });
   expect(claim.jobId).toBe(jobId);
   vi.advanceTimersByTime(wallMs);
   return claim;
@@ -58,10 +58,10 @@ test("hardware facts, when the worker has them, give the core count; else the en
 
 test("the clamp uses the cores the worker reported at enrollment", async () => {
   const farm = await newFarm();
-  const { token } = await farm.t.mutation(internal.admin.createEnrollment, { orgId: farm.orgId, capabilities: [], maxConcurrentJobs: 2 });
+  const { token } = await farm.t.mutation(internal.admin.createEnrollment, { orgId: farm.orgId, capabilities: TEST_TYPES, maxConcurrentJobs: 2 });
   const facts = { cores: 8, memoryMB: 16_384, os: "linux", arch: "x64", gpus: [] };
-  const enrolled = await farm.t.mutation(api.workers.enroll, { token, name: "big", machineId: "m-big", capabilities: [], facts });
-  const claim = await runningJob(farm, { ...enrolled, capabilities: [] }, 1_000);
+  const enrolled = await farm.t.mutation(api.workers.enroll, { token, name: "big", machineId: "m-big", capabilities: TEST_TYPES, facts });
+  const claim = await runningJob(farm, { ...enrolled, capabilities: TEST_TYPES }, 1_000);
   await farm.t.mutation(api.workers.complete, { apiKey: enrolled.apiKey, leaseId: claim.leaseId, cpuMs: 60_000 });
   expect((await jobOf(farm, claim.jobId)).cpuMs).toBe(8_000);
 });

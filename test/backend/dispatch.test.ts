@@ -16,7 +16,7 @@ import {
   waiterRow,
 } from "./queueState";
 import { seedPending } from "./seed";
-import { enrollWorker, newFarm, type Enrolled, type Farm } from "./setup";
+import { enrollWorker, newFarm, type Enrolled, type Farm, TEST_TYPES } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -48,12 +48,12 @@ describe("waiting", () => {
       const job = (await ctx.db.query("jobs").first())!;
       await ctx.db.patch(job._id, { status: "canceled", queue: undefined, finishedAt: Date.now() });
     });
-    const w = await enrollWorker(farm, { allowed: ["cpu", "gpu"], capabilities: ["cpu"], maxConcurrentJobs: 4 });
+    const w = await enrollWorker(farm, { allowed: ["cpu", "gpu"], capabilities: ["cpu"], types: ["x"], maxConcurrentJobs: 4 });
     await submit(farm, { requiredCapabilities: ["cpu"] });
-    const [got] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["cpu"], max: 3 });
+    const [got] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["cpu", "x"], max: 3 });
     expect(got).toBeDefined();
-    expect(await waiterRow(farm.t, w.workerId)).toMatchObject({ wants: 2, since: Date.now(), capabilities: ["cpu"] });
-    expect(await laneLinesOf(farm.t, w.workerId)).toEqual(["cpu"]);
+    expect(await waiterRow(farm.t, w.workerId)).toMatchObject({ wants: 2, since: Date.now(), capabilities: ["cpu", "x"] });
+    expect(await laneLinesOf(farm.t, w.workerId)).toEqual(["cpu,x"]);
     expect(await dispatchState(farm)).toMatchObject({ scheduled: false, waiters: true });
     expect(await scheduled(farm.t, "dispatch")).toEqual([]);
   });
@@ -63,7 +63,7 @@ describe("waiting", () => {
     const w = await enrollWorker(farm, { maxConcurrentJobs: 2 });
     await submit(farm);
     await submit(farm);
-    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 2 })).toHaveLength(2);
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max: 2 })).toHaveLength(2);
     expect(await waiterRow(farm.t, w.workerId)).toBeNull();
     expect(await laneLinesOf(farm.t, w.workerId)).toEqual([]);
   });
@@ -90,14 +90,14 @@ describe("kicks", () => {
   test("a worker declaring free slots wakes the dispatcher only when work is there", async () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
-    await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: [], slots: 1 });
+    await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: TEST_TYPES, slots: 1 });
     expect(await dispatchState(farm)).toEqual({ scheduled: false, readyJobs: false, waiters: true });
     expect(await scheduled(farm.t, "dispatch:run")).toEqual([]);
 
     const farm2 = await newFarm();
     await submit(farm2);
     const w2 = await enrollWorker(farm2);
-    await farm2.t.mutation(api.workers.ready, { apiKey: w2.apiKey, capabilities: [], slots: 1 });
+    await farm2.t.mutation(api.workers.ready, { apiKey: w2.apiKey, capabilities: TEST_TYPES, slots: 1 });
     expect(await dispatchState(farm2)).toMatchObject({ scheduled: true });
     expect(await scheduled(farm2.t, "dispatch:run", "pending")).toHaveLength(1);
   });
@@ -130,8 +130,8 @@ describe("the dispatcher", () => {
     expect(await waiterRow(farm.t, w1.workerId)).toMatchObject({ wants: 0 });
     expect((await waiterRow(farm.t, w1.workerId))!.since).toBeUndefined();
     expect(await laneLinesOf(farm.t, w1.workerId)).toEqual([]);
-    expect(await laneLinesOf(farm.t, w2.workerId)).toEqual([""]);
-    expect(await laneCounts(farm)).toEqual({ "": { pending: 0, running: 1 } });
+    expect(await laneLinesOf(farm.t, w2.workerId)).toEqual(["x"]);
+    expect(await laneCounts(farm)).toEqual({ x: { pending: 0, running: 1 } });
     expect(await dispatchState(farm)).toEqual({ scheduled: false, readyJobs: false, waiters: true });
     expect(await farm.t.query(api.workers.doorbell, { apiKey: w1.apiKey })).toEqual({
       offers: [{ jobId, expiresAt }],
@@ -159,7 +159,7 @@ describe("the dispatcher", () => {
     const farm = await newFarm();
     const [w] = await waitingWorkers(farm, 1, { maxConcurrentJobs: 3 });
     expect((await waiterRow(farm.t, w.workerId))!.wants).toBe(1);
-    await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: [], slots: 3 });
+    await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: TEST_TYPES, slots: 3 });
     expect((await waiterRow(farm.t, w.workerId))!.wants).toBe(3);
     const low = await submit(farm, { priority: 1 });
     const high = await submit(farm, { priority: 9 });
@@ -168,7 +168,7 @@ describe("the dispatcher", () => {
     await runDue(farm.t);
     expect((await inboxOf(farm.t, w.workerId)).map((r) => r.jobId)).toHaveLength(3);
     expect((await jobRow(farm.t, fourth)).queue).toBe("ready");
-    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 2 });
+    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max: 2 });
     expect(claimed.map((c) => c.jobId)).toEqual([high, low]);
     expect(await inboxOf(farm.t, w.workerId)).toHaveLength(1);
   });
@@ -179,8 +179,8 @@ describe("the dispatcher", () => {
     const [gpu] = await waitingWorkers(farm, 1, { capabilities: ["gpu"] });
     const [plain] = await waitingWorkers(farm, 1);
     const jobId = await submit(farm, { requiredCapabilities: ["gpu"] });
-    expect(await laneLinesOf(farm.t, gpu.workerId)).toEqual(["", "gpu"]);
-    expect(await laneLinesOf(farm.t, plain.workerId)).toEqual([""]);
+    expect(await laneLinesOf(farm.t, gpu.workerId)).toEqual(["gpu,x", "x"]);
+    expect(await laneLinesOf(farm.t, plain.workerId)).toEqual(["x"]);
     await runDue(farm.t);
     expect(await jobRow(farm.t, jobId)).toMatchObject({ queue: "offered", workerId: gpu.workerId });
   });
@@ -189,13 +189,13 @@ describe("the dispatcher", () => {
     const farm = await newFarm();
     const n = LIMITS.dispatchBatch + 3;
     await waitingWorkers(farm, n);
-    await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: Array.from({ length: n }, (_, i) => ({ type: `j${i}` })) });
+    await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: Array.from({ length: n }, () => ({ type: "x" })) });
     vi.advanceTimersByTime(0);
     await farm.t.finishInProgressScheduledFunctions();
-    expect(await laneCounts(farm)).toEqual({ "": { pending: 3, running: LIMITS.dispatchBatch } });
+    expect(await laneCounts(farm)).toEqual({ x: { pending: 3, running: LIMITS.dispatchBatch } });
     expect(await dispatchState(farm)).toMatchObject({ scheduled: true });
     await runDue(farm.t);
-    expect(await laneCounts(farm)).toEqual({ "": { pending: 0, running: n } });
+    expect(await laneCounts(farm)).toEqual({ x: { pending: 0, running: n } });
     expect(await dispatchState(farm)).toEqual({ scheduled: false, readyJobs: false, waiters: false });
   });
 
@@ -221,7 +221,7 @@ describe("claiming offers", () => {
     const [offer] = await inboxOf(farm.t, w.workerId);
     const counts = await laneCounts(farm);
     installReadRecorder();
-    const { result, docs } = await recordReads(() => farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 1 }));
+    const { result, docs } = await recordReads(() => farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max: 1 }));
     expect(result.map((c) => c.jobId)).toEqual([jobId]);
     expect(others.filter((id) => docs.has(id))).toEqual([]);
     expect(await jobRow(farm.t, jobId)).toMatchObject({ status: "running", attempt: 1, workerId: w.workerId });
@@ -237,7 +237,7 @@ describe("claiming offers", () => {
     await waitingWorkers(farm, 2);
     const jobId = await submit(farm);
     const eager = await enrollWorker(farm, { name: "eager" });
-    const [got] = await farm.t.mutation(api.workers.claim, { apiKey: eager.apiKey, capabilities: [] });
+    const [got] = await farm.t.mutation(api.workers.claim, { apiKey: eager.apiKey, capabilities: TEST_TYPES });
     expect(got.jobId).toBe(jobId);
     await runDue(farm.t);
     expect(await dispatchState(farm)).toEqual({ scheduled: false, readyJobs: false, waiters: true });
@@ -255,10 +255,10 @@ describe("claiming offers", () => {
     expect(await inboxOf(farm.t, dead.workerId)).toEqual([expect.objectContaining({ kind: "resync" })]);
     expect(await farm.t.query(api.workers.doorbell, { apiKey: dead.apiKey })).toEqual({ offers: [], cancel: [], resync: true });
     expect(await laneLinesOf(farm.t, dead.workerId)).toEqual([]);
-    expect(await laneCounts(farm)).toEqual({ "": { pending: 0, running: 1 } });
+    expect(await laneCounts(farm)).toEqual({ x: { pending: 0, running: 1 } });
     // the late worker's claim finds nothing of the old offer; its claim puts it back in line and clears the resync
-    expect(await farm.t.mutation(api.workers.claim, { apiKey: dead.apiKey, capabilities: [] })).toEqual([]);
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: dead.apiKey, capabilities: TEST_TYPES })).toEqual([]);
     expect(await inboxOf(farm.t, dead.workerId)).toEqual([]);
-    expect(await laneLinesOf(farm.t, dead.workerId)).toEqual([""]);
+    expect(await laneLinesOf(farm.t, dead.workerId)).toEqual(["x"]);
   });
 });

@@ -3,7 +3,7 @@ import { api, internal } from "../../convex/_generated/api";
 import { TIMING } from "../../convex/lib/limits";
 import { dispatchState, eventKinds, inboxOf, jobRow, laneCounts, laneLinesOf, runDue, scheduled, waiterRow } from "./queueState";
 import { checkConsistency } from "./sweep/consistency";
-import { enrollWorker, expectCode, newBackend, newFarm, snapshot, type Enrolled, type Farm } from "./setup";
+import { enrollWorker, expectCode, newBackend, newFarm, snapshot, type Enrolled, type Farm, TEST_TYPES } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -20,7 +20,7 @@ const doorbell = (farm: Farm, w: Enrolled) => farm.t.query(api.workers.doorbell,
 /** A worker running one job it claimed straight from the head. */
 async function running(farm: Farm, w: Enrolled, leaseMs = 30_000) {
   const jobId = await submit(farm, { leaseMs });
-  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
   expect(claim.jobId).toBe(jobId);
   return claim;
 }
@@ -70,10 +70,10 @@ describe("workers:doorbell", () => {
 describe("workers:complete / fail / release with slots", () => {
   test("a worker whose first claim took all it wanted is, once free, offered work by what it claimed with, not by what it had at enrollment", async () => {
     const farm = await newFarm();
-    // enrolled before its apps handler existed: it advertised only "a" then; the farm allows "a" and "apps"
-    const w = await enrollWorker(farm, { capabilities: ["a"], allowed: ["a", "apps"], maxConcurrentJobs: 1 });
+    // enrolled before its apps and x handlers existed: it advertised only "a" then; the farm allows "a", "apps" and "x"
+    const w = await enrollWorker(farm, { capabilities: ["a"], allowed: ["a", "apps", "x"], types: [], maxConcurrentJobs: 1 });
     const first = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a", requiredCapabilities: ["a"] });
-    const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["a", "apps"], max: 1 });
+    const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["a", "apps", "x"], max: 1 });
     expect(claim.jobId).toBe(first);
     const appJob = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", requiredCapabilities: ["apps"] });
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: claim.leaseId, result: 1, slots: 1 });
@@ -90,7 +90,7 @@ describe("workers:complete / fail / release with slots", () => {
     expect(await dispatchState(farm)).toEqual({ scheduled: false, readyJobs: true, waiters: false });
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: claim.leaseId, result: 1, slots: 1 });
     expect(await waiterRow(farm.t, w.workerId)).toMatchObject({ wants: 1 });
-    expect(await laneLinesOf(farm.t, w.workerId)).toEqual([""]);
+    expect(await laneLinesOf(farm.t, w.workerId)).toEqual(["x"]);
     expect(await dispatchState(farm)).toMatchObject({ scheduled: true });
     await runDue(farm.t);
     expect(await jobRow(farm.t, next)).toMatchObject({ queue: "offered", workerId: w.workerId });
@@ -109,19 +109,19 @@ describe("workers:complete / fail / release with slots", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm, { maxConcurrentJobs: 2 });
     const other = await enrollWorker(farm, { name: "other" });
-    await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: [], slots: 2 });
-    await farm.t.mutation(api.workers.ready, { apiKey: other.apiKey, capabilities: [], slots: 1 });
+    await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: TEST_TYPES, slots: 2 });
+    await farm.t.mutation(api.workers.ready, { apiKey: other.apiKey, capabilities: TEST_TYPES, slots: 1 });
     const jobId = await submit(farm);
     await runDue(farm.t);
     expect((await jobRow(farm.t, jobId)).workerId).toBe(w.workerId);
     const [offer] = await inboxOf(farm.t, w.workerId);
-    expect(await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: [], slots: 0 })).toEqual({ waitingFor: 0 });
+    expect(await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: TEST_TYPES, slots: 0 })).toEqual({ waitingFor: 0 });
     expect(await inboxOf(farm.t, w.workerId)).toEqual([]);
     expect(await laneLinesOf(farm.t, w.workerId)).toEqual([]);
     expect((await scheduled(farm.t, "offerExpired")).map((s) => [s._id, s.state.kind])).toEqual([[offer.expiryCheck, "canceled"]]);
     await runDue(farm.t);
     expect(await jobRow(farm.t, jobId)).toMatchObject({ queue: "offered", workerId: other.workerId });
-    expect(await laneCounts(farm)).toEqual({ "": { pending: 0, running: 1 } });
+    expect(await laneCounts(farm)).toEqual({ x: { pending: 0, running: 1 } });
   });
 
   test("a job that ends before its lease cancels its lease check instead of leaving it to run", async () => {
@@ -141,7 +141,7 @@ describe("workers:complete / fail / release with slots", () => {
     await expectCode(farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: claim.leaseId, result: 1, slots }), "invalid_argument");
     await expectCode(farm.t.mutation(api.workers.fail, { apiKey: w.apiKey, leaseId: claim.leaseId, error: "x", slots }), "invalid_argument");
     await expectCode(farm.t.mutation(api.workers.release, { apiKey: w.apiKey, leaseId: claim.leaseId, slots }), "invalid_argument");
-    await expectCode(farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: [], slots }), "invalid_argument");
+    await expectCode(farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: TEST_TYPES, slots }), "invalid_argument");
     expect(await snapshot(farm.t)).toEqual(before);
   });
 
@@ -164,8 +164,8 @@ describe("workers:ready and workers:presence refuse bad input", () => {
     const gone = await enrollWorker(farm, { name: "gone" });
     await farm.t.mutation(internal.admin.revokeWorker, { workerId: gone.workerId });
     const before = await snapshot(farm.t);
-    await expectCode(farm.t.mutation(api.workers.ready, { apiKey: "fh_w_nope", capabilities: [], slots: 1 }), "bad_key");
-    await expectCode(farm.t.mutation(api.workers.ready, { apiKey: gone.apiKey, capabilities: [], slots: 1 }), "revoked");
+    await expectCode(farm.t.mutation(api.workers.ready, { apiKey: "fh_w_nope", capabilities: TEST_TYPES, slots: 1 }), "bad_key");
+    await expectCode(farm.t.mutation(api.workers.ready, { apiKey: gone.apiKey, capabilities: TEST_TYPES, slots: 1 }), "revoked");
     await expectCode(farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: ["Bad Cap"], slots: 1 }), "invalid_argument");
     await expectCode(farm.t.mutation(api.workers.presence, { apiKey: farm.clientKey }), "bad_key");
     await expectCode(farm.t.mutation(api.workers.presence, { apiKey: gone.apiKey }), "revoked");
@@ -201,7 +201,7 @@ describe("cancel and revoke hand offered and running jobs back", () => {
   test("canceling an offered job withdraws the offer and the worker wants one again", async () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
-    await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: [], slots: 1 });
+    await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: TEST_TYPES, slots: 1 });
     const jobId = await submit(farm);
     await runDue(farm.t);
     const [offer] = await inboxOf(farm.t, w.workerId);
@@ -209,7 +209,7 @@ describe("cancel and revoke hand offered and running jobs back", () => {
     expect(await inboxOf(farm.t, w.workerId)).toEqual([]);
     expect((await scheduled(farm.t, "offerExpired")).find((s) => s._id === offer.expiryCheck)!.state.kind).toBe("canceled");
     expect(await waiterRow(farm.t, w.workerId)).toMatchObject({ wants: 1 });
-    expect(await laneCounts(farm)).toEqual({ "": { pending: 0, running: 0 } });
+    expect(await laneCounts(farm)).toEqual({ x: { pending: 0, running: 0 } });
   });
 
   test("admin:revokeWorker gives the worker's running and offered jobs back at once, without burning an attempt", async () => {
@@ -217,7 +217,7 @@ describe("cancel and revoke hand offered and running jobs back", () => {
     const w = await enrollWorker(farm, { maxConcurrentJobs: 2 });
     const other = await enrollWorker(farm, { name: "other", maxConcurrentJobs: 2 });
     const claim = await running(farm, w);
-    await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: [], slots: 2 });
+    await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: TEST_TYPES, slots: 2 });
     const offeredJob = await submit(farm);
     await runDue(farm.t);
     expect((await jobRow(farm.t, offeredJob)).workerId).toBe(w.workerId);
@@ -227,9 +227,9 @@ describe("cancel and revoke hand offered and running jobs back", () => {
     expect(await eventKinds(farm.t, claim.jobId)).toEqual(["submitted", "claimed", "released"]);
     expect(await inboxOf(farm.t, w.workerId)).toEqual([]);
     expect(await laneLinesOf(farm.t, w.workerId)).toEqual([]);
-    expect(await laneCounts(farm)).toEqual({ "": { pending: 2, running: 0 } });
+    expect(await laneCounts(farm)).toEqual({ x: { pending: 2, running: 0 } });
     // the other worker takes both at once
-    expect((await farm.t.mutation(api.workers.claim, { apiKey: other.apiKey, capabilities: [], max: 2 })).map((c) => c.jobId).sort()).toEqual(
+    expect((await farm.t.mutation(api.workers.claim, { apiKey: other.apiKey, capabilities: TEST_TYPES, max: 2 })).map((c) => c.jobId).sort()).toEqual(
       [claim.jobId, offeredJob].sort(),
     );
     await expectCode(farm.t.mutation(api.workers.heartbeat, { apiKey: w.apiKey, leaseId: claim.leaseId }), "revoked");

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, overviewNow } from "./setup";
+import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, overviewNow, TEST_TYPES } from "./setup";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -9,7 +9,7 @@ afterEach(() => {
 
 async function deadJob(farm: Farm, w: Enrolled, type = "x"): Promise<Id<"jobs">> {
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type });
-  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
   await farm.t.mutation(api.workers.fail, { apiKey: w.apiKey, leaseId: c.leaseId, error: "fatal", retryable: false });
   return jobId;
 }
@@ -25,7 +25,7 @@ describe("dead letters (operator)", () => {
     await farm.t.mutation(internal.admin.retryDead, { jobId });
     expect(await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId })).toMatchObject({ status: "pending", attempt: 0 });
     expect(await farm.t.query(internal.admin.listDead, { orgId: farm.orgId })).toEqual([]);
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     await farm.t.mutation(api.workers.output, { apiKey: w.apiKey, leaseId: c.leaseId, chunk: "log" });
     await farm.t.mutation(api.workers.fail, { apiKey: w.apiKey, leaseId: c.leaseId, error: "fatal", retryable: false });
 
@@ -79,19 +79,19 @@ describe("farm:overview", () => {
     vi.useFakeTimers();
     vi.setSystemTime(new Date("2026-01-01T10:00:30Z"));
     const farm = await newFarm();
-    const w = await enrollWorker(farm, { allowed: ["gpu"], capabilities: ["gpu"], maxConcurrentJobs: 8 });
+    const w = await enrollWorker(farm, { allowed: ["gpu"], capabilities: ["gpu"], types: ["t", "g"], maxConcurrentJobs: 8 });
     const idle = await enrollWorker(farm, { name: "idle" });
     await farm.t.mutation(api.jobs.submitBatch, {
       clientKey: farm.clientKey,
       // leases far longer than the test's clock moves, so no lease expires mid-test
       jobs: [
-        { type: "a", priority: 1, leaseMs: 3_600_000 },
-        { type: "b", priority: 1, leaseMs: 3_600_000 },
-        { type: "c", priority: 1, leaseMs: 3_600_000 },
+        { type: "t", priority: 1, leaseMs: 3_600_000 },
+        { type: "t", priority: 1, leaseMs: 3_600_000 },
+        { type: "t", priority: 1, leaseMs: 3_600_000 },
         { type: "g", requiredCapabilities: ["gpu"], leaseMs: 3_600_000 },
       ],
     });
-    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["gpu"], max: 3 });
+    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 3 });
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: claimed[0].leaseId, result: 1 });
     vi.advanceTimersByTime(60_000);
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: claimed[1].leaseId, result: 1 });
@@ -99,13 +99,13 @@ describe("farm:overview", () => {
     vi.advanceTimersByTime(6 * 60_000); // the idle worker's last call is now older than the online window
     await farm.t.mutation(api.workers.heartbeat, {
       apiKey: w.apiKey,
-      leaseId: (await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["gpu"] }))[0].leaseId,
+      leaseId: (await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities }))[0].leaseId,
     });
 
     const o = await overviewNow(farm.t, w.apiKey);
     expect(o.counts).toEqual({ pending: 0, running: 1, succeeded: 2, canceled: 0, dead: 1 });
     expect(o.deadLetters).toBe(1);
-    expect(o.lanes.map((l) => [l.routingKey, l.pending, l.running]).sort()).toEqual([["", 0, 0], ["gpu", 0, 1]]);
+    expect(o.lanes.map((l) => [l.routingKey, l.pending, l.running]).sort()).toEqual([["g,gpu", 0, 1], ["t", 0, 0]]);
     expect(o.workersOnline).toBe(1);
     expect(o.workers.find((x) => x.workerId === idle.workerId)!.online).toBe(false);
     const minute = (iso: string) => Math.floor(Date.parse(iso) / 60_000) * 60_000;
@@ -122,9 +122,9 @@ describe("farm:overview", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
     const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     await farm.t.mutation(api.workers.release, { apiKey: w.apiKey, leaseId: c.leaseId });
-    const [d] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [d] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: d.leaseId, result: null });
     const rows = await farm.t.run(async (ctx) => await ctx.db.query("jobEvents").withIndex("by_job", (q) => q.eq("jobId", jobId)).collect());
     expect(rows.map((r) => r.kind)).toEqual(["submitted", "claimed", "released", "claimed", "done"]);

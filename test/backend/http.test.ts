@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
 import { api } from "../../convex/_generated/api";
 import { LIMITS } from "../../convex/lib/limits";
-import { answerOf, enrollWorker, newFarm, snapshot, type Farm } from "./setup";
+import { answerOf, enrollWorker, newFarm, snapshot, type Farm, TEST_TYPES } from "./setup";
 
 function call(farm: Farm, method: string, path: string, payload?: unknown, key: string | null = farm.clientKey) {
   const headers: Record<string, string> = { "content-type": "application/json" };
@@ -33,7 +33,7 @@ test("the result and output of a finished job come back over HTTP", async () => 
   const farm = await newFarm();
   const w = await enrollWorker(farm);
   const { jobId } = await answerOf(await call(farm, "POST", "/api/jobs", { type: "x" }));
-  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
   await farm.t.mutation(api.workers.output, { apiKey: w.apiKey, leaseId: c.leaseId, chunk: "abc" });
   await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: { n: 7 } });
   expect(await answerOf(await call(farm, "GET", `/api/jobs/${jobId}`))).toMatchObject({ status: "succeeded", output: "abc", result: { n: 7 } });

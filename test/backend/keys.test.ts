@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { enrollWorker, expectCode, newBackend, newFarm, snapshot } from "./setup";
+import { enrollWorker, expectCode, newBackend, newFarm, snapshot, TEST_TYPES } from "./setup";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -92,9 +92,9 @@ describe("joining and keys", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
     const unknownWorker = "fh_w_" + "B".repeat(43);
-    await expectCode(farm.t.query(api.workers.watch, { apiKey: unknownWorker, capabilities: [] }), "bad_key");
+    await expectCode(farm.t.query(api.workers.watch, { apiKey: unknownWorker, capabilities: TEST_TYPES }), "bad_key");
     await expectCode(farm.t.query(api.workers.mine, { apiKey: "nonsense" }), "bad_key");
-    await expectCode(farm.t.mutation(api.workers.claim, { apiKey: farm.clientKey, capabilities: [] }), "bad_key");
+    await expectCode(farm.t.mutation(api.workers.claim, { apiKey: farm.clientKey, capabilities: TEST_TYPES }), "bad_key");
     await expectCode(farm.t.mutation(api.jobs.submit, { clientKey: w.apiKey, type: "x" }), "bad_key");
     await expectCode(farm.t.query(api.jobs.get, { clientKey: "fh_c_" + "C".repeat(43), jobId: "x" }), "bad_key");
   });
@@ -103,12 +103,12 @@ describe("joining and keys", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
     await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
-    const [job] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [job] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     await farm.t.mutation(internal.admin.revokeWorker, { workerId: w.workerId });
     const before = await snapshot(farm.t);
     await expectCode(farm.t.mutation(api.workers.heartbeat, { apiKey: w.apiKey, leaseId: job.leaseId }), "revoked");
     await expectCode(farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: job.leaseId, result: 1 }), "revoked");
-    await expectCode(farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: [] }), "revoked");
+    await expectCode(farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: TEST_TYPES }), "revoked");
     expect(await snapshot(farm.t)).toEqual(before);
   });
 
@@ -142,23 +142,23 @@ describe("capabilities", () => {
     const gpuJob = await submit(["gpu"]);
     const llamaJob = await submit(["ollama:llama3"]);
     // advertises gpu, but the server never allowed it
-    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["gpu"], max: 5 })).toEqual([]);
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["gpu", "x"], max: 5 })).toEqual([]);
     // the wildcard grant allows any ollama model it advertises
-    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["cpu", "ollama:llama3"], max: 5 });
+    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["cpu", "ollama:llama3", "x"], max: 5 });
     expect(claimed.map((c) => c.jobId)).toEqual([llamaJob]);
     const gpuView = await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId: gpuJob });
     expect(gpuView!.status).toBe("pending");
   });
 
-  test("a job needing no capabilities runs anywhere; one needing two needs both", async () => {
+  test("a job needing no capabilities runs on any worker that handles its type; one needing two needs both", async () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm, { allowed: ["a", "b"], capabilities: ["a", "b"] });
     const both = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", requiredCapabilities: ["b", "a"] });
-    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["a"] })).toEqual([]);
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["a", "b"] });
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["a", "x"] })).toEqual([]);
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["a", "b", "x"] });
     expect(c.jobId).toBe(both);
     const anywhere = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
-    const [d] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [d] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     expect(d.jobId).toBe(anywhere);
   });
 });

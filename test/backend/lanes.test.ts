@@ -24,24 +24,24 @@ describe("the lane maintenance pass", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm, { allowed: ["*"], capabilities: ["done", "ready", "late", "busy", "offer"], maxConcurrentJobs: 4 });
     // "done": only a finished job; "ready", "late" (delayed), "busy" (running), "offer" (offered): not empty
-    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["done"], max: 1 });
+    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["done", "x"], max: 1 });
     const doneJob = await submit(farm, ["done"]);
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["done"] });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["done", "x"] });
     expect(c.jobId).toBe(doneJob);
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1 });
     await submit(farm, ["late"], { delayMs: 3_600_000 });
     await submit(farm, ["busy"]);
-    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["busy"] });
+    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["busy", "x"] });
     const waiter = await enrollWorker(farm, { name: "waiter", allowed: ["*"], capabilities: ["offer", "done"] });
-    await farm.t.mutation(api.workers.ready, { apiKey: waiter.apiKey, capabilities: ["offer", "done"], slots: 1 });
+    await farm.t.mutation(api.workers.ready, { apiKey: waiter.apiKey, capabilities: ["offer", "done", "x"], slots: 1 });
     await submit(farm, ["offer"]);
     await runDue(farm.t);
     await submit(farm, ["ready"]);
     const doneLane = (await jobRow(farm.t, doneJob)).laneId;
-    expect(await laneKeys(farm)).toEqual(["busy", "done", "late", "offer", "ready"]);
+    expect(await laneKeys(farm)).toEqual(["busy,x", "done,x", "late,x", "offer,x", "ready,x"]);
 
     expect(await farm.t.mutation(internal.retention.sweepLanes, {})).toEqual({ deletedLanes: 1, more: false });
-    expect(await laneKeys(farm)).toEqual(["busy", "late", "offer", "ready"]);
+    expect(await laneKeys(farm)).toEqual(["busy,x", "late,x", "offer,x", "ready,x"]);
     const leftovers = await farm.t.run(async (ctx) => ({
       shards: (await ctx.db.query("laneShards").collect()).filter((s) => s.laneId === doneLane),
       deltas: (await ctx.db.query("counterDeltas").collect()).filter((d) => d.laneId === doneLane),
@@ -65,16 +65,16 @@ describe("the lane maintenance pass", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm, { allowed: ["gpu"], capabilities: ["gpu"] });
     const jobId = await submit(farm, ["gpu"], { maxAttempts: 1 });
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["gpu"] });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["gpu", "x"] });
     await farm.t.mutation(api.workers.fail, { apiKey: w.apiKey, leaseId: c.leaseId, error: "x", retryable: false });
     await farm.t.mutation(internal.retention.sweepLanes, {});
     expect(await laneKeys(farm)).toEqual([]);
     await farm.t.mutation(internal.admin.retryDead, { jobId });
-    expect(await laneKeys(farm)).toEqual(["gpu"]);
+    expect(await laneKeys(farm)).toEqual(["gpu,x"]);
     const lane = await farm.t.run(async (ctx) => (await ctx.db.query("lanes").first())!);
     expect(await jobRow(farm.t, jobId)).toMatchObject({ status: "pending", queue: "ready", laneId: lane._id });
-    expect(await laneCounts(farm)).toEqual({ gpu: { pending: 1, running: 0 } });
-    const [again] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["gpu"] });
+    expect(await laneCounts(farm)).toEqual({ "gpu,x": { pending: 1, running: 0 } });
+    const [again] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["gpu", "x"] });
     expect(again.jobId).toBe(jobId);
     expect(await checkConsistency(farm.t)).toEqual([]);
   });
@@ -91,6 +91,6 @@ describe("the lane maintenance pass", () => {
     await runDue(farm.t, 20);
     expect(await laneKeys(farm)).toEqual([]);
     await submit(farm, ["one-more"]);
-    expect(await laneKeys(farm)).toEqual(["one-more"]);
+    expect(await laneKeys(farm)).toEqual(["one-more,x"]);
   });
 });

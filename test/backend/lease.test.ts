@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { LIMITS, TIMING } from "../../convex/lib/limits";
-import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, overviewNow } from "./setup";
+import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, overviewNow, TEST_TYPES } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -15,7 +15,7 @@ async function oneRunning(options: { maxAttempts?: number; leaseMs?: number } = 
   const farm = await newFarm();
   const w = await enrollWorker(farm);
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", ...options });
-  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
   return { farm, w, jobId, claim };
 }
 
@@ -62,7 +62,7 @@ describe("leases", () => {
     expect(retried!.error).toMatch(/lease expired/);
     expect(retried!.availableAt).toBeGreaterThan(Date.now());
     await farm.t.finishAllScheduledFunctions(vi.runAllTimers); // backoff passes
-    const [second] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [second] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     expect(second).toMatchObject({ jobId, attempt: 2 });
     await advance(farm, 5_000);
     expect(await getJob(farm, jobId)).toMatchObject({ status: "dead", attempt: 2 });
@@ -85,7 +85,7 @@ describe("leases", () => {
     const { farm, w, jobId, claim } = await oneRunning({ leaseMs: 5_000 });
     await advance(farm, 5_000);
     await farm.t.finishAllScheduledFunctions(vi.runAllTimers);
-    const [again] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [again] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     expect(again.jobId).toBe(jobId);
     await expectCode(farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: claim.leaseId, result: "old" }), "stale_lease");
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: again.leaseId, result: "new" });
@@ -134,10 +134,10 @@ describe("results and failures", () => {
     const delay1 = out.availableAt! - failedAt;
     expect(delay1).toBeGreaterThanOrEqual(TIMING.backoffBaseMs / 2);
     expect(delay1).toBeLessThanOrEqual(TIMING.backoffBaseMs);
-    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] })).toEqual([]);
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual([]);
     expect(await getJob(farm, jobId)).toMatchObject({ status: "pending", error: "boom", attempt: 1 });
     await advance(farm, delay1);
-    const [second] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [second] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     expect(second.attempt).toBe(2);
     const out2 = await farm.t.mutation(api.workers.fail, { apiKey: w.apiKey, leaseId: second.leaseId, error: "boom again" });
     const delay2 = out2.availableAt! - Date.now();
@@ -165,7 +165,7 @@ describe("results and failures", () => {
     await farm.t.mutation(api.workers.release, { apiKey: w.apiKey, leaseId: claim.leaseId });
     expect(await getJob(farm, jobId)).toMatchObject({ status: "pending", attempt: 0 });
     expect(await farm.t.query(api.workers.mine, { apiKey: w.apiKey })).toEqual([]);
-    const [again] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [again] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     expect(again).toMatchObject({ jobId, attempt: 1 });
   });
 });

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import { TIMING } from "../../convex/lib/limits";
 import { eventKinds, inboxOf, jobRow, runDue, waiterRow } from "./queueState";
-import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm } from "./setup";
+import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, TEST_TYPES } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -28,7 +28,7 @@ describe("workers:leave", () => {
     expect(await leave(farm, w)).toEqual({ handedBack: 0 });
     const before = await snapshot(farm.t);
     await expectCode(farm.t.query(api.workers.doorbell, { apiKey: w.apiKey }), "revoked");
-    await expectCode(farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] }), "revoked");
+    await expectCode(farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES }), "revoked");
     await expectCode(leave(farm, w), "revoked");
     expect(await snapshot(farm.t)).toEqual(before);
   });
@@ -37,10 +37,10 @@ describe("workers:leave", () => {
     const farm = await newFarm();
     const leaving = await enrollWorker(farm, { name: "leaving", maxConcurrentJobs: 2 });
     const running = await submit(farm);
-    const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: leaving.apiKey, capabilities: [], max: 1 });
+    const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: leaving.apiKey, capabilities: TEST_TYPES, max: 1 });
     expect(claim.jobId).toBe(running);
     // One slot free: it waits, and the dispatcher offers it the next job.
-    await farm.t.mutation(api.workers.ready, { apiKey: leaving.apiKey, capabilities: [], slots: 2 });
+    await farm.t.mutation(api.workers.ready, { apiKey: leaving.apiKey, capabilities: TEST_TYPES, slots: 2 });
     const offered = await submit(farm);
     await runDue(farm.t);
     expect((await inboxOf(farm.t, leaving.workerId)).map((r) => [r.kind, r.jobId])).toEqual([["offer", offered]]);
@@ -57,7 +57,7 @@ describe("workers:leave", () => {
     expect([waiter?.wants, waiter?.since]).toEqual([0, undefined]);
     // Another worker gets both, from the heads.
     const other = await enrollWorker(farm, { name: "other", maxConcurrentJobs: 2 });
-    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: other.apiKey, capabilities: [], max: 2 });
+    const claimed = await farm.t.mutation(api.workers.claim, { apiKey: other.apiKey, capabilities: TEST_TYPES, max: 2 });
     expect(claimed.map((c) => c.jobId).sort()).toEqual([running, offered].sort());
   });
 
@@ -65,7 +65,7 @@ describe("workers:leave", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
     const jobId = await submit(farm);
-    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId });
     await leave(farm, w);
     expect((await jobRow(farm.t, jobId)).status).toBe("canceled");
@@ -99,7 +99,7 @@ describe("workers:leave", () => {
 describe("farm:overview lists what each worker can run", () => {
   test("the capabilities a worker declared, as the server allows them; before it declares, what it enrolled with", async () => {
     const farm = await newFarm();
-    const w = await enrollWorker(farm, { allowed: ["a", "b"], capabilities: ["a", "b", "c"] });
+    const w = await enrollWorker(farm, { allowed: ["a", "b"], capabilities: ["a", "b", "c"], types: [] });
     expect((await overview(farm, w)).workers[0].capabilities).toEqual(["a", "b"]);
     await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: ["b"], slots: 1 });
     await submit(farm); // any change wakes the summariser

@@ -5,7 +5,7 @@ import type { MachineFacts } from "../../convex/lib/facts";
 import type { JobRequirements } from "../../convex/lib/requirements";
 import { inboxOf, jobRow, laneLinesOf, runDue, waiterRow } from "./queueState";
 import { checkConsistency } from "./sweep/consistency";
-import { enrollWorker, expectCode, newFarm, snapshot, type Farm } from "./setup";
+import { enrollWorker, expectCode, newFarm, snapshot, type Farm, TEST_TYPES } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -27,7 +27,7 @@ async function worker(farm: Farm, name: string, facts: MachineFacts | undefined,
 const submit = (farm: Farm, requirements?: JobRequirements, extra: { priority?: number; type?: string } = {}) =>
   farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: extra.type ?? "x", ...(requirements ? { requirements } : {}), ...extra });
 
-const claim = (farm: Farm, apiKey: string, max = 1) => farm.t.mutation(api.workers.claim, { apiKey, capabilities: [], max });
+const claim = (farm: Farm, apiKey: string, max = 1) => farm.t.mutation(api.workers.claim, { apiKey, capabilities: TEST_TYPES, max });
 const laneKeyOf = async (farm: Farm, jobId: Id<"jobs">) => farm.t.run(async (ctx) => (await ctx.db.get((await ctx.db.get(jobId))!.laneId))!.routingKey);
 
 describe("job requirements", () => {
@@ -37,7 +37,7 @@ describe("job requirements", () => {
     const requirements = { minMemoryMB: 3_000, minCores: 3, gpu: { vendor: "nvidia" as const, minVramMB: 6_000 } };
     const jobId = await submit(farm, requirements);
     expect(await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId })).toMatchObject({ requirements });
-    expect(await laneKeyOf(farm, jobId)).toBe("|mem>=4096,cores>=4,gpu:nvidia>=8192");
+    expect(await laneKeyOf(farm, jobId)).toBe("x|mem>=4096,cores>=4,gpu:nvidia>=8192");
     const [got] = await claim(farm, w.apiKey);
     expect(got).toMatchObject({ jobId, requirements });
   });
@@ -49,12 +49,12 @@ describe("job requirements", () => {
     const c = await submit(farm, { minMemoryMB: 4_097 });
     const anyGpu = await submit(farm, { gpu: {} });
     const plain = await submit(farm, {});
-    expect(await laneKeyOf(farm, a)).toBe("|mem>=4096");
-    expect(await laneKeyOf(farm, b)).toBe("|mem>=4096");
-    expect(await laneKeyOf(farm, c)).toBe("|mem>=8192");
-    expect(await laneKeyOf(farm, anyGpu)).toBe("|gpu");
+    expect(await laneKeyOf(farm, a)).toBe("x|mem>=4096");
+    expect(await laneKeyOf(farm, b)).toBe("x|mem>=4096");
+    expect(await laneKeyOf(farm, c)).toBe("x|mem>=8192");
+    expect(await laneKeyOf(farm, anyGpu)).toBe("x|gpu");
     // an empty requirements object asks for nothing: the plain lane
-    expect(await laneKeyOf(farm, plain)).toBe("");
+    expect(await laneKeyOf(farm, plain)).toBe("x");
     expect((await farm.t.run(async (ctx) => await ctx.db.query("lanes").collect())).length).toBe(4);
   });
 
@@ -100,15 +100,15 @@ describe("routing by requirements", () => {
     expect((await claim(farm, laptop.apiKey, 2)).map((j) => j.jobId)).toEqual([plainJob]);
     expect(await claim(farm, old.apiKey, 2)).toEqual([]);
     // both now wait, in the plain lane only; the dispatcher offers them nothing
-    expect(await laneLinesOf(farm.t, laptop.workerId)).toEqual([""]);
-    expect(await laneLinesOf(farm.t, old.workerId)).toEqual([""]);
+    expect(await laneLinesOf(farm.t, laptop.workerId)).toEqual(["x"]);
+    expect(await laneLinesOf(farm.t, old.workerId)).toEqual(["x"]);
     await runDue(farm.t);
     expect(await inboxOf(farm.t, laptop.workerId)).toEqual([]);
     expect(await inboxOf(farm.t, old.workerId)).toEqual([]);
     expect((await jobRow(farm.t, gpuJob)).queue).toBe("ready");
     // a GPU box comes and waits: the dispatcher offers it the GPU job
     const box = await worker(farm, "box", GPU_BOX);
-    await farm.t.mutation(api.workers.ready, { apiKey: box.apiKey, capabilities: [], slots: 1 });
+    await farm.t.mutation(api.workers.ready, { apiKey: box.apiKey, capabilities: TEST_TYPES, slots: 1 });
     await runDue(farm.t);
     expect(await inboxOf(farm.t, box.workerId)).toEqual([expect.objectContaining({ kind: "offer", jobId: gpuJob })]);
     expect((await claim(farm, box.apiKey)).map((j) => j.jobId)).toEqual([gpuJob]);
@@ -143,7 +143,7 @@ describe("routing by requirements", () => {
     // it still waits for one job it can run, and a GPU box that comes is offered this one
     expect((await waiterRow(farm.t, w.workerId))?.wants).toBe(1);
     const box = await worker(farm, "box", GPU_BOX);
-    await farm.t.mutation(api.workers.ready, { apiKey: box.apiKey, capabilities: [], slots: 1 });
+    await farm.t.mutation(api.workers.ready, { apiKey: box.apiKey, capabilities: TEST_TYPES, slots: 1 });
     await runDue(farm.t);
     expect((await claim(farm, box.apiKey)).map((j) => j.jobId)).toEqual([gpuJob]);
     expect(await checkConsistency(farm.t)).toEqual([]);
@@ -188,7 +188,7 @@ describe("routing by requirements", () => {
       for (const lane of await ctx.db.query("lanes").collect()) await ctx.db.delete(lane._id); // lane maintenance dropped it
     });
     await farm.t.mutation(internal.admin.retryDead, { jobId });
-    expect(await laneKeyOf(farm, jobId)).toBe("|gpu");
+    expect(await laneKeyOf(farm, jobId)).toBe("x|gpu");
     expect(await claim(farm, laptop.apiKey)).toEqual([]);
     expect((await claim(farm, box.apiKey)).map((j) => j.jobId)).toEqual([jobId]);
   });
@@ -201,7 +201,7 @@ describe("routing by requirements", () => {
     await submit(farm, { minMemoryMB: 8_000 }); // the laptop meets this one
     await farm.t.mutation(internal.summary.refresh, { orgId: farm.orgId, all: true });
     const overview = await farm.t.query(api.farm.overview, { apiKey: laptop.apiKey });
-    expect(overview.unmeetable).toEqual([{ routingKey: "|gpu>=65536", requirements: { gpu: { vramMB: 65_536 } }, pending: 2 }]);
+    expect(overview.unmeetable).toEqual([{ routingKey: "x|gpu>=65536", requirements: { gpu: { vramMB: 65_536 } }, pending: 2 }]);
     await worker(farm, "a100", { ...GPU_BOX, gpus: [{ vendor: "nvidia", model: "A100 80GB", vramMB: 81_920 }] });
     await farm.t.mutation(internal.summary.refresh, { orgId: farm.orgId, all: true });
     expect((await farm.t.query(api.farm.overview, { apiKey: laptop.apiKey })).unmeetable).toBeUndefined();

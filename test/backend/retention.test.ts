@@ -1,6 +1,6 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { enrollWorker, newFarm, overviewNow } from "./setup";
+import { enrollWorker, newFarm, overviewNow, TEST_TYPES } from "./setup";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -14,14 +14,14 @@ test("the sweep deletes old finished jobs with output and events in bounded batc
     clientKey: farm.clientKey,
     jobs: Array.from({ length: 30 }, (_, i) => ({ type: `j${i}` })),
   });
-  const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 25 });
+  const claimed = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max: 25 });
   for (const c of claimed) {
     await farm.t.mutation(api.workers.output, { apiKey: w.apiKey, leaseId: c.leaseId, chunk: "out" });
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1 });
   }
   vi.advanceTimersByTime(2 * 24 * 3600_000);
   // a recent finish that must survive
-  const [fresh] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  const [fresh] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
   await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: fresh.leaseId, result: 2 });
 
   const first = await farm.t.mutation(internal.retention.sweep, { olderThanMs: 24 * 3600_000 });
@@ -51,7 +51,7 @@ test("the retention age comes from FARMHAND_RETENTION_MS when not given", async 
   const farm = await newFarm();
   const w = await enrollWorker(farm);
   await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
-  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
   await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1 });
   vi.advanceTimersByTime(10 * 60_000);
   vi.stubEnv("FARMHAND_RETENTION_MS", String(60 * 60_000));

@@ -33,16 +33,39 @@ export async function newFarm(t: Backend = newBackend(), name = "acme"): Promise
 /** An ordinary donor machine: enough memory for any app version (apps may ask for up to 2 GB). */
 export const LAPTOP_FACTS: MachineFacts = { cores: 8, memoryMB: 16_384, os: "linux", arch: "x64", gpus: [] };
 
+/**
+ * The job types the backend tests submit, which every test worker handles unless a test says otherwise
+ * (`types: []`): a job's type routes it (convex/lib/routing.ts), and these tests are about something else.
+ * No name here is used as a required capability by a test.
+ */
+export const TEST_TYPES: string[] = [
+  ...["x", "a.job", "b.job", "b.http", "b0", "b1", "b2", "credit.job", "demo.echo", "demo.primes", "encode", "existing"],
+  ...["f", "fast", "first", "g", "host", "host.job", "k", "later", "long", "n", "new", "now", "ok", "other", "p", "render"],
+  ...["second", "seed", "slow", "story", "sweep.job", "t", "theirs", "train", "waits"],
+  ...Array.from({ length: 50 }, (_, i) => `j${i}`),
+  ...Array.from({ length: 6 }, (_, i) => `p${i + 1}`),
+].sort();
+
 export type Enrolled = FunctionReturnType<typeof api.workers.enroll> & { capabilities: string[] };
 
 export async function enrollWorker(
   farm: Farm,
-  options: { capabilities?: string[]; allowed?: string[]; maxConcurrentJobs?: number; canManage?: boolean; name?: string; facts?: MachineFacts } = {},
+  options: {
+    capabilities?: string[];
+    allowed?: string[];
+    /** Job types it handles, on top of `capabilities` (allowed and advertised); default TEST_TYPES. */
+    types?: string[];
+    maxConcurrentJobs?: number;
+    canManage?: boolean;
+    name?: string;
+    facts?: MachineFacts;
+  } = {},
 ): Promise<Enrolled> {
-  const capabilities = options.capabilities ?? [];
+  const types = options.types ?? TEST_TYPES;
+  const capabilities = [...new Set([...(options.capabilities ?? []), ...types])].sort();
   const { token } = await farm.t.mutation(internal.admin.createEnrollment, {
     orgId: farm.orgId,
-    capabilities: options.allowed ?? capabilities,
+    capabilities: options.allowed ? [...new Set([...options.allowed, ...types])].sort() : capabilities,
     maxConcurrentJobs: options.maxConcurrentJobs ?? 4,
     canManage: options.canManage,
   });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import { LIMITS } from "../../convex/lib/limits";
 import { submitJob } from "../../convex/lib/submit";
-import { enrollWorker, expectCode, newFarm, snapshot } from "./setup";
+import { enrollWorker, expectCode, newFarm, snapshot, TEST_TYPES } from "./setup";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -80,7 +80,7 @@ describe("jobs:submitBatch", () => {
     });
     expect(ids).toHaveLength(3);
     const w = await enrollWorker(farm);
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: "ok" });
     const others = ids.filter((id) => id !== c.jobId);
     await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId: others[0] });
@@ -153,15 +153,15 @@ describe("delayed jobs", () => {
     const w = await enrollWorker(farm);
     const start = Date.now();
     const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", delayMs: 30_000 });
-    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: [] })).toEqual({
+    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual({
       available: false,
       nextAvailableAt: start + 30_000,
     });
-    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] })).toEqual([]);
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual([]);
     vi.advanceTimersByTime(30_000);
     await farm.t.finishInProgressScheduledFunctions();
-    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: [] })).toEqual({ available: true });
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual({ available: true });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     expect(c.jobId).toBe(jobId);
   });
 
@@ -171,9 +171,9 @@ describe("delayed jobs", () => {
     const w = await enrollWorker(farm);
     const runAt = Date.now() + 5_000;
     await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", runAt });
-    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: [] })).toEqual({ available: false, nextAvailableAt: runAt });
+    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual({ available: false, nextAvailableAt: runAt });
     await farm.t.finishAllScheduledFunctions(vi.runAllTimers);
-    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] })).toHaveLength(1);
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toHaveLength(1);
   });
 
   test("a delayed job of higher priority does not hide a ready one", async () => {
@@ -182,7 +182,7 @@ describe("delayed jobs", () => {
     const w = await enrollWorker(farm);
     await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "later", priority: 9, delayMs: 60_000 });
     const now = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "now", priority: 0 });
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     expect(c.jobId).toBe(now);
   });
 });

@@ -5,7 +5,7 @@ import { installReadRecorder, recordReads } from "../../bench/compare/readRecord
 import { LIMITS, TIMING } from "../../convex/lib/limits";
 import { measure } from "./metrics";
 import { scheduled } from "./queueState";
-import { enrollWorker, expectCode, newFarm, type Farm } from "./setup";
+import { enrollWorker, expectCode, newFarm, type Farm, TEST_TYPES } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -37,7 +37,7 @@ describe("the summariser", () => {
     const start = Date.now();
     await submit(farm);
     await submit(farm);
-    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     const pending = await scheduled(farm.t, "summary:refresh", "pending");
     expect(pending.map((s) => s.scheduledTime)).toEqual([start + TIMING.summaryFirstDelayMs]);
     const before = await ranRefreshes(farm);
@@ -95,7 +95,7 @@ describe("counters", () => {
     await settle(farm, 10_000);
     await submit(farm);
     await submit(farm);
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     installReadRecorder();
     const { docs } = await recordReads(() => farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1, slots: 4 }));
     const counterTables = ["laneShards", "orgShards", "throughput", "counterDeltas"];
@@ -155,8 +155,8 @@ describe("farm:overview", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm, { maxConcurrentJobs: 2 });
     const quiet = await enrollWorker(farm, { name: "quiet" });
-    const jobs = [await submit(farm, "a"), await submit(farm, "b")];
-    const claims = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 2 });
+    const jobs = [await submit(farm, "t"), await submit(farm, "x")];
+    const claims = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max: 2 });
     for (const c of claims) {
       await farm.t.mutation(api.workers.fail, { apiKey: w.apiKey, leaseId: c.leaseId, error: "e".repeat(2_000), retryable: false });
       vi.advanceTimersByTime(10);

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { enrollWorker, expectCode, newFarm, snapshot, type Farm } from "./setup";
+import { enrollWorker, expectCode, newFarm, snapshot, type Farm, TEST_TYPES } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -14,7 +14,7 @@ async function oneRunning(leaseMs = 10_000) {
   const farm = await newFarm();
   const w = await enrollWorker(farm);
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", leaseMs, maxAttempts: 2 });
-  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
   const beat = (suspended?: boolean) =>
     farm.t.mutation(api.workers.heartbeat, { apiKey: w.apiKey, leaseId: claim.leaseId, ...(suspended === undefined ? {} : { suspended }) });
   return { farm, w, jobId, claim, beat };
@@ -68,7 +68,7 @@ describe("suspended jobs (frozen on their worker while the donor uses the machin
     const released = await getJob(farm, jobId);
     expect(released).toMatchObject({ status: "pending" });
     expect(released!.suspendedSince).toBeUndefined();
-    const [again] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [again] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     expect(again.jobId).toBe(jobId);
     expect((await getJob(farm, jobId))!.suspendedSince).toBeUndefined();
   });

@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import { api } from "../../convex/_generated/api";
-import { enrollWorker, expectCode, newBackend, newFarm, snapshot, overviewNow } from "./setup";
+import { enrollWorker, expectCode, newBackend, newFarm, snapshot, overviewNow, TEST_TYPES } from "./setup";
 
 test("nothing crosses orgs: jobs, claims, cancels, counts, dead letters", async () => {
   const t = newBackend();
@@ -22,9 +22,9 @@ test("nothing crosses orgs: jobs, claims, cancels, counts, dead letters", async 
   expect(await snapshot(t)).toEqual(before);
 
   // a worker only ever claims its own org's jobs
-  const claimedB = await t.mutation(api.workers.claim, { apiKey: workerB.apiKey, capabilities: [], max: 10 });
+  const claimedB = await t.mutation(api.workers.claim, { apiKey: workerB.apiKey, capabilities: TEST_TYPES, max: 10 });
   expect(claimedB.map((c) => c.jobId)).toEqual([jobB]);
-  expect(await t.mutation(api.workers.claim, { apiKey: workerB.apiKey, capabilities: [], max: 10 })).toEqual([]);
+  expect(await t.mutation(api.workers.claim, { apiKey: workerB.apiKey, capabilities: TEST_TYPES, max: 10 })).toEqual([]);
 
   // a worker's lease is no good with another org's worker key
   await expectCode(

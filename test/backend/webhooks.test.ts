@@ -3,14 +3,14 @@ import { afterEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { signatureHeader, WEBHOOK } from "../../convex/lib/webhooks";
-import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm } from "./setup";
+import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, TEST_TYPES } from "./setup";
 
 afterEach(() => vi.useRealTimers());
 
 const URL_ = "https://hooks.example.com/hook";
 
 async function finish(farm: Farm, worker: Enrolled, jobId: Id<"jobs">, how: "complete" | "die") {
-  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: [] });
+  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: TEST_TYPES });
   expect(c.jobId).toBe(jobId);
   if (how === "complete") await farm.t.mutation(api.workers.complete, { apiKey: worker.apiKey, leaseId: c.leaseId, result: 1 });
   else await farm.t.mutation(api.workers.fail, { apiKey: worker.apiKey, leaseId: c.leaseId, error: "x", retryable: false });
@@ -22,7 +22,7 @@ async function endedJobWithWebhook(how: "complete" | "die") {
   const farm = await newFarm();
   const worker = await enrollWorker(farm);
   await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: URL_ });
-  const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a", maxAttempts: 1 });
+  const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "t", maxAttempts: 1 });
   await finish(farm, worker, jobId, how);
   const [row] = await deliveries(farm);
   return { farm, worker, jobId, row };
@@ -64,11 +64,11 @@ test("a job remembers its client key; its end (succeeded, dead, canceled) schedu
   const farm = await newFarm();
   const worker = await enrollWorker(farm);
   await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: URL_ });
-  const done = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a" });
+  const done = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "t" });
   await finish(farm, worker, done, "complete");
-  const [dead] = await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: [{ type: "b", maxAttempts: 1 }] });
+  const [dead] = await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: [{ type: "t", maxAttempts: 1 }] });
   await finish(farm, worker, dead, "die");
-  const canceled = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "c" });
+  const canceled = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "t" });
   await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId: canceled });
   const hostJob = await farm.t.run(async (ctx) => {
     const { submitJob } = await import("../../convex/lib/submit");
@@ -88,7 +88,7 @@ test("at most one delivery in flight per job: a job that ends again while one is
   const { farm, worker, jobId, row } = await endedJobWithWebhook("die");
   const send = await farm.t.mutation(internal.webhooks.beginAttempt, { deliveryId: row._id });
   expect(send).toMatchObject({ url: URL_, jobStatus: "dead" });
-  expect(JSON.parse(send!.body)).toMatchObject({ jobId, type: "a", status: "dead", error: "x" });
+  expect(JSON.parse(send!.body)).toMatchObject({ jobId, type: "t", status: "dead", error: "x" });
   expect(await farm.t.mutation(internal.webhooks.beginAttempt, { deliveryId: row._id })).toBeNull(); // in flight already
   // retried by an operator and dead again while the attempt is out
   await farm.t.mutation(internal.admin.retryDead, { jobId });
@@ -129,7 +129,7 @@ test("a revoked key's or a purged job's delivery is dropped", async () => {
 
   const { key, clientKeyId } = await farm.t.mutation(internal.admin.createClientKey, { orgId: farm.orgId, name: "soon revoked" });
   await farm.t.mutation(api.jobs.setWebhook, { clientKey: key, url: URL_ });
-  const other = await farm.t.mutation(api.jobs.submit, { clientKey: key, type: "b" });
+  const other = await farm.t.mutation(api.jobs.submit, { clientKey: key, type: "t" });
   await farm.t.mutation(api.jobs.cancel, { clientKey: key, jobId: other });
   await farm.t.mutation(internal.admin.revokeClientKey, { clientKeyId });
   const row2 = (await deliveries(farm)).find((r) => r.jobId === other)!;

@@ -103,10 +103,13 @@ describe("handlers good and bad: every job ends cleanly and the worker goes on",
     expect(row).toMatchObject({ status: "dead", attempt: 1, error: "result is 300002 bytes, over the 262144-byte limit" });
   });
 
-  it("an unknown job type is failed with a clear message, not lost", async () => {
+  it("a job type no worker handles is never handed to this worker: it waits, untouched, not failed", async () => {
     const [id] = await submit(farm, [{ type: "nobody.handles.this", maxAttempts: 1 }]);
-    const [row] = await waitForJobs(farm, [id]);
-    expect(row).toMatchObject({ status: "dead", error: 'no handler for job type "nobody.handles.this" on this worker' });
+    const [echo] = await submit(farm, [{ type: "demo.echo", payload: { after: "unknown" } }]);
+    expect((await waitForJobs(farm, [echo]))[0]).toMatchObject({ status: "succeeded" });
+    await sleep(500);
+    expect((await jobsOf(farm, [id]))[0]).toMatchObject({ status: "pending", attempt: 0 });
+    expect(finished.some((e) => e.jobId === id)).toBe(false);
   });
 
   it("the worker is still running after all of that", async () => {

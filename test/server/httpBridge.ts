@@ -90,11 +90,13 @@ export class HttpBridge {
     const router = (await this.runner.defaultExport("http")) as Router | undefined;
     const match = router?.lookup(url.pathname, method);
     const fetch = () => this.t.fetch(url.pathname + url.search, init);
-    const answer = await this.hub.callAndRefresh(() =>
+    const run = () =>
       this.instruments.within(this.origin(), () =>
         match ? this.instruments.runExecution({ path: routeKey(match[1], match[2]), kind: "http", counted: true }, fetch) : fetch(),
-      ),
-    );
+      );
+    // A GET only reads, and may wait (GET /api/jobs/:id?wait= polls for up to a minute): like an action over the
+    // sync protocol it runs beside the queue, so the writes it waits for can land meanwhile.
+    const answer = method === "GET" ? await run() : await this.hub.callAndRefresh(run);
     const answerHeaders: Record<string, string> = {};
     answer.headers.forEach((value, name) => (answerHeaders[name] = value));
     response.writeHead(answer.status, answerHeaders);

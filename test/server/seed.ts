@@ -6,6 +6,11 @@ import type { AnySchema } from "./modules";
 import type { TestServer } from "./server";
 
 const defaultCapabilities = ["demo.echo", "demo.primes"];
+/**
+ * Also granted (not advertised): a job's type routes it, so the tests' own job types (test.* fixtures, recipes a
+ * test declares) need the farm's leave; each worker still gets only the types its handlers offer.
+ */
+const extraGrants = ["test.*", "recipe.*"];
 
 export type SeedOptions = {
   /** Granted and advertised by every seeded worker, on top of demo.echo and demo.primes. */
@@ -29,7 +34,7 @@ export async function seed<Schema extends AnySchema>(server: Pick<TestServer<Sch
     for (let i = 0; i < workers; i++) {
       const { token } = await t.mutation(internal.admin.createEnrollment, {
         orgId,
-        capabilities,
+        capabilities: [...capabilities, ...extraGrants],
         ...(options.maxConcurrentJobs ? { maxConcurrentJobs: options.maxConcurrentJobs } : {}),
       });
       const enrolled = await t.mutation(api.workers.enroll, {

@@ -1,6 +1,6 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { api } from "../../../convex/_generated/api";
-import { enrollWorker, expectCode, newFarm } from "../setup";
+import { enrollWorker, expectCode, newFarm, TEST_TYPES } from "../setup";
 
 afterEach(() => vi.useRealTimers());
 
@@ -74,7 +74,7 @@ test("revoking a worker from the console hands its running job back; its own key
   const op = await enrollWorker(farm, { canManage: true });
   const worker = await enrollWorker(farm, { name: "donor" });
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
-  await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: [] });
+  await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: TEST_TYPES });
   expect(await farm.t.mutation(api.consoleAccess.revokeWorker, { apiKey: op.apiKey, workerId: worker.workerId })).toEqual({ handedBack: 1 });
   expect(await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId })).toMatchObject({ status: "pending" });
   await expectCode(farm.t.query(api.workers.mine, { apiKey: worker.apiKey }), "revoked");

@@ -3,7 +3,7 @@ import { afterEach, expect, test, vi } from "vitest";
 import { api } from "../../../convex/_generated/api";
 import type { Doc } from "../../../convex/_generated/dataModel";
 import type { JobFilter } from "../../../convex/lib/jobQuery";
-import { enrollWorker, expectCode, newFarm, type Enrolled, type Farm } from "../setup";
+import { enrollWorker, expectCode, newFarm, type Enrolled, type Farm, TEST_TYPES } from "../setup";
 import { allJobs, deadJob } from "./helpers";
 
 afterEach(() => vi.useRealTimers());
@@ -97,13 +97,13 @@ test("a job's page tells its whole story: submitted, claimed by whom, failed, re
   const op = await enrollWorker(farm, { canManage: true, name: "op" });
   const donor = await enrollWorker(farm, { name: "donor-box" });
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "story", payload: { n: 7 }, maxAttempts: 3 });
-  let [claim] = await farm.t.mutation(api.workers.claim, { apiKey: donor.apiKey, capabilities: [] });
+  let [claim] = await farm.t.mutation(api.workers.claim, { apiKey: donor.apiKey, capabilities: TEST_TYPES });
   await farm.t.mutation(api.workers.output, { apiKey: donor.apiKey, leaseId: claim.leaseId, chunk: "first try\n" });
   await farm.t.mutation(api.workers.fail, { apiKey: donor.apiKey, leaseId: claim.leaseId, error: "flaky" });
   await farm.t.finishAllScheduledFunctions(vi.runAllTimers);
-  [claim] = await farm.t.mutation(api.workers.claim, { apiKey: donor.apiKey, capabilities: [] });
+  [claim] = await farm.t.mutation(api.workers.claim, { apiKey: donor.apiKey, capabilities: TEST_TYPES });
   await farm.t.mutation(api.workers.release, { apiKey: donor.apiKey, leaseId: claim.leaseId });
-  [claim] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: [] });
+  [claim] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: TEST_TYPES });
   await farm.t.mutation(api.workers.heartbeat, { apiKey: op.apiKey, leaseId: claim.leaseId, progress: 0.5 });
   await farm.t.mutation(api.workers.complete, { apiKey: op.apiKey, leaseId: claim.leaseId, result: { ok: 1 }, cpuMs: 0 });
 

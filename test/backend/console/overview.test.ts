@@ -1,7 +1,7 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { api } from "../../../convex/_generated/api";
 import { quantileMs, waitBucket, WAIT_BUCKETS_MS } from "../../../convex/lib/queueWait";
-import { enrollWorker, newFarm, refreshSummaries } from "../setup";
+import { enrollWorker, newFarm, refreshSummaries, TEST_TYPES } from "../setup";
 import { deadJob } from "./helpers";
 
 afterEach(() => vi.useRealTimers());
@@ -27,12 +27,12 @@ test("overview: counts, workers online, finished and failed per minute, queue wa
   // nine jobs claimed at once, one after waiting 40 s
   for (let i = 0; i < 9; i++) {
     await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "fast" });
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: ["cpu"] });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: op.capabilities });
     await farm.t.mutation(api.workers.complete, { apiKey: op.apiKey, leaseId: c.leaseId });
   }
   await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "slow" });
   vi.advanceTimersByTime(40_000);
-  const [slow] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: ["cpu"] });
+  const [slow] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: op.capabilities });
   await farm.t.mutation(api.workers.complete, { apiKey: op.apiKey, leaseId: slow.leaseId });
   await deadJob(farm, op);
   const waiting = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "waits", requiredCapabilities: ["gpu"] });
@@ -58,7 +58,7 @@ test("workers page and leaderboard: slots in use, jobs done, CPU time given this
   const donor = await enrollWorker(farm, { name: "donor", maxConcurrentJobs: 4 });
   const run = async (apiKey: string, cpuMs: number) => {
     await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey, capabilities: [] });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey, capabilities: TEST_TYPES });
     vi.advanceTimersByTime(10_000);
     await farm.t.mutation(api.workers.complete, { apiKey, leaseId: c.leaseId, cpuMs });
   };
@@ -67,7 +67,7 @@ test("workers page and leaderboard: slots in use, jobs done, CPU time given this
   await run(op.apiKey, 5_000);
   await run(donor.apiKey, 2_000);
   await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
-  await farm.t.mutation(api.workers.claim, { apiKey: donor.apiKey, capabilities: [] }); // one running now
+  await farm.t.mutation(api.workers.claim, { apiKey: donor.apiKey, capabilities: TEST_TYPES }); // one running now
   const board = await farm.t.query(api.console.leaderboard, { apiKey: op.apiKey, weekOf: Date.now() });
   expect(board.week.map((r) => [r.name, r.cpuMs, r.jobs])).toEqual([["op", 5_000, 1], ["donor", 2_000, 1]]);
   expect(board.allTime.map((r) => [r.name, r.cpuMs, r.jobs])).toEqual([["donor", 11_000, 2], ["op", 5_000, 1]]);

@@ -2,6 +2,7 @@ import type { Doc, TableNames } from "../../../convex/_generated/dataModel";
 import { routingKey } from "../../../convex/lib/lanes";
 import { LIMITS } from "../../../convex/lib/limits";
 import { classOf, meetsClass } from "../../../convex/lib/requirements";
+import { routingCapabilities } from "../../../convex/lib/routing";
 import type { Backend } from "../setup";
 
 const PAGE = 2_000;
@@ -83,7 +84,7 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     if (!lane) {
       if (!finished) problems.push(`${where} is in a missing lane`);
     } else if (lane.orgId !== job.orgId) problems.push(`${where} is in another org's lane`);
-    else if (lane.routingKey !== routingKey(job.requiredCapabilities, classOf(job.requirements))) problems.push(`${where} sits in the wrong lane`);
+    else if (lane.routingKey !== routingKey(routingCapabilities(job.type, job.requiredCapabilities), classOf(job.requirements))) problems.push(`${where} sits in the wrong lane`);
     if (!orgIds.has(job.orgId)) problems.push(`${where} belongs to a missing org`);
     if (!Object.is(job.negPriority, -job.priority)) problems.push(`${where} negPriority is not -priority`);
     if (!(job.attempt >= 0 && job.attempt <= job.maxAttempts)) problems.push(`${where} attempt ${job.attempt} of ${job.maxAttempts}`);

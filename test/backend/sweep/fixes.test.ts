@@ -1,6 +1,6 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { api } from "../../../convex/_generated/api";
-import { enrollWorker, expectCode, newFarm, snapshot } from "../setup";
+import { enrollWorker, expectCode, newFarm, snapshot, TEST_TYPES } from "../setup";
 
 /** Bugs the sweeps found in convex/, each pinned by a test. */
 
@@ -42,7 +42,7 @@ test("a result no document can hold is refused and the job keeps running under i
   const farm = await newFarm();
   const worker = await enrollWorker(farm);
   await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
-  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: [] });
+  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: TEST_TYPES });
   for (const [, result] of UNSTORABLE) {
     await expectCode(farm.t.mutation(api.workers.complete, { apiKey: worker.apiKey, leaseId: claim.leaseId, result }), "invalid_argument");
   }
@@ -84,7 +84,7 @@ test("priority -0 is priority 0: it keeps its FIFO place among priority-0 jobs",
   const first = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "first", priority: -0 });
   vi.advanceTimersByTime(5_000); // further apart than the claim's FIFO slack
   await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "second", priority: 0 });
-  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: [] });
+  const [claim] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: TEST_TYPES });
   expect(claim.jobId).toBe(first);
   expect(Object.is((await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId: first }))!.priority, 0)).toBe(true);
 });

@@ -92,13 +92,13 @@ test("a worker, a manager and a client key of org B try every read and write on 
   const claimed: string[] = [];
   for (let round = 0; round < 4; round++) {
     for (const worker of [b.worker, b.manager]) {
-      const got = await t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: ["cpu", "gpu"], max: 8 });
+      const got = await t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: ["a.job", "b.job", "cpu", "gpu"], max: 8 });
       claimed.push(...got.map((c) => c.jobId));
     }
   }
   expect(claimed.filter((id) => aJobSet.has(id))).toEqual([]);
-  expect(await t.query(api.workers.watch, { apiKey: b.worker.apiKey, capabilities: ["cpu", "gpu"] })).toMatchObject({ available: false });
-  expect((await t.query(api.workers.watch, { apiKey: a.worker.apiKey, capabilities: ["cpu", "gpu"] })).available).toBe(true);
+  expect(await t.query(api.workers.watch, { apiKey: b.worker.apiKey, capabilities: ["a.job", "b.job", "cpu", "gpu"] })).toMatchObject({ available: false });
+  expect((await t.query(api.workers.watch, { apiKey: a.worker.apiKey, capabilities: ["a.job", "b.job", "cpu", "gpu"] })).available).toBe(true);
 
   // what org B's reads show: only org B
   const mine = await t.query(api.workers.mine, { apiKey: b.worker.apiKey });

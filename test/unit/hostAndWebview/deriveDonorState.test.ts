@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { PresetSource } from "../../../extension/hostAndWebview/donorState";
 import { CONNECT_GRACE_MS, deriveDonorState, type DonorFacts, type EngineFacts, type OverviewFacts } from "../../../extension/hostAndWebview/deriveDonorState";
-import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, policyText, shortStatus, workerText } from "../../../extension/hostAndWebview/donorStateText";
+import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, laneWaitNote, policyText, shortStatus, workerText } from "../../../extension/hostAndWebview/donorStateText";
 
 const NOW = Date.UTC(2026, 10, 23, 14, 0, 0);
 /** NOW's UTC day (a Monday). */
@@ -172,6 +172,23 @@ describe("the donor state: one derivation for every surface", () => {
     expect(f.workers.find((w) => w.workerId === "w2")?.lastSeenAt).toBe(NOW - 7 * 60_000);
     const served = deriveDonorState(facts({ farm: { watched: true, overview: overview({ lanes: [{ routingKey: "p", capabilities: ["demo.primes"], pending: 1, running: 0 }] }) } }));
     expect(served.farm.figures?.lanes[0].servable).toBe(true);
+  });
+
+  it("names the job type no online worker handles, as the server routes it (type + required capabilities, one worker offering all)", () => {
+    const lanes = [
+      { routingKey: "recipe.nosuch", capabilities: ["recipe.nosuch"], pending: 1, running: 0 },
+      { routingKey: "demo.primes,gpu", capabilities: ["demo.primes", "gpu"], pending: 1, running: 0 },
+      { routingKey: "demo.primes", capabilities: ["demo.primes"], pending: 1, running: 0 },
+    ];
+    const workers = [
+      { workerId: "w1", name: "me", isMe: true, online: true, revoked: false, lastSeenAt: NOW - 500, maxConcurrentJobs: 2, capabilities: ["demo.primes"] },
+      { workerId: "w2", name: "gpu box", isMe: false, online: true, revoked: false, lastSeenAt: NOW - 500, maxConcurrentJobs: 2, capabilities: ["demo.echo", "gpu"] },
+    ];
+    const f = deriveDonorState(facts({ farm: { watched: true, overview: overview({ lanes, workers }), answeredAt: NOW } })).farm.figures!;
+    expect(f.lanes.map(laneWaitNote)).toEqual(["no online worker handles recipe.nosuch", "no online worker can run these", undefined]);
+    // a worker whose capabilities are unknown (an older server) may run anything: no lane is flagged
+    const unknown = deriveDonorState(facts({ farm: { watched: true, overview: overview({ lanes, workers: [{ ...workers[0], capabilities: undefined }] }), answeredAt: NOW } }));
+    expect(unknown.farm.figures!.lanes.map(laneWaitNote)).toEqual([undefined, undefined, undefined]);
   });
 
   it("not joined shows nothing of a farm; the join toast says what the status bar says", () => {
