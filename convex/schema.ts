@@ -152,7 +152,11 @@ export default defineSchema({
     readyJobs: v.boolean(),
     // some worker is waiting
     waiters: v.boolean(),
-  }).index("by_org", ["orgId"]),
+    // when `scheduled` was set, or a busy run last said it is alive: the watchdog re-arms a stale one
+    armedAt: v.optional(v.number()),
+  })
+    .index("by_org", ["orgId"])
+    .index("by_scheduled_armed", ["scheduled", "armedAt"]),
 
   /** One per org: when the summariser last ran and whether (and when) it is scheduled. */
   summaryStates: defineTable({
@@ -160,7 +164,11 @@ export default defineSchema({
     refreshedAt: v.number(),
     scheduledAt: v.optional(v.number()),
     scheduledId: v.optional(v.id("_scheduled_functions")),
-  }).index("by_org", ["orgId"]),
+    // bumped by the watchdog when it re-arms a refresh that never ran: a refresh of an older one does nothing
+    generation: v.optional(v.number()),
+  })
+    .index("by_org", ["orgId"])
+    .index("by_scheduled_at", ["scheduledAt"]),
 
   /** One per org: what farm:overview shows, written only by the summariser. */
   summaries: defineTable({
@@ -406,7 +414,12 @@ export default defineSchema({
     done: v.boolean(),
     startedAt: v.number(),
     finishedAt: v.optional(v.number()),
-  }).index("by_org", ["orgId"]),
+    // when its next step was scheduled, and the step chain's generation (the watchdog re-arms a stale one)
+    armedAt: v.optional(v.number()),
+    generation: v.optional(v.number()),
+  })
+    .index("by_org", ["orgId"])
+    .index("by_done_armed", ["done", "armedAt"]),
 
   /** A client key's completion webhook (jobs:setWebhook): the secret is kept to sign each delivery. */
   webhooks: defineTable({
@@ -435,7 +448,14 @@ export default defineSchema({
     attempts: v.array(
       v.object({ at: v.number(), ms: v.number(), status: v.optional(v.number()), error: v.optional(v.string()), jobStatus: v.string() }),
     ),
-  }).index("by_job", ["jobId"]),
+    // when the attempt in flight began (state sending), and the delivery runs' generation (the watchdog
+    // re-arms a delivery whose run died: an older run's answer is then not recorded)
+    sendingSince: v.optional(v.number()),
+    generation: v.optional(v.number()),
+  })
+    .index("by_job", ["jobId"])
+    .index("by_state_next", ["state", "nextAt"])
+    .index("by_state_sending", ["state", "sendingSince"]),
 
   /**
    * Donor credit per worker and UTC day (`day` = whole days since the epoch), written by the mutation that

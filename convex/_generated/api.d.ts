@@ -45,6 +45,7 @@ import type * as lib_dispatch from "../lib/dispatch.js";
 import type * as lib_errors from "../lib/errors.js";
 import type * as lib_events from "../lib/events.js";
 import type * as lib_facts from "../lib/facts.js";
+import type * as lib_faults from "../lib/faults.js";
 import type * as lib_httpAnswers from "../lib/httpAnswers.js";
 import type * as lib_inbox from "../lib/inbox.js";
 import type * as lib_jobQuery from "../lib/jobQuery.js";
@@ -67,6 +68,7 @@ import type * as lib_webhooks from "../lib/webhooks.js";
 import type * as lib_workerSlots from "../lib/workerSlots.js";
 import type * as retention from "../retention.js";
 import type * as summary from "../summary.js";
+import type * as watchdog from "../watchdog.js";
 import type * as webhooks from "../webhooks.js";
 import type * as workers from "../workers.js";
 
@@ -111,6 +113,7 @@ declare const fullApi: ApiFromModules<{
   "lib/errors": typeof lib_errors;
   "lib/events": typeof lib_events;
   "lib/facts": typeof lib_facts;
+  "lib/faults": typeof lib_faults;
   "lib/httpAnswers": typeof lib_httpAnswers;
   "lib/inbox": typeof lib_inbox;
   "lib/jobQuery": typeof lib_jobQuery;
@@ -133,6 +136,7 @@ declare const fullApi: ApiFromModules<{
   "lib/workerSlots": typeof lib_workerSlots;
   retention: typeof retention;
   summary: typeof summary;
+  watchdog: typeof watchdog;
   webhooks: typeof webhooks;
   workers: typeof workers;
 }>;

@@ -73,5 +73,17 @@ export const TIMING = {
   backoffBaseMs: 2_000,
   backoffMaxMs: 10 * 60_000,
   defaultRetentionMs: 7 * 24 * 60 * 60 * 1000,
+  /** The watchdog (convex/watchdog.ts) runs this often and re-arms every loop latch older than its stale age. */
+  watchdogEveryMs: 60_000,
+  /** A scheduled dispatcher that has not run (or, busy, said it is alive) for this long is re-armed… */
+  dispatchStaleMs: 30_000,
+  /** …so a busy one says so at most this often (one write of its state row). */
+  dispatchAliveEveryMs: 10_000,
+  /** A summary refresh this long past its due time is re-armed. */
+  summaryStaleMs: 30_000,
+  /** A bulk operation whose next step was scheduled this long ago and has not run is re-armed. */
+  bulkStaleMs: 60_000,
+  /** A webhook delivery this long past its run's due time (pending) or its attempt's timeout (sending) is re-armed. */
+  webhookStaleMs: 60_000,
 } as const;
 
