@@ -3,13 +3,14 @@ import { v } from "convex/values";
 import type { Id } from "./_generated/dataModel";
 import { query } from "./_generated/server";
 import { jobInOrg, managerFromKey, requireJobInOrg } from "./lib/auth";
-import { orgWeekCredit } from "./lib/credit";
+import { creditTotalOf, orgWeekCredit } from "./lib/credit";
 import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
 import { orgLanes } from "./lib/lanes";
 import { LIMITS, TIMING } from "./lib/limits";
-import { computeSummary, summaryOf } from "./lib/summary";
+import { computeSummary, listsEveryWorker, summaryOf } from "./lib/summary";
 import { checkIntegerInRange } from "./lib/validate";
 import { deliveriesOf } from "./lib/webhooks";
+import { runningCount } from "./lib/workerSlots";
 import { jobFilter } from "./schema";
 
 /**
@@ -41,8 +42,8 @@ export const overview = query({
     const online = summary.workers.filter((w) => !w.revoked && now - w.lastSeenAt <= TIMING.onlineWindowMs);
     return {
       counts: summary.counts,
-      workersOnline: online.length,
-      workers: summary.workers.filter((w) => !w.revoked).length,
+      workersOnline: listsEveryWorker(summary) ? online.length : summary.workerCounts!.online,
+      workers: listsEveryWorker(summary) ? summary.workers.filter((w) => !w.revoked).length : summary.workerCounts!.total,
       throughput: summary.throughput.filter((m) => m.minuteStart > now - 60 * 60_000),
       queueWait: summary.queueWait ?? null,
       oldestWaitingMs: oldestReadyAt === undefined ? null : Math.max(0, now - oldestReadyAt),
@@ -147,35 +148,32 @@ export const jobOutput = query({
   },
 });
 
-/** Every worker of the org: online state, last seen, capabilities, slots in use, jobs done and CPU time given. */
+/** Workers per console:workers page, at most. */
+const WORKERS_PAGE_MAX = 100;
+
+/**
+ * The org's workers, a page at a time, most recently seen first (so online ones first; revoked workers are
+ * not listed): online state, last seen, capabilities, slots in use, jobs done and CPU time given. A page may
+ * hold fewer rows than asked while `isDone` is false (a worker revoked meanwhile); `continueCursor` goes on.
+ */
 export const workers = query({
-  args: { apiKey: v.string() },
-  handler: async (ctx, { apiKey }) => {
+  args: { apiKey: v.string(), paginationOpts: v.optional(paginationOptsValidator) },
+  handler: async (ctx, { apiKey, paginationOpts }) => {
     const me = await managerFromKey(ctx, apiKey);
     const now = Date.now();
-    const list = await ctx.db
-      .query("workers")
-      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
-      .take(LIMITS.workersListed);
+    const opts = paginationOpts ?? { numItems: WORKERS_PAGE_MAX, cursor: null };
+    checkIntegerInRange(opts.numItems, "numItems", 1, WORKERS_PAGE_MAX);
     const seen = await ctx.db
       .query("presence")
-      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
-      .take(LIMITS.workersListed * 2);
-    const lastSeen = new Map(seen.map((p) => [p.workerId, p.lastSeenAt]));
-    const slots = await ctx.db
-      .query("workerSlots")
-      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
-      .take(LIMITS.workersListed);
-    const running = new Map(slots.map((s) => [s.workerId, s.running]));
-    const credit = await ctx.db
-      .query("creditTotals")
-      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
-      .take(LIMITS.workersListed);
-    const given = new Map(credit.map((c) => [c.workerId, c]));
-    return list.map((w) => {
-      const lastSeenAt = lastSeen.get(w._id) ?? w.lastSeenAt ?? w._creationTime;
-      const c = given.get(w._id);
-      return {
+      .withIndex("by_org_seen", (q) => q.eq("orgId", me.orgId))
+      .order("desc")
+      .paginate({ numItems: opts.numItems, cursor: opts.cursor });
+    const page = [];
+    for (const { workerId, lastSeenAt } of seen.page) {
+      const w = await ctx.db.get(workerId);
+      if (!w || w.revoked) continue;
+      const c = await creditTotalOf(ctx, w._id);
+      page.push({
         workerId: w._id,
         name: w.name,
         machineId: w.machineId,
@@ -183,20 +181,21 @@ export const workers = query({
         revoked: w.revoked,
         canManage: w.canManage,
         isMe: w._id === me._id,
-        online: !w.revoked && now - lastSeenAt <= TIMING.onlineWindowMs,
+        online: now - lastSeenAt <= TIMING.onlineWindowMs,
         lastSeenAt,
         allowedCapabilities: w.allowedCapabilities,
         advertisedCapabilities: w.advertisedCapabilities,
         maxConcurrentJobs: w.maxConcurrentJobs,
-        slotsInUse: running.get(w._id) ?? 0,
+        slotsInUse: await runningCount(ctx, w),
         jobsDone: c?.jobs ?? 0,
         attemptsFailed: c?.failed ?? 0,
         cpuMs: c?.cpuMs ?? 0,
         wallMs: c?.wallMs ?? 0,
         // hardware facts, when the worker has reported them
         facts: w.facts ?? null,
-      };
-    });
+      });
+    }
+    return { page, continueCursor: seen.continueCursor, isDone: seen.isDone };
   },
 });
 

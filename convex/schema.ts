@@ -58,7 +58,8 @@ export default defineSchema({
     revokedAt: v.optional(v.number()),
   })
     .index("by_hash", ["tokenHash"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    .index("by_expires", ["expiresAt"]),
 
   workers: defineTable({
     orgId: v.id("orgs"),
@@ -76,9 +77,13 @@ export default defineSchema({
     lastSeenAt: v.optional(v.number()),
     // What its machine has, as the worker last reported it (enroll, workers:reportFacts); none from older workers
     facts: v.optional(machineFacts),
+    // when it was revoked (or left): the retention sweep deletes it that long after; none from older versions
+    revokedAt: v.optional(v.number()),
   })
     .index("by_hash", ["keyHash"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    .index("by_org_machine", ["orgId", "machineId"])
+    .index("by_revoked_at", ["revoked", "revokedAt"]),
 
   /** When each worker last called (presence calls, and other calls at most once a minute). */
   presence: defineTable({
@@ -87,7 +92,9 @@ export default defineSchema({
     lastSeenAt: v.number(),
   })
     .index("by_worker", ["workerId"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    // most recently seen first: the workers lists (online ones first); a revoked worker has no presence row
+    .index("by_org_seen", ["orgId", "lastSeenAt"]),
 
   /** How many jobs each worker runs (lib/workerSlots.ts): written when one of its jobs starts or stops running. */
   workerSlots: defineTable({
@@ -182,8 +189,12 @@ export default defineSchema({
         pending: v.number(),
         running: v.number(),
         requirements: v.optional(requirementClass),
+        // some online worker can run its jobs (by capabilities); absent: not known (see lib/roster.ts)
+        servable: v.optional(v.boolean()),
       }),
     ),
+    // every unrevoked worker of the org, and those online, as of refreshedAt (`workers` lists the first ones)
+    workerCounts: v.optional(v.object({ total: v.number(), online: v.number() })),
     // lanes with pending jobs whose requirements no worker of the org (by its reported facts) meets
     unmeetable: v.optional(v.array(v.object({ routingKey: v.string(), requirements: requirementClass, pending: v.number() }))),
     workers: v.array(
@@ -472,7 +483,8 @@ export default defineSchema({
     failed: v.number(),
   })
     .index("by_worker_day", ["workerId", "day"])
-    .index("by_org_day", ["orgId", "day"]),
+    .index("by_org_day", ["orgId", "day"])
+    .index("by_day", ["day"]),
 
   /** The same credit summed over all time, one row per worker (the all-time leaderboard, the workers page). */
   creditTotals: defineTable({

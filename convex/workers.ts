@@ -17,6 +17,7 @@ import { revokeWorkerNow } from "./lib/access";
 import { LIMITS } from "./lib/limits";
 import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf } from "./lib/credit";
 import { touchWorker } from "./lib/presence";
+import { deleteRevokedWorker, revokedOfMachine } from "./lib/workerRows";
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
@@ -62,6 +63,8 @@ export const enroll = mutation({
       ...(facts ? { facts } : {}),
     });
     await ctx.db.insert("presence", { orgId: enrollment.orgId, workerId, lastSeenAt: now });
+    // The same machine joining again replaces its revoked workers (it left, or was revoked) and keeps their credit.
+    for (const old of await revokedOfMachine(ctx, enrollment.orgId, machineId)) await deleteRevokedWorker(ctx, old, workerId);
     await ctx.db.patch(enrollment._id, { usedAt: now, workerId });
     await kickSummary(ctx, enrollment.orgId);
     return { workerId, apiKey };

@@ -9,6 +9,7 @@ import { laneFor } from "./lanes";
 import { classOf } from "./requirements";
 import { LIMITS } from "./limits";
 import { checkIntegerInRange } from "./validate";
+import { deliveryOf } from "./webhooks";
 
 const PURGE_ROWS_PER_CALL = 500;
 
@@ -87,6 +88,8 @@ export async function purgeJobWithin(ctx: MutationCtx, job: Doc<"jobs">, budget:
   budget -= events.length;
   if (budget <= 0) return null;
   await deleteCheckpoint(ctx, job._id);
+  const delivery = await deliveryOf(ctx, job._id); // its webhook delivery, if any, goes with it
+  if (delivery) await ctx.db.delete(delivery._id);
   await ctx.db.delete(job._id);
   await bumpFinished(ctx, job.orgId, job.status, -1);
   await kickSummary(ctx, job.orgId);

@@ -37,6 +37,11 @@ export const LIMITS = {
   defaultEnrollmentTtlMs: 24 * 60 * 60 * 1000,
   lanesPerOrg: 200,
   workersListed: 200,
+  /** Presence rows the summariser counts (online first); an org with more shows "at least" this many. */
+  rosterPresenceScan: 20_000,
+  /** Worker rows (and their bytes) the summariser reads to learn which lanes an online worker can serve. */
+  rosterWorkerReads: 1_000,
+  rosterWorkerBytes: 2 * 1024 * 1024,
   batchStatusScan: 5_000,
   deadLettersListed: 100,
   /** Dead letters the per-org summary (and so farm:overview) carries, newest first, errors cut short. */

@@ -26,7 +26,7 @@ export type EngineFacts = {
 /** farm:overview as this state needs it (a structural subset of the server's answer). */
 export type OverviewFacts = {
   counts: { pending: number; running: number; succeeded: number; canceled: number; dead: number };
-  lanes: Array<{ routingKey: string; capabilities: string[]; pending: number; running: number }>;
+  lanes: Array<{ routingKey: string; capabilities: string[]; pending: number; running: number; servable?: boolean }>;
   workers: Array<{ workerId: string; name: string; isMe: boolean; online: boolean; revoked: boolean; lastSeenAt: number; maxConcurrentJobs: number; capabilities?: string[] }>;
   workersOnline: number;
   throughput: Array<{ minuteStart: number; finished: number }>;
@@ -211,7 +211,8 @@ function figuresOf(o: OverviewFacts, answeredAt: number): FarmFigures {
     counts: o.counts,
     throughput: perMinute(o.throughput, o.now),
     finishedLastHour: o.finishedLastHour,
-    lanes: o.lanes.map((l) => ({ ...l, servable: servable(l.capabilities) })),
+    // the farm says so when it knows (it looks at every worker; the list here holds only the first ones)
+    lanes: o.lanes.map((l) => ({ ...l, servable: l.servable ?? servable(l.capabilities) })),
     workers: o.workers.map((w) => ({
       workerId: w.workerId,
       name: w.name,
