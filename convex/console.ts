@@ -199,16 +199,21 @@ export const workers = query({
   },
 });
 
+/** Workers on the all-time leaderboard. */
+const LEADERBOARD_SHOWN = 50;
+
 /** Who gave most: CPU time per worker this week (UTC, from Monday 00:00) and all time, most first. */
 export const leaderboard = query({
   args: { apiKey: v.string() },
   handler: async (ctx, { apiKey }) => {
     const me = await managerFromKey(ctx, apiKey);
     const week = await orgWeekCredit(ctx, me.orgId, Date.now());
+    // the top of every worker's total, not the totals of the first workers
     const totals = await ctx.db
       .query("creditTotals")
-      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
-      .take(LIMITS.workersListed);
+      .withIndex("by_org_cpu", (q) => q.eq("orgId", me.orgId))
+      .order("desc")
+      .take(LEADERBOARD_SHOWN);
     const names = new Map<Id<"workers">, string>();
     for (const id of new Set([...week.keys(), ...totals.map((t) => t.workerId)])) {
       names.set(id, (await ctx.db.get(id))?.name ?? "(deleted)");

@@ -200,3 +200,20 @@ describe("retention prunes what would only grow", () => {
     expect(await deliveries()).toBe(0);
   });
 });
+
+describe("the all-time leaderboard", () => {
+  test("is the top of every worker's credit, not the credit of the first 200 workers", async () => {
+    const farm = await newFarm();
+    const op = await enrollWorker(farm, { canManage: true, name: "op" });
+    await seedWorkers(farm, 300, () => []);
+    await farm.t.run(async (ctx) => {
+      const workers = (await ctx.db.query("workers").collect()).filter((w) => w.name.startsWith("w"));
+      for (const [i, w] of workers.entries()) {
+        await ctx.db.insert("creditTotals", { orgId: farm.orgId, workerId: w._id, cpuMs: i * 1_000, wallMs: 0, jobs: 1, failed: 0 });
+      }
+    });
+    const board = await farm.t.query(api.console.leaderboard, { apiKey: op.apiKey });
+    expect(board.allTime.slice(0, 3).map((r) => [r.name, r.cpuMs])).toEqual([["w299", 299_000], ["w298", 298_000], ["w297", 297_000]]);
+    expect(board.allTime).toHaveLength(50);
+  });
+});
