@@ -247,6 +247,8 @@ export const bulkStatus = query({
       done: op.done,
       startedAt: op.startedAt,
       finishedAt: op.finishedAt,
+      // why it ended early (its step kept failing), if it did
+      ...(op.error ? { error: op.error } : {}),
     };
   },
 });

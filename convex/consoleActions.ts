@@ -95,6 +95,7 @@ export const bulkStep = internalMutation({
       cursor,
       done,
       armedAt: Date.now(),
+      stalls: undefined,
       ...(done ? { finishedAt: Date.now() } : {}),
     });
     if (!done) await ctx.scheduler.runAfter(0, internal.consoleActions.bulkStep, { bulkId, generation: op.generation ?? 0 });

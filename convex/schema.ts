@@ -428,6 +428,9 @@ export default defineSchema({
     // when its next step was scheduled, and the step chain's generation (the watchdog re-arms a stale one)
     armedAt: v.optional(v.number()),
     generation: v.optional(v.number()),
+    // re-arms since its last step that ran; at BULK_STALLS_MAX it is given up with `error`
+    stalls: v.optional(v.number()),
+    error: v.optional(v.string()),
   })
     .index("by_org", ["orgId"])
     .index("by_done_armed", ["done", "armedAt"]),

@@ -2,7 +2,7 @@ import { internal } from "./_generated/api";
 import { internalMutation, type MutationCtx } from "./_generated/server";
 import { TIMING } from "./lib/limits";
 import { cancelIfPending } from "./lib/scheduled";
-import { webhookTimeoutMs } from "./lib/webhooks";
+import { WEBHOOK, webhookTimeoutMs } from "./lib/webhooks";
 
 /**
  * The loops' watchdog, run every minute by a cron (convex/crons.ts). Each single-writer loop — an org's
@@ -12,6 +12,9 @@ import { webhookTimeoutMs } from "./lib/webhooks";
  * so a late run of the old one finds itself stale and writes nothing: two runs of one loop never both act.
  * Worst-case recovery: the stale age plus one watchdog period (docs/API.md, "Failure handling").
  */
+
+/** A bulk operation re-armed this many times without a step running is given up. */
+export const BULK_STALLS_MAX = 5;
 
 /** Latches re-armed per kind per run; the next minute's run takes the rest. */
 const REARMS_PER_RUN = 50;
@@ -67,7 +70,15 @@ async function rearmBulkOps(ctx: MutationCtx, now: number): Promise<number> {
     .take(REARMS_PER_RUN);
   for (const op of stale) {
     const generation = (op.generation ?? 0) + 1;
-    await ctx.db.patch(op._id, { generation, armedAt: now });
+    const stalls = (op.stalls ?? 0) + 1;
+    if (stalls > BULK_STALLS_MAX) {
+      // a step that fails every time (see the logs) would be re-armed forever: the operation ends, saying why
+      const error = `stopped after ${op.batches} batches: its next step failed ${BULK_STALLS_MAX + 1} times in a row; start it again once the cause is fixed`;
+      await ctx.db.patch(op._id, { generation, done: true, finishedAt: now, armedAt: now, error });
+      console.warn(`watchdog: bulk ${op.action} ${op._id} ${error}`);
+      continue;
+    }
+    await ctx.db.patch(op._id, { generation, armedAt: now, stalls });
     await ctx.scheduler.runAfter(0, internal.consoleActions.bulkStep, { bulkId: op._id, generation });
     console.warn(`watchdog: bulk ${op.action} ${op._id} stopped after ${op.batches} batches; re-armed as generation ${generation}`);
   }
@@ -86,7 +97,17 @@ async function rearmDeliveries(ctx: MutationCtx, now: number): Promise<number> {
     .take(REARMS_PER_RUN);
   for (const row of [...lost, ...stuck]) {
     const generation = (row.generation ?? 0) + 1;
-    await ctx.db.patch(row._id, { state: "pending", nextAt: now, sendingSince: undefined, generation });
+    // an attempt that never came back counts as a failed one (the console shows it; the 24 h give-up applies)
+    const attempts =
+      row.state === "sending" && row.sendingSince !== undefined
+        ? [...row.attempts, { at: row.sendingSince, ms: now - row.sendingSince, error: "the delivery run stopped before the attempt ended", jobStatus: "unknown" }].slice(-WEBHOOK.attemptsKept)
+        : row.attempts;
+    if (now - row.firstAt > WEBHOOK.giveUpAfterMs) {
+      await ctx.db.patch(row._id, { state: "failed", nextAt: undefined, sendingSince: undefined, attempts, generation });
+      console.warn(`watchdog: webhook delivery ${row._id} (${row.state}) stalled past the 24 h give-up; marked failed`);
+      continue;
+    }
+    await ctx.db.patch(row._id, { state: "pending", nextAt: now, sendingSince: undefined, attempts, generation });
     await ctx.scheduler.runAfter(0, internal.webhooks.deliver, { deliveryId: row._id, generation });
     console.warn(`watchdog: webhook delivery ${row._id} (${row.state}) stalled; re-armed as generation ${generation}`);
   }

@@ -3,6 +3,7 @@ import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { armFault, disarmFaults } from "../../convex/lib/faults";
 import { TIMING } from "../../convex/lib/limits";
+import { BULK_STALLS_MAX } from "../../convex/watchdog";
 import { checkConsistency } from "./sweep/consistency";
 import { inboxOf, scheduled } from "./queueState";
 import { enrollWorker, newFarm, refreshSummaries, type Backend, type Farm } from "./setup";
@@ -173,6 +174,8 @@ test("a webhook run that dies mid-attempt leaves it 'sending'; the watchdog re-a
   expect(took).not.toBeNull();
   expect(posts).toHaveLength(1);
   expect((await row()).generation).toBe(1);
+  // the attempt that never came back is on record, then the one that was delivered
+  expect((await row()).attempts).toMatchObject([{ error: "the delivery run stopped before the attempt ended" }, { status: 204 }]);
   // an answer from the run that died (old generation) is not recorded
   const before = await row();
   await farm.t.mutation(internal.webhooks.endAttempt, { deliveryId: before._id, generation: 0, at: Date.now(), ms: 1, status: 500, jobStatus: "succeeded" });
@@ -225,4 +228,41 @@ test("once re-armed, a bulk step or a webhook run of the old generation does not
   expect(await rows()).toEqual(rearmed);
   await farm.t.finishAllScheduledFunctions(() => vi.advanceTimersByTime(0));
   expect(await rows()).toMatchObject({ op: { done: true, affected: 1 }, delivery: { state: "delivered" } });
+});
+
+test("a delivery that keeps dying is given up 24 h after its first attempt, like one that keeps failing", async () => {
+  const farm = await newFarm();
+  const w = await enrollWorker(farm);
+  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "http://127.0.0.1:9/hook" });
+  await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a" });
+  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  armFault("webhook", 1_000);
+  await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1 });
+  await farm.t.finishAllScheduledFunctions(() => vi.advanceTimersByTime(0));
+  const row = async () => (await farm.t.run(async (ctx) => await ctx.db.query("webhookDeliveries").first()))!;
+  vi.advanceTimersByTime(25 * 60 * 60_000);
+  await farm.t.mutation(internal.watchdog.check, {});
+  expect(await row()).toMatchObject({ state: "failed", attempts: [{ error: "the delivery run stopped before the attempt ended" }] });
+  expect(await scheduled(farm.t, "webhooks:deliver", "pending")).toEqual([]);
+});
+
+test("a bulk operation whose step fails every time is given up after a few re-arms, saying why", async () => {
+  const farm = await newFarm();
+  const op = await enrollWorker(farm, { canManage: true });
+  await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", batchId: "b" });
+  armFault("bulk", 1_000);
+  const { bulkId } = await farm.t.mutation(api.consoleActions.bulk, { apiKey: op.apiKey, action: "cancel", filter: { batchId: "b" } });
+  await farm.t.finishAllScheduledFunctions(() => vi.advanceTimersByTime(0));
+  const status = () => farm.t.query(api.console.bulkStatus, { apiKey: op.apiKey, bulkId });
+  for (let i = 0; i < BULK_STALLS_MAX; i++) {
+    vi.advanceTimersByTime(TIMING.bulkStaleMs + 1);
+    expect(await farm.t.mutation(internal.watchdog.check, {})).toMatchObject({ bulkOps: 1 });
+    await farm.t.finishAllScheduledFunctions(() => vi.advanceTimersByTime(0));
+    expect(await status()).toMatchObject({ done: false });
+  }
+  vi.advanceTimersByTime(TIMING.bulkStaleMs + 1);
+  await farm.t.mutation(internal.watchdog.check, {});
+  expect(await status()).toMatchObject({ done: true, affected: 0, error: expect.stringContaining("failed 6 times in a row") as unknown });
+  vi.advanceTimersByTime(TIMING.bulkStaleMs + 1);
+  expect(await farm.t.mutation(internal.watchdog.check, {})).toMatchObject({ bulkOps: 0 });
 });
