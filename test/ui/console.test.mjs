@@ -299,7 +299,8 @@ describe("the operator's console", function () {
     await assertText(frame.locator("#leaderboard-week"), /Worker\s*CPU given\s*Jobs/);
     await clearNotifications(page);
     await shoot("workers");
-    await frame.locator("#workers vscode-button", { hasText: "Revoke…" }).first().click();
+    // workers are listed most recently seen first: revoke test-worker-1 by its row
+    await frame.locator("#workers vscode-table-row", { hasText: "test-worker-1" }).locator("vscode-button", { hasText: "Revoke…" }).click();
     await page.locator(".monaco-dialog-box").getByRole("button", { name: "Revoke" }).click();
     // a revoked worker leaves the list (workers are listed most recently seen first, revoked ones not at all)
     await assertText(frame.locator("#workers"), (text) => !/test-worker-1/.test(text) && /\(this machine\)/.test(text));
