@@ -5,14 +5,14 @@ import { query } from "./_generated/server";
 import { jobInOrg, operatorFromKey, requireJobInOrg } from "./lib/auth";
 import { errorOf, payloadOf, resultOf } from "./lib/bodies";
 import { TX_BUDGET } from "./lib/budget";
-import { orgWeekCredit } from "./lib/credit";
+import { creditTotalOf, orgWeekCredit } from "./lib/credit";
 import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
 import { orgLanes } from "./lib/lanes";
 import { LIMITS, TIMING } from "./lib/limits";
-import { capabilitiesNobodyOffers, routingCapabilities } from "./lib/routing";
-import { computeSummary, summaryOf } from "./lib/summary";
+import { computeSummary, listsEveryWorker, summaryOf } from "./lib/summary";
 import { checkIntegerInRange } from "./lib/validate";
 import { deliveriesOf } from "./lib/webhooks";
+import { runningCount } from "./lib/workerSlots";
 import { jobFilter } from "./schema";
 
 /**
@@ -50,8 +50,9 @@ export const overview = query({
     const workers = summary.workers.filter((w) => !w.revoked);
     return {
       counts: summary.counts,
+      // online until then, for the workers the summary lists (the most recently seen, so online ones first)
       onlineUntil: workers.map((w) => w.lastSeenAt + TIMING.onlineWindowMs),
-      workers: workers.length,
+      workers: listsEveryWorker(summary) ? workers.length : summary.workerCounts!.total,
       throughput: summary.throughput,
       queueWait: summary.queueWait ?? null,
       oldestReadyAt: oldestReadyAt ?? null,
@@ -111,12 +112,8 @@ export const job = query({
     const output = newestOutput.reverse();
     // a waiting job's capabilities (its type's first of all) no online worker offers, as the last summary saw them
     const summary = found.status === "pending" ? await summaryOf(ctx, me.orgId) : null;
-    const now = Date.now();
-    const online = summary?.workers.filter((w) => !w.revoked && now - w.lastSeenAt <= TIMING.onlineWindowMs) ?? [];
-    const nobodyHandles =
-      summary && online.every((w) => w.capabilities)
-        ? capabilitiesNobodyOffers(routingCapabilities(found.type, found.requiredCapabilities), online.map((w) => w.capabilities!))
-        : [];
+    const lane = summary ? await ctx.db.get(found.laneId) : null;
+    const nobodyHandles = (lane && summary?.lanes.find((l) => l.routingKey === lane.routingKey)?.nobodyHandles) ?? [];
     return {
       ...jobRow(found),
       payload: await payloadOf(ctx, found),
@@ -165,34 +162,31 @@ export const jobOutput = query({
   },
 });
 
-/** Every worker of the org: online state, last seen, capabilities, slots in use, jobs done and CPU time given. */
+/** Workers per console:workers page, at most. */
+const WORKERS_PAGE_MAX = 100;
+
+/**
+ * The org's workers, a page at a time, most recently seen first (so online ones first; revoked workers are
+ * not listed): online state, last seen, capabilities, slots in use, jobs done and CPU time given. A page may
+ * hold fewer rows than asked while `isDone` is false (a worker revoked meanwhile); `continueCursor` goes on.
+ */
 export const workers = query({
-  args: { apiKey: v.string() },
-  handler: async (ctx, { apiKey }) => {
+  args: { apiKey: v.string(), paginationOpts: v.optional(paginationOptsValidator) },
+  handler: async (ctx, { apiKey, paginationOpts }) => {
     const me = await operatorFromKey(ctx, apiKey);
-    const list = await ctx.db
-      .query("workers")
-      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
-      .take(LIMITS.workersListed);
+    const opts = paginationOpts ?? { numItems: WORKERS_PAGE_MAX, cursor: null };
+    checkIntegerInRange(opts.numItems, "numItems", 1, WORKERS_PAGE_MAX);
     const seen = await ctx.db
       .query("presence")
-      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
-      .take(LIMITS.workersListed * 2);
-    const lastSeen = new Map(seen.map((p) => [p.workerId, p.lastSeenAt]));
-    const slots = await ctx.db
-      .query("workerSlots")
-      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
-      .take(LIMITS.workersListed);
-    const running = new Map(slots.map((s) => [s.workerId, s.running]));
-    const credit = await ctx.db
-      .query("creditTotals")
-      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
-      .take(LIMITS.workersListed);
-    const given = new Map(credit.map((c) => [c.workerId, c]));
-    return list.map((w) => {
-      const lastSeenAt = lastSeen.get(w._id) ?? w.lastSeenAt ?? w._creationTime;
-      const c = given.get(w._id);
-      return {
+      .withIndex("by_org_seen", (q) => q.eq("orgId", me.orgId))
+      .order("desc")
+      .paginate({ numItems: opts.numItems, cursor: opts.cursor });
+    const page = [];
+    for (const { workerId, lastSeenAt } of seen.page) {
+      const w = await ctx.db.get(workerId);
+      if (!w || w.revoked) continue;
+      const c = await creditTotalOf(ctx, w._id);
+      page.push({
         workerId: w._id,
         name: w.name,
         machineId: w.machineId,
@@ -206,17 +200,21 @@ export const workers = query({
         allowedCapabilities: w.allowedCapabilities,
         advertisedCapabilities: w.advertisedCapabilities,
         maxConcurrentJobs: w.maxConcurrentJobs,
-        slotsInUse: running.get(w._id) ?? 0,
+        slotsInUse: await runningCount(ctx, w),
         jobsDone: c?.jobs ?? 0,
         attemptsFailed: c?.failed ?? 0,
         cpuMs: c?.cpuMs ?? 0,
         wallMs: c?.wallMs ?? 0,
         // hardware facts, when the worker has reported them
         facts: w.facts ?? null,
-      };
-    });
+      });
+    }
+    return { page, continueCursor: seen.continueCursor, isDone: seen.isDone };
   },
 });
+
+/** Workers on the all-time leaderboard. */
+const LEADERBOARD_SHOWN = 50;
 
 /**
  * Who gave most: CPU time per worker in the week that holds `weekOf` (UTC, from Monday 00:00; the console passes
@@ -228,10 +226,12 @@ export const leaderboard = query({
     const me = await operatorFromKey(ctx, apiKey);
     checkIntegerInRange(weekOf, "weekOf", 0, 8.64e15);
     const week = await orgWeekCredit(ctx, me.orgId, weekOf);
+    // the top of every worker's total, not the totals of the first workers
     const totals = await ctx.db
       .query("creditTotals")
-      .withIndex("by_org", (q) => q.eq("orgId", me.orgId))
-      .take(LIMITS.workersListed);
+      .withIndex("by_org_cpu", (q) => q.eq("orgId", me.orgId))
+      .order("desc")
+      .take(LEADERBOARD_SHOWN);
     const names = new Map<Id<"workers">, string>();
     for (const id of new Set([...week.keys(), ...totals.map((t) => t.workerId)])) {
       names.set(id, (await ctx.db.get(id))?.name ?? "(deleted)");
@@ -265,6 +265,8 @@ export const bulkStatus = query({
       done: op.done,
       startedAt: op.startedAt,
       finishedAt: op.finishedAt,
+      // why it ended early (its step kept failing), if it did
+      ...(op.error ? { error: op.error } : {}),
     };
   },
 });

@@ -6,6 +6,7 @@ import { operatorFromKey, requireJobInOrg, type Operator } from "./lib/auth";
 import { cancelJob as cancelOneJob } from "./lib/cancel";
 import { ByteBudget, TX_BUDGET } from "./lib/budget";
 import { purgeJobWithin, retryDeadJob } from "./lib/deadLetters";
+import { maybeFault } from "./lib/faults";
 import { checkJobFilter, planJobQuery, type JobFilter } from "./lib/jobQuery";
 import { jobFilter } from "./schema";
 
@@ -70,17 +71,23 @@ async function startBulk(ctx: MutationCtx, me: Operator, action: Doc<"bulkOps">[
     batches: 0,
     done: false,
     startedAt: Date.now(),
+    armedAt: Date.now(),
+    generation: 0,
   });
-  await ctx.scheduler.runAfter(0, internal.consoleActions.bulkStep, { bulkId });
+  await ctx.scheduler.runAfter(0, internal.consoleActions.bulkStep, { bulkId, generation: 0 });
   return bulkId;
 }
 
-/** One batch of a bulk operation; schedules the next while jobs are left. */
+/**
+ * One batch of a bulk operation; schedules the next while jobs are left. A step of an older generation (the
+ * watchdog re-armed the operation after a step failed, convex/watchdog.ts) does nothing.
+ */
 export const bulkStep = internalMutation({
-  args: { bulkId: v.id("bulkOps") },
-  handler: async (ctx, { bulkId }) => {
+  args: { bulkId: v.id("bulkOps"), generation: v.optional(v.number()) },
+  handler: async (ctx, { bulkId, generation }) => {
     const op = await ctx.db.get(bulkId);
-    if (!op || op.done) return;
+    if (!op || op.done || (op.generation ?? 0) !== (generation ?? 0)) return;
+    maybeFault("bulk");
     const { scanned, affected, cursor, done } = op.action === "purge" ? await purgeBatch(ctx, op) : await changeBatch(ctx, op);
     await ctx.db.patch(bulkId, {
       scanned: op.scanned + scanned,
@@ -88,9 +95,11 @@ export const bulkStep = internalMutation({
       batches: op.batches + 1,
       cursor,
       done,
+      armedAt: Date.now(),
+      stalls: undefined,
       ...(done ? { finishedAt: Date.now() } : {}),
     });
-    if (!done) await ctx.scheduler.runAfter(0, internal.consoleActions.bulkStep, { bulkId });
+    if (!done) await ctx.scheduler.runAfter(0, internal.consoleActions.bulkStep, { bulkId, generation: op.generation ?? 0 });
   },
 });
 

@@ -6,19 +6,22 @@ import { dispatchBatch } from "./lib/dispatch";
 import { recordEvent } from "./lib/events";
 import { isOfferedTo, noticeResync, withdrawOffer } from "./lib/inbox";
 import { dispatchStateOf, kickForJobs, kickSummary } from "./lib/kick";
+import { maybeFault } from "./lib/faults";
 import { LIMITS, TIMING } from "./lib/limits";
 
 /**
  * The org's dispatcher: the one writer that matches ready jobs with waiting workers. Kicked (lib/kick.ts)
  * whenever a job becomes claimable while someone waits, or a worker declares free slots while work waits;
  * it runs in bounded batches and keeps rescheduling itself while its rounds find matches and work remains,
- * then goes idle and records what it saw. `generation` makes a stray second schedule a no-op.
+ * then goes idle and records what it saw. `generation` makes a stray second schedule a no-op, and lets the
+ * watchdog (convex/watchdog.ts) re-arm a dispatcher whose run failed without two of them ever running.
  */
 export const run = internalMutation({
   args: { orgId: v.id("orgs"), generation: v.number() },
   handler: async (ctx, { orgId, generation }) => {
     const state = await dispatchStateOf(ctx, orgId);
     if (!state || !state.scheduled || state.generation !== generation) return { stale: true, offered: 0 };
+    maybeFault("dispatch");
     const outcome = await dispatchBatch(ctx, orgId, LIMITS.dispatchBatch);
     if (outcome.offered > 0) await kickSummary(ctx, orgId);
     if (outcome.more) {
@@ -26,6 +29,9 @@ export const run = internalMutation({
       // the stream of completions kicking it reads a row that does not change.
       const full = outcome.offered >= LIMITS.dispatchBatch;
       await ctx.scheduler.runAfter(full ? 0 : TIMING.dispatchBatchDelayMs, internal.dispatch.run, { orgId, generation });
+      // …but say it is alive now and then, so the watchdog does not take a busy dispatcher for a dead one.
+      const now = Date.now();
+      if (now - (state.armedAt ?? 0) >= TIMING.dispatchAliveEveryMs) await ctx.db.patch(state._id, { armedAt: now });
       return { stale: false, offered: outcome.offered };
     }
     await ctx.db.patch(state._id, { scheduled: false, generation: generation + 1, readyJobs: outcome.readyJobs, waiters: outcome.waiters });

@@ -6,7 +6,7 @@ import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
 import { fail } from "./lib/errors";
 import { TIMING } from "./lib/limits";
 import { isOnline, lastCallOf } from "./lib/presence";
-import { computeSummary, summaryOf } from "./lib/summary";
+import { computeSummary, listsEveryWorker, summaryOf } from "./lib/summary";
 
 /**
  * The farm at a glance for the worker's org, from the one summary row the summariser rewrites at most every
@@ -35,7 +35,8 @@ export const overview = query({
       counts: summary.counts,
       lanes: summary.lanes,
       workers,
-      workersOnline: workers.filter((w) => w.online).length,
+      // from the list when it holds every worker, else as the summariser counted them all (the list is the first ones)
+      workersOnline: listsEveryWorker(summary) ? workers.filter((w) => w.online).length : summary.workerCounts!.online,
       throughput,
       finishedLastHour: throughput.reduce((s, m) => s + m.finished, 0),
       deadLetters: summary.counts.dead,

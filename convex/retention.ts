@@ -7,6 +7,7 @@ import { unfoldedLaneCounts } from "./lib/counters";
 import { ByteBudget, TX_BUDGET } from "./lib/budget";
 import { purgeJob } from "./lib/deadLetters";
 import { TIMING } from "./lib/limits";
+import { deleteRevokedWorker } from "./lib/workerRows";
 
 const JOBS_PER_BATCH = 10;
 const BUCKETS_PER_BATCH = 200;
@@ -119,6 +120,52 @@ export const sweepLanes = internalMutation({
     }
     const more = lanes.length === LANES_PER_BATCH;
     if (more) await ctx.scheduler.runAfter(0, internal.retention.sweepLanes, { after: lanes[lanes.length - 1]._creationTime });
+    else await ctx.scheduler.runAfter(0, internal.retention.sweepRecords, {});
     return { deletedLanes: deleted, more };
+  },
+});
+
+const WORKERS_PER_BATCH = 20;
+const RECORDS_PER_BATCH = 200;
+const DAY_MS = 24 * 60 * 60_000;
+
+/**
+ * The last pass of the sweep: what would otherwise only grow. Workers revoked (or gone with workers:leave)
+ * longer ago than the retention age, with their rows (lib/workerRows.ts); finished bulk operations and
+ * enrollment tokens past it; credit days older than the retention age and the current week. Presence,
+ * waiting-line and slot rows are one per worker and go with it; a job's webhook delivery goes with the job.
+ */
+export const sweepRecords = internalMutation({
+  args: { olderThanMs: v.optional(v.number()) },
+  handler: async (ctx, { olderThanMs }) => {
+    const age = retentionMs(olderThanMs);
+    const now = Date.now();
+    const cutoff = now - age;
+    const workers = await ctx.db
+      .query("workers")
+      .withIndex("by_revoked_at", (q) => q.eq("revoked", true).lt("revokedAt", cutoff))
+      .take(WORKERS_PER_BATCH);
+    for (const worker of workers) await deleteRevokedWorker(ctx, worker);
+    const bulkOps = await ctx.db
+      .query("bulkOps")
+      .withIndex("by_done_armed", (q) => q.eq("done", true).lt("armedAt", cutoff))
+      .take(RECORDS_PER_BATCH);
+    for (const op of bulkOps) await ctx.db.delete(op._id);
+    const enrollments = await ctx.db
+      .query("enrollments")
+      .withIndex("by_expires", (q) => q.lt("expiresAt", cutoff))
+      .take(RECORDS_PER_BATCH);
+    for (const row of enrollments) await ctx.db.delete(row._id);
+    // the week's days stay whatever the retention age: this week's credit is summed from them
+    const oldestDay = Math.floor((now - Math.max(age, 8 * DAY_MS)) / DAY_MS);
+    const days = await ctx.db
+      .query("creditDays")
+      .withIndex("by_day", (q) => q.lt("day", oldestDay))
+      .take(RECORDS_PER_BATCH);
+    for (const day of days) await ctx.db.delete(day._id);
+    const deleted = { workers: workers.length, bulkOps: bulkOps.length, enrollments: enrollments.length, creditDays: days.length };
+    const more = workers.length === WORKERS_PER_BATCH || [bulkOps, enrollments, days].some((rows) => rows.length === RECORDS_PER_BATCH);
+    if (more) await ctx.scheduler.runAfter(0, internal.retention.sweepRecords, { olderThanMs: age });
+    return { deleted, more };
   },
 });

@@ -58,7 +58,8 @@ export default defineSchema({
     revokedAt: v.optional(v.number()),
   })
     .index("by_hash", ["tokenHash"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    .index("by_expires", ["expiresAt"]),
 
   workers: defineTable({
     orgId: v.id("orgs"),
@@ -76,9 +77,13 @@ export default defineSchema({
     lastSeenAt: v.optional(v.number()),
     // What its machine has, as the worker last reported it (enroll, workers:reportFacts); none from older workers
     facts: v.optional(machineFacts),
+    // when it was revoked (or left): the retention sweep deletes it that long after; none from older versions
+    revokedAt: v.optional(v.number()),
   })
     .index("by_hash", ["keyHash"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    .index("by_org_machine", ["orgId", "machineId"])
+    .index("by_revoked_at", ["revoked", "revokedAt"]),
 
   /** When each worker last called (presence calls, and other calls at most once a minute). */
   presence: defineTable({
@@ -89,7 +94,9 @@ export default defineSchema({
     stoppedAt: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    // most recently seen first: the workers lists (online ones first); a revoked worker has no presence row
+    .index("by_org_seen", ["orgId", "lastSeenAt"]),
 
   /** How many jobs each worker runs (lib/workerSlots.ts): written when one of its jobs starts or stops running. */
   workerSlots: defineTable({
@@ -154,7 +161,11 @@ export default defineSchema({
     readyJobs: v.boolean(),
     // some worker is waiting
     waiters: v.boolean(),
-  }).index("by_org", ["orgId"]),
+    // when `scheduled` was set, or a busy run last said it is alive: the watchdog re-arms a stale one
+    armedAt: v.optional(v.number()),
+  })
+    .index("by_org", ["orgId"])
+    .index("by_scheduled_armed", ["scheduled", "armedAt"]),
 
   /** One per org: when the summariser last ran and whether (and when) it is scheduled. */
   summaryStates: defineTable({
@@ -162,7 +173,11 @@ export default defineSchema({
     refreshedAt: v.number(),
     scheduledAt: v.optional(v.number()),
     scheduledId: v.optional(v.id("_scheduled_functions")),
-  }).index("by_org", ["orgId"]),
+    // bumped by the watchdog when it re-arms a refresh that never ran: a refresh of an older one does nothing
+    generation: v.optional(v.number()),
+  })
+    .index("by_org", ["orgId"])
+    .index("by_scheduled_at", ["scheduledAt"]),
 
   /** One per org: what farm:overview shows, written only by the summariser. */
   summaries: defineTable({
@@ -176,8 +191,14 @@ export default defineSchema({
         pending: v.number(),
         running: v.number(),
         requirements: v.optional(requirementClass),
+        // some online worker can run its jobs (by capabilities); absent: not known (see lib/roster.ts)
+        servable: v.optional(v.boolean()),
+        // when no online worker can run it: the capabilities of it (its type's first) that no online worker offers
+        nobodyHandles: v.optional(v.array(v.string())),
       }),
     ),
+    // every unrevoked worker of the org, and those online, as of refreshedAt (`workers` lists the first ones)
+    workerCounts: v.optional(v.object({ total: v.number(), online: v.number() })),
     // lanes with pending jobs whose requirements no worker of the org (by its reported facts) meets
     unmeetable: v.optional(v.array(v.object({ routingKey: v.string(), requirements: requirementClass, pending: v.number() }))),
     workers: v.array(
@@ -446,7 +467,15 @@ export default defineSchema({
     done: v.boolean(),
     startedAt: v.number(),
     finishedAt: v.optional(v.number()),
-  }).index("by_org", ["orgId"]),
+    // when its next step was scheduled, and the step chain's generation (the watchdog re-arms a stale one)
+    armedAt: v.optional(v.number()),
+    generation: v.optional(v.number()),
+    // re-arms since its last step that ran; at BULK_STALLS_MAX it is given up with `error`
+    stalls: v.optional(v.number()),
+    error: v.optional(v.string()),
+  })
+    .index("by_org", ["orgId"])
+    .index("by_done_armed", ["done", "armedAt"]),
 
   /** A client key's completion webhook (jobs:setWebhook): the secret is kept to sign each delivery. */
   webhooks: defineTable({
@@ -475,7 +504,14 @@ export default defineSchema({
     attempts: v.array(
       v.object({ at: v.number(), ms: v.number(), status: v.optional(v.number()), error: v.optional(v.string()), jobStatus: v.string() }),
     ),
-  }).index("by_job", ["jobId"]),
+    // when the attempt in flight began (state sending), and the delivery runs' generation (the watchdog
+    // re-arms a delivery whose run died: an older run's answer is then not recorded)
+    sendingSince: v.optional(v.number()),
+    generation: v.optional(v.number()),
+  })
+    .index("by_job", ["jobId"])
+    .index("by_state_next", ["state", "nextAt"])
+    .index("by_state_sending", ["state", "sendingSince"]),
 
   /** jobs:setWebhook's token bucket per client key (lib/webhookRateLimit.ts). */
   webhookRateLimits: defineTable({
@@ -499,7 +535,8 @@ export default defineSchema({
     failed: v.number(),
   })
     .index("by_worker_day", ["workerId", "day"])
-    .index("by_org_day", ["orgId", "day"]),
+    .index("by_org_day", ["orgId", "day"])
+    .index("by_day", ["day"]),
 
   /** The same credit summed over all time, one row per worker (the all-time leaderboard, the workers page). */
   creditTotals: defineTable({
@@ -511,5 +548,7 @@ export default defineSchema({
     failed: v.number(),
   })
     .index("by_worker", ["workerId"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    // the all-time leaderboard: most CPU time first, whatever the number of workers
+    .index("by_org_cpu", ["orgId", "cpuMs"]),
 });

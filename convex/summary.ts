@@ -2,6 +2,7 @@ import { v } from "convex/values";
 import { internalMutation } from "./_generated/server";
 import { internal } from "./_generated/api";
 import { foldDeltas, hasDeltas } from "./lib/counters";
+import { maybeFault } from "./lib/faults";
 import { kickSummary, summaryStateOf } from "./lib/kick";
 import { computeSummary, summaryOf } from "./lib/summary";
 
@@ -11,9 +12,12 @@ import { computeSummary, summaryOf } from "./lib/summary";
  * so an open view re-runs at most once per refresh however many jobs move.
  */
 export const refresh = internalMutation({
-  // `all`: fold every counter change, the newest too (for an operator or a test; conflicts with submits)
-  args: { orgId: v.id("orgs"), all: v.optional(v.boolean()) },
-  handler: async (ctx, { orgId, all }) => {
+  // `all`: fold every counter change, the newest too (for an operator or a test; conflicts with submits).
+  // `generation`: a scheduled refresh's; one the watchdog has since replaced (convex/watchdog.ts) does nothing.
+  args: { orgId: v.id("orgs"), all: v.optional(v.boolean()), generation: v.optional(v.number()) },
+  handler: async (ctx, { orgId, all, generation }) => {
+    if (generation !== undefined && ((await summaryStateOf(ctx, orgId))?.generation ?? 0) !== generation) return;
+    maybeFault("summary");
     const now = Date.now();
     const more = await foldDeltas(ctx, orgId, all ? Number.POSITIVE_INFINITY : now);
     const summary = await computeSummary(ctx, orgId, now);
@@ -24,7 +28,7 @@ export const refresh = internalMutation({
     if (state) await ctx.db.patch(state._id, { refreshedAt: now, scheduledAt: undefined, scheduledId: undefined });
     else await ctx.db.insert("summaryStates", { orgId, refreshedAt: now });
     // Counter changes too young to fold (or a batch too many) are in the next refresh.
-    if (more) await ctx.scheduler.runAfter(0, internal.summary.refresh, { orgId });
+    if (more) await ctx.scheduler.runAfter(0, internal.summary.refresh, { orgId, generation: state?.generation ?? 0 });
     else if (await hasDeltas(ctx, orgId)) await kickSummary(ctx, orgId);
   },
 });

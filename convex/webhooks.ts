@@ -1,6 +1,7 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import { internalAction, internalMutation } from "./_generated/server";
+import { maybeFault } from "./lib/faults";
 import { deliveryRefusal, signatureHeader, WEBHOOK, webhookBody, webhookOf, webhookRetryDelayMs, webhookTimeoutMs } from "./lib/webhooks";
 
 /** Completion webhook deliveries (lib/webhooks.ts): one attempt per run, the row says what happens next. */
@@ -16,12 +17,15 @@ function failedInARow(attempts: Array<{ status?: number }>): number {
   return n;
 }
 
-/** Mark the delivery in flight and hand the action what to send; null when there is nothing to send. */
+/**
+ * Mark the delivery in flight and hand the action what to send; null when there is nothing to send. A run of
+ * an older generation (the watchdog re-armed the delivery since, convex/watchdog.ts) sends nothing.
+ */
 export const beginAttempt = internalMutation({
-  args: { deliveryId: v.id("webhookDeliveries") },
-  handler: async (ctx, { deliveryId }) => {
+  args: { deliveryId: v.id("webhookDeliveries"), generation: v.optional(v.number()) },
+  handler: async (ctx, { deliveryId, generation }) => {
     const row = await ctx.db.get(deliveryId);
-    if (!row || row.state !== "pending") return null;
+    if (!row || row.state !== "pending" || (row.generation ?? 0) !== (generation ?? 0)) return null;
     const job = await ctx.db.get(row.jobId);
     const hook = await webhookOf(ctx, row.clientKeyId);
     const key = await ctx.db.get(row.clientKeyId);
@@ -41,7 +45,7 @@ export const beginAttempt = internalMutation({
       await ctx.db.patch(deliveryId, { state: "failed", nextAt: undefined, attempts: [...row.attempts, attempt].slice(-WEBHOOK.attemptsKept) });
       return null;
     }
-    await ctx.db.patch(deliveryId, { state: "sending", again: undefined, nextAt: undefined });
+    await ctx.db.patch(deliveryId, { state: "sending", again: undefined, nextAt: undefined, sendingSince: Date.now() });
     return { url: hook.url, secret: hook.secret, body: await webhookBody(ctx, job), jobStatus: job.status };
   },
 });
@@ -50,41 +54,43 @@ export const beginAttempt = internalMutation({
 export const endAttempt = internalMutation({
   args: {
     deliveryId: v.id("webhookDeliveries"),
+    generation: v.optional(v.number()),
     at: v.number(),
     ms: v.number(),
     status: v.optional(v.number()),
     error: v.optional(v.string()),
     jobStatus: v.string(),
   },
-  handler: async (ctx, { deliveryId, ...attempt }) => {
+  handler: async (ctx, { deliveryId, generation, ...attempt }) => {
     const row = await ctx.db.get(deliveryId);
-    if (!row || row.state !== "sending") return;
+    if (!row || row.state !== "sending" || (row.generation ?? 0) !== (generation ?? 0)) return;
     const attempts = [...row.attempts, attempt].slice(-WEBHOOK.attemptsKept);
     const ok = delivered(attempt);
     const now = Date.now();
     if (ok && !row.again) {
-      await ctx.db.patch(deliveryId, { state: "delivered", attempts });
+      await ctx.db.patch(deliveryId, { state: "delivered", attempts, sendingSince: undefined });
       return;
     }
     let nextAt = now;
     if (!ok) {
       nextAt = now + webhookRetryDelayMs(failedInARow(attempts));
       if (nextAt - row.firstAt > WEBHOOK.giveUpAfterMs && !row.again) {
-        await ctx.db.patch(deliveryId, { state: "failed", attempts, again: undefined });
+        await ctx.db.patch(deliveryId, { state: "failed", attempts, again: undefined, sendingSince: undefined });
         return;
       }
     }
-    await ctx.db.patch(deliveryId, { state: "pending", attempts, again: undefined, nextAt, ...(row.again ? { firstAt: now } : {}) });
-    await ctx.scheduler.runAt(nextAt, internal.webhooks.deliver, { deliveryId });
+    await ctx.db.patch(deliveryId, { state: "pending", attempts, again: undefined, nextAt, sendingSince: undefined, ...(row.again ? { firstAt: now } : {}) });
+    await ctx.scheduler.runAt(nextAt, internal.webhooks.deliver, { deliveryId, generation });
   },
 });
 
 /** One delivery attempt: POST the signed body, wait at most the timeout, record what happened. */
 export const deliver = internalAction({
-  args: { deliveryId: v.id("webhookDeliveries") },
-  handler: async (ctx, { deliveryId }) => {
-    const send = await ctx.runMutation(internal.webhooks.beginAttempt, { deliveryId });
+  args: { deliveryId: v.id("webhookDeliveries"), generation: v.optional(v.number()) },
+  handler: async (ctx, { deliveryId, generation }) => {
+    const send = await ctx.runMutation(internal.webhooks.beginAttempt, { deliveryId, generation });
     if (!send) return;
+    maybeFault("webhook");
     const at = Date.now();
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), webhookTimeoutMs());
@@ -109,7 +115,7 @@ export const deliver = internalAction({
     } finally {
       clearTimeout(timer);
     }
-    await ctx.runMutation(internal.webhooks.endAttempt, { deliveryId, at, ms: Date.now() - at, status, error, jobStatus: send.jobStatus });
+    await ctx.runMutation(internal.webhooks.endAttempt, { deliveryId, generation, at, ms: Date.now() - at, status, error, jobStatus: send.jobStatus });
   },
 });
 

@@ -16,10 +16,11 @@ import { leasedJob } from "./lib/lease";
 import { revokeWorkerNow } from "./lib/access";
 import { LIMITS } from "./lib/limits";
 import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf, DAY_MS, utcDay } from "./lib/credit";
+import { markStopped, touchWorker } from "./lib/presence";
+import { deleteRevokedWorker, revokedOfMachine } from "./lib/workerRows";
 
 /** The last UTC day myCredit accepts (the year 2500): a bound, not a policy. */
 const MAX_DAY = 193_000;
-import { markStopped, touchWorker } from "./lib/presence";
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
@@ -65,6 +66,8 @@ export const enroll = mutation({
       ...(facts ? { facts } : {}),
     });
     await ctx.db.insert("presence", { orgId: enrollment.orgId, workerId, lastSeenAt: now });
+    // The same machine joining again replaces its revoked workers (it left, or was revoked) and keeps their credit.
+    for (const old of await revokedOfMachine(ctx, enrollment.orgId, machineId)) await deleteRevokedWorker(ctx, old, workerId);
     await ctx.db.patch(enrollment._id, { usedAt: now, workerId });
     await kickSummary(ctx, enrollment.orgId);
     return { workerId, apiKey };

@@ -5,6 +5,7 @@ import { inboxRows, isOfferedTo, withdrawOffer } from "./inbox";
 import { kickForJobs, kickSummary } from "./kick";
 import { displayPrefix, newSecret, sha256Hex } from "./keys";
 import { LIMITS } from "./limits";
+import { presenceOf } from "./presence";
 import { finishJob, requeue } from "./transitions";
 import { checkCapabilityGrants, checkIntegerInRange, checkText } from "./validate";
 
@@ -65,7 +66,10 @@ export async function createOperatorKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, 
  */
 export async function revokeWorkerNow(ctx: MutationCtx, worker: Doc<"workers">, why = "worker revoked") {
   const workerId = worker._id;
-  await ctx.db.patch(workerId, { revoked: true });
+  await ctx.db.patch(workerId, { revoked: true, revokedAt: Date.now() });
+  // out of every workers list at once (lists read presence, online first); the row itself goes with retention
+  const seen = await presenceOf(ctx, workerId);
+  if (seen) await ctx.db.delete(seen._id);
   const running = await ctx.db
     .query("jobs")
     .withIndex("by_worker_status", (q) => q.eq("workerId", workerId).eq("status", "running"))

@@ -7,6 +7,7 @@ import { APP_LIMITS } from "./appLimits";
 import { inspectAppModule, initialMegabytes } from "./appsWasm";
 import type { FarmErrorData } from "./errors";
 import { bearer, errorResponse, json } from "./httpAnswers";
+import { Sha256 } from "./sha256";
 
 /**
  * The apps' HTTP routes (registered by convex/http.ts):
@@ -47,39 +48,58 @@ function versionParam(raw: string | undefined): number | null {
   return raw !== undefined && /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : null;
 }
 
+class TooLarge extends Error {}
+
+/** Chunks are moved into a Blob of their own every this many bytes (see bodyChunks). */
+const BLOB_PIECE_BYTES = 1024 * 1024;
+
 /**
- * The body, read no further than `max` bytes; null when it is longer. With a Content-Length the bytes go
- * straight into one buffer of that size: an action's memory is limited, and a module may be 20 MiB.
+ * The module body as one pass of chunks: each is counted against `max` (TooLarge past it, so a body longer
+ * than it is never read further), hashed as it passes (no copy for the hash), and kept. Every MiB of chunks
+ * becomes a Blob piece, and the pieces one Blob at the end: a runtime that keeps Blob parts by reference (as
+ * Node's does) then holds one copy of the module plus at most a MiB of chunks, never the chunks and a joined
+ * copy of them together; one that copies parts holds at most two.
  */
-async function readCapped(request: Request, max: number): Promise<Uint8Array<ArrayBuffer> | null> {
+function bodyChunks(request: Request, max: number) {
   const header = request.headers.get("content-length");
   const declared = header !== null && /^\d+$/.test(header) ? Number(header) : undefined;
-  if (declared !== undefined && declared > max) return null;
-  if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  let buffer = new Uint8Array(declared ?? 64 * 1024);
-  let total = 0;
-  for (;;) {
+  const hash = new Sha256();
+  const pieces: Blob[] = [];
+  let chunks: Uint8Array<ArrayBuffer>[] = [];
+  let chunkBytes = 0;
+  let bytes = 0;
+  const reader = request.body?.getReader();
+  const supply = async (): Promise<Uint8Array | null> => {
+    if (declared !== undefined && declared > max) throw new TooLarge();
+    if (!reader) return null;
     const { done, value } = await reader.read();
-    if (done) break;
-    if (total + value.length > max) {
+    if (done) return null;
+    bytes += value.length;
+    if (bytes > max) {
       await reader.cancel();
-      return null;
+      throw new TooLarge();
     }
-    if (total + value.length > buffer.length) {
-      const grown = new Uint8Array(Math.min(max, Math.max(buffer.length * 2, total + value.length)));
-      grown.set(buffer.subarray(0, total));
-      buffer = grown;
+    hash.update(value);
+    chunks.push(value);
+    chunkBytes += value.length;
+    if (chunkBytes >= BLOB_PIECE_BYTES) {
+      pieces.push(new Blob(chunks));
+      chunks = [];
+      chunkBytes = 0;
     }
-    buffer.set(value, total);
-    total += value.length;
-  }
-  return total === buffer.length ? buffer : buffer.slice(0, total);
-}
-
-async function sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+    return value;
+  };
+  return {
+    supply,
+    /** The whole body once `supply` has answered null: its size, SHA-256 and the module as a Blob. */
+    finish: () => {
+      const module = new Blob([...pieces, ...chunks], { type: "application/wasm" });
+      pieces.length = 0;
+      chunks = [];
+      return { bytes, sha256: hash.hex(), module };
+    },
+    cancel: async () => void (await reader?.cancel()),
+  };
 }
 
 const publish = withKey("client", async (ctx, clientKey, request, path) => {
@@ -96,25 +116,33 @@ const publish = withKey("client", async (ctx, clientKey, request, path) => {
   if (contentType !== "application/wasm") {
     return errorResponse("invalid_argument", `The body must be a WebAssembly module sent as Content-Type: application/wasm; got ${JSON.stringify(contentType)}`);
   }
-  const bytes = await readCapped(request, APP_LIMITS.moduleBytesMax);
-  if (!bytes) return errorResponse("too_large", `A module may be at most ${APP_LIMITS.moduleBytesMax} bytes (20 MiB)`);
-  const inspected = inspectAppModule(bytes);
-  if (!inspected.ok) return errorResponse("invalid_argument", `Not an app module: ${inspected.problem}`);
+  const body = bodyChunks(request, APP_LIMITS.moduleBytesMax);
+  let inspected;
+  try {
+    inspected = await inspectAppModule(body.supply);
+  } catch (error) {
+    if (error instanceof TooLarge) return errorResponse("too_large", `A module may be at most ${APP_LIMITS.moduleBytesMax} bytes (20 MiB)`);
+    throw error;
+  }
+  if (!inspected.ok) {
+    await body.cancel();
+    return errorResponse("invalid_argument", `Not an app module: ${inspected.problem}`);
+  }
   if (initialMegabytes(inspected.summary) > checked.memoryMB) {
     return errorResponse(
       "invalid_argument",
       `The module needs ${initialMegabytes(inspected.summary)} MB of memory at start, more than memoryMB=${checked.memoryMB}`,
     );
   }
-  const sha256 = await sha256Hex(bytes);
+  const { bytes, sha256, module } = body.finish();
   const latest = checked.latest;
   if (latest && latest.sha256 === sha256 && latest.memoryMB === checked.memoryMB && latest.timeoutMs === checked.timeoutMs) {
     return json({ name: latest.name, version: latest.version, sha256 });
   }
-  const storageId: Id<"_storage"> = await ctx.storage.store(new Blob([bytes], { type: "application/wasm" }));
+  const storageId: Id<"_storage"> = await ctx.storage.store(module);
   let recorded;
   try {
-    recorded = await ctx.runMutation(internal.apps.recordVersion, { clientKey, name, sha256, bytes: bytes.length, memoryMB, timeoutMs, storageId });
+    recorded = await ctx.runMutation(internal.apps.recordVersion, { clientKey, name, sha256, bytes, memoryMB, timeoutMs, storageId });
   } catch (error) {
     await ctx.storage.delete(storageId);
     throw error;

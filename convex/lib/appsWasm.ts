@@ -23,10 +23,18 @@ export type WasmSummary = {
   maximumPages?: number;
 };
 
-/** Why these bytes cannot be an app, or the module's summary. */
-export function inspectAppModule(bytes: Uint8Array): { ok: true; summary: WasmSummary } | { ok: false; problem: string } {
+/** Hands the module's next chunk, or null at its end. */
+export type ChunkSupply = () => Promise<Uint8Array | null>;
+
+/**
+ * Why these bytes cannot be an app, or the module's summary. The module is read once, front to back, as its
+ * chunks arrive: only the small sections an app is judged by (imports, functions, memory, exports) are held
+ * whole; code, data and custom sections are walked past, so a 20 MiB module is never gathered here. When the
+ * answer is ok, every chunk has been asked for; errors other than the module's own (the supply's) propagate.
+ */
+export async function inspectAppModule(supply: ChunkSupply): Promise<{ ok: true; summary: WasmSummary } | { ok: false; problem: string }> {
   try {
-    return { ok: true, summary: inspect(bytes) };
+    return { ok: true, summary: await inspect(new ChunkReader(supply)) };
   } catch (e) {
     if (e instanceof NotAnApp) return { ok: false, problem: e.message };
     throw e;
@@ -35,13 +43,15 @@ export function inspectAppModule(bytes: Uint8Array): { ok: true; summary: WasmSu
 
 class NotAnApp extends Error {}
 
-function inspect(bytes: Uint8Array): WasmSummary {
-  const r = new Reader(bytes, 0, bytes.length);
-  const magic = r.take(4, "the magic number");
+/** Sections read whole (and then checked by a Reader); every other one is skipped by its size. */
+const HELD_SECTIONS = new Set([SECTION_IMPORT, SECTION_FUNCTION, SECTION_MEMORY, SECTION_EXPORT]);
+
+async function inspect(r: ChunkReader): Promise<WasmSummary> {
+  const magic = await r.take(4, "the magic number");
   if (magic[0] !== 0 || magic[1] !== 0x61 || magic[2] !== 0x73 || magic[3] !== 0x6d) {
     throw new NotAnApp("not a WebAssembly module: the body does not start with \\0asm");
   }
-  const version = r.take(4, "the version");
+  const version = await r.take(4, "the version");
   if (version[0] !== 1 || version[1] !== 0 || version[2] !== 0 || version[3] !== 0) {
     throw new NotAnApp("not a WebAssembly module this farm runs: the binary version is not 1 (a component, or a future format)");
   }
@@ -50,23 +60,35 @@ function inspect(bytes: Uint8Array): WasmSummary {
   let bodies: number | undefined;
   let memory: WasmSummary | undefined;
   let exports = new Set<string>();
-  while (!r.done) {
-    const id = r.byte("a section id");
-    const size = r.u32("a section size");
-    const content = r.sub(size, `section ${id}`);
+  while (!(await r.atEnd())) {
+    const id = await r.byte("a section id");
+    const size = await r.u32("a section size");
+    const end = r.position + size;
     if (id === 0) {
-      content.name("a custom section's name");
+      // a custom section: its name must fit in it; the rest is skipped
+      const nameBytes = await r.u32("a custom section's name", end);
+      await r.skip(nameBytes, "a custom section's name", end);
+      await r.skip(end - r.position, `section ${id}`, end);
       continue;
     }
     const order = SECTION_ORDER.indexOf(id);
     if (order < 0) throw new NotAnApp(`unknown section id ${id}`);
     if (order <= lastOrder) throw new NotAnApp(`section ${id} is out of order or repeated`);
     lastOrder = order;
-    if (id === SECTION_IMPORT) checkImports(content);
-    else if (id === SECTION_FUNCTION) functions = countEntries(content, (s) => s.u32("a type index"));
-    else if (id === SECTION_MEMORY) memory = readMemories(content);
-    else if (id === SECTION_EXPORT) exports = readExports(content);
-    else if (id === SECTION_CODE) bodies = countEntries(content, (s) => s.sub(s.u32("a function body size"), "a function body"));
+    if (HELD_SECTIONS.has(id)) {
+      const content = await r.take(size, `section ${id}`);
+      const s = new Reader(content, 0, content.length);
+      if (id === SECTION_IMPORT) checkImports(s);
+      else if (id === SECTION_FUNCTION) functions = countEntries(s, (x) => x.u32("a type index"));
+      else if (id === SECTION_MEMORY) memory = readMemories(s);
+      else exports = readExports(s);
+    } else if (id === SECTION_CODE) {
+      bodies = await r.u32("an entry count", end);
+      for (let i = 0; i < bodies; i++) await r.skip(await r.u32("a function body size", end), "a function body", end);
+      if (r.position !== end) throw new NotAnApp("a section has trailing bytes");
+    } else {
+      await r.skip(size, `section ${id}`);
+    }
   }
   if ((functions ?? 0) !== (bodies ?? 0)) throw new NotAnApp(`the module declares ${functions ?? 0} functions but has ${bodies ?? 0} bodies`);
   if (!memory) throw new NotAnApp("the module defines no memory (an app exports its own memory as \"memory\")");
@@ -157,17 +179,6 @@ class Reader {
     return out;
   }
 
-  sub(n: number, what: string): Reader {
-    if (n > this.limit - this.pos) throw truncated(what);
-    const reader = new Reader(this.data, this.pos, this.pos + n);
-    this.pos += n;
-    return reader;
-  }
-
-  name(what: string): void {
-    this.take(this.u32(what), what);
-  }
-
   text(what: string): string {
     try {
       return new TextDecoder("utf-8", { fatal: true }).decode(this.take(this.u32(what), what));
@@ -181,6 +192,82 @@ class Reader {
     let result = 0;
     for (let i = 0; i < 5; i++) {
       const b = this.byte(what);
+      if (i === 4 && b > 0x0f) break;
+      result += (b & 0x7f) * 2 ** (7 * i);
+      if (!(b & 0x80)) return result;
+    }
+    throw new NotAnApp(`${what} is not a valid 32-bit LEB128 number`);
+  }
+}
+
+/**
+ * The module as a sequence of chunks, read forward only. Bytes already passed are dropped; `take` copies only
+ * the few bytes it returns when they straddle chunks. `limit` (a section's end) bounds a read like the end
+ * of the module does.
+ */
+class ChunkReader {
+  private chunk: Uint8Array = new Uint8Array(0);
+  private at = 0;
+  private ended = false;
+  /** Bytes of the module passed so far. */
+  position = 0;
+
+  constructor(private readonly supply: ChunkSupply) {}
+
+  /** Is the whole module read? Asks for the next chunk when the current one is used up. */
+  async atEnd(): Promise<boolean> {
+    while (this.at >= this.chunk.length && !this.ended) {
+      const next = await this.supply();
+      if (next === null) this.ended = true;
+      else {
+        this.chunk = next;
+        this.at = 0;
+      }
+    }
+    return this.at >= this.chunk.length;
+  }
+
+  async byte(what: string, limit = Infinity): Promise<number> {
+    if (this.position >= limit || (await this.atEnd())) throw truncated(what);
+    this.position++;
+    return this.chunk[this.at++];
+  }
+
+  async take(n: number, what: string, limit = Infinity): Promise<Uint8Array> {
+    if (this.position + n > limit) throw truncated(what);
+    if (this.chunk.length - this.at >= n) {
+      const out = this.chunk.subarray(this.at, this.at + n);
+      this.at += n;
+      this.position += n;
+      return out;
+    }
+    const out = new Uint8Array(n);
+    for (let filled = 0; filled < n; ) {
+      if (await this.atEnd()) throw truncated(what);
+      const piece = this.chunk.subarray(this.at, this.at + n - filled);
+      out.set(piece, filled);
+      filled += piece.length;
+      this.at += piece.length;
+      this.position += piece.length;
+    }
+    return out;
+  }
+
+  async skip(n: number, what: string, limit = Infinity): Promise<void> {
+    if (this.position + n > limit) throw truncated(what);
+    for (let left = n; left > 0; ) {
+      if (await this.atEnd()) throw truncated(what);
+      const step = Math.min(left, this.chunk.length - this.at);
+      this.at += step;
+      this.position += step;
+      left -= step;
+    }
+  }
+
+  async u32(what: string, limit = Infinity): Promise<number> {
+    let result = 0;
+    for (let i = 0; i < 5; i++) {
+      const b = await this.byte(what, limit);
       if (i === 4 && b > 0x0f) break;
       result += (b & 0x7f) * 2 ** (7 * i);
       if (!(b & 0x80)) return result;

@@ -12,6 +12,7 @@ import { routingCapabilities } from "./routing";
 import { classOf } from "./requirements";
 import { LIMITS } from "./limits";
 import { checkIntegerInRange } from "./validate";
+import { deliveryOf } from "./webhooks";
 
 const PURGE_ROWS_PER_CALL = 500;
 
@@ -110,6 +111,8 @@ export async function purgeJobWithin(
   if (budget <= 0 || events.cut || bytes.exhausted) return null;
   bytes.spend(await deleteCheckpoint(ctx, job._id));
   bytes.spend(await deleteBodies(ctx, job._id));
+  const delivery = await deliveryOf(ctx, job._id); // its webhook delivery, if any, goes with it
+  if (delivery) await ctx.db.delete(delivery._id);
   await ctx.db.delete(job._id);
   await bumpFinished(ctx, job.orgId, job.status, -1);
   await kickSummary(ctx, job.orgId);

@@ -27,7 +27,7 @@ export async function ensureDispatchState(ctx: MutationCtx, orgId: Id<"orgs">): 
 }
 
 async function scheduleDispatch(ctx: MutationCtx, state: Doc<"dispatchStates">) {
-  await ctx.db.patch(state._id, { scheduled: true });
+  await ctx.db.patch(state._id, { scheduled: true, armedAt: Date.now() });
   await ctx.scheduler.runAfter(0, internal.dispatch.run, { orgId: state.orgId, generation: state.generation });
 }
 
@@ -81,6 +81,6 @@ export async function kickSummary(ctx: MutationCtx, orgId: Id<"orgs">, reason: "
   const due = Math.max(now + delay, state.refreshedAt + TIMING.summaryMinGapMs);
   if (state.scheduledAt !== undefined && state.scheduledAt <= due) return;
   if (state.scheduledId) await cancelIfPending(ctx, state.scheduledId);
-  const scheduledId = await ctx.scheduler.runAt(due, internal.summary.refresh, { orgId });
+  const scheduledId = await ctx.scheduler.runAt(due, internal.summary.refresh, { orgId, generation: state.generation ?? 0 });
   await ctx.db.patch(state._id, { scheduledAt: due, scheduledId });
 }

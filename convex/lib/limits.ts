@@ -45,6 +45,11 @@ export const LIMITS = {
   defaultEnrollmentTtlMs: 24 * 60 * 60 * 1000,
   lanesPerOrg: 200,
   workersListed: 200,
+  /** Presence rows the summariser counts (online first); an org with more shows "at least" this many. */
+  rosterPresenceScan: 20_000,
+  /** Worker rows (and their bytes) the summariser reads to learn which lanes an online worker can serve. */
+  rosterWorkerReads: 1_000,
+  rosterWorkerBytes: 2 * 1024 * 1024,
   batchStatusScan: 5_000,
   deadLettersListed: 100,
   /** Dead letters the per-org summary (and so farm:overview) carries, newest first, errors cut short. */
@@ -81,5 +86,17 @@ export const TIMING = {
   backoffBaseMs: 2_000,
   backoffMaxMs: 10 * 60_000,
   defaultRetentionMs: 7 * 24 * 60 * 60 * 1000,
+  /** The watchdog (convex/watchdog.ts) runs this often and re-arms every loop latch older than its stale age. */
+  watchdogEveryMs: 60_000,
+  /** A scheduled dispatcher that has not run (or, busy, said it is alive) for this long is re-armed… */
+  dispatchStaleMs: 30_000,
+  /** …so a busy one says so at most this often (one write of its state row). */
+  dispatchAliveEveryMs: 10_000,
+  /** A summary refresh this long past its due time is re-armed. */
+  summaryStaleMs: 30_000,
+  /** A bulk operation whose next step was scheduled this long ago and has not run is re-armed. */
+  bulkStaleMs: 60_000,
+  /** A webhook delivery this long past its run's due time (pending) or its attempt's timeout (sending) is re-armed. */
+  webhookStaleMs: 60_000,
 } as const;
 

@@ -1,13 +1,12 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
-import { effectiveCapabilities } from "./auth";
 import { weekCreditDays } from "./credit";
 import { laneTotals, orgTotals, recentThroughput } from "./counters";
 import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
 import { waitPercentiles } from "./queueWait";
 import { LIMITS } from "./limits";
-import { meetsClass } from "./requirements";
+import { workerRoster } from "./roster";
 
 export type Summary = Omit<Doc<"summaries">, "_id" | "_creationTime">;
 
@@ -20,39 +19,27 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
   const lanes = await orgLanes(ctx, orgId);
   const perLane = await laneTotals(ctx, orgId, lanes.length);
   const finished = await orgTotals(ctx, orgId);
+  // Every worker counted, the first ones listed (online first), per-worker detail left in the worker rows.
+  const roster = await workerRoster(ctx, orgId, now, lanes);
   const laneRows = lanes.map((lane) => ({
     routingKey: lane.routingKey,
     capabilities: lane.capabilities,
     pending: perLane.get(lane._id)?.pending ?? 0,
     running: perLane.get(lane._id)?.running ?? 0,
     ...(lane.requirements ? { requirements: lane.requirements } : {}),
+    ...(roster.servable.has(lane._id) ? { servable: roster.servable.get(lane._id) } : {}),
+    ...(roster.nobodyHandles.has(lane._id) ? { nobodyHandles: roster.nobodyHandles.get(lane._id) } : {}),
   }));
-  const workers = await ctx.db
-    .query("workers")
-    .withIndex("by_org", (q) => q.eq("orgId", orgId))
-    .take(LIMITS.workersListed);
-  const seen = await ctx.db
-    .query("presence")
-    .withIndex("by_org", (q) => q.eq("orgId", orgId))
-    .take(LIMITS.workersListed * 2);
-  const lastSeen = new Map(seen.map((p) => [p.workerId, p.lastSeenAt]));
-  const stopped = new Map(seen.flatMap((p) => (p.stoppedAt === undefined ? [] : [[p.workerId, p.stoppedAt] as const])));
-  // What each worker declared it can run (its waiting-line row); one that never declared: what it enrolled with.
-  const declared = await ctx.db
-    .query("waiters")
-    .withIndex("by_org_since", (q) => q.eq("orgId", orgId))
-    .take(LIMITS.workersListed * 2);
-  const declaredCapabilities = new Map(declared.map((w) => [w.workerId, w.capabilities]));
   const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
   const minutes = await recentThroughput(ctx, orgId, now);
   const queueWait = waitPercentiles(minutes.map((m) => m.waits));
   // Waiting jobs no worker of the org could ever run: none of the (unrevoked) workers' reported machines meets them.
-  const machines = workers.filter((w) => !w.revoked).map((w) => w.facts);
-  const unmeetable = laneRows.flatMap((lane) =>
-    lane.requirements && lane.pending > 0 && !machines.some((facts) => meetsClass(facts, lane.requirements))
-      ? [{ routingKey: lane.routingKey, requirements: lane.requirements, pending: lane.pending }]
-      : [],
-  );
+  const unmeetable = lanes.flatMap((lane, i) => {
+    const row = laneRows[i];
+    return row.requirements && row.pending > 0 && roster.unmet.has(lane._id)
+      ? [{ routingKey: row.routingKey, requirements: row.requirements, pending: row.pending }]
+      : [];
+  });
   return {
     orgId,
     refreshedAt: now,
@@ -62,24 +49,28 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       ...finished,
     },
     lanes: laneRows,
-    workers: workers.map((w) => ({
+    workers: roster.listed.map(({ worker: w, lastSeenAt, stoppedAt }) => ({
       workerId: w._id,
       name: w.name,
       machineId: w.machineId,
       keyPrefix: w.keyPrefix,
       maxConcurrentJobs: w.maxConcurrentJobs,
-      lastSeenAt: lastSeen.get(w._id) ?? w.lastSeenAt ?? w._creationTime,
+      lastSeenAt,
       revoked: w.revoked,
-      capabilities: declaredCapabilities.get(w._id) ?? [...effectiveCapabilities(w.allowedCapabilities, w.advertisedCapabilities)].sort(),
-      ...(w.facts ? { facts: w.facts } : {}),
-      ...(stopped.has(w._id) ? { stoppedAt: stopped.get(w._id) } : {}),
+      ...(stoppedAt === undefined ? {} : { stoppedAt }),
     })),
+    workerCounts: roster.counts,
     creditDays: await weekCreditDays(ctx, orgId, now),
     throughput: minutes.filter((m) => m.finished > 0 || m.failed > 0).map(({ minuteStart, finished, failed }) => ({ minuteStart, finished, failed })),
     ...(queueWait ? { queueWait } : {}),
     unmeetable,
     deadLetters: dead.map((d) => ({ ...d, error: d.error?.slice(0, LIMITS.summaryErrorChars) })),
   };
+}
+
+/** Does the summary's worker list hold every worker (or was it written before workers were counted)? */
+export function listsEveryWorker(summary: Pick<Summary, "workers" | "workerCounts">): boolean {
+  return !summary.workerCounts || summary.workerCounts.total <= summary.workers.length;
 }
 
 export async function summaryOf(ctx: QueryCtx, orgId: Id<"orgs">): Promise<Doc<"summaries"> | null> {

@@ -160,6 +160,8 @@ export type ConsoleState = {
   jobs?: ConsoleJobsPage;
   job?: ConsoleJobPage | null;
   workers?: ConsoleWorker[];
+  /** Which page of console:workers `workers` is (0: the most recently seen), and whether less recent ones follow. */
+  workersPaging?: { page: number; hasOlder: boolean };
   leaderboard?: ConsoleLeaderboard;
   access?: ConsoleAccess;
   bulk?: ConsoleBulk | null;
@@ -178,6 +180,8 @@ export type ConsoleRequest =
   | { type: "filter"; filter: ConsoleJobFilter }
   /** The Jobs page's next (older) page of the same filter, or back to the newest. */
   | { type: "jobsPage"; to: "older" | "newest" }
+  /** The Workers page's next page (workers seen less recently), or the one before it. */
+  | { type: "workersPage"; to: "older" | "newer" }
   | { type: "openJob"; jobId: string | null }
   | { type: "retryJob"; jobId: string }
   | { type: "cancelJob"; jobId: string }
@@ -214,6 +218,7 @@ const FIELDS: Record<ConsoleRequest["type"], readonly string[]> = {
   page: ["page"],
   filter: ["filter"],
   jobsPage: ["to"],
+  workersPage: ["to"],
   openJob: ["jobId"],
   retryJob: ["jobId"],
   cancelJob: ["jobId"],
@@ -263,6 +268,8 @@ export function parseConsoleRequest(raw: unknown): Parsed {
     }
     case "jobsPage":
       return rest.to === "older" || rest.to === "newest" ? { ok: true, request: { type: "jobsPage", to: rest.to } } : bad("needs to: older or newest");
+    case "workersPage":
+      return rest.to === "older" || rest.to === "newer" ? { ok: true, request: { type: "workersPage", to: rest.to } } : bad("needs to: older or newer");
     case "openJob":
       return rest.jobId === null || isId(rest.jobId) ? { ok: true, request: { type: "openJob", jobId: rest.jobId } } : bad("needs a job id or null");
     case "retryJob":

@@ -30,7 +30,8 @@ export type EngineFacts = {
  */
 export type OverviewFacts = {
   counts: { pending: number; running: number; succeeded: number; canceled: number; dead: number };
-  lanes: Array<{ routingKey: string; capabilities: string[]; pending: number; running: number }>;
+  // servable / nobodyHandles: what the farm found looking at every online worker (absent: not known)
+  lanes: Array<{ routingKey: string; capabilities: string[]; pending: number; running: number; servable?: boolean; nobodyHandles?: string[] }>;
   workers: Array<{ workerId: string; name: string; isMe: boolean; revoked: boolean; lastSeenAt: number; stoppedAt?: number; maxConcurrentJobs: number; capabilities?: string[] }>;
   throughput: Array<{ minuteStart: number; finished: number }>;
   deadLetters: number;
@@ -222,7 +223,12 @@ function figuresOf(o: OverviewFacts, now: number): FarmFigures {
     counts: o.counts,
     throughput,
     finishedLastHour: throughput.reduce((sum, n) => sum + n, 0),
-    lanes: o.lanes.map((l) => ({ ...l, servable: servable(l.capabilities), nobodyHandles: nobodyHandles(l.capabilities) })),
+    // the farm says so when it knows (it looks at every worker; the list here holds only the first ones)
+    lanes: o.lanes.map((l) => ({
+      ...l,
+      servable: l.servable ?? servable(l.capabilities),
+      nobodyHandles: l.nobodyHandles ?? (l.servable === undefined ? nobodyHandles(l.capabilities) : []),
+    })),
     workers: o.workers.map((w) => ({
       workerId: w.workerId,
       name: w.name,

@@ -11,6 +11,8 @@ import { askOperatorKey } from "./operatorKeyFlow";
 import { webviewPage } from "./webviewPage";
 
 const JOBS_SHOWN = 50;
+/** Workers per page of the Workers page (most recently seen first). */
+const WORKERS_SHOWN = 100;
 
 /** Monday 00:00 UTC of the week holding `ms` (1970-01-01 was a Thursday). */
 function weekStart(ms: number): number {
@@ -33,6 +35,9 @@ export class ConsolePanel extends DisposableOwner {
   /** The Jobs page's pages so far: the cursor each starts at (the last is the one shown), and where the next older one starts. */
   private cursors: Array<string | null> = [null];
   private olderCursor: string | null = null;
+  /** The same for the Workers page. */
+  private workerCursors: Array<string | null> = [null];
+  private olderWorkersCursor: string | null = null;
   private unwatchPage: (() => void) | undefined;
   private unwatchJob: (() => void) | undefined;
   private unwatchBulk: (() => void) | undefined;
@@ -186,6 +191,12 @@ export class ConsolePanel extends DisposableOwner {
         this.state = { ...this.state, jobs: undefined };
         this.watchPage();
         return this.push();
+      case "workersPage":
+        if (request.to === "newer") this.workerCursors = this.workerCursors.slice(0, Math.max(1, this.workerCursors.length - 1));
+        else if (this.olderWorkersCursor !== null) this.workerCursors = [...this.workerCursors, this.olderWorkersCursor];
+        else return;
+        this.watchPage();
+        return this.push();
       case "openJob":
         this.jobId = request.jobId;
         this.state = { ...this.state, job: undefined };
@@ -248,7 +259,18 @@ export class ConsolePanel extends DisposableOwner {
         break;
       }
       case "workers": {
-        const unwatchWorkers = this.connection.watch(api.console.workers, {}, (workers) => this.update({ workers, error: undefined }), onError);
+        this.olderWorkersCursor = null;
+        const page = this.workerCursors.length - 1;
+        const paginationOpts = { numItems: WORKERS_SHOWN, cursor: this.workerCursors[page] ?? null };
+        const unwatchWorkers = this.connection.watch(
+          api.console.workers,
+          { paginationOpts },
+          (answer) => {
+            this.olderWorkersCursor = answer.isDone ? null : answer.continueCursor;
+            this.update({ workers: answer.page, workersPaging: { page, hasOlder: !answer.isDone }, error: undefined });
+          },
+          onError,
+        );
         const unwatchBoard = this.connection.watch(api.console.leaderboard, { weekOf: this.week }, (leaderboard) => this.update({ leaderboard }), onError);
         unwatch = unwatchWorkers && (() => (unwatchWorkers(), unwatchBoard?.()));
         break;

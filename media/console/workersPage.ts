@@ -9,7 +9,7 @@ function hardware(facts: ConsoleWorker["facts"]): string {
   return [`${facts.cores} cores`, gb(facts.memoryMB), `${facts.os}/${facts.arch}`, ...gpus].join(" · ");
 }
 
-export function workersPage({ workers, leaderboard }: ConsoleState, parts: Node[], now: number): void {
+export function workersPage({ workers, workersPaging, leaderboard }: ConsoleState, parts: Node[], now: number): void {
   if (!workers) return void parts.push(el("p", "Loading…"));
   const rows = workers.map((w) => [
     w.name + (w.isMe ? " (this machine)" : ""),
@@ -27,6 +27,12 @@ export function workersPage({ workers, leaderboard }: ConsoleState, parts: Node[
     "17%", "7%", "14%", "12%", "16%", "8%", "7%", "8%", "112px",
   ]);
   parts.push(scrolling(workersTable, "wide"));
+  if (workersPaging && (workersPaging.page > 0 || workersPaging.hasOlder)) {
+    const pager = el("div", undefined, { class: "actions pager" });
+    if (workersPaging.page > 0) pager.append(button("Newer", () => post({ type: "workersPage", to: "newer" }), { id: "workers-newer", secondary: "" }));
+    if (workersPaging.hasOlder) pager.append(button("Older", () => post({ type: "workersPage", to: "older" }), { id: "workers-older", secondary: "" }));
+    parts.push(pager);
+  }
   if (!leaderboard) return;
   const board = (rows: ConsoleLeaderboard["week"]) =>
     rows.length === 0 ? [["nobody yet", "", ""]] : rows.map((r, i) => [`${i + 1}. ${r.name}`, hours(r.cpuMs) + (r.wallMs > 0 ? ` (${hours(r.wallMs)} by wall time)` : ""), String(r.jobs)]);

@@ -123,9 +123,9 @@ test("failures back off (first retry within 30 s) and give up 24 hours after the
 
 test("a revoked key's or a purged job's delivery is dropped", async () => {
   const { farm, jobId, row } = await endedJobWithWebhook("complete");
-  await farm.t.mutation(internal.admin.purge, { jobId });
+  await farm.t.mutation(internal.admin.purge, { jobId }); // the delivery goes with the job
   expect(await farm.t.mutation(internal.webhooks.beginAttempt, { deliveryId: row._id })).toBeNull();
-  expect((await deliveries(farm))[0].state).toBe("failed");
+  expect(await deliveries(farm)).toEqual([]);
 
   const { key, clientKeyId } = await farm.t.mutation(internal.admin.createClientKey, { orgId: farm.orgId, name: "soon revoked" });
   await farm.t.mutation(api.jobs.setWebhook, { clientKey: key, url: URL_ });

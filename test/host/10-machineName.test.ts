@@ -14,7 +14,7 @@ const N_LONG = 2_000_000_000;
 
 const DONATE_NOW = donateNow("light");
 
-type WorkerRow = { name: string; revoked?: boolean; online: boolean };
+type WorkerRow = { workerId: string; name: string; revoked?: boolean; online: boolean };
 
 describe("joining tells the farm the machine name", function () {
   this.timeout(120_000);
@@ -26,10 +26,10 @@ describe("joining tells the farm the machine name", function () {
     return overview.workers.find((w) => w.name === expectedName());
   };
   const expectedName = () => `${vscode.env.appName} on ${hostname()}`;
-  /** Earlier suites joined from this window too, under the same name: count the revoked rows of that name. */
-  const revokedRowsNamedLikeMe = async (): Promise<number> => {
+  /** Is this worker among the org's workers (a revoked one is not listed)? */
+  const listed = async (workerId: string): Promise<boolean> => {
     const overview = (await farm().query(anyApi.farm.overview, { apiKey: testFarm().workerKey })) as { workers: WorkerRow[] };
-    return overview.workers.filter((w) => w.name === expectedName() && w.revoked === true).length;
+    return overview.workers.some((w) => w.workerId === workerId);
   };
 
   before(async () => {
@@ -56,8 +56,8 @@ describe("joining tells the farm the machine name", function () {
     assert.equal(row?.revoked ?? false, false);
   });
 
-  it("Leave Farm, confirmed: the farm revokes this machine's key (one more revoked row of its name)", async () => {
-    const revokedBefore = await revokedRowsNamedLikeMe();
+  it("Leave Farm, confirmed: the farm revokes this machine's key (its row leaves the farm's workers)", async () => {
+    const mine = await waitUntil(`a worker named ${expectedName()}`, myRow, (w) => w !== undefined, 20_000);
     await vscode.commands.executeCommand("farmhand.startDonating");
     const jobId = await submitPrimes(N_LONG);
     try {
@@ -71,6 +71,6 @@ describe("joining tells the farm the machine name", function () {
     } finally {
       await cancelJob(jobId).catch(() => undefined);
     }
-    await waitUntil("this machine's row revoked on the farm", revokedRowsNamedLikeMe, (n) => n === revokedBefore + 1, 30_000);
+    await waitUntil("this machine's row gone from the farm's workers", () => listed(mine!.workerId), (there) => !there, 30_000);
   });
 });

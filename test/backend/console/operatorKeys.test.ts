@@ -77,7 +77,8 @@ test("a worker key with canManage still opens the console (existing grants keep 
   const farm = await newFarm();
   const manager = await enrollWorker(farm, { canManage: true, name: "old-operator" });
   const donor = await enrollWorker(farm, { name: "donor" });
-  expect((await farm.t.query(api.console.workers, { apiKey: manager.apiKey })).map((w) => w.isMe)).toEqual([true, false]);
+  const listed = (await farm.t.query(api.console.workers, { apiKey: manager.apiKey })).page;
+  expect(listed.map((w) => [w.name, w.isMe]).sort()).toEqual([["donor", false], ["old-operator", true]]);
   const { key } = await farm.t.mutation(api.consoleAccess.createOperatorKey, { apiKey: manager.apiKey, name: "replacement" });
   expect((await farm.t.query(api.consoleAccess.list, { apiKey: key })).operatorKeys.map((k) => k.name)).toEqual(["replacement"]);
   await expectCode(farm.t.query(api.console.overview, { apiKey: donor.apiKey }), "forbidden");
@@ -85,7 +86,7 @@ test("a worker key with canManage still opens the console (existing grants keep 
   // replacing the grant: the operator key revokes the old managing worker, whose key then opens nothing
   await farm.t.mutation(api.consoleAccess.revokeWorker, { apiKey: key, workerId: manager.workerId });
   await expectCode(farm.t.query(api.console.overview, { apiKey: manager.apiKey }), "revoked");
-  expect((await farm.t.query(api.console.workers, { apiKey: key })).every((w) => !w.isMe)).toBe(true);
+  expect((await farm.t.query(api.console.workers, { apiKey: key })).page.every((w) => !w.isMe)).toBe(true);
 });
 
 test("subscribed console queries do not read the clock: the same data answers the same as time passes", async () => {
@@ -107,6 +108,6 @@ test("subscribed console queries do not read the clock: the same data answers th
   vi.advanceTimersByTime(2 * 3_600_000); // the worker has gone quiet, the token has expired, the hour has turned
   expect(await answers()).toEqual(before);
   // …and the timestamps say what the console derives: offline since, expired since
-  expect(before.workers[0].onlineUntil).toBeLessThan(Date.now());
+  expect(before.workers.page[0].onlineUntil).toBeLessThan(Date.now());
   expect(before.access.enrollments.find((e) => e.workerId === undefined)!.expiresAt).toBeLessThan(Date.now());
 });

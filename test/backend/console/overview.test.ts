@@ -71,7 +71,7 @@ test("workers page and leaderboard: slots in use, jobs done, CPU time given this
   const board = await farm.t.query(api.console.leaderboard, { apiKey: op.apiKey, weekOf: Date.now() });
   expect(board.week.map((r) => [r.name, r.cpuMs, r.jobs])).toEqual([["op", 5_000, 1], ["donor", 2_000, 1]]);
   expect(board.allTime.map((r) => [r.name, r.cpuMs, r.jobs])).toEqual([["donor", 11_000, 2], ["op", 5_000, 1]]);
-  const workers = await farm.t.query(api.console.workers, { apiKey: op.apiKey });
+  const { page: workers } = await farm.t.query(api.console.workers, { apiKey: op.apiKey });
   expect(workers.find((w) => w.name === "donor")).toMatchObject({ slotsInUse: 1, jobsDone: 2, cpuMs: 11_000, maxConcurrentJobs: 4 });
   expect(workers.find((w) => w.name === "donor")!.onlineUntil).toBeGreaterThan(Date.now());
   expect(workers.find((w) => w.name === "op")).toMatchObject({ isMe: true, canManage: true, slotsInUse: 0 });

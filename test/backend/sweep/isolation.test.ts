@@ -149,7 +149,7 @@ test("a worker, a manager and a client key of org B try every read and write on 
     await attempt(`console:jobs ${JSON.stringify(filter)}`, () => t.query(api.console.jobs, { apiKey: op, filter, paginationOpts: { numItems: 100, cursor: null } }), noneOfA);
   }
   const aWorkers = new Set([a.worker.workerId, a.manager.workerId, a.revokedWorker.workerId] as string[]);
-  await attempt("console:workers", () => t.query(api.console.workers, { apiKey: op }), (o) => o.kind === "answered" && (o.value as Array<{ workerId: string }>).every((w) => !aWorkers.has(w.workerId)));
+  await attempt("console:workers", () => t.query(api.console.workers, { apiKey: op }), (o) => o.kind === "answered" && (o.value as { page: Array<{ workerId: string }> }).page.every((w) => !aWorkers.has(w.workerId)));
   await attempt("consoleAccess:list", () => t.query(api.consoleAccess.list, { apiKey: op }), (o) => o.kind === "answered" && !JSON.stringify(o.value).includes(a.otherIds.clientKeyId));
   for (const action of ["retry", "cancel"] as const) {
     await attempt(`bulk ${action}`, () => t.mutation(api.consoleActions.bulk, { apiKey: op, action, filter: { batchId: a.batchId } }), (o) => o.kind === "answered");

@@ -172,6 +172,11 @@ describe("the donor state: one derivation for every surface", () => {
     expect(f.workers.find((w) => w.workerId === "w2")?.lastSeenAt).toBe(NOW - 7 * 60_000);
     const served = deriveDonorState(facts({ farm: { watched: true, overview: overview({ lanes: [{ routingKey: "p", capabilities: ["demo.primes"], pending: 1, running: 0 }] }) } }));
     expect(served.farm.figures?.lanes[0].servable).toBe(true);
+    // the farm's own answer (it looked at every worker, the list holds only the first ones) wins over the list
+    const says = (servable: boolean) =>
+      deriveDonorState(facts({ farm: { watched: true, overview: overview({ lanes: [{ routingKey: "p", capabilities: ["demo.primes"], pending: 1, running: 0, servable }] }) } }))
+        .farm.figures?.lanes[0].servable;
+    expect([says(false), says(true)]).toEqual([false, true]);
   });
 
   it("names the job type no online worker handles, as the server routes it (type + required capabilities, one worker offering all)", () => {
