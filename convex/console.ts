@@ -50,8 +50,13 @@ export const overview = query({
     const workers = summary.workers.filter((w) => !w.revoked);
     return {
       counts: summary.counts,
-      // online until then, for the workers the summary lists (the most recently seen, so online ones first)
-      onlineUntil: workers.map((w) => w.lastSeenAt + TIMING.onlineWindowMs),
+      // online until then, for the workers the summary lists (the most recently seen, so online ones first); one
+      // that said it stopped was online until it did
+      onlineUntil: workers.map((w) => w.stoppedAt ?? w.lastSeenAt + TIMING.onlineWindowMs),
+      // workers online as of refreshedAt beyond those listed (the list holds the first ones of a large farm)
+      onlineUnlisted: listsEveryWorker(summary)
+        ? 0
+        : Math.max(0, summary.workerCounts!.online - workers.filter((w) => w.stoppedAt === undefined && w.lastSeenAt + TIMING.onlineWindowMs > summary.refreshedAt).length),
       workers: listsEveryWorker(summary) ? workers.length : summary.workerCounts!.total,
       throughput: summary.throughput,
       queueWait: summary.queueWait ?? null,
@@ -182,7 +187,7 @@ export const workers = query({
       .order("desc")
       .paginate({ numItems: opts.numItems, cursor: opts.cursor });
     const page = [];
-    for (const { workerId, lastSeenAt } of seen.page) {
+    for (const { workerId, lastSeenAt, stoppedAt } of seen.page) {
       const w = await ctx.db.get(workerId);
       if (!w || w.revoked) continue;
       const c = await creditTotalOf(ctx, w._id);
@@ -195,7 +200,7 @@ export const workers = query({
         canManage: w.canManage,
         isMe: me.kind === "worker" && w._id === me.workerId,
         // online until then (a revoked worker never is): the console compares it with its clock
-        onlineUntil: w.revoked ? null : lastSeenAt + TIMING.onlineWindowMs,
+        onlineUntil: w.revoked ? null : (stoppedAt ?? lastSeenAt + TIMING.onlineWindowMs),
         lastSeenAt,
         allowedCapabilities: w.allowedCapabilities,
         advertisedCapabilities: w.advertisedCapabilities,

@@ -19,6 +19,8 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export type ConsoleOverview = {
   counts: Record<JobStatus, number>;
   onlineUntil: number[];
+  /** Workers online (as of the summary) beyond those `onlineUntil` lists: a large farm lists the first ones. */
+  onlineUnlisted: number;
   workers: number;
   throughput: Array<{ minuteStart: number; finished: number; failed: number }>;
   queueWait: { p50Ms: number; p95Ms: number; samples: number } | null;
@@ -30,7 +32,7 @@ const HOUR_MS = 3_600_000;
 /** What the overview means at `now`: workers online, how long the oldest waiting job has waited, the last hour's minutes. */
 export function overviewAt(overview: ConsoleOverview, now: number) {
   return {
-    workersOnline: overview.onlineUntil.filter((until) => until > now).length,
+    workersOnline: overview.onlineUntil.filter((until) => until > now).length + overview.onlineUnlisted,
     oldestWaitingMs: overview.oldestReadyAt === null ? null : Math.max(0, now - overview.oldestReadyAt),
     throughput: overview.throughput.filter((m) => m.minuteStart > now - HOUR_MS),
   };

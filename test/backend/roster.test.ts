@@ -50,7 +50,9 @@ const submit = (farm: Farm, requiredCapabilities: string[]) => farm.t.mutation(a
 describe("the summary at 10,000 workers with 256 capabilities each", () => {
   test("counts every worker, lists the first 200 online first, stays far below 1 MiB, and never calls a lane unservable it could not check", async () => {
     const farm = await newFarm();
-    const caps = (i: number) => Array.from({ length: LIMITS.capabilitiesPerWorker }, (_, k) => (k === 0 && i === 0 ? "rare" : `cap-${String(k).padStart(3, "0")}`));
+    // every worker handles the jobs' type "x" (a job's type routes it); only the first also offers "rare"
+    const caps = (i: number) =>
+      Array.from({ length: LIMITS.capabilitiesPerWorker }, (_, k) => (k === 0 && i === 0 ? "rare" : k === 1 ? "x" : `cap-${String(k).padStart(3, "0")}`));
     await seedWorkers(farm, 10_000, caps);
     const op = await enrollWorker(farm, { canManage: true, name: "op" });
     await submit(farm, ["cap-007"]); // every worker can
@@ -63,10 +65,16 @@ describe("the summary at 10,000 workers with 256 capabilities each", () => {
     expect(summary.workers).toHaveLength(LIMITS.workersListed);
     expect(summary.workers[0].name).toBe("op"); // most recently seen first
     const lanes = Object.fromEntries(summary.lanes.map((l) => [l.routingKey, l.servable]));
-    expect(lanes).toEqual({ "cap-007": true, rare: undefined });
+    expect(lanes).toEqual({ "cap-007,x": true, "rare,x": undefined });
     const o = await farm.t.query(api.farm.overview, { apiKey: op.apiKey });
     expect(o.workersOnline).toBe(10_001);
-    expect(await farm.t.query(api.console.overview, { apiKey: op.apiKey })).toMatchObject({ workersOnline: 10_001, workers: 10_001 });
+    // the console counts every worker; "online" it derives from onlineUntil (no clock in the query), given for the listed ones
+    const consoleOverview = await farm.t.query(api.console.overview, { apiKey: op.apiKey });
+    expect(consoleOverview.workers).toBe(10_001);
+    expect(consoleOverview.onlineUntil).toHaveLength(LIMITS.workersListed);
+    expect(consoleOverview.onlineUntil.every((until) => until > Date.now())).toBe(true);
+    // …and the rest it counted online, so the console's figure is every online worker, not the first 200
+    expect(consoleOverview.onlineUntil.length + consoleOverview.onlineUnlisted).toBe(10_001);
     // the console pages through all of them, most recently seen first
     const first = await farm.t.query(api.console.workers, { apiKey: op.apiKey, paginationOpts: { numItems: 100, cursor: null } });
     const second = await farm.t.query(api.console.workers, { apiKey: op.apiKey, paginationOpts: { numItems: 100, cursor: first.continueCursor } });
@@ -90,9 +98,9 @@ describe("lanes no online worker can run", () => {
       const o = await farm.t.query(api.farm.overview, { apiKey: cpu.apiKey });
       return { servable: Object.fromEntries(o.lanes.map((l) => [l.routingKey, l.servable])), workers: o.workers.map((w) => w.name).sort() };
     };
-    expect(await lanes()).toEqual({ servable: { gpu: true, cpu: true, tpu: false }, workers: ["cpu", "gpu"] });
+    expect(await lanes()).toEqual({ servable: { "gpu,x": true, "cpu,x": true, "tpu,x": false }, workers: ["cpu", "gpu"] });
     await farm.t.mutation(internal.admin.revokeWorker, { workerId: gpu.workerId });
-    expect(await lanes()).toEqual({ servable: { gpu: false, cpu: true, tpu: false }, workers: ["cpu"] });
+    expect(await lanes()).toEqual({ servable: { "gpu,x": false, "cpu,x": true, "tpu,x": false }, workers: ["cpu"] });
   });
 });
 
@@ -103,7 +111,7 @@ describe("a machine that leaves and joins again", () => {
     let w = await enrollWorker(farm, { name: "laptop" });
     for (let round = 0; round < 5; round++) {
       await submit(farm, []);
-      const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+      const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities });
       vi.advanceTimersByTime(1_000);
       await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, cpuMs: 500 });
       await farm.t.mutation(api.workers.leave, { apiKey: w.apiKey });
@@ -135,7 +143,7 @@ describe("retention prunes what would only grow", () => {
     await farm.t.run(async (ctx) => await ctx.db.patch(gone.workerId, { machineId: "elsewhere" }));
     for (const w of [gone, op]) {
       await submit(farm, []);
-      const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+      const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities });
       await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, cpuMs: 10 });
     }
     await farm.t.mutation(api.workers.leave, { apiKey: gone.apiKey });
@@ -147,7 +155,7 @@ describe("retention prunes what would only grow", () => {
     const recent = await enrollWorker(farm, { name: "recent" });
     await farm.t.mutation(api.workers.leave, { apiKey: recent.apiKey });
     await submit(farm, []);
-    const [c2] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: [] });
+    const [c2] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: op.capabilities });
     await farm.t.mutation(api.workers.complete, { apiKey: op.apiKey, leaseId: c2.leaseId, cpuMs: 10 });
     const { bulkId: recentBulk } = await farm.t.mutation(api.consoleActions.bulk, { apiKey: op.apiKey, action: "cancel", filter: { batchId: "none" } });
     await farm.t.finishAllScheduledFunctions(() => vi.advanceTimersByTime(0));
@@ -190,9 +198,9 @@ describe("retention prunes what would only grow", () => {
   test("purging a job deletes its webhook delivery", async () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
-    await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "http://127.0.0.1:9/hook" });
+    await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "https://hooks.example.com/hook" });
     const jobId = await submit(farm, []);
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities });
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1 });
     const deliveries = () => farm.t.run(async (ctx) => (await ctx.db.query("webhookDeliveries").collect()).length);
     expect(await deliveries()).toBe(1);

@@ -223,7 +223,7 @@ describe("farm:overview", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
     await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 1 });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 1 });
     vi.advanceTimersByTime(2_000);
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1, cpuMs: 1_800 });
     await settle(farm, 10_000);

@@ -50,7 +50,7 @@ async function dispatchRow(farm: Farm) {
 test("a dispatcher round that throws leaves it scheduled; the watchdog re-arms it and the org's next job is offered within 90 s", async () => {
   const farm = await newFarm();
   const w = await enrollWorker(farm, { maxConcurrentJobs: 2 });
-  expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 2 })).toEqual([]);
+  expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 2 })).toEqual([]);
   armFault("dispatch");
   const first = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
   await farm.t.finishAllScheduledFunctions(() => vi.advanceTimersByTime(0));
@@ -76,7 +76,7 @@ test("a dispatcher round that throws leaves it scheduled; the watchdog re-arms i
 test("a run of the dispatcher's old generation writes nothing once the watchdog re-armed it", async () => {
   const farm = await newFarm();
   const w = await enrollWorker(farm);
-  expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] })).toEqual([]);
+  expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities })).toEqual([]);
   armFault("dispatch");
   await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
   await farm.t.finishAllScheduledFunctions(() => vi.advanceTimersByTime(0));
@@ -94,7 +94,7 @@ test("a run of the dispatcher's old generation writes nothing once the watchdog 
 test("a busy dispatcher that reschedules itself says it is alive, so the watchdog does not take it for a dead one", async () => {
   const farm = await newFarm();
   const w = await enrollWorker(farm, { maxConcurrentJobs: 32 });
-  expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [], max: 32 })).toEqual([]);
+  expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 32 })).toEqual([]);
   for (let i = 0; i < 33; i++) await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
   const armed = (await dispatchRow(farm)).armedAt!;
   vi.advanceTimersByTime(TIMING.dispatchStaleMs - 1_000); // the first round comes late (a busy deployment)
@@ -160,9 +160,9 @@ test("a webhook run that dies mid-attempt leaves it 'sending'; the watchdog re-a
     posts.push(init.body);
     return Promise.resolve(new Response(null, { status: 204 }));
   });
-  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "http://127.0.0.1:9/hook" });
-  const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a" });
-  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "https://hooks.example.com/hook" });
+  const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities });
   armFault("webhook");
   await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1 });
   await farm.t.finishAllScheduledFunctions(() => vi.advanceTimersByTime(0));
@@ -187,9 +187,9 @@ test("a webhook delivery whose scheduled run was lost (pending long past its tim
   const farm = await newFarm();
   const w = await enrollWorker(farm);
   vi.stubGlobal("fetch", () => Promise.resolve(new Response(null, { status: 204 })));
-  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "http://127.0.0.1:9/hook" });
-  await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a" });
-  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "https://hooks.example.com/hook" });
+  await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities });
   await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1 });
   // the delivery run is lost before it starts
   await farm.t.run(async (ctx) => {
@@ -208,9 +208,9 @@ test("once re-armed, a bulk step or a webhook run of the old generation does not
   const op = await enrollWorker(farm, { canManage: true });
   const w = await enrollWorker(farm);
   vi.stubGlobal("fetch", () => Promise.resolve(new Response(null, { status: 204 })));
-  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "http://127.0.0.1:9/hook" });
-  await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a" });
-  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "https://hooks.example.com/hook" });
+  await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities });
   armFault("webhook");
   await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1 });
   await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", batchId: "b" });
@@ -233,9 +233,10 @@ test("once re-armed, a bulk step or a webhook run of the old generation does not
 test("a delivery that keeps dying is given up 24 h after its first attempt, like one that keeps failing", async () => {
   const farm = await newFarm();
   const w = await enrollWorker(farm);
-  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "http://127.0.0.1:9/hook" });
-  await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a" });
-  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: [] });
+  vi.stubGlobal("fetch", () => Promise.resolve(new Response(null, { status: 204 }))); // never reached: every run dies first
+  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "https://hooks.example.com/hook" });
+  await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities });
   armFault("webhook", 1_000);
   await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1 });
   await farm.t.finishAllScheduledFunctions(() => vi.advanceTimersByTime(0));

@@ -5,7 +5,7 @@ import { runDue } from "../queueState";
 import { enrollWorker } from "../setup";
 import { checkConsistency } from "../sweep/consistency";
 import { atStep } from "./peaks";
-import { capsFarm, claim, claimAll, deadLetters, drain, fullBody, fullChunk, manager, submitBig } from "./world";
+import { BIG_TYPE, capsFarm, claim, claimAll, deadLetters, drain, fullBody, fullChunk, manager, submitBig } from "./world";
 
 /**
  * The five cases issue 18 reproduced, through public and internal functions only: each threw on Convex's
@@ -17,8 +17,9 @@ export async function dispatcherOverBigLanes(): Promise<void> {
   const farm = await capsFarm();
   const lanes = ["a", "b", "c"];
   const workers = [];
-  for (const cap of lanes) {
-    const w = await enrollWorker(farm, { name: `w-${cap}`, capabilities: [cap], maxConcurrentJobs: LIMITS.maxConcurrentJobs });
+  // lane i holds jobs of type lane-i requiring capability lanes[i]; its worker handles that type only
+  for (const [i, cap] of lanes.entries()) {
+    const w = await enrollWorker(farm, { name: `w-${cap}`, capabilities: [cap], types: [`lane-${i}`], maxConcurrentJobs: LIMITS.maxConcurrentJobs });
     expect(await claim(farm, w)).toEqual([]);
     workers.push(w);
   }
@@ -36,7 +37,7 @@ export async function dispatcherOverBigLanes(): Promise<void> {
   atStep("seed");
   expect(await checkConsistency(farm.t)).toEqual([]);
   // a small job afterwards is offered at once
-  const small = await enrollWorker(farm, { name: "small", capabilities: ["d"] });
+  const small = await enrollWorker(farm, { name: "small", capabilities: ["d"], types: ["small"] });
   expect(await claim(farm, small, 1)).toEqual([]);
   const id = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "small", requiredCapabilities: ["d"] });
   await runDue(farm.t);
@@ -48,7 +49,7 @@ export async function claimHeadsOfBigLanes(): Promise<void> {
   const farm = await capsFarm();
   const caps = Array.from({ length: 65 }, (_, i) => `c${i}`);
   await submitBig(farm, 65, { requiredCapabilities: (i) => [caps[i]] });
-  const w = await enrollWorker(farm, { capabilities: caps, maxConcurrentJobs: LIMITS.maxConcurrentJobs });
+  const w = await enrollWorker(farm, { capabilities: caps, types: [BIG_TYPE], maxConcurrentJobs: LIMITS.maxConcurrentJobs });
   atStep("workers:claim (heads path) over 65 lanes headed by 256 KiB jobs");
   const first = await claim(farm, w);
   // as many as the claim's byte budget holds; the rest wait for the next claim
@@ -91,7 +92,7 @@ export async function bulkRetryOfBigDeadLetters(): Promise<void> {
 /** Ten finished jobs of 400 output chunks of 8 KiB each, past the retention age: the sweep deletes them all. */
 export async function retentionOverBigOutput(): Promise<void> {
   const farm = await capsFarm();
-  const w = await enrollWorker(farm, { maxConcurrentJobs: LIMITS.maxConcurrentJobs });
+  const w = await enrollWorker(farm, { types: [BIG_TYPE], maxConcurrentJobs: LIMITS.maxConcurrentJobs });
   const ids = await submitBig(farm, 10);
   const held = await claimAll(farm, w, 10);
   for (const job of held) {

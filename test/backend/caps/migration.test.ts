@@ -6,7 +6,7 @@ import { scheduled } from "../queueState";
 import { enrollWorker, type Farm } from "../setup";
 import { checkConsistency } from "../sweep/consistency";
 import { atStep, CAPS_TARGETS, recordPeaks, stopRecording } from "./peaks";
-import { capsFarm, claimAll, drain, fullBody, fullError, manager, submitBig } from "./world";
+import { BIG_TYPE, capsFarm, claimAll, drain, fullBody, fullError, manager, submitBig } from "./world";
 
 // Jobs written before bodies moved beside them carry payload, result and a long error on the row. Readers
 // fall back to those fields until migrations:moveJobBodies has moved them, in batches under the byte targets.
@@ -55,7 +55,7 @@ async function readersSee(farm: Farm, opKey: string, ids: Array<Id<"jobs">>) {
 test("old-shape jobs read whole before the migration, and are moved beside their rows by it in byte-bounded batches", async () => {
   const farm = await capsFarm();
   const op = await manager(farm);
-  const w = await enrollWorker(farm, { name: "w", maxConcurrentJobs: LIMITS.maxConcurrentJobs });
+  const w = await enrollWorker(farm, { name: "w", types: [BIG_TYPE], maxConcurrentJobs: LIMITS.maxConcurrentJobs });
   const succeeded = await submitBig(farm, 4);
   const dead = await submitBig(farm, 4, { maxAttempts: 1 });
   for (const job of await claimAll(farm, w, 8)) {
@@ -81,8 +81,8 @@ test("old-shape jobs read whole before the migration, and are moved beside their
   const peaks = recordPeaks();
   expect(await readersSee(farm, op.apiKey, ids)).toEqual(before);
   // a pending old-shape job is claimed with its payload
-  const reclaimer = await enrollWorker(farm, { name: "reclaimer", maxConcurrentJobs: 1 });
-  const [taken] = await farm.t.mutation(api.workers.claim, { apiKey: reclaimer.apiKey, capabilities: [], max: 1 });
+  const reclaimer = await enrollWorker(farm, { name: "reclaimer", types: [BIG_TYPE], maxConcurrentJobs: 1 });
+  const [taken] = await farm.t.mutation(api.workers.claim, { apiKey: reclaimer.apiKey, capabilities: reclaimer.capabilities, max: 1 });
   expect(taken.payload).toBe(fullBody(`payload-${pending.indexOf(taken.jobId)}`));
   await farm.t.mutation(api.workers.release, { apiKey: reclaimer.apiKey, leaseId: taken.leaseId, slots: 0 });
 

@@ -8,6 +8,9 @@ import { atStep, capsBackend } from "./peaks";
 
 /** Builders for the "at the caps" suite: every body at its documented size, through the public functions. */
 
+/** The type of the suite's big jobs: a job goes only to workers that handle its type, so the suite's workers handle it. */
+export const BIG_TYPE = "big";
+
 /** A payload (or result) whose JSON is just under the 256 KiB cap, distinct per `tag`. */
 export function fullBody(tag: string | number, bytes: number = LIMITS.payloadBytes): string {
   return `${tag}:`.padEnd(bytes - 16, "x");
@@ -42,7 +45,7 @@ export async function submitBig(
     const jobs = Array.from({ length: Math.min(perBatch, count - start) }, (_, k) => {
       const i = start + k;
       return {
-        type: spec.type ?? "big",
+        type: spec.type ?? BIG_TYPE,
         payload: fullBody(`payload-${i}`, bytes),
         requiredCapabilities: spec.requiredCapabilities?.(i),
         maxAttempts: spec.maxAttempts,
@@ -70,9 +73,9 @@ export async function claimAll(farm: Farm, w: Enrolled, count: number): Promise<
   return held;
 }
 
-/** A manager (canManage) that may use the console. */
+/** A manager (canManage) that may use the console, and runs the suite's big jobs. */
 export async function manager(farm: Farm, capabilities: string[] = []): Promise<Enrolled> {
-  return await enrollWorker(farm, { name: "op", capabilities, canManage: true, maxConcurrentJobs: LIMITS.maxConcurrentJobs });
+  return await enrollWorker(farm, { name: "op", capabilities, types: [BIG_TYPE], canManage: true, maxConcurrentJobs: LIMITS.maxConcurrentJobs });
 }
 
 /** `n` dead letters with full payloads and full errors (one attempt each, failed for good). */

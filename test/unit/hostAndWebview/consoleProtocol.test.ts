@@ -157,6 +157,7 @@ describe("the console derives what time changes from the timestamps the farm ans
   const overview = {
     counts: { pending: 1, running: 0, succeeded: 0, canceled: 0, dead: 0 },
     onlineUntil: [10_000, 400_000],
+    onlineUnlisted: 0,
     workers: 2,
     throughput: [{ minuteStart: 0, finished: 1, failed: 0 }, { minuteStart: 3_600_000, finished: 2, failed: 1 }],
     queueWait: null,
@@ -167,6 +168,10 @@ describe("the console derives what time changes from the timestamps the farm ans
     expect(overviewAt(overview, 6_000)).toEqual({ workersOnline: 2, oldestWaitingMs: 1_000, throughput: overview.throughput });
     expect(overviewAt(overview, 3_700_000)).toEqual({ workersOnline: 0, oldestWaitingMs: 3_695_000, throughput: [overview.throughput[1]] });
     expect(overviewAt({ ...overview, oldestReadyAt: null }, 6_000).oldestWaitingMs).toBeNull();
+  });
+
+  it("a large farm's workers online beyond those listed count too", () => {
+    expect(overviewAt({ ...overview, onlineUnlisted: 9_801 }, 6_000).workersOnline).toBe(9_803);
   });
 
   it("a worker goes offline when its window passes; a token expires when its time comes", () => {
