@@ -9,7 +9,7 @@ import { TIMING } from "../../convex/lib/limits";
 import type { JobRequirements } from "../../convex/lib/requirements";
 import { advance, inboxOf, jobRow, runDue, waiterRow } from "./queueState";
 import { checkConsistency } from "./sweep/consistency";
-import { enrollWorker, newFarm, type Farm } from "./setup";
+import { enrollWorker, newFarm, type Farm, TEST_TYPES } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -31,7 +31,7 @@ async function worker(farm: Farm, name: string, facts: MachineFacts, maxConcurre
 
 const submit = (farm: Farm, requirements?: JobRequirements) =>
   farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", ...(requirements ? { requirements } : {}) });
-const claim = (farm: Farm, apiKey: string, max = 1) => farm.t.mutation(api.workers.claim, { apiKey, capabilities: [], max });
+const claim = (farm: Farm, apiKey: string, max = 1) => farm.t.mutation(api.workers.claim, { apiKey, capabilities: TEST_TYPES, max });
 const claimedIds = async (farm: Farm, apiKey: string, max = 1) => (await claim(farm, apiKey, max)).map((j) => j.jobId);
 
 /** Whether one worker with these facts (and a free slot) is given one job with these requirements. */
@@ -73,7 +73,7 @@ describe("slots", () => {
   test("declared slots are capped by the enrollment's maxConcurrentJobs: declaring 32 with an enrollment of 2 is offered 2", async () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm, { maxConcurrentJobs: 2 });
-    expect(await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: [], slots: 32 })).toEqual({ waitingFor: 2 });
+    expect(await farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: TEST_TYPES, slots: 32 })).toEqual({ waitingFor: 2 });
     for (let i = 0; i < 5; i++) await submit(farm);
     await runDue(farm.t);
     expect((await inboxOf(farm.t, w.workerId)).filter((r) => r.kind === "offer")).toHaveLength(2);

@@ -99,8 +99,8 @@ describe("webhook addresses", () => {
     const farm = await newFarm();
     const worker = await enrollWorker(farm);
     await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "http://169.254.169.254/latest" });
-    const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a", maxAttempts: 1 });
-    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: [] });
+    const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", maxAttempts: 1 });
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: worker.capabilities });
     await farm.t.mutation(api.workers.complete, { apiKey: worker.apiKey, leaseId: c.leaseId, result: 1 });
     delete process.env[ALLOW_PRIVATE_ENV];
     const [row] = await farm.t.run(async (ctx) => await ctx.db.query("webhookDeliveries").collect());

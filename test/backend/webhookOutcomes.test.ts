@@ -36,8 +36,8 @@ async function endedJob() {
   const farm = await newFarm();
   const worker = await enrollWorker(farm);
   await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: HOOK });
-  const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "a" });
-  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: [] });
+  const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: worker.capabilities });
   expect(c.jobId).toBe(jobId);
   await farm.t.mutation(api.workers.complete, { apiKey: worker.apiKey, leaseId: c.leaseId, result: 1 });
   const [row] = await farm.t.run(async (ctx) => await ctx.db.query("webhookDeliveries").collect());

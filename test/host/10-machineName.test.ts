@@ -21,10 +21,13 @@ describe("joining tells the farm the machine name", function () {
   let api: FarmhandApi;
   const farm = () => new ConvexHttpClient(testFarm().url);
   /** This window's row among the org's workers, read with the shared worker key (same org). */
-  const myRow = async (): Promise<WorkerRow | undefined> => {
+  /** Rows of this machine's name from before this file joined: earlier files' joins (lists put the most recently seen first). */
+  let earlier = new Set<string>();
+  const rowsNamedHere = async (): Promise<WorkerRow[]> => {
     const overview = (await farm().query(anyApi.farm.overview, { apiKey: testFarm().workerKey })) as { workers: WorkerRow[] };
-    return overview.workers.find((w) => w.name === expectedName());
+    return overview.workers.filter((w) => w.name === expectedName());
   };
+  const myRow = async (): Promise<WorkerRow | undefined> => (await rowsNamedHere()).find((w) => !earlier.has(w.workerId));
   const expectedName = () => `${vscode.env.appName} on ${hostname()}`;
   /** Is this worker among the org's workers (a revoked one is not listed)? */
   const listed = async (workerId: string): Promise<boolean> => {
@@ -37,6 +40,7 @@ describe("joining tells the farm the machine name", function () {
     for (const [key, value] of Object.entries(DONATE_NOW)) await setFarmhandSetting(key, value);
     if (api.getState().wanted) await vscode.commands.executeCommand("farmhand.stopDonating");
     // A machine of its own (the leave token), enrolled by this window.
+    earlier = new Set((await rowsNamedHere()).map((w) => w.workerId));
     const token = process.env.FARMHAND_TEST_LEAVE_TOKEN;
     assert.ok(token, "the runner passed no FARMHAND_TEST_LEAVE_TOKEN");
     await vscode.commands.executeCommand("farmhand.join", { url: testFarm().url, token });
