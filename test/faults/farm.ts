@@ -20,9 +20,19 @@ export function backendOf(server: TestServer): Backend {
   return server.t;
 }
 
-/** Every job row, read straight from the data (the test process only; no function call on the server). */
+/**
+ * Every job row, read straight from the data (the test process only; no function call on the server), with its
+ * payload and result put back from the bodies kept beside it (convex/lib/bodies.ts), so the audit reads them whole.
+ */
 export async function readJobs(server: TestServer): Promise<JobRow[]> {
-  return readAll(backendOf(server), "jobs");
+  const rows = await readAll(backendOf(server), "jobs");
+  const bodies = await readAll(backendOf(server), "jobBodies");
+  const parts = new Map(bodies.map((b) => [`${b.jobId}:${b.part}`, b.value as unknown]));
+  return rows.map((row) => ({
+    ...row,
+    payload: row.payloadBytes === undefined ? row.payload : parts.get(`${row._id}:payload`),
+    result: row.resultBytes === undefined ? row.result : parts.get(`${row._id}:result`),
+  }));
 }
 
 /** The org's pending and running jobs, through the status index (cheap enough to poll during the run). */
