@@ -71,7 +71,9 @@ describe("surfaces agree, ages move, presence and the preset say where they stan
     await step.waitFor({ timeout: UI_TIMEOUT });
     await waitForAsync("the Join step checked", async () => (await step.getAttribute("aria-checked")) === "true");
     await page.screenshot({ path: join(screenshots, "1-walkthrough-join-checked.png") });
-    await runCommand(page, "View: Close All Editors");
+    // The walkthrough stays open: F1 pressed while it has focus does not always reach the command palette, and the
+    // surfaces below are the status bar, the Farm view and the panel, which it does not cover.
+    await page.keyboard.press("Escape");
   });
 
   it("the panel's policy line says the preset comes from the Remote settings", async () => {
@@ -91,7 +93,8 @@ describe("surfaces agree, ages move, presence and the preset say where they stan
     // steady while it runs: every look finds one job on each surface
     for (let look = 0; look < 8; look++) {
       const bar = await statusBarItem(page).textContent();
-      const tree = await page.locator(".sidebar .monaco-list-row").filter({ hasText: "demo.slow" }).count();
+      // job rows only: since a job's type routes it, the Queue section has a "demo.slow" lane row too ("… pending · … running")
+      const tree = await page.locator(".sidebar .monaco-list-row").filter({ hasText: "demo.slow" }).filter({ hasNotText: /pending · \d+ running/ }).count();
       const panel = await panelJobs.count();
       assert.deepEqual([/1 job$/.test(bar ?? ""), tree, panel], [true, 1, 1], `look ${look}: status bar "${bar}", tree rows ${tree}, panel rows ${panel}`);
       await sleep(250);
