@@ -27,12 +27,12 @@ export function backendOf(server: TestServer): Backend {
 export async function readJobs(server: TestServer): Promise<JobRow[]> {
   const rows = await readAll(backendOf(server), "jobs");
   const bodies = await readAll(backendOf(server), "jobBodies");
-  const parts = new Map(bodies.map((b) => [`${b.jobId}:${b.part}`, b.value as unknown]));
-  return rows.map((row) => ({
-    ...row,
-    payload: row.payloadBytes === undefined ? row.payload : parts.get(`${row._id}:payload`),
-    result: row.resultBytes === undefined ? row.result : parts.get(`${row._id}:result`),
-  }));
+  const parts = new Map<string, unknown>(bodies.map((b) => [`${b.jobId}:${b.part}`, b.value as unknown]));
+  return rows.map((row): JobRow => {
+    const payload: unknown = row.payloadBytes === undefined ? row.payload : parts.get(`${row._id}:payload`);
+    const result: unknown = row.resultBytes === undefined ? row.result : parts.get(`${row._id}:result`);
+    return { ...row, payload, result };
+  });
 }
 
 /** The org's pending and running jobs, through the status index (cheap enough to poll during the run). */
