@@ -8,7 +8,9 @@ export type DeploymentAnswer = "convex" | "notConvex" | "unreachable";
 /**
  * Ask `url` for a function call the way the Convex client would (POST api/query) and judge the answer's shape:
  * a Convex deployment answers with a JSON body with a `status`; another web server with a page or an error of
- * its own. No answer at all (refused, timed out) is `unreachable`.
+ * its own. No answer at all (refused, timed out) is `unreachable`, and so is a server error that is not Convex's
+ * own (a 502/503 from a proxy or load balancer while the deployment restarts): that says nothing about what the
+ * URL is, and the worker's connection retries ride it out.
  */
 export async function probeDeployment(url: string, timeoutMs = 5_000): Promise<DeploymentAnswer> {
   let response: Response;
@@ -25,10 +27,11 @@ export async function probeDeployment(url: string, timeoutMs = 5_000): Promise<D
   try {
     const body: unknown = await response.json();
     const convex = typeof body === "object" && body !== null && "status" in body && (body.status === "success" || body.status === "error");
-    return convex ? "convex" : "notConvex";
+    if (convex) return "convex";
   } catch {
-    return "notConvex";
+    // Not JSON: judged by the status below.
   }
+  return response.status >= 500 ? "unreachable" : "notConvex";
 }
 
 /** What to tell someone whose URL answers, but not like a Convex deployment. */

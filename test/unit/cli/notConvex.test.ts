@@ -47,6 +47,25 @@ describe("a URL that is not a Convex deployment", () => {
   });
 });
 
+describe("a deployment that answers a server error of a proxy's, not Convex's", () => {
+  it("is unreachable for now (the worker's connection retries wait it out), not 'not Convex'", async () => {
+    for (const status of [502, 503]) {
+      server = createServer((_req, res) => res.writeHead(status, { "Content-Type": "text/plain" }).end("Service Unavailable"));
+      await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+      const address = server.address();
+      if (!address || typeof address === "string") throw new Error("no port");
+      expect(await probeDeployment(`http://127.0.0.1:${address.port}`, 1_000)).toBe("unreachable");
+      await new Promise<void>((resolve) => server!.close(() => resolve()));
+      server = undefined;
+    }
+  });
+
+  it("a web page (200, HTML) is still not Convex", async () => {
+    const url = await notConvex();
+    expect(await probeDeployment(url)).toBe("notConvex");
+  });
+});
+
 describe("the CLI's first Ctrl-C", () => {
   it("says what it finishes, and plainly that nothing runs when nothing does", () => {
     expect(drainingLine(0)).toBe("draining: no job is running; stopping");
