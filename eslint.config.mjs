@@ -21,4 +21,19 @@ export default tseslint.config(
     files: ["**/*.ts"],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
   },
+  // The house's floors: the engine, policy, handlers and CLI run without VS Code; the backend never reaches into the
+  // extension; clients reach the backend only through its generated `api` and its contract (convex/contract.ts).
+  {
+    files: ["extension/worker/**/*.ts", "extension/policy/**/*.ts", "extension/handlers/**/*.ts", "extension/cli/**/*.ts"],
+    rules: { "no-restricted-imports": ["error", { paths: [{ name: "vscode", message: "this floor runs without VS Code" }], patterns: [{ group: ["**/convex/lib/*"], message: "import what the backend shares from convex/contract" }] }] },
+  },
+  {
+    files: ["extension/**/*.ts", "media/**/*.ts", "media/**/*.tsx"],
+    ignores: ["extension/worker/**", "extension/policy/**", "extension/handlers/**", "extension/cli/**"],
+    rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["**/convex/lib/*"], message: "import what the backend shares from convex/contract" }] }] },
+  },
+  {
+    files: ["convex/**/*.ts"],
+    rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["**/extension/*", "**/extension/**"], message: "the backend never imports the extension" }] }] },
+  },
 );

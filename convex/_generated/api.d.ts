@@ -18,6 +18,7 @@ import type * as apps from "../apps.js";
 import type * as console from "../console.js";
 import type * as consoleAccess from "../consoleAccess.js";
 import type * as consoleActions from "../consoleActions.js";
+import type * as contract from "../contract.js";
 import type * as crons from "../crons.js";
 import type * as dispatch from "../dispatch.js";
 import type * as farm from "../farm.js";
@@ -96,6 +97,7 @@ declare const fullApi: ApiFromModules<{
   console: typeof console;
   consoleAccess: typeof consoleAccess;
   consoleActions: typeof consoleActions;
+  contract: typeof contract;
   crons: typeof crons;
   dispatch: typeof dispatch;
   farm: typeof farm;

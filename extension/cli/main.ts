@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { hostname, userInfo } from "node:os";
 import { ConvexClient } from "convex/browser";
 import { api } from "../../convex/_generated/api";
-import { APPS_CAPABILITY } from "../../convex/lib/appLimits";
+import { APPS_CAPABILITY } from "../../convex/contract";
 import { AppsRuntime, createBuiltinRegistry, loadRecipesFile, probeOllama, type Recipe } from "../handlers";
 import { ensurePrivateDir, userStateDir } from "../policy/privateFiles";
 import { convexFarmClient } from "../worker/farmClient";

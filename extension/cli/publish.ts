@@ -1,6 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { APP_LIMITS } from "../../convex/lib/appLimits";
+import { APP_LIMITS } from "../../convex/contract";
 import { siteUrlFor } from "../handlers/apps/siteUrl";
 import { checkHttpUrl, wholeNumber } from "./flagValues";
 import { readSecretFile, secretFilePath } from "./secretFiles";

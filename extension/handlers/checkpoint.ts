@@ -1,4 +1,4 @@
-import { APP_LIMITS } from "../../convex/lib/appLimits";
+import { APP_LIMITS } from "../../convex/contract";
 import { HandlerError } from "../worker/errors";
 
 /** The largest checkpoint a job may keep, decoded (the server stores it beside the job, never in the job row). */

@@ -1,4 +1,4 @@
-import { CAPABILITY_PATTERN } from "../../convex/lib/validate";
+import { CAPABILITY_PATTERN } from "../../convex/contract";
 import { DEFAULT_OLLAMA_URL } from "./impl/ollama";
 
 export type OllamaProbe = { running: true; models: string[] } | { running: false; error: string };

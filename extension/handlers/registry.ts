@@ -1,6 +1,6 @@
 import type { Handler, HandlerSource } from "../worker/handler";
 
-import { CAPABILITY_PATTERN } from "../../convex/lib/validate";
+import { CAPABILITY_PATTERN } from "../../convex/contract";
 
 /**
  * The handlers this machine offers. The extension (and other extensions, through its API) add handlers here;

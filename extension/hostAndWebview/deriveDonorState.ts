@@ -4,7 +4,7 @@
  */
 import type { PauseCause, PolicyDecision } from "../policy/policy";
 import { jobLabel, type AppLabel } from "../worker/jobLabel";
-import { canRunAll, capabilitiesNobodyOffers } from "../../convex/lib/routing";
+import { canRunAll, capabilitiesNobodyOffers } from "../../convex/contract";
 import type { Contribution, DonorState, WeekCredit, FarmFigures, FarmState, Headline, HeadlineKind, PolicyState, Problem, RunningJob, SettingFix, ToggleAction } from "./donorState";
 
 /** The engine while a worker exists in this window. */

@@ -1,4 +1,4 @@
-import { jitteredBackoffMs } from "../../convex/lib/backoff";
+import { jitteredBackoffMs } from "../../convex/contract";
 
 /** Jittered exponential backoff ("full jitter"): delay is random in [base*2^n / 2, base*2^n], capped. */
 export class Backoff {

@@ -1,5 +1,5 @@
-import { LIMITS } from "../../convex/lib/limits";
-import { jsonBytes } from "../../convex/lib/validate";
+import { LIMITS } from "../../convex/contract";
+import { jsonBytes } from "../../convex/contract";
 import { Backoff } from "./backoff";
 import { CheckpointUploader } from "./checkpointUploader";
 import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease, messageOf } from "./errors";

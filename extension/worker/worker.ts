@@ -1,6 +1,5 @@
 import { freemem } from "node:os";
-import { APPS_CAPABILITY } from "../../convex/lib/appLimits";
-import { LIMITS, TIMING } from "../../convex/lib/limits";
+import { APPS_CAPABILITY, LIMITS, TIMING } from "../../convex/contract";
 import { Backoff } from "./backoff";
 import { errorCode, errorMessage, isKeyError } from "./errors";
 import { TypedEmitter } from "./events";

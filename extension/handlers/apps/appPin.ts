@@ -1,4 +1,4 @@
-import { APP_LIMITS, SHA256_HEX } from "../../../convex/lib/appLimits";
+import { APP_LIMITS, SHA256_HEX } from "../../../convex/contract";
 import { HandlerError } from "../../worker/errors";
 
 /** The app version a job is pinned to, as the server hands it to the worker with the job. */

@@ -1,4 +1,4 @@
-import { APPS_CAPABILITY } from "../../../convex/lib/appLimits";
+import { APPS_CAPABILITY } from "../../../convex/contract";
 import { HandlerError } from "../../worker/errors";
 import type { Handler } from "../../worker/handler";
 import type { AppRunner } from "./appRunner";

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { APP_LIMITS, SHA256_HEX } from "../../../convex/lib/appLimits";
+import { APP_LIMITS, SHA256_HEX } from "../../../convex/contract";
 import { HandlerError } from "../../worker/errors";
 
 export type ModuleCacheOptions = {

@@ -1,4 +1,4 @@
-import { APP_LIMITS } from "../../../convex/lib/appLimits";
+import { APP_LIMITS } from "../../../convex/contract";
 import { HandlerError } from "../../worker/errors";
 import type { AppPin } from "./appPin";
 import type { ModuleSource } from "./appRunner";
