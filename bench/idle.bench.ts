@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createBuiltinRegistry } from "../extension/handlers";
 import { PRIMES_MAX_N } from "../extension/handlers/impl/primes";
 import { XprintidleSource } from "../extension/policy/idle/commandIdleSources";
-import { MutterIdleSource, openSessionBus } from "../extension/policy/idle/dbusIdleSources";
+import { mutterIdleSource, openSessionBus } from "../extension/policy/idle/dbusIdleSources";
 import type { IdleSource } from "../extension/policy/idle/idleSource";
 import { AwayWatch } from "../extension/policy/idle/awayWatch";
 import { MachineIdle } from "../extension/policy/idle/machineIdle";
@@ -115,7 +115,7 @@ describe.runIf(process.platform === "linux")("machine-wide idle", () => {
     const dir = mkdtempSync(join(tmpdir(), "farmhand-idle-bench-"));
     await startStandIn(bus.address, dir, ["mutter"], { lastInputAt: Date.now() - 3_600_000 });
     // the bus daemon's routing counts; the stand-in Mutter (Python) does not: a desktop's Mutter runs anyway
-    const dbusCpu = (await probeCpuWhileAway(new MutterIdleSource(openSessionBus({ DBUS_SESSION_BUS_ADDRESS: bus.address })), [bus.pid])) - baseline;
+    const dbusCpu = (await probeCpuWhileAway(mutterIdleSource(openSessionBus({ DBUS_SESSION_BUS_ADDRESS: bus.address })), [bus.pid])) - baseline;
 
     saveFigures("idle", {
       key_press_to_all_frozen_p95: { value: round(p95(frozenMs)), unit: `ms (${JOBS} jobs, ${PRESSES} presses, X11 read every 500 ms on one connection)`, target: "< 1200", pass: p95(frozenMs) < 1_200 },

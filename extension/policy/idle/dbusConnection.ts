@@ -1,4 +1,5 @@
-import { createConnection, type Socket } from "node:net";
+import type { Socket } from "node:net";
+import { socketHandshake } from "./socketHandshake";
 import { decodeMessage, encodeCall, MESSAGE_TYPE, messageLength, type Call } from "./dbusWire";
 
 /**
@@ -124,31 +125,26 @@ export class DBusConnection {
 }
 
 /** The SASL exchange: a NUL byte, `AUTH EXTERNAL <uid as hex of its decimal text>`, `OK <guid>`, `BEGIN`. */
-function authenticated(path: string, uid: number): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection({ path });
-    let text = "";
-    const timer = setTimeout(() => done(new DBusError(`the bus at ${path} did not authenticate within ${CALL_TIMEOUT_MS} ms`)), CALL_TIMEOUT_MS);
-    const done = (error?: Error) => {
-      clearTimeout(timer);
-      socket.off("data", onData);
-      socket.off("error", onError);
-      if (error) {
-        socket.destroy();
-        reject(error);
-      } else resolve(socket);
-    };
-    const onError = (e: Error) => done(new DBusError(`cannot connect to the bus at ${path}: ${e.message}`));
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString("latin1");
-      if (!text.includes("\r\n")) return;
-      if (text.startsWith("OK ")) {
-        socket.write("BEGIN\r\n");
-        done();
-      } else done(new DBusError(`the bus refused authentication: ${text.trim()}`));
-    };
-    socket.on("data", onData);
-    socket.on("error", onError);
-    socket.write(`\0AUTH EXTERNAL ${Buffer.from(String(uid)).toString("hex")}\r\n`);
+async function authenticated(path: string, uid: number): Promise<Socket> {
+  const { socket } = await socketHandshake({
+    path,
+    greeting: `\0AUTH EXTERNAL ${Buffer.from(String(uid)).toString("hex")}\r\n`,
+    answer: (received) => {
+      const text = received.toString("latin1");
+      if (!text.includes("\r\n")) return undefined;
+      if (!text.startsWith("OK ")) throw new Error(text.trim());
+      return true;
+    },
+    timeoutMs: CALL_TIMEOUT_MS,
+    failure: (why) =>
+      new DBusError(
+        "timedOut" in why
+          ? `the bus at ${path} did not authenticate within ${CALL_TIMEOUT_MS} ms`
+          : "connectError" in why
+            ? `cannot connect to the bus at ${path}: ${why.connectError}`
+            : `the bus refused authentication: ${why.refused}`,
+      ),
   });
+  socket.write("BEGIN\r\n");
+  return socket;
 }

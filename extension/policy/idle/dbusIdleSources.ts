@@ -31,40 +31,53 @@ abstract class DBusIdleSource implements IdleSource {
   protected abstract readOn(connection: DBusConnection): Promise<IdleReading>;
 }
 
-/** GNOME (X11 and Wayland): Mutter's idle monitor, in milliseconds; the lock from GNOME Shell's screen shield. */
-export class MutterIdleSource extends DBusIdleSource {
-  readonly name = "GNOME Mutter IdleMonitor (D-Bus)";
+/** A desktop service that answers its idle time in milliseconds, and the screen saver whose GetActive is the lock. */
+type IdleTimeService = { name: string; destination: string; path: string; interface: string; member: string; screenSaver: { destination: string; path: string } };
+
+class IdleTimeSource extends DBusIdleSource {
+  readonly name: string;
+
+  constructor(
+    open: Open,
+    private readonly service: IdleTimeService,
+  ) {
+    super(open);
+    this.name = service.name;
+  }
 
   protected async readOn(connection: DBusConnection): Promise<IdleReading> {
-    const [idle] = await connection.call({
-      destination: "org.gnome.Mutter.IdleMonitor",
-      path: "/org/gnome/Mutter/IdleMonitor/Core",
-      interface: "org.gnome.Mutter.IdleMonitor",
-      member: "GetIdletime",
-    });
-    return { idleMs: milliseconds(idle, this.name), locked: await optionalFlag(connection, "org.gnome.ScreenSaver", "/org/gnome/ScreenSaver", "org.gnome.ScreenSaver") };
+    const { destination, path, member } = this.service;
+    const [idle] = await connection.call({ destination, path, interface: this.service.interface, member });
+    const saver = this.service.screenSaver;
+    return { idleMs: milliseconds(idle, this.name), locked: await optionalFlag(connection, saver.destination, saver.path, saver.destination) };
   }
+}
+
+/** GNOME (X11 and Wayland): Mutter's idle monitor, in milliseconds; the lock from GNOME Shell's screen shield. */
+export function mutterIdleSource(open: Open): IdleSource {
+  return new IdleTimeSource(open, {
+    name: "GNOME Mutter IdleMonitor (D-Bus)",
+    destination: "org.gnome.Mutter.IdleMonitor",
+    path: "/org/gnome/Mutter/IdleMonitor/Core",
+    interface: "org.gnome.Mutter.IdleMonitor",
+    member: "GetIdletime",
+    screenSaver: { destination: "org.gnome.ScreenSaver", path: "/org/gnome/ScreenSaver" },
+  });
 }
 
 /**
  * KDE and others: org.freedesktop.ScreenSaver. KDE answers GetSessionIdleTime in milliseconds (KIdleTime);
  * the lock is its GetActive.
  */
-export class FreedesktopScreenSaverSource extends DBusIdleSource {
-  readonly name = "org.freedesktop.ScreenSaver (D-Bus)";
-
-  protected async readOn(connection: DBusConnection): Promise<IdleReading> {
-    const [idle] = await connection.call({
-      destination: "org.freedesktop.ScreenSaver",
-      path: "/org/freedesktop/ScreenSaver",
-      interface: "org.freedesktop.ScreenSaver",
-      member: "GetSessionIdleTime",
-    });
-    return {
-      idleMs: milliseconds(idle, this.name),
-      locked: await optionalFlag(connection, "org.freedesktop.ScreenSaver", "/org/freedesktop/ScreenSaver", "org.freedesktop.ScreenSaver"),
-    };
-  }
+export function freedesktopScreenSaverSource(open: Open): IdleSource {
+  return new IdleTimeSource(open, {
+    name: "org.freedesktop.ScreenSaver (D-Bus)",
+    destination: "org.freedesktop.ScreenSaver",
+    path: "/org/freedesktop/ScreenSaver",
+    interface: "org.freedesktop.ScreenSaver",
+    member: "GetSessionIdleTime",
+    screenSaver: { destination: "org.freedesktop.ScreenSaver", path: "/org/freedesktop/ScreenSaver" },
+  });
 }
 
 /**

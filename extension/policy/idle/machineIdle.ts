@@ -1,4 +1,4 @@
-import { FreedesktopScreenSaverSource, LogindIdleSource, MutterIdleSource, openSessionBus, openSystemBus } from "./dbusIdleSources";
+import { freedesktopScreenSaverSource, LogindIdleSource, mutterIdleSource, openSessionBus, openSystemBus } from "./dbusIdleSources";
 import { IoregIdleSource, XprintidleSource } from "./commandIdleSources";
 import type { IdleReading, IdleSource } from "./idleSource";
 import { WindowsIdleSource } from "./windowsIdleSource";
@@ -16,8 +16,8 @@ export function defaultIdleSources(platform = process.platform, env: NodeJS.Proc
   if (platform === "win32") return [new WindowsIdleSource()];
   if (platform !== "linux" && platform !== "freebsd" && platform !== "openbsd") return [];
   return [
-    new MutterIdleSource(openSessionBus(env)),
-    new FreedesktopScreenSaverSource(openSessionBus(env)),
+    mutterIdleSource(openSessionBus(env)),
+    freedesktopScreenSaverSource(openSessionBus(env)),
     new X11IdleSource(env.DISPLAY, env),
     new XprintidleSource(env.DISPLAY),
     new LogindIdleSource(openSystemBus(env)),

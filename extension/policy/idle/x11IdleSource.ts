@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import { createConnection, type Socket } from "node:net";
+import type { Socket } from "node:net";
+import { socketHandshake } from "./socketHandshake";
 import { homedir, hostname } from "node:os";
 import { join } from "node:path";
 import { IdleSourceError, type IdleReading, type IdleSource } from "./idleSource";
@@ -163,33 +164,24 @@ function readCookie(display: number, env: NodeJS.ProcessEnv): { name: string; da
   }
 }
 
-function handshake(path: string, auth: { name: string; data: Buffer } | undefined): Promise<{ socket: Socket; root: number }> {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection({ path });
-    let buffer = Buffer.alloc(0);
-    const timer = setTimeout(() => done(new IdleSourceError(`X11 server at ${path.replace("\0", "@")} did not answer the setup`)), TIMEOUT_MS);
-    const done = (error?: Error, root?: number) => {
-      clearTimeout(timer);
-      socket.off("data", onData);
-      socket.off("error", onError);
-      if (error) {
-        socket.destroy();
-        reject(error);
-      } else resolve({ socket, root: root! });
-    };
-    const onError = (e: Error) => done(new IdleSourceError(`cannot connect to the X server at ${path.replace("\0", "@")}: ${e.message}`));
-    const onData = (chunk: Buffer) => {
-      buffer = Buffer.concat([buffer, chunk]);
-      const length = setupReplyLength(buffer);
-      if (length === undefined) return;
-      try {
-        done(undefined, parseSetupReply(buffer.subarray(0, length)));
-      } catch (e) {
-        done(new IdleSourceError((e as Error).message));
-      }
-    };
-    socket.on("data", onData);
-    socket.on("error", onError);
-    socket.write(setupRequest(auth));
+async function handshake(path: string, auth: { name: string; data: Buffer } | undefined): Promise<{ socket: Socket; root: number }> {
+  const where = path.replace("\0", "@");
+  const { socket, answer } = await socketHandshake({
+    path,
+    greeting: setupRequest(auth),
+    answer: (received) => {
+      const length = setupReplyLength(received);
+      return length === undefined ? undefined : parseSetupReply(received.subarray(0, length));
+    },
+    timeoutMs: TIMEOUT_MS,
+    failure: (why) =>
+      new IdleSourceError(
+        "timedOut" in why
+          ? `X11 server at ${where} did not answer the setup`
+          : "connectError" in why
+            ? `cannot connect to the X server at ${where}: ${why.connectError}`
+            : why.refused,
+      ),
   });
+  return { socket, root: answer };
 }
