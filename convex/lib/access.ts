@@ -31,30 +31,24 @@ export async function createEnrollmentToken(ctx: MutationCtx, orgId: Id<"orgs">,
   return { token, enrollmentId };
 }
 
+/** A key's stored fields: only its hash and a display prefix are kept, the key itself is returned once. */
+async function newKeyFields(prefix: "fh_c_" | "fh_o_", orgId: Id<"orgs">, name: string) {
+  const key = newSecret(prefix);
+  const fields = { orgId, name: checkText(name, "name", LIMITS.nameChars), keyHash: await sha256Hex(key), keyPrefix: displayPrefix(key), revoked: false };
+  return { key, fields };
+}
+
 /** A client key; returned once, only its hash is kept. `canPublish`: it may publish and delete farm apps. */
 export async function createClientKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string, canPublish?: boolean) {
-  const key = newSecret("fh_c_");
-  const clientKeyId = await ctx.db.insert("clientKeys", {
-    orgId,
-    name: checkText(name, "name", LIMITS.nameChars),
-    keyHash: await sha256Hex(key),
-    keyPrefix: displayPrefix(key),
-    revoked: false,
-    canPublish: canPublish ?? false,
-  });
+  const { key, fields } = await newKeyFields("fh_c_", orgId, name);
+  const clientKeyId = await ctx.db.insert("clientKeys", { ...fields, canPublish: canPublish ?? false });
   return { key, clientKeyId };
 }
 
 /** An operator key (fh_o_…); returned once, only its hash is kept. */
 export async function createOperatorKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string) {
-  const key = newSecret("fh_o_");
-  const operatorKeyId = await ctx.db.insert("operatorKeys", {
-    orgId,
-    name: checkText(name, "name", LIMITS.nameChars),
-    keyHash: await sha256Hex(key),
-    keyPrefix: displayPrefix(key),
-    revoked: false,
-  });
+  const { key, fields } = await newKeyFields("fh_o_", orgId, name);
+  const operatorKeyId = await ctx.db.insert("operatorKeys", fields);
   return { key, operatorKeyId };
 }
 
