@@ -1,17 +1,8 @@
-import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { fiveHundredJobBatches, hundredDeadLetters, oneJobAtEveryCap, twoHundredLanes } from "./functions";
-import { CAPS_TARGETS, recordPeaks, stopRecording } from "./peaks";
+import { capsCases } from "./peaks";
 
 // "At the caps": every function that reads a range or a body, at the documented sizes; each call succeeds
 // or refuses with a clear code, and no transaction reads more than 8 MiB or writes more than 4 MiB.
-
-beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(() => {
-  stopRecording();
-  vi.useRealTimers();
-});
 
 const CASES: Array<[string, () => Promise<void>]> = [
   ["one job at every per-job cap: payload, checkpoint, status, 10,000 output chunks, result; every reader; purge", oneJobAtEveryCap],
@@ -20,10 +11,4 @@ const CASES: Array<[string, () => Promise<void>]> = [
   ["a 500-job batch at every row cap, more such rows in one batch id than batchStatus reads: status, console page, bulk cancel", fiveHundredJobBatches],
 ];
 
-test.each(CASES)("%s", async (_name, run) => {
-  const peaks = recordPeaks();
-  await run();
-  console.log(`read ${peaks.bytesRead.bytes} B (${peaks.bytesRead.step}); wrote ${peaks.bytesWritten.bytes} B (${peaks.bytesWritten.step})`);
-  expect(peaks.bytesRead.bytes).toBeLessThanOrEqual(CAPS_TARGETS.bytesRead);
-  expect(peaks.bytesWritten.bytes).toBeLessThanOrEqual(CAPS_TARGETS.bytesWritten);
-}, 180_000);
+capsCases(CASES);

@@ -1,18 +1,9 @@
-import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { bulkRetryOfBigDeadLetters, claimHeadsOfBigLanes, consolePageOfBigJobs, dispatcherOverBigLanes, retentionOverBigOutput } from "./issue";
-import { CAPS_TARGETS, recordPeaks, stopRecording } from "./peaks";
+import { capsCases } from "./peaks";
 
 // Issue 18's reproductions: each of these threw on Convex's transaction limits. Every transaction of each
 // (scheduled ones included) now stays under half of them: the backend fails any that reads more than 8 MiB
 // or writes more than 4 MiB.
-
-beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(() => {
-  stopRecording();
-  vi.useRealTimers();
-});
 
 const CASES: Array<[string, () => Promise<void>]> = [
   ["the dispatcher offers 3 lanes of 32 ready jobs of 250 KiB, and a small job afterwards at once", dispatcherOverBigLanes],
@@ -22,10 +13,4 @@ const CASES: Array<[string, () => Promise<void>]> = [
   ["retention:sweep deletes 10 old jobs of 400 output chunks of 8 KiB", retentionOverBigOutput],
 ];
 
-test.each(CASES)("%s", async (_name, run) => {
-  const peaks = recordPeaks();
-  await run();
-  expect(peaks.transactions).toBeGreaterThan(0);
-  expect(peaks.bytesRead.bytes).toBeLessThanOrEqual(CAPS_TARGETS.bytesRead);
-  expect(peaks.bytesWritten.bytes).toBeLessThanOrEqual(CAPS_TARGETS.bytesWritten);
-}, 180_000);
+capsCases(CASES);

@@ -1,3 +1,4 @@
+import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { convexTest } from "convex-test";
 // convex-test keeps its transaction accounting in this class; its package has no exports map, so the file is
 // importable, and it is the same module instance convex-test itself uses.
@@ -67,4 +68,26 @@ if (!proto.__peaks) {
     note(this);
     rollback.call(this);
   };
+}
+
+/**
+ * One test per case, on fake timers: each runs with the peaks recorded, says what it read and wrote, and fails
+ * when any of its transactions (scheduled ones included) read more than 8 MiB or wrote more than 4 MiB.
+ */
+export function capsCases(cases: Array<[string, () => Promise<void>]>): void {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    stopRecording();
+    vi.useRealTimers();
+  });
+  test.each(cases)("%s", async (_name, run) => {
+    const peaks = recordPeaks();
+    await run();
+    console.log(`read ${peaks.bytesRead.bytes} B (${peaks.bytesRead.step}); wrote ${peaks.bytesWritten.bytes} B (${peaks.bytesWritten.step})`);
+    expect(peaks.transactions).toBeGreaterThan(0);
+    expect(peaks.bytesRead.bytes).toBeLessThanOrEqual(CAPS_TARGETS.bytesRead);
+    expect(peaks.bytesWritten.bytes).toBeLessThanOrEqual(CAPS_TARGETS.bytesWritten);
+  }, 180_000);
 }
