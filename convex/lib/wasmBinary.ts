@@ -43,6 +43,8 @@ const SECTION_TABLE = 4;
 const SECTION_MEMORY = 5;
 const SECTION_EXPORT = 7;
 const SECTION_CODE = 10;
+/** Sections read whole (and then checked); every other one is walked past by its size. */
+const HELD_SECTIONS = new Set([SECTION_IMPORT, SECTION_FUNCTION, SECTION_TABLE, SECTION_MEMORY, SECTION_EXPORT]);
 const HAS_MAX = 0x01;
 const SHARED = 0x02;
 const IS_64 = 0x04;
@@ -85,7 +87,7 @@ export async function readModule(supply: ChunkSupply): Promise<ModuleShape> {
       shape.bodies = await r.u32("an entry count", end);
       for (let i = 0; i < shape.bodies; i++) await r.skip(await r.u32("a function body size", end), "a function body", end);
       if (r.position !== end) throw new WasmModuleError("the code section has trailing bytes");
-    } else if (id >= SECTION_IMPORT && id <= SECTION_EXPORT && id !== 6) {
+    } else if (HELD_SECTIONS.has(id)) {
       const content = await r.take(size, `section ${id}`);
       readSection(id, new Reader(content), shape);
       if (id === SECTION_TABLE || id === SECTION_MEMORY) shape.spans.push({ id, start, end });
@@ -99,6 +101,7 @@ export async function readModule(supply: ChunkSupply): Promise<ModuleShape> {
 
 function readSection(id: number, s: Reader, shape: ModuleShape): void {
   const count = s.u32("an entry count");
+  const exported = new Set<string>();
   for (let i = 0; i < count; i++) {
     if (id === SECTION_IMPORT) shape.imports.push(readImport(s));
     else if (id === SECTION_FUNCTION) s.u32("a type index");
@@ -108,7 +111,8 @@ function readSection(id: number, s: Reader, shape: ModuleShape): void {
       const name = s.text("an export's name");
       const kind = readKind(s, "an export kind");
       s.u32("an export's index");
-      if (shape.exports.some((e) => e.name === name)) throw new WasmModuleError(`the module exports "${name}" twice`);
+      if (exported.has(name)) throw new WasmModuleError(`the module exports "${name}" twice`);
+      exported.add(name);
       shape.exports.push({ name, kind });
     }
   }
