@@ -4,7 +4,7 @@ import { internal } from "../_generated/api";
 import type { Id } from "../_generated/dataModel";
 import { httpAction, type ActionCtx } from "../_generated/server";
 import { APP_LIMITS } from "./appLimits";
-import { inspectAppModule, initialMegabytes } from "./appsWasm";
+import { inspectAppModule } from "./appsWasm";
 import type { FarmErrorData } from "./errors";
 import { bearer, errorResponse, json } from "./httpAnswers";
 import { Sha256 } from "./sha256";
@@ -119,7 +119,7 @@ const publish = withKey("client", async (ctx, clientKey, request, path) => {
   const body = bodyChunks(request, APP_LIMITS.moduleBytesMax);
   let inspected;
   try {
-    inspected = await inspectAppModule(body.supply);
+    inspected = await inspectAppModule(body.supply, checked.memoryMB);
   } catch (error) {
     if (error instanceof TooLarge) return errorResponse("too_large", `A module may be at most ${APP_LIMITS.moduleBytesMax} bytes (20 MiB)`);
     throw error;
@@ -127,12 +127,6 @@ const publish = withKey("client", async (ctx, clientKey, request, path) => {
   if (!inspected.ok) {
     await body.cancel();
     return errorResponse("invalid_argument", `Not an app module: ${inspected.problem}`);
-  }
-  if (initialMegabytes(inspected.summary) > checked.memoryMB) {
-    return errorResponse(
-      "invalid_argument",
-      `The module needs ${initialMegabytes(inspected.summary)} MB of memory at start, more than memoryMB=${checked.memoryMB}`,
-    );
   }
   const { bytes, sha256, module } = body.finish();
   const latest = checked.latest;

@@ -57,5 +57,6 @@ export function testFarmEnv(farm) {
     FARMHAND_TEST_LEAVE_TOKEN: farm.tokens.leave,
     FARMHAND_TEST_OPERATOR_TOKEN: farm.tokens.operator,
     FARMHAND_TEST_PUBLISH_KEY: farm.publishKey,
+    FARMHAND_TEST_OPERATOR_KEY: farm.operatorKey,
   };
 }

@@ -1,4 +1,4 @@
-import { HandlerError } from "../../worker/errors";
+import { HandlerError, messageOf } from "../../worker/errors";
 import type { PoolRunContext, ProcessPool } from "../processPool";
 import { checkAppPin, type AppPin } from "./appPin";
 import type { ModuleCache } from "./moduleCache";
@@ -49,7 +49,7 @@ export class AppRunner {
       return { result, cpuMs, checkpoint };
     } catch (e) {
       if (e instanceof HandlerError || ctx.signal.aborted) throw e;
-      throw new HandlerError(`app "${app.name}" v${app.version}: ${e instanceof Error ? e.message : String(e)}`);
+      throw new HandlerError(`app "${app.name}" v${app.version}: ${messageOf(e)}`);
     } finally {
       module.release();
     }

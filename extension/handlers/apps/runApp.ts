@@ -5,14 +5,13 @@
 // the thread, with its memory, would live on here; killing the process frees it at once.
 import { createHash } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
-import { abortReason, HandlerError } from "../../worker/errors";
+import { prepareAppModule, WasmModuleError } from "../../../convex/contract";
+import { abortReason, HandlerError, messageOf } from "../../worker/errors";
 import type { ImplContext } from "../protocol";
 import { checkAppPin, type AppPin } from "./appPin";
 import { AppStdout } from "./appStdout";
 import { AppThreads } from "./appThreads";
 import type { ThreadMessage, ThreadRun } from "./threadProtocol";
-import { WASI_MODULE } from "./threadProtocol";
-import { capMemory, pagesForMegabytes, WasmModuleError, WASM_PAGE_BYTES } from "./wasmMemory";
 
 /** What the host hands the `app` built-in: the pinned version and where the cache keeps its bytes. */
 export type AppImplOptions = AppPin & { modulePath: string };
@@ -29,8 +28,7 @@ const compiled = new Map<string, WebAssembly.Module>();
 export async function runApp(payload: unknown, ctx: ImplContext, options: unknown): Promise<unknown> {
   const app = checkOptions(options);
   const label = `app "${app.name}" v${app.version}`;
-  const maxPages = pagesForMegabytes(app.memoryMB);
-  const module = await loadModule(app, maxPages, label);
+  const module = await loadModule(app, label);
   if (ctx.signal.aborted) throw ctx.signal.reason;
   const input: Record<string, unknown> = { payload: payload ?? null };
   if (ctx.checkpoint !== undefined) input.checkpoint = ctx.checkpoint;
@@ -44,8 +42,8 @@ function checkOptions(options: unknown): AppImplOptions {
   return { ...checkAppPin(o), modulePath: o.modulePath };
 }
 
-async function loadModule(app: AppImplOptions, maxPages: number, label: string): Promise<WebAssembly.Module> {
-  const key = `${app.sha256}:${maxPages}`;
+async function loadModule(app: AppImplOptions, label: string): Promise<WebAssembly.Module> {
+  const key = `${app.sha256}:${app.memoryMB}`;
   const hit = compiled.get(key);
   if (hit) {
     compiled.delete(key);
@@ -56,7 +54,7 @@ async function loadModule(app: AppImplOptions, maxPages: number, label: string):
   try {
     bytes = await readFile(app.modulePath);
   } catch (e) {
-    throw new HandlerError(`${label}: cannot read its module from the cache: ${(e as Error).message}`);
+    throw new HandlerError(`${label}: cannot read its module from the cache: ${messageOf(e)}`);
   }
   const actual = createHash("sha256").update(bytes).digest("hex");
   if (actual !== app.sha256) {
@@ -66,7 +64,7 @@ async function loadModule(app: AppImplOptions, maxPages: number, label: string):
   }
   let capped: Uint8Array;
   try {
-    capped = capMemory(bytes, maxPages).bytes;
+    capped = await prepareAppModule(bytes, app.memoryMB);
   } catch (e) {
     if (e instanceof WasmModuleError) throw new HandlerError(`${label} cannot run: ${e.message}`, { retryable: false });
     throw e;
@@ -75,30 +73,11 @@ async function loadModule(app: AppImplOptions, maxPages: number, label: string):
   try {
     module = await WebAssembly.compile(capped);
   } catch (e) {
-    throw new HandlerError(`${label} is not a valid WebAssembly module: ${(e as Error).message}`, { retryable: false });
+    throw new HandlerError(`${label} is not a valid WebAssembly module: ${messageOf(e)}`, { retryable: false });
   }
-  checkInterface(module, label);
   compiled.set(key, module);
   while (compiled.size > COMPILED_KEPT) compiled.delete(compiled.keys().next().value as string);
   return module;
-}
-
-/** An app is a WASI command: it imports only WASI functions and exports `_start` and its memory. */
-function checkInterface(module: WebAssembly.Module, label: string): void {
-  const foreign = WebAssembly.Module.imports(module).find((i) => i.module !== WASI_MODULE || i.kind !== "function");
-  if (foreign) {
-    throw new HandlerError(
-      `${label} imports ${foreign.kind} "${foreign.module}.${foreign.name}"; an app may import only ${WASI_MODULE} functions`,
-      { retryable: false },
-    );
-  }
-  const exports = WebAssembly.Module.exports(module);
-  if (!exports.some((e) => e.name === "_start" && e.kind === "function")) {
-    throw new HandlerError(`${label} exports no _start function: build it as a WASI command (a program with main)`, { retryable: false });
-  }
-  if (!exports.some((e) => e.name === "memory" && e.kind === "memory")) {
-    throw new HandlerError(`${label} exports no memory named "memory"`, { retryable: false });
-  }
 }
 
 function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOptions, label: string, ctx: ImplContext): Promise<unknown> {
@@ -137,7 +116,7 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
     const memoryNote = (memoryBytes: number) => `its memory reached ${mb(memoryBytes)} of its ${app.memoryMB} MB limit`;
     const nearLimit = (memoryBytes: number) => {
       const limit = app.memoryMB * 1024 * 1024;
-      return memoryBytes >= limit - Math.max(limit / 16, 16 * WASM_PAGE_BYTES);
+      return memoryBytes >= limit - Math.max(limit / 16, 1024 * 1024);
     };
 
     const timer = setTimeout(() => fail(`${label} ran past its time limit of ${app.timeoutMs} ms and was stopped`, false, true), app.timeoutMs);
@@ -186,7 +165,7 @@ function execute(module: WebAssembly.Module, stdin: Uint8Array, app: AppImplOpti
       } catch (e) {
         // A checkpoint too big, a line too long: the job fails with the app named.
         const retryable = (e as { retryable?: unknown }).retryable !== false;
-        end(() => reject(discardRunner(new HandlerError(`${label}: ${e instanceof Error ? e.message : String(e)}`, { retryable }))));
+        end(() => reject(discardRunner(new HandlerError(`${label}: ${messageOf(e)}`, { retryable }))));
       }
     });
     let threadError: Error | undefined;

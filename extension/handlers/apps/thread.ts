@@ -5,6 +5,7 @@ import { closeSync, openSync } from "node:fs";
 import { devNull } from "node:os";
 import { WASI } from "node:wasi";
 import { parentPort } from "node:worker_threads";
+import { messageOf } from "../../worker/errors";
 import type { ThreadMessage, ThreadRun } from "./threadProtocol";
 
 const ERRNO_SUCCESS = 0;
@@ -80,7 +81,7 @@ function run({ module, name, stdin }: ThreadRun): void {
     } catch (e) {
       // A link error is the module's (it would fail everywhere); running out of memory is this machine's.
       const retryable = !(e instanceof WebAssembly.LinkError);
-      return post({ t: "failed", message: `the module could not be instantiated: ${(e as Error).message}`, retryable });
+      return post({ t: "failed", message: `the module could not be instantiated: ${messageOf(e)}`, retryable });
     }
     const exported = instance.exports.memory;
     if (!(exported instanceof WebAssembly.Memory)) return post({ t: "failed", message: "the module exports no memory named \"memory\"", retryable: false });
@@ -90,9 +91,8 @@ function run({ module, name, stdin }: ThreadRun): void {
       const code = wasi.start(instance);
       post({ t: "exit", code: code ?? 0, memoryBytes: memory.buffer.byteLength });
     } catch (e) {
-      const message = e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e);
-      if (e instanceof WebAssembly.RuntimeError || e instanceof RangeError) post({ t: "trap", message, memoryBytes: memory.buffer.byteLength });
-      else post({ t: "failed", message, retryable: true });
+      if (e instanceof WebAssembly.RuntimeError || e instanceof RangeError) post({ t: "trap", message: `${e.name}: ${e.message}`, memoryBytes: memory.buffer.byteLength });
+      else post({ t: "failed", message: messageOf(e), retryable: true });
     }
   } finally {
     for (const fd of nulls) closeSync(fd);

@@ -1,7 +1,5 @@
 /** Messages between the handler runner's main thread and the worker thread that runs one app instance. */
 
-export const WASI_MODULE = "wasi_snapshot_preview1";
-
 export type ThreadRun = {
   t: "run";
   module: WebAssembly.Module;

@@ -18,7 +18,7 @@ import {
   sleeper,
   tableBomb,
 } from "./hostileApps";
-import { TABLE_ELEMENTS_MAX } from "../../../extension/handlers/apps/wasmMemory";
+import { TABLE_ELEMENTS_MAX } from "../../../convex/lib/appsWasm";
 
 const linux = process.platform === "linux";
 const HOUR_S = 3600;

@@ -126,7 +126,7 @@ describe("the app sandbox", { timeout: 30_000 }, () => {
   it("refuses a module that imports anything but WASI functions, or is no WASI command", async () => {
     const { buildModule } = await import("./wasmBuilder");
     const foreign = await h.run(h.publish(buildModule({ imports: [{ module: "env", name: "host_call", params: [], results: [] }] })), null);
-    expect(!foreign.ok && foreign.error.message).toContain('imports function "env.host_call"');
+    expect(!foreign.ok && foreign.error.message).toContain('imports "env.host_call"; an app may import only wasi_snapshot_preview1 functions');
     expect(!foreign.ok && foreign.error.retryable).toBe(false);
     const unknownWasi = await h.run(h.publish(buildModule({ imports: [{ name: "sock_connect", params: [], results: [] }] })), null);
     expect(!unknownWasi.ok && unknownWasi.error.message).toContain("could not run: the module could not be instantiated");
