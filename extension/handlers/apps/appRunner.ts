@@ -38,6 +38,8 @@ export class AppRunner {
         ...ctx,
         checkpoint: request.checkpoint,
         onCheckpoint: (data) => {
+          // A checkpoint that races in after the cancel is not the job's any more (its lease is being given up).
+          if (ctx.signal.aborted) return;
           checkpoint = data;
           ctx.onCheckpoint?.(data);
         },
