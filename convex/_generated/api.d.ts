@@ -56,6 +56,7 @@ import type * as lib_jobView from "../lib/jobView.js";
 import type * as lib_jobsHttp from "../lib/jobsHttp.js";
 import type * as lib_keys from "../lib/keys.js";
 import type * as lib_kick from "../lib/kick.js";
+import type * as lib_laneFor from "../lib/laneFor.js";
 import type * as lib_lanes from "../lib/lanes.js";
 import type * as lib_lease from "../lib/lease.js";
 import type * as lib_limits from "../lib/limits.js";
@@ -135,6 +136,7 @@ declare const fullApi: ApiFromModules<{
   "lib/jobsHttp": typeof lib_jobsHttp;
   "lib/keys": typeof lib_keys;
   "lib/kick": typeof lib_kick;
+  "lib/laneFor": typeof lib_laneFor;
   "lib/lanes": typeof lib_lanes;
   "lib/lease": typeof lib_lease;
   "lib/limits": typeof lib_limits;
