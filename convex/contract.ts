@@ -7,3 +7,4 @@ export { jitteredBackoffMs } from "./lib/backoff";
 export { LIMITS, TIMING } from "./lib/limits";
 export { canRunAll, capabilitiesNobodyOffers, typeCapability } from "./lib/routing";
 export { CAPABILITY_PATTERN, jsonBytes } from "./lib/validate";
+export { isCapabilityGrant } from "./lib/validate";

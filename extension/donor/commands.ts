@@ -1,8 +1,8 @@
 import * as vscode from "vscode";
 import { api } from "../../convex/_generated/api";
-import type { DonorState } from "../hostAndWebview/donorState";
-import { finishingMessage } from "../hostAndWebview/donorStateText";
-import { isJobId, type PanelRequest } from "../hostAndWebview/panelProtocol";
+import type { DonorState } from "../donorState/donorState";
+import { finishingMessage } from "../donorState/donorStateText";
+import { isJobId, type PanelRequest } from "../protocol/panelProtocol";
 import { describeError } from "../worker/errors";
 import { allowApps, stopApps } from "./appsConsent";
 import { cancelOutcome } from "./cancelOutcome";

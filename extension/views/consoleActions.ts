@@ -1,7 +1,7 @@
 import * as vscode from "vscode";
 import type { FunctionReturnType } from "convex/server";
 import { api } from "../../convex/_generated/api";
-import { describeJobFilter, type ConsoleJobFilter, type ConsoleRequest, type ConsoleState, type SecretKind } from "../hostAndWebview/consoleProtocol";
+import { describeJobFilter, type ConsoleJobFilter, type ConsoleRequest, type ConsoleState, type SecretKind } from "../protocol/consoleProtocol";
 import type { ConsoleConnection } from "./consoleConnection";
 
 /** The console's requests that change the farm (each one already validated). */

@@ -2,7 +2,7 @@ import * as vscode from "vscode";
 import { api } from "../../convex/_generated/api";
 import type { Membership } from "../donor/membership";
 import type { OperatorKeyStore } from "../donor/operatorKey";
-import { parseConsoleRequest, resultImages, type ConsoleMessage, type ConsoleRequest, type ConsoleState } from "../hostAndWebview/consoleProtocol";
+import { parseConsoleRequest, resultImages, type ConsoleMessage, type ConsoleRequest, type ConsoleState } from "../protocol/consoleProtocol";
 import { DisposableOwner } from "../lifecycle";
 import { describeError } from "../worker/errors";
 import { performConsoleAction } from "./consoleActions";
