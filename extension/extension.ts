@@ -18,7 +18,8 @@ import { FarmTree } from "./views/farmTree";
 import { joinFarm } from "./views/joinFlow";
 import { PanelProvider } from "./views/panelProvider";
 import { ConsolePanel } from "./views/consolePanel";
-import { ConsoleConnection } from "./views/consoleConnection";
+import { ConsoleConnection } from "./donor/consoleConnection";
+import { ConsoleSession } from "./donor/consoleSession";
 import { OperatorKeyStore } from "./donor/operatorKey";
 import { StatusBar } from "./views/statusBar";
 
@@ -80,7 +81,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   await operatorKeys.load();
   await operatorKeys.provisionFromEnvironment();
   const consoleConnection = new ConsoleConnection(membership, operatorKeys);
-  const consolePanel = new ConsolePanel(context.extensionUri, consoleConnection, operatorKeys, membership, log);
+  const consolePanel = new ConsolePanel(context.extensionUri, new ConsoleSession(consoleConnection), operatorKeys, membership, log);
   const render = (state: DonorState) => {
     statusBar.render(state);
     contextKeys.set({
