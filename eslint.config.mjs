@@ -32,6 +32,20 @@ export default tseslint.config(
     ignores: ["extension/worker/**", "extension/policy/**", "extension/handlers/**", "extension/cli/**"],
     rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["**/convex/lib/*"], message: "import what the backend shares from convex/contract" }] }] },
   },
+  // Views only format: they ask the donor's session (extension/donor/), never the farm or a handler themselves.
+  {
+    files: ["extension/views/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        paths: [{ name: "convex/browser", message: "views call the farm through extension/donor/" }],
+        patterns: [
+          { group: ["**/convex/lib/*"], message: "import what the backend shares from convex/contract" },
+          { group: ["**/convex/_generated/api"], message: "views call the farm through extension/donor/" },
+          { group: ["**/handlers", "**/handlers/*"], message: "views reach handlers (and Ollama) through extension/donor/" },
+        ],
+      }],
+    },
+  },
   {
     files: ["convex/**/*.ts"],
     rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["**/extension/*", "**/extension/**"], message: "the backend never imports the extension" }] }] },

@@ -6,7 +6,7 @@ import { enrollWorker, newFarm } from "../test/backend/setup";
 import { saveFigures, type Figure } from "./results";
 
 /**
- * Documents read and written by one workers:claim, workers:watch, farm:overview and the summariser it reads, counted by
+ * Documents read and written by one workers:claim, farm:overview and the summariser it reads, counted by
  * convex-test's transaction-limit accounting (transaction limits on), at growing queue depths.
  */
 type Scenario = { name: string; runnable: number; blockedAhead?: number; delayedAhead?: number; max?: number };
@@ -20,7 +20,7 @@ const SCENARIOS: Scenario[] = [
   { name: "depth 50000, max 8", runnable: 50_000, max: 8 },
 ];
 
-type Row = { scenario: string; claim: Usage; watch: Usage; overview: Usage; summariser: Usage; claimed: number };
+type Row = { scenario: string; claim: Usage; overview: Usage; summariser: Usage; claimed: number };
 
 async function runScenario(s: Scenario): Promise<Row> {
   const farm = await newFarm();
@@ -32,7 +32,6 @@ async function runScenario(s: Scenario): Promise<Row> {
   }
   if (s.delayedAhead) await seedPending(farm, s.delayedAhead, { priority: 100, delayedUntil: Date.now() + hour });
   await seedPending(farm, s.runnable, { requiredCapabilities: ["cpu"] });
-  const watch = await measure(farm.t, "query", api.workers.watch, { apiKey: worker.apiKey, capabilities: worker.capabilities });
   const summariser = await measure(farm.t, "mutation", internal.summary.refresh, { orgId: farm.orgId, all: true });
   const overview = await measure(farm.t, "query", api.farm.overview, { apiKey: worker.apiKey });
   const claim = await measure(farm.t, "mutation", api.workers.claim, { apiKey: worker.apiKey, capabilities: worker.capabilities, max });
@@ -41,18 +40,18 @@ async function runScenario(s: Scenario): Promise<Row> {
     throw new Error(`${s.name}: overview counts ${overview.result.counts.pending} pending, seeded ${seeded}`);
   }
   if (claim.result.length !== max) throw new Error(`${s.name}: expected to claim ${max} jobs, got ${claim.result.length}`);
-  return { scenario: s.name, claim: claim.usage, watch: watch.usage, overview: overview.usage, summariser: summariser.usage, claimed: claim.result.length };
+  return { scenario: s.name, claim: claim.usage, overview: overview.usage, summariser: summariser.usage, claimed: claim.result.length };
 }
 
-test("documents read by claim, watch and overview stay flat with queue depth", async () => {
+test("documents read by claim and overview stay flat with queue depth", async () => {
   const rows: Row[] = [];
   for (const s of SCENARIOS) rows.push(await runScenario(s));
 
-  console.log("\nscenario               claimed  claim reads  claim writes  watch reads  overview reads  summariser reads");
+  console.log("\nscenario               claimed  claim reads  claim writes  overview reads  summariser reads");
   for (const r of rows) {
     console.log(
       `${r.scenario.padEnd(22)} ${String(r.claimed).padStart(7)}  ${String(r.claim.documentsRead).padStart(11)}  ${String(r.claim.documentsWritten).padStart(12)}` +
-        `  ${String(r.watch.documentsRead).padStart(11)}  ${String(r.overview.documentsRead).padStart(14)}  ${String(r.summariser.documentsRead).padStart(16)}`,
+        `  ${String(r.overview.documentsRead).padStart(14)}  ${String(r.summariser.documentsRead).padStart(16)}`,
     );
   }
 
@@ -66,7 +65,6 @@ test("documents read by claim, watch and overview stay flat with queue depth", a
       target: "≤ 2 per claimed job (job + its audit event) + 5 (counter change, queue-wait change, running count, summary kick, presence ≤ 1/min)",
       pass: r.claim.documentsWritten <= 2 * r.claimed + 5,
     };
-    figures[`watch_reads_${key}`] = { value: r.watch.documentsRead, unit: "documents", target: "< 100", pass: r.watch.documentsRead < 100 };
     figures[`overview_reads_${key}`] = { value: r.overview.documentsRead, unit: "documents", target: "≤ 5 (one summary row)", pass: r.overview.documentsRead <= 5 };
     figures[`summariser_reads_${key}`] = { value: r.summariser.documentsRead, unit: "documents", target: "< 200", pass: r.summariser.documentsRead < 200 };
   }

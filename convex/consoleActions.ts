@@ -5,7 +5,8 @@ import { internalMutation, mutation, type MutationCtx } from "./_generated/serve
 import { operatorFromKey, requireJobInOrg, type Operator } from "./lib/auth";
 import { cancelJob as cancelOneJob } from "./lib/cancel";
 import { ByteBudget, TX_BUDGET } from "./lib/budget";
-import { purgeJobWithin, retryDeadJob } from "./lib/deadLetters";
+import { purgeJob as purgeOneJob, purgeJobWithin, retryDeadJob } from "./lib/deadLetters";
+import { fail } from "./lib/errors";
 import { maybeFault } from "./lib/faults";
 import { checkJobFilter, planJobQuery, type JobFilter } from "./lib/jobQuery";
 import { jobFilter } from "./schema";
@@ -35,6 +36,17 @@ export const cancelJob = mutation({
     const me = await operatorFromKey(ctx, args.apiKey);
     const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
     return await cancelOneJob(ctx, job, `canceled by ${me.name}`);
+  },
+});
+
+/** Delete one dead letter with its output and events: `{ purged }`, false while rows are left (call again). */
+export const purgeJob = mutation({
+  args: { apiKey: v.string(), jobId: v.string() },
+  handler: async (ctx, args) => {
+    const me = await operatorFromKey(ctx, args.apiKey);
+    const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
+    if (job.status !== "dead") fail("invalid_argument", `Only dead letters can be purged here; this job is ${job.status}`);
+    return { purged: await purgeOneJob(ctx, job) };
   },
 });
 

@@ -6,5 +6,5 @@ export { APP_LIMITS, APP_TYPE_PREFIX, APPS_CAPABILITY, SHA256_HEX } from "./lib/
 export { jitteredBackoffMs } from "./lib/backoff";
 export { LIMITS, TIMING } from "./lib/limits";
 export { canRunAll, capabilitiesNobodyOffers, typeCapability } from "./lib/routing";
-export { CAPABILITY_PATTERN, jsonBytes } from "./lib/validate";
+export { CAPABILITY_PATTERN, isCapabilityGrant, jsonBytes } from "./lib/validate";
 export { prepareAppModule, WasmModuleError } from "./lib/appsWasm";

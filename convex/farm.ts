@@ -1,9 +1,7 @@
 import { v } from "convex/values";
-import { mutation, query } from "./_generated/server";
-import { managerFromKey, requireJobInOrg, workerFromKey } from "./lib/auth";
-import { cancelJob as cancelOneJob } from "./lib/cancel";
-import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
-import { fail } from "./lib/errors";
+import { query } from "./_generated/server";
+import { workerFromKey } from "./lib/auth";
+import { listDeadLetters } from "./lib/deadLetters";
 import { TIMING } from "./lib/limits";
 import { isOnline, lastCallOf } from "./lib/presence";
 import { computeSummary, listsEveryWorker, summaryOf } from "./lib/summary";
@@ -52,41 +50,14 @@ export const overview = query({
   },
 });
 
+/**
+ * The worker's org's newest dead letters. The farm's reads for a worker key live here; acting on jobs (retry,
+ * cancel, purge) is the operator's, in consoleActions:* (an operator key, or a worker key enrolled with canManage).
+ */
 export const deadLetters = query({
   args: { apiKey: v.string(), limit: v.optional(v.number()) },
   handler: async (ctx, { apiKey, limit }) => {
     const me = await workerFromKey(ctx, apiKey);
     return await listDeadLetters(ctx, me.orgId, limit);
-  },
-});
-
-/** Manager-only (enrolled with canManage) control-panel actions on one job of the worker's org. */
-const managedJobArgs = { apiKey: v.string(), jobId: v.string() };
-
-export const retryDead = mutation({
-  args: managedJobArgs,
-  handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
-    const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
-    await retryDeadJob(ctx, job);
-  },
-});
-
-export const cancelJob = mutation({
-  args: managedJobArgs,
-  handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
-    const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
-    return await cancelOneJob(ctx, job, `canceled by ${me.name}`);
-  },
-});
-
-export const purgeDead = mutation({
-  args: managedJobArgs,
-  handler: async (ctx, args) => {
-    const me = await managerFromKey(ctx, args.apiKey);
-    const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
-    if (job.status !== "dead") fail("invalid_argument", `Only dead letters can be purged here; this job is ${job.status}`);
-    return { purged: await purgeJob(ctx, job) };
   },
 });

@@ -5,7 +5,8 @@ import { internalMutation, type MutationCtx } from "./_generated/server";
 import { moveBodies } from "./lib/bodies";
 import { bumpLane } from "./lib/counters";
 import { kickForJobs, kickSummary } from "./lib/kick";
-import { laneFor, routingKey } from "./lib/lanes";
+import { laneFor } from "./lib/laneFor";
+import { routingKey } from "./lib/lanes";
 import { classOf } from "./lib/requirements";
 import { routingCapabilities } from "./lib/routing";
 

@@ -11,7 +11,6 @@ import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys
 import { noteQueueWaits } from "./lib/counters";
 import { kickForWaiter, kickSummary } from "./lib/kick";
 import { noteAdvertised, refreshLaneRows } from "./lib/demand";
-import { eligibleLanes } from "./lib/lanes";
 import { leasedJob } from "./lib/lease";
 import { revokeWorkerNow } from "./lib/access";
 import { LIMITS } from "./lib/limits";
@@ -71,31 +70,6 @@ export const enroll = mutation({
     await ctx.db.patch(enrollment._id, { usedAt: now, workerId });
     await kickSummary(ctx, enrollment.orgId);
     return { workerId, apiKey };
-  },
-});
-
-export const watch = query({
-  args: { apiKey: v.string(), capabilities: v.array(v.string()) },
-  handler: async (ctx, args) => {
-    const worker = await workerFromKey(ctx, args.apiKey);
-    const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
-    const lanes = await eligibleLanes(ctx, worker.orgId, effectiveCapabilities(worker.allowedCapabilities, advertised), worker.facts);
-    let nextAvailableAt: number | undefined;
-    for (const lane of lanes) {
-      const ready = await ctx.db
-        .query("jobs")
-        .withIndex("by_lane_ready", (q) => q.eq("laneId", lane._id).eq("queue", "ready"))
-        .first();
-      if (ready) return { available: true };
-      const delayed = await ctx.db
-        .query("jobs")
-        .withIndex("by_lane_delayed", (q) => q.eq("laneId", lane._id).eq("queue", "delayed"))
-        .first();
-      if (delayed && (nextAvailableAt === undefined || delayed.availableAt < nextAvailableAt)) {
-        nextAvailableAt = delayed.availableAt;
-      }
-    }
-    return nextAvailableAt === undefined ? { available: false } : { available: false, nextAvailableAt };
   },
 });
 
@@ -351,27 +325,16 @@ export const release = mutation({
   },
 });
 
-export const mine = query({
+/**
+ * The key probe: who this worker key is (`{ workerId, name }`), or its refusal (`bad_key`, `revoked`). The Join
+ * flow checks a pasted worker key with it, and the deployment probe calls it with an empty key to see whether a
+ * URL answers like Convex (a refusal in Convex's own JSON). It reads one document and no job.
+ */
+export const checkKey = query({
   args: { apiKey: v.string() },
-  handler: async (ctx, args) => {
-    const worker = await workerFromKey(ctx, args.apiKey);
-    const jobs = await ctx.db
-      .query("jobs")
-      .withIndex("by_worker_status", (q) => q.eq("workerId", worker._id).eq("status", "running"))
-      .take(LIMITS.maxConcurrentJobs);
-    return jobs.map((job) => ({
-      jobId: job._id,
-      leaseId: job.leaseId!,
-      type: job.type,
-      ...(job.app ? { app: { name: job.app.name, version: job.app.version } } : {}),
-      attempt: job.attempt,
-      progress: job.progress,
-      statusText: job.statusText,
-      cancelRequested: job.cancelRequested === true,
-      startedAt: job.startedAt,
-      leaseExpiresAt: job.leaseExpiresAt,
-      suspendedSince: job.suspendedSince,
-    }));
+  handler: async (ctx, { apiKey }) => {
+    const worker = await workerFromKey(ctx, apiKey);
+    return { workerId: worker._id, name: worker.name };
   },
 });
 

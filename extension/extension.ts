@@ -8,9 +8,9 @@ import { FarmConnection } from "./donor/farmConnection";
 import { FarmData } from "./donor/farmData";
 import { FarmSession } from "./donor/farmSession";
 import { Membership } from "./donor/membership";
-import type { DonorFacts } from "./hostAndWebview/deriveDonorState";
-import type { DonorState } from "./hostAndWebview/donorState";
-import { joinedMessage } from "./hostAndWebview/donorStateText";
+import type { DonorFacts } from "./donorState/deriveDonorState";
+import type { DonorState } from "./donorState/donorState";
+import { joinedMessage } from "./donorState/donorStateText";
 import type { Handler } from "./worker";
 import { ContextKeys } from "./views/contextKeys";
 import { DonorStore } from "./views/donorStore";
@@ -18,7 +18,8 @@ import { FarmTree } from "./views/farmTree";
 import { joinFarm } from "./views/joinFlow";
 import { PanelProvider } from "./views/panelProvider";
 import { ConsolePanel } from "./views/consolePanel";
-import { ConsoleConnection } from "./views/consoleConnection";
+import { ConsoleConnection } from "./donor/consoleConnection";
+import { ConsoleSession } from "./donor/consoleSession";
 import { OperatorKeyStore } from "./donor/operatorKey";
 import { StatusBar } from "./views/statusBar";
 
@@ -80,7 +81,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   await operatorKeys.load();
   await operatorKeys.provisionFromEnvironment();
   const consoleConnection = new ConsoleConnection(membership, operatorKeys);
-  const consolePanel = new ConsolePanel(context.extensionUri, consoleConnection, operatorKeys, membership, log);
+  const consolePanel = new ConsolePanel(context.extensionUri, new ConsoleSession(consoleConnection), operatorKeys, membership, log);
   const render = (state: DonorState) => {
     statusBar.render(state);
     contextKeys.set({

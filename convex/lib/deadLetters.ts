@@ -7,7 +7,7 @@ import { bumpFinished, bumpLane } from "./counters";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
 import { kickForJobs, kickSummary } from "./kick";
-import { laneFor } from "./lanes";
+import { laneFor } from "./laneFor";
 import { routingCapabilities } from "./routing";
 import { classOf } from "./requirements";
 import { LIMITS } from "./limits";

@@ -8,7 +8,7 @@ import { bumpLane } from "./counters";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
 import { kickForJobs, kickSummary } from "./kick";
-import { laneFor } from "./lanes";
+import { laneFor } from "./laneFor";
 import { LIMITS } from "./limits";
 import { CAPABILITY_PATTERN, checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./validate";
 import { routingCapabilities } from "./routing";

@@ -7,6 +7,11 @@ export const CAPABILITY_PATTERN = /^[a-z0-9:._-]{1,64}$/;
 // Server-side grants may end in "*" ("ollama:*", or "*" alone) to allow a family of capabilities.
 const CAPABILITY_GRANT = /^[a-z0-9:._-]{0,64}\*?$/;
 
+/** Whether a name may be granted to a worker at enrollment: a capability, or a family of them ending in "*". */
+export function isCapabilityGrant(name: string): boolean {
+  return name.length > 0 && CAPABILITY_GRANT.test(name);
+}
+
 export function checkCapabilities(names: string[], what: string, max: number): string[] {
   if (names.length > max) fail("invalid_argument", `${what}: at most ${max} capabilities`);
   for (const name of names) {
@@ -22,7 +27,7 @@ export function checkCapabilityGrants(names: string[]): string[] {
     fail("invalid_argument", `capabilities: at most ${LIMITS.capabilitiesPerWorker}`);
   }
   for (const name of names) {
-    if (name.length === 0 || !CAPABILITY_GRANT.test(name)) {
+    if (!isCapabilityGrant(name)) {
       fail("invalid_argument", `capability grant "${name}" must match [a-z0-9:._-]{1,64}, optionally ending in *`);
     }
   }

@@ -1,8 +1,8 @@
 import * as vscode from "vscode";
 import { api } from "../../convex/_generated/api";
-import type { DonorState } from "../hostAndWebview/donorState";
-import { finishingMessage } from "../hostAndWebview/donorStateText";
-import { isJobId, type PanelRequest } from "../hostAndWebview/panelProtocol";
+import type { DonorState } from "../donorState/donorState";
+import { finishingMessage } from "../donorState/donorStateText";
+import { isJobId, type PanelRequest } from "../protocol/panelProtocol";
 import { describeError } from "../worker/errors";
 import { allowApps, stopApps } from "./appsConsent";
 import { cancelOutcome } from "./cancelOutcome";
@@ -113,18 +113,18 @@ export function createCommands({ membership, donor, session, connection, join, l
       return jobId ? session.giveBack(jobId) : false;
     },
     retryDead: manageJob("retry the dead letter", async (jobId) => {
-      await connection.run(api.farm.retryDead, { jobId });
+      await connection.run(api.consoleActions.retryJob, { jobId });
       return "the job is queued again";
     }),
     purgeDead: manageJob(
       "delete the dead letter",
       async (jobId) => {
-        await connection.run(api.farm.purgeDead, { jobId });
+        await connection.run(api.consoleActions.purgeJob, { jobId });
         return "the dead letter is deleted";
       },
       { question: "Delete this dead letter? Its payload and error are gone for good: it cannot be retried afterwards.", button: "Delete" },
     ),
-    cancelJob: manageJob("cancel the job", async (jobId) => cancelOutcome(await connection.run(api.farm.cancelJob, { jobId }))),
+    cancelJob: manageJob("cancel the job", async (jobId) => cancelOutcome(await connection.run(api.consoleActions.cancelJob, { jobId }))),
     /** Asks the plain-words consent (modal) first; the engine's handlers follow the setting. */
     allowApps: async () => {
       if (await allowApps()) log.info("The donor allowed this machine to run the farm's apps");

@@ -13,7 +13,7 @@ import { defaultIdleSources, MachineIdle } from "../policy/idle/machineIdle";
 import { sensingText } from "../policy/sensingText";
 import { HeatGate, HeatWatch } from "../policy/thermal";
 import { DisposableOwner } from "../lifecycle";
-import type { DonorFacts } from "../hostAndWebview/deriveDonorState";
+import type { DonorFacts } from "../donorState/deriveDonorState";
 import { messageOf } from "../worker/errors";
 
 const SAMPLE_MS = 5_000;

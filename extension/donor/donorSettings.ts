@@ -1,6 +1,6 @@
 import * as vscode from "vscode";
 import { resolveDonorSettings, type DonorSettings, type RawDonorSettings } from "../policy/donorSettings";
-import type { PresetSource } from "../hostAndWebview/donorState";
+import type { PresetSource } from "../donorState/donorState";
 
 export type { DonorSettings } from "../policy/donorSettings";
 

@@ -1,5 +1,5 @@
 import * as vscode from "vscode";
-import { AppsRuntime, demoHandlers, HandlerRegistry, ollamaHandlers, parseRecipes, ProcessPool, recipeHandlers, type Recipe } from "../handlers";
+import { AppsRuntime, demoHandlers, HandlerRegistry, ollamaHandlers, parseRecipes, probeOllama, ProcessPool, recipeHandlers, type Recipe } from "../handlers";
 import { userStateDir } from "../policy/privateFiles";
 import type { Handler } from "../worker/handler";
 import { runAppsAllowed } from "./appsConsent";
@@ -88,4 +88,11 @@ export function offeredModels(): string[] {
 /** Record the donor's choice of Ollama models (machine-scoped user setting). */
 export async function offerModels(models: readonly string[]): Promise<void> {
   await vscode.workspace.getConfiguration("farmhand").update("ollamaModels", [...models], vscode.ConfigurationTarget.Global);
+}
+
+/** The models of the Ollama running here (at the farmhand.ollamaUrl setting, else its default address); none when it does not run. */
+export async function localOllamaModels(): Promise<string[]> {
+  const url = vscode.workspace.getConfiguration("farmhand").get<string>("ollamaUrl") || undefined;
+  const probe = await probeOllama(url);
+  return probe.running ? probe.models : [];
 }

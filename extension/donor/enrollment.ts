@@ -16,7 +16,7 @@ export async function enroll(url: string, secret: string, machine: MachineIdenti
   if (!isHttpUrl(url)) throw new Error(`"${url}" is not an http(s) URL`);
   const client = new ConvexHttpClient(url);
   if (secret.startsWith("fh_w_")) {
-    await client.query(api.workers.mine, { apiKey: secret }); // refuses a bad or revoked key with its code
+    await client.query(api.workers.checkKey, { apiKey: secret }); // refuses a bad or revoked key with its code
     return secret;
   }
   const { apiKey } = await client.mutation(api.workers.enroll, { token: secret, ...machine });

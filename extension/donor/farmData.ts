@@ -4,7 +4,7 @@ import { api } from "../../convex/_generated/api";
 import type { FarmConnection } from "./farmConnection";
 import { describeError, type DescribedError } from "../worker/errors";
 import { DONOR_VIEW_QUERIES } from "./viewQueries";
-import { CONNECT_GRACE_MS, type FarmFacts } from "../hostAndWebview/deriveDonorState";
+import { CONNECT_GRACE_MS, type FarmFacts } from "../donorState/deriveDonorState";
 
 export type Overview = FunctionReturnType<typeof api.farm.overview>;
 

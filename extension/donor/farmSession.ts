@@ -6,8 +6,8 @@ import { watchKeyRefusals } from "../worker/keyRefusals";
 import { measureFacts } from "../worker/machineFacts";
 import { freezesJobs, type PolicyDecision } from "../policy/policy";
 import { GpuGuard } from "../policy/gpuGuard";
-import { jobRows, type DonorFacts, type EngineFacts } from "../hostAndWebview/deriveDonorState";
-import { refusedKeyText } from "../hostAndWebview/donorStateText";
+import { jobRows, type DonorFacts, type EngineFacts } from "../donorState/deriveDonorState";
+import { refusedKeyText } from "../donorState/donorStateText";
 
 /**
  * `suspendOnReturn`: freeze running jobs while the owner uses the machine (light and medium presets);

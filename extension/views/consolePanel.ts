@@ -1,12 +1,11 @@
 import * as vscode from "vscode";
-import { api } from "../../convex/_generated/api";
+import type { ConsoleSession } from "../donor/consoleSession";
 import type { Membership } from "../donor/membership";
 import type { OperatorKeyStore } from "../donor/operatorKey";
-import { parseConsoleRequest, resultImages, type ConsoleMessage, type ConsoleRequest, type ConsoleState } from "../hostAndWebview/consoleProtocol";
+import { parseConsoleRequest, resultImages, type ConsoleMessage, type ConsoleRequest, type ConsoleState } from "../protocol/consoleProtocol";
 import { DisposableOwner } from "../lifecycle";
 import { describeError } from "../worker/errors";
 import { performConsoleAction } from "./consoleActions";
-import type { ConsoleConnection } from "./consoleConnection";
 import { askOperatorKey } from "./operatorKeyFlow";
 import { webviewPage } from "./webviewPage";
 
@@ -22,9 +21,10 @@ function weekStart(ms: number): number {
 
 /**
  * The operator's console: one webview editor tab (Farmhand: Open Console). It subscribes only to what the
- * page in view shows (and the job opened on the Jobs page), through the console's own connection with the
- * console's credential (an operator key, or a worker key that may manage); the server checks its right on every
- * call. It follows that credential (Leave Farm, Join, an operator key entered) and the connection's state. Every
+ * page in view shows (and the job opened on the Jobs page), through the console's session (donor/consoleSession.ts:
+ * the console's own connection with its credential, an operator key or a worker key that may manage); the server
+ * checks its right on every call. It only formats and forwards. It follows that credential (Leave Farm, Join, an
+ * operator key entered) and the connection's state. Every
  * inbound message is validated.
  */
 export class ConsolePanel extends DisposableOwner {
@@ -47,14 +47,14 @@ export class ConsolePanel extends DisposableOwner {
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    private readonly connection: ConsoleConnection,
+    private readonly session: ConsoleSession,
     private readonly operatorKeys: OperatorKeyStore,
     private readonly membership: Membership,
     private readonly log: vscode.LogOutputChannel,
   ) {
     super();
     this._register({ dispose: () => this.close() });
-    this._register(connection.onDidChange(() => this.followCredential()));
+    this._register(session.onDidChange(() => this.followCredential()));
   }
 
   /**
@@ -62,17 +62,13 @@ export class ConsolePanel extends DisposableOwner {
    * asks for an operator key (checked with the farm) and keeps it. (The server checks the right on every call.)
    */
   async open(): Promise<void> {
-    const credential = this.connection.credential();
     let why = "This machine has no operator key.";
-    if (credential?.kind === "operator") return this.show();
-    if (credential?.kind === "worker") {
-      try {
-        const overview = await this.connection.query(api.farm.overview, {});
-        if (overview.canManage) return this.show();
-        why = "The console is for operators: this machine's worker key may not manage the farm.";
-      } catch (e) {
-        return void vscode.window.showErrorMessage(`Farmhand: cannot open the console: ${describeError(e).message}`);
-      }
+    try {
+      const access = await this.session.access();
+      if (access === "operator" || access === "manager") return this.show();
+      if (access === "notManager") why = "The console is for operators: this machine's worker key may not manage the farm.";
+    } catch (e) {
+      return void vscode.window.showErrorMessage(`Farmhand: cannot open the console: ${describeError(e).message}`);
     }
     if (await this.enterOperatorKey(why)) this.show();
   }
@@ -107,7 +103,7 @@ export class ConsolePanel extends DisposableOwner {
   }
 
   private describeCredential(): string | undefined {
-    const credential = this.connection.credential();
+    const credential = this.session.credential();
     if (!credential) return undefined;
     const prefix = `${credential.apiKey.slice(0, 9)}…`;
     return credential.kind === "operator" ? `operator key ${prefix}` : `this machine's worker key ${prefix}`;
@@ -116,7 +112,7 @@ export class ConsolePanel extends DisposableOwner {
   /** Say when the farm is offline (what is shown is as of then), and when it is back. */
   private watchConnection(): void {
     this.unwatchConnection?.();
-    this.unwatchConnection = this.connection.watchConnection((connected) => this.update({ offlineSince: connected ? undefined : Date.now() }));
+    this.unwatchConnection = this.session.watchConnection((connected) => this.update({ offlineSince: connected ? undefined : Date.now() }));
   }
 
   /** Show the console, or bring it to the front. */
@@ -205,7 +201,7 @@ export class ConsolePanel extends DisposableOwner {
       case "saveImage":
         return await this.saveImage(request.jobId, request.field);
       default: {
-        const outcome = await performConsoleAction(this.connection, request, this.state);
+        const outcome = await performConsoleAction(this.session, request, this.state);
         if (outcome === undefined) return;
         if ("notice" in outcome) return this.post({ type: "notice", text: outcome.notice });
         if ("secret" in outcome) return this.post({ type: "secret", kind: outcome.kind, secret: outcome.secret });
@@ -241,15 +237,13 @@ export class ConsolePanel extends DisposableOwner {
     let unwatch: (() => void) | undefined;
     switch (state.page) {
       case "overview":
-        unwatch = this.connection.watch(api.console.overview, {}, (overview) => this.update({ overview, error: undefined }), onError);
+        unwatch = this.session.watchOverview((overview) => this.update({ overview, error: undefined }), onError);
         break;
       case "jobs": {
         this.olderCursor = null;
         const page = this.cursors.length - 1;
         const cursor = this.cursors[page] ?? null;
-        unwatch = this.connection.watch(
-          api.console.jobs,
-          { filter: state.filter, paginationOpts: { numItems: JOBS_SHOWN, cursor } },
+        unwatch = this.session.watchJobs(state.filter, JOBS_SHOWN, cursor)(
           (answer) => {
             this.olderCursor = answer.isDone ? null : answer.continueCursor;
             this.update({ jobs: { rows: answer.page, checked: answer.checked, scanned: answer.scanned, page, hasOlder: !answer.isDone }, error: undefined });
@@ -261,22 +255,19 @@ export class ConsolePanel extends DisposableOwner {
       case "workers": {
         this.olderWorkersCursor = null;
         const page = this.workerCursors.length - 1;
-        const paginationOpts = { numItems: WORKERS_SHOWN, cursor: this.workerCursors[page] ?? null };
-        const unwatchWorkers = this.connection.watch(
-          api.console.workers,
-          { paginationOpts },
+        const unwatchWorkers = this.session.watchWorkers(WORKERS_SHOWN, this.workerCursors[page] ?? null)(
           (answer) => {
             this.olderWorkersCursor = answer.isDone ? null : answer.continueCursor;
             this.update({ workers: answer.page, workersPaging: { page, hasOlder: !answer.isDone }, error: undefined });
           },
           onError,
         );
-        const unwatchBoard = this.connection.watch(api.console.leaderboard, { weekOf: this.week }, (leaderboard) => this.update({ leaderboard }), onError);
+        const unwatchBoard = this.session.watchLeaderboard(this.week)((leaderboard) => this.update({ leaderboard }), onError);
         unwatch = unwatchWorkers && (() => (unwatchWorkers(), unwatchBoard?.()));
         break;
       }
       case "access":
-        unwatch = this.connection.watch(api.consoleAccess.list, {}, (access) => this.update({ access, error: undefined }), onError);
+        unwatch = this.session.watchAccess((access) => this.update({ access, error: undefined }), onError);
         break;
     }
     if (!unwatch) {
@@ -289,9 +280,7 @@ export class ConsolePanel extends DisposableOwner {
   private watchBulk(bulkId: string): void {
     this.unwatchBulk?.();
     this.update({ bulk: null });
-    this.unwatchBulk = this.connection.watch(
-      api.console.bulkStatus,
-      { bulkId },
+    this.unwatchBulk = this.session.watchBulk(bulkId)(
       (bulk) => this.update({ bulk }),
       (e) => this.update({ error: describeError(e).message }),
     );
@@ -302,9 +291,7 @@ export class ConsolePanel extends DisposableOwner {
     this.unwatchJob?.();
     this.unwatchJob = undefined;
     if (!this.jobId) return;
-    this.unwatchJob = this.connection.watch(
-      api.console.job,
-      { jobId: this.jobId },
+    this.unwatchJob = this.session.watchJob(this.jobId)(
       (job) => this.update({ job }),
       (e) => this.update({ error: describeError(e).message }),
     );

@@ -1,6 +1,6 @@
 import * as vscode from "vscode";
-import { deriveDonorState, type DonorFacts } from "../hostAndWebview/deriveDonorState";
-import type { DonorState } from "../hostAndWebview/donorState";
+import { deriveDonorState, type DonorFacts } from "../donorState/deriveDonorState";
+import type { DonorState } from "../donorState/donorState";
 import { DisposableOwner } from "../lifecycle";
 import { Throttle } from "./throttle";
 

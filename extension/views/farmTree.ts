@@ -1,8 +1,8 @@
 import * as vscode from "vscode";
 import type { FarmData } from "../donor/farmData";
-import type { DeadLetterRow, DonorState, LaneRow, RunningJob, WorkerRow } from "../hostAndWebview/donorState";
-import { attemptsText, describeStatus, farmNotice, frozenNote, laneWaitNote, refusedKeyText, workerText } from "../hostAndWebview/donorStateText";
-import { duration, percent } from "../hostAndWebview/format";
+import type { DeadLetterRow, DonorState, LaneRow, RunningJob, WorkerRow } from "../donorState/donorState";
+import { attemptsText, describeStatus, farmNotice, frozenNote, laneWaitNote, refusedKeyText, workerText } from "../donorState/donorStateText";
+import { duration, percent } from "../donorState/format";
 import { DisposableOwner } from "../lifecycle";
 
 type SectionId = "machine" | "queue" | "workers" | "dead";

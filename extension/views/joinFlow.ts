@@ -1,13 +1,10 @@
 import * as vscode from "vscode";
-import { hostname } from "node:os";
 import { askToRunApps } from "../donor/appsConsent";
-import { offeredModels, offerModels, type EngineHandlers } from "../donor/engineHandlers";
-import { answersLikeConvex, enroll, isHttpUrl, secretProblem } from "../donor/enrollment";
-import { notConvexMessage } from "../worker/deploymentProbe";
+import { localOllamaModels, offeredModels, offerModels, type EngineHandlers } from "../donor/engineHandlers";
+import { isHttpUrl, secretProblem } from "../donor/enrollment";
+import { joinProblem, joinThisMachine } from "../donor/joining";
 import type { Membership } from "../donor/membership";
-import { probeOllama } from "../handlers";
-import { measureFacts } from "../worker/machineFacts";
-import { describeError, type DescribedError } from "../worker/errors";
+import { describeError } from "../worker/errors";
 
 export type JoinDeps = {
   membership: Membership;
@@ -38,10 +35,7 @@ export async function joinFarm(deps: JoinDeps, args?: JoinArgs, typedUrl?: strin
   if (!scripted) await askToRunApps();
 
   try {
-    const capabilities = await handlers.registry.capabilities();
-    const name = `${vscode.env.appName} on ${hostname() || "this machine"}`.slice(0, 100);
-    const apiKey = await enroll(url, secret, { name, machineId: vscode.env.machineId, capabilities, facts: await measureFacts() });
-    await membership.join(url, apiKey);
+    await joinThisMachine(membership, handlers, url, secret);
     log.info(`Joined the farm at ${url}`);
     if (!scripted) void vscode.window.showInformationMessage(deps.joinedMessage());
     return true;
@@ -88,12 +82,11 @@ function askSecret(): Thenable<string | undefined> {
  * use (none picked: Ollama is not offered). Escape keeps the choice as it was.
  */
 async function chooseOllamaModels(handlers: EngineHandlers): Promise<void> {
-  const url = vscode.workspace.getConfiguration("farmhand").get<string>("ollamaUrl") || undefined;
-  const probe = await probeOllama(url);
-  if (!probe.running || probe.models.length === 0) return;
+  const models = await localOllamaModels();
+  if (models.length === 0) return;
   const offered = offeredModels();
   const picked = await vscode.window.showQuickPick(
-    probe.models.map((model) => ({ label: model, picked: offered.includes(model.toLowerCase()) })),
+    models.map((model) => ({ label: model, picked: offered.includes(model.toLowerCase()) })),
     {
       title: "Join a Farm: offer local Ollama models?",
       placeHolder: "Pick the models the farm may run on this machine; pick none to offer no model",
@@ -105,20 +98,3 @@ async function chooseOllamaModels(handlers: EngineHandlers): Promise<void> {
   await offerModels(picked.map((p) => p.label.toLowerCase()));
   handlers.reload();
 }
-
-/** The farm's own words, and what to do next; an answer without a code from something that is not a farm says so. */
-async function joinProblem(url: string, error: DescribedError): Promise<string> {
-  if (error.kind === "unreachable") return `the deployment URL is unreachable (${error.code}) — check it and your connection`;
-  if (error.kind === "failed" && !error.code && isHttpUrl(url) && !(await answersLikeConvex(url))) {
-    return notConvexMessage(url);
-  }
-  const next = error.code ? NEXT_STEP[error.code] : undefined;
-  return next ? `${error.message} — ${next}` : error.message;
-}
-
-const NEXT_STEP: Record<string, string> = {
-  token_expired: "ask your operator for a new token",
-  token_used: "each token joins one machine; ask your operator for another",
-  bad_key: "check the token or key, or ask your operator for a new one",
-  revoked: "this machine was removed from the farm; ask your operator for a new token",
-};

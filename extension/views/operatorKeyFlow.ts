@@ -1,6 +1,5 @@
 import * as vscode from "vscode";
-import { ConvexHttpClient } from "convex/browser";
-import { api } from "../../convex/_generated/api";
+import { checkOperatorKey } from "../donor/consoleSession";
 import { isHttpUrl, operatorKeyProblem } from "../donor/enrollment";
 import type { StoredOperatorKey } from "../donor/operatorKey";
 import { describeError } from "../worker/errors";
@@ -24,7 +23,7 @@ export async function askOperatorKey(options: { url?: string; why?: string }): P
     if (key === undefined) return undefined;
     const trimmed = key.trim();
     try {
-      await new ConvexHttpClient(url).query(api.console.overview, { apiKey: trimmed });
+      await checkOperatorKey(url, trimmed);
       return { url, key: trimmed };
     } catch (error) {
       const again = await vscode.window.showErrorMessage(`Farmhand: the farm refused this operator key: ${describeError(error).message}`, "Try Again");

@@ -1,7 +1,7 @@
 import * as vscode from "vscode";
 import type { FarmData } from "../donor/farmData";
 import { DisposableOwner } from "../lifecycle";
-import { parsePanelRequest, type PanelMessage, type PanelRequest, type PanelSnapshot } from "../hostAndWebview/panelProtocol";
+import { parsePanelRequest, type PanelMessage, type PanelRequest, type PanelSnapshot } from "../protocol/panelProtocol";
 import { webviewPage } from "./webviewPage";
 
 export type PanelHost = {

@@ -1,6 +1,6 @@
 import * as vscode from "vscode";
-import type { DonorState, HeadlineKind } from "../hostAndWebview/donorState";
-import { describeStatus, farmNotice, policyText, refusedKeyText, shortStatus, suspendedText, TOGGLE_HINT } from "../hostAndWebview/donorStateText";
+import type { DonorState, HeadlineKind } from "../donorState/donorState";
+import { describeStatus, farmNotice, policyText, refusedKeyText, shortStatus, suspendedText, TOGGLE_HINT } from "../donorState/donorStateText";
 import { DisposableOwner } from "../lifecycle";
 
 /** The one status-bar item: what this machine is doing for the farm; a click does what the state's toggle says. */

@@ -18,7 +18,7 @@ export async function probeDeployment(url: string, timeoutMs = 5_000): Promise<D
     response = await fetch(new URL("api/query", url.endsWith("/") ? url : `${url}/`), {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ path: "workers:mine", args: { apiKey: "" }, format: "json" }),
+      body: JSON.stringify({ path: "workers:checkKey", args: { apiKey: "" }, format: "json" }),
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch {

@@ -1,4 +1,4 @@
-import { tokenStateAt, type ConsoleState, type SecretKind } from "../../extension/hostAndWebview/consoleProtocol";
+import { tokenStateAt, type ConsoleState, type SecretKind } from "../../extension/protocol/consoleProtocol";
 import { button, el, post, scrolling, table, when } from "./dom";
 
 /**

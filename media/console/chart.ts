@@ -1,6 +1,6 @@
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import { overviewAt, type ConsoleOverview } from "../../extension/hostAndWebview/consoleProtocol";
+import { overviewAt, type ConsoleOverview } from "../../extension/protocol/consoleProtocol";
 
 const MINUTE = 60_000;
 const HEIGHT = 160;

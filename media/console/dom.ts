@@ -17,7 +17,7 @@ import "@vscode-elements/elements/dist/vscode-tabs/index.js";
 import "@vscode-elements/elements/dist/vscode-textfield/index.js";
 import type { VscodeButton } from "@vscode-elements/elements/dist/vscode-button/vscode-button.js";
 import type { VscodeTable } from "@vscode-elements/elements/dist/vscode-table/vscode-table.js";
-import type { ConsoleRequest } from "../../extension/hostAndWebview/consoleProtocol";
+import type { ConsoleRequest } from "../../extension/protocol/consoleProtocol";
 
 declare function acquireVsCodeApi(): { postMessage(message: ConsoleRequest): void };
 

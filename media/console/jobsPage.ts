@@ -8,7 +8,7 @@ import {
   type ConsoleJobPage,
   type ConsoleState,
   type JobStatus,
-} from "../../extension/hostAndWebview/consoleProtocol";
+} from "../../extension/protocol/consoleProtocol";
 import { button, el, linkButton, post, seconds, table, when } from "./dom";
 
 const JOBS_SHOWN = 50;

@@ -1,4 +1,4 @@
-import { isConsoleMessage, overviewAt, type ConsolePage, type ConsoleState } from "../../extension/hostAndWebview/consoleProtocol";
+import { isConsoleMessage, overviewAt, type ConsolePage, type ConsoleState } from "../../extension/protocol/consoleProtocol";
 import { accessPage, showSecret } from "./accessPage";
 import { ThroughputChart } from "./chart";
 import "./console.css";

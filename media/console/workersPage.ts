@@ -1,4 +1,4 @@
-import { workerStateAt, type ConsoleLeaderboard, type ConsoleState, type ConsoleWorker } from "../../extension/hostAndWebview/consoleProtocol";
+import { workerStateAt, type ConsoleLeaderboard, type ConsoleState, type ConsoleWorker } from "../../extension/protocol/consoleProtocol";
 import { button, el, hours, post, scrolling, table, when } from "./dom";
 
 /** "8 cores · 16.0 GB · linux/x64 · NVIDIA RTX 4090 (24.0 GB)", or "not reported". */

@@ -1,7 +1,7 @@
-import type { FarmFigures } from "../../extension/hostAndWebview/donorState";
-import { appsButtonLabel, appsText, attemptsText, creditText, describeStatus, farmNotice, frozenNote, policyText, refusedKeyText, TOGGLE_LABEL, workerText } from "../../extension/hostAndWebview/donorStateText";
-import { duration } from "../../extension/hostAndWebview/format";
-import { isPanelMessage, type PanelRequest, type PanelSnapshot } from "../../extension/hostAndWebview/panelProtocol";
+import type { FarmFigures } from "../../extension/donorState/donorState";
+import { appsButtonLabel, appsText, attemptsText, creditText, describeStatus, farmNotice, frozenNote, policyText, refusedKeyText, TOGGLE_LABEL, workerText } from "../../extension/donorState/donorStateText";
+import { duration } from "../../extension/donorState/format";
+import { isPanelMessage, type PanelRequest, type PanelSnapshot } from "../../extension/protocol/panelProtocol";
 
 declare function acquireVsCodeApi(): {
   postMessage(message: PanelRequest): void;

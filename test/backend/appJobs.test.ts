@@ -5,7 +5,7 @@ import { buildModule, FD_WRITE } from "../unit/apps/wasmBuilder";
 import { publish, publishingFarm, remove, type PublishingFarm } from "./appFarm";
 import { eventKinds, inboxOf, jobRow, laneCounts, runDue } from "./queueState";
 import type { MachineFacts } from "../../convex/lib/facts";
-import { enrollWorker, expectCode, LAPTOP_FACTS, snapshot, type Enrolled } from "./setup";
+import { enrollWorker, runningJobs, expectCode, LAPTOP_FACTS, snapshot, type Enrolled } from "./setup";
 
 const V1 = buildModule({ imports: [FD_WRITE] });
 const V2 = buildModule({ imports: [FD_WRITE], memory: { min: 2 } });
@@ -169,12 +169,12 @@ describe("routing app jobs", () => {
     expect(waiter?.wants).toBe(1);
   });
 
-  test("workers:mine names the app and version of a running app job", async () => {
+  test("a running app job names its app and version", async () => {
     const farm = await farmWithApp();
     await submitApp(farm);
     const donor = await appsWorker(farm);
     await claim(farm, donor);
-    const [mine] = await farm.t.query(api.workers.mine, { apiKey: donor.apiKey });
+    const [mine] = await runningJobs(farm.t, donor.apiKey);
     expect(mine).toMatchObject({ type: "app.render", app: { name: "render", version: 1 } });
   });
 

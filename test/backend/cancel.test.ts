@@ -1,6 +1,6 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
-import { enrollWorker, newFarm, overviewNow, TEST_TYPES } from "./setup";
+import { enrollWorker, runningJobs, newFarm, overviewNow, TEST_TYPES } from "./setup";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -29,7 +29,7 @@ test("a pending job is canceled at once and never claimed", async () => {
 test("a running job is flagged; the worker learns it from heartbeat and mine; its next write ends it canceled", async () => {
   const { farm, w, jobId, claim } = await running();
   expect(await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId })).toEqual({ status: "running", cancelRequested: true });
-  expect((await farm.t.query(api.workers.mine, { apiKey: w.apiKey }))[0].cancelRequested).toBe(true);
+  expect((await runningJobs(farm.t, w.apiKey))[0].cancelRequested).toBe(true);
   expect((await farm.t.mutation(api.workers.heartbeat, { apiKey: w.apiKey, leaseId: claim.leaseId })).cancel).toBe(true);
   expect((await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId }))!.status).toBe("running");
   await farm.t.mutation(api.workers.fail, { apiKey: w.apiKey, leaseId: claim.leaseId, error: "aborted" });

@@ -3,7 +3,7 @@ import { api, internal } from "../../convex/_generated/api";
 import { LIMITS } from "../../convex/lib/limits";
 import { measure } from "./metrics";
 import { seedPending } from "./seed";
-import { enrollWorker, expectCode, newFarm, snapshot, overviewNow, TEST_TYPES } from "./setup";
+import { enrollWorker, runningJobs, expectCode, newFarm, snapshot, overviewNow, TEST_TYPES } from "./setup";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -98,7 +98,7 @@ describe("workers:claim", () => {
     for (let i = 0; i < 5; i++) await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
     expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max: 5 })).toHaveLength(2);
     expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max: 5 })).toEqual([]);
-    const [mine] = await farm.t.query(api.workers.mine, { apiKey: w.apiKey });
+    const [mine] = await runningJobs(farm.t, w.apiKey);
     await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: mine.leaseId, result: null });
     expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES, max: 5 })).toHaveLength(1);
   });
@@ -116,22 +116,21 @@ describe("workers:claim", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
     await expectCode(farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["Ollama"] }), "invalid_argument");
-    await expectCode(farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: ["a/b"] }), "invalid_argument");
+    await expectCode(farm.t.mutation(api.workers.ready, { apiKey: w.apiKey, capabilities: ["a/b"], slots: 1 }), "invalid_argument");
   });
 
-  test("an empty queue claims nothing and watch says so", async () => {
+  test("an empty queue claims nothing", async () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
-    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual({ available: false });
     expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual([]);
   });
 
-  test("watch only reports jobs the worker could run", async () => {
+  test("a claim takes only jobs the worker could run with what it advertises now", async () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm, { allowed: ["gpu"], capabilities: [] });
-    await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", requiredCapabilities: ["gpu"] });
-    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual({ available: false });
-    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: ["gpu", "x"] })).toEqual({ available: true });
+    const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", requiredCapabilities: ["gpu"] });
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual([]);
+    expect((await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["gpu", "x"] })).map((c) => c.jobId)).toEqual([jobId]);
   });
 
   test("records a claimed event, lastSeenAt at most once a minute (in presence, never on the worker's own row)", async () => {
@@ -183,9 +182,6 @@ describe("deep queues", () => {
     const overview = await measure(farm.t, "query", api.farm.overview, { apiKey: w.apiKey });
     expect(overview.result.counts.pending).toBe(40_000);
     expect(overview.usage.documentsRead).toBeLessThan(200);
-    const watch = await measure(farm.t, "query", api.workers.watch, { apiKey: w.apiKey, capabilities: w.capabilities });
-    expect(watch.result).toEqual({ available: true });
-    expect(watch.usage.documentsRead).toBeLessThan(20);
     const claim = await measure(farm.t, "mutation", api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 4 });
     expect(claim.result).toHaveLength(4);
     expect(claim.usage.documentsRead).toBeLessThan(100);

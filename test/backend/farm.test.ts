@@ -48,18 +48,18 @@ describe("dead letters (operator)", () => {
 });
 
 describe("manager workers (canManage)", () => {
-  test("may retry, cancel and purge through farm:*", async () => {
+  test("may retry, cancel and purge one job through the operator API (consoleActions:*), with the same answers an operator key gets", async () => {
     const farm = await newFarm();
     const manager = await enrollWorker(farm, { canManage: true, name: "panel" });
     const dead1 = await deadJob(farm, manager);
     const dead2 = await deadJob(farm, manager);
     expect((await farm.t.query(api.farm.deadLetters, { apiKey: manager.apiKey })).map((d) => d.jobId).sort()).toEqual([dead1, dead2].sort());
-    await farm.t.mutation(api.farm.retryDead, { apiKey: manager.apiKey, jobId: dead1 });
+    await farm.t.mutation(api.consoleActions.retryJob, { apiKey: manager.apiKey, jobId: dead1 });
     expect((await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId: dead1 }))!.status).toBe("pending");
-    expect(await farm.t.mutation(api.farm.cancelJob, { apiKey: manager.apiKey, jobId: dead1 })).toEqual({ status: "canceled" });
-    expect(await farm.t.mutation(api.farm.purgeDead, { apiKey: manager.apiKey, jobId: dead2 })).toEqual({ purged: true });
+    expect(await farm.t.mutation(api.consoleActions.cancelJob, { apiKey: manager.apiKey, jobId: dead1 })).toEqual({ status: "canceled" });
+    expect(await farm.t.mutation(api.consoleActions.purgeJob, { apiKey: manager.apiKey, jobId: dead2 })).toEqual({ purged: true });
     expect(await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId: dead2 })).toBeNull();
-    await expectCode(farm.t.mutation(api.farm.purgeDead, { apiKey: manager.apiKey, jobId: dead1 }), "invalid_argument");
+    await expectCode(farm.t.mutation(api.consoleActions.purgeJob, { apiKey: manager.apiKey, jobId: dead1 }), "invalid_argument");
   });
 
   test("other workers are refused with forbidden and nothing changes", async () => {
@@ -67,7 +67,7 @@ describe("manager workers (canManage)", () => {
     const plain = await enrollWorker(farm);
     const jobId = await deadJob(farm, plain);
     const before = await snapshot(farm.t);
-    for (const fn of [api.farm.retryDead, api.farm.cancelJob, api.farm.purgeDead]) {
+    for (const fn of [api.consoleActions.retryJob, api.consoleActions.cancelJob, api.consoleActions.purgeJob]) {
       await expectCode(farm.t.mutation(fn, { apiKey: plain.apiKey, jobId }), "forbidden");
     }
     expect(await snapshot(farm.t)).toEqual(before);

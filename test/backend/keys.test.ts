@@ -92,8 +92,10 @@ describe("joining and keys", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
     const unknownWorker = "fh_w_" + "B".repeat(43);
-    await expectCode(farm.t.query(api.workers.watch, { apiKey: unknownWorker, capabilities: TEST_TYPES }), "bad_key");
-    await expectCode(farm.t.query(api.workers.mine, { apiKey: "nonsense" }), "bad_key");
+    await expectCode(farm.t.query(api.workers.checkKey, { apiKey: unknownWorker }), "bad_key");
+    await expectCode(farm.t.query(api.workers.checkKey, { apiKey: "nonsense" }), "bad_key");
+    await expectCode(farm.t.query(api.workers.checkKey, { apiKey: "" }), "bad_key");
+    expect(await farm.t.query(api.workers.checkKey, { apiKey: w.apiKey })).toEqual({ workerId: w.workerId, name: "laptop" });
     await expectCode(farm.t.mutation(api.workers.claim, { apiKey: farm.clientKey, capabilities: TEST_TYPES }), "bad_key");
     await expectCode(farm.t.mutation(api.jobs.submit, { clientKey: w.apiKey, type: "x" }), "bad_key");
     await expectCode(farm.t.query(api.jobs.get, { clientKey: "fh_c_" + "C".repeat(43), jobId: "x" }), "bad_key");
@@ -108,7 +110,7 @@ describe("joining and keys", () => {
     const before = await snapshot(farm.t);
     await expectCode(farm.t.mutation(api.workers.heartbeat, { apiKey: w.apiKey, leaseId: job.leaseId }), "revoked");
     await expectCode(farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: job.leaseId, result: 1 }), "revoked");
-    await expectCode(farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: TEST_TYPES }), "revoked");
+    await expectCode(farm.t.query(api.workers.checkKey, { apiKey: w.apiKey }), "revoked");
     expect(await snapshot(farm.t)).toEqual(before);
   });
 

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { LIMITS, TIMING } from "../../convex/lib/limits";
-import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, overviewNow, TEST_TYPES } from "./setup";
+import { enrollWorker, runningJobs, expectCode, newFarm, snapshot, type Enrolled, type Farm, overviewNow, TEST_TYPES } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -37,7 +37,7 @@ describe("leases", () => {
     // past the original expiry, the janitor finds the lease extended and re-arms instead of reclaiming
     await advance(farm, 6_000);
     expect(await getJob(farm, jobId)).toMatchObject({ status: "running", progress: 0.25, statusText: "warming up" });
-    const mine = await farm.t.query(api.workers.mine, { apiKey: w.apiKey });
+    const mine = await runningJobs(farm.t, w.apiKey);
     expect(mine).toEqual([expect.objectContaining({ jobId, leaseId: claim.leaseId, progress: 0.25, cancelRequested: false })]);
     // without further heartbeats the re-armed check reclaims it
     await advance(farm, 5_000);
@@ -164,7 +164,7 @@ describe("results and failures", () => {
     const { farm, w, jobId, claim } = await oneRunning({ maxAttempts: 1 });
     await farm.t.mutation(api.workers.release, { apiKey: w.apiKey, leaseId: claim.leaseId });
     expect(await getJob(farm, jobId)).toMatchObject({ status: "pending", attempt: 0 });
-    expect(await farm.t.query(api.workers.mine, { apiKey: w.apiKey })).toEqual([]);
+    expect(await runningJobs(farm.t, w.apiKey)).toEqual([]);
     const [again] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     expect(again).toMatchObject({ jobId, attempt: 1 });
   });

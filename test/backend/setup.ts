@@ -4,6 +4,7 @@ import type { FunctionReturnType } from "convex/server";
 import { expect } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
+import { workerFromKey } from "../../convex/lib/auth";
 import type { MachineFacts } from "../../convex/lib/facts";
 import schema from "../../convex/schema";
 import { modulesFromDirectory } from "../server/modules";
@@ -148,4 +149,28 @@ export function withoutSystemFields<Doc extends { _id: unknown; _creationTime: u
   delete fields._id;
   delete fields._creationTime;
   return fields as Omit<Doc, "_id" | "_creationTime">;
+}
+
+/** The worker's running jobs as the farm holds them (what a test asks of a worker's leases; no public query lists them). */
+export async function runningJobs(t: Backend, apiKey: string) {
+  return await t.run(async (ctx) => {
+    const worker = await workerFromKey(ctx, apiKey);
+    const jobs = await ctx.db
+      .query("jobs")
+      .withIndex("by_worker_status", (q) => q.eq("workerId", worker._id).eq("status", "running"))
+      .collect();
+    return jobs.map((job) => ({
+      jobId: job._id,
+      leaseId: job.leaseId!,
+      type: job.type,
+      ...(job.app ? { app: { name: job.app.name, version: job.app.version } } : {}),
+      attempt: job.attempt,
+      progress: job.progress,
+      statusText: job.statusText,
+      cancelRequested: job.cancelRequested === true,
+      startedAt: job.startedAt,
+      leaseExpiresAt: job.leaseExpiresAt,
+      suspendedSince: job.suspendedSince,
+    }));
+  });
 }

@@ -147,20 +147,16 @@ describe("jobs:submitBatch", () => {
 });
 
 describe("delayed jobs", () => {
-  test("delayMs keeps a job out of reach until it is due, and watch tells when", async () => {
+  test("delayMs keeps a job out of reach until it is due, and the job says when", async () => {
     vi.useFakeTimers();
     const farm = await newFarm();
     const w = await enrollWorker(farm);
     const start = Date.now();
     const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", delayMs: 30_000 });
-    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual({
-      available: false,
-      nextAvailableAt: start + 30_000,
-    });
+    expect(await farm.t.run(async (ctx) => await ctx.db.get(jobId))).toMatchObject({ queue: "delayed", availableAt: start + 30_000 });
     expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual([]);
     vi.advanceTimersByTime(30_000);
     await farm.t.finishInProgressScheduledFunctions();
-    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual({ available: true });
     const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
     expect(c.jobId).toBe(jobId);
   });
@@ -170,8 +166,9 @@ describe("delayed jobs", () => {
     const farm = await newFarm();
     const w = await enrollWorker(farm);
     const runAt = Date.now() + 5_000;
-    await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", runAt });
-    expect(await farm.t.query(api.workers.watch, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual({ available: false, nextAvailableAt: runAt });
+    const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", runAt });
+    expect(await farm.t.run(async (ctx) => await ctx.db.get(jobId))).toMatchObject({ queue: "delayed", availableAt: runAt });
+    expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toEqual([]);
     await farm.t.finishAllScheduledFunctions(vi.runAllTimers);
     expect(await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES })).toHaveLength(1);
   });

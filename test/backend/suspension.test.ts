@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { enrollWorker, expectCode, newFarm, snapshot, type Farm, TEST_TYPES } from "./setup";
+import { enrollWorker, runningJobs, expectCode, newFarm, snapshot, type Farm, TEST_TYPES } from "./setup";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -36,7 +36,7 @@ describe("suspended jobs (frozen on their worker while the donor uses the machin
     await advance(farm, 3_000);
     await beat(true);
     expect(await getJob(farm, jobId)).toMatchObject({ status: "running", suspendedSince: frozeAt });
-    expect(await farm.t.query(api.workers.mine, { apiKey: w.apiKey })).toEqual([expect.objectContaining({ jobId, suspendedSince: frozeAt })]);
+    expect(await runningJobs(farm.t, w.apiKey)).toEqual([expect.objectContaining({ jobId, suspendedSince: frozeAt })]);
     await beat(false);
     expect((await getJob(farm, jobId))!.suspendedSince).toBeUndefined();
     await beat(true);

@@ -17,8 +17,8 @@ test("nothing crosses orgs: jobs, claims, cancels, counts, dead letters", async 
   expect((await t.query(api.jobs.byExternalId, { clientKey: b.clientKey, externalId: "same" }))!.jobId).toBe(jobB);
   const before = await snapshot(t);
   await expectCode(t.mutation(api.jobs.cancel, { clientKey: b.clientKey, jobId: jobA }), "not_found");
-  await expectCode(t.mutation(api.farm.cancelJob, { apiKey: workerB.apiKey, jobId: jobA }), "not_found");
-  await expectCode(t.mutation(api.farm.retryDead, { apiKey: workerB.apiKey, jobId: jobA }), "not_found");
+  await expectCode(t.mutation(api.consoleActions.cancelJob, { apiKey: workerB.apiKey, jobId: jobA }), "not_found");
+  await expectCode(t.mutation(api.consoleActions.retryJob, { apiKey: workerB.apiKey, jobId: jobA }), "not_found");
   expect(await snapshot(t)).toEqual(before);
 
   // a worker only ever claims its own org's jobs

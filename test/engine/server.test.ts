@@ -330,29 +330,30 @@ describe("loopback test server with the fixture app", () => {
 });
 
 describe("loopback test server with the project's convex/", () => {
-  it("seeds an org, a client key and enrolled workers that can watch the queue", async () => {
+  it("seeds an org, a client key and enrolled workers whose doorbells ring", async () => {
     const server = await startTestServer();
     try {
       const seeded = await server.seed(2, { capabilities: ["recipe.wordcount"] });
       expect(seeded.workerKeys).toHaveLength(2);
       expect(new Set(seeded.workerKeys).size).toBe(2);
       const made = new ConvexClient(server.url, { logger: false });
-      const watched = await made.query(farmApi.workers.watch, { apiKey: seeded.workerKeys[0], capabilities: ["demo.echo"] });
-      expect(watched).toMatchObject({ available: false });
-      const refused = await made.query(farmApi.workers.watch, { apiKey: "fh_w_not-a-real-key", capabilities: [] }).catch((e: unknown) => e);
+      const rung = await made.query(farmApi.workers.doorbell, { apiKey: seeded.workerKeys[0] });
+      expect(rung).toEqual({ offers: [], cancel: [], resync: false });
+      const refused = await made.query(farmApi.workers.doorbell, { apiKey: "fh_w_not-a-real-key" }).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(ConvexError);
-      // The client key submits, and the extra capability was granted: the job shows up for the worker.
-      let recipeWork: { available: boolean } | undefined;
-      made.onUpdate(farmApi.workers.watch, { apiKey: seeded.workerKeys[1], capabilities: ["recipe.wordcount"] }, (v) => (recipeWork = v));
-      await waitFor(() => recipeWork, "the recipe watch");
-      expect(recipeWork).toMatchObject({ available: false });
+      // The client key submits, and the extra capability was granted: the job is offered to the waiting worker.
+      let recipeBell: { offers: unknown[] } | undefined;
+      made.onUpdate(farmApi.workers.doorbell, { apiKey: seeded.workerKeys[1] }, (v) => (recipeBell = v));
+      await waitFor(() => recipeBell, "the recipe worker's doorbell");
+      expect(recipeBell).toMatchObject({ offers: [] });
+      await made.mutation(farmApi.workers.ready, { apiKey: seeded.workerKeys[1], capabilities: ["recipe.wordcount"], slots: 1 });
       await made.mutation(farmApi.jobs.submit, {
         clientKey: seeded.clientKey,
         type: "recipe.wordcount",
         payload: { text: "a b c" },
         requiredCapabilities: ["recipe.wordcount"],
       });
-      await waitFor(() => (recipeWork?.available ? true : undefined), "the job to be available");
+      await waitFor(() => (recipeBell?.offers.length ? true : undefined), "the job to be offered");
       await made.close();
       await expect(seed(server, -1)).rejects.toThrow(/whole number/);
       const other = await seed(server, 1);
@@ -387,13 +388,11 @@ describe("loopback test server with the project's convex/", () => {
       expect(printed.publishKey).not.toBe(printed.clientKey);
       expect(printed.workerKeys).toHaveLength(2);
       const made = new ConvexClient(printed.url, { logger: false });
-      expect(await made.query(farmApi.workers.watch, { apiKey: printed.workerKeys[1], capabilities: ["demo.echo"] })).toMatchObject({
-        available: false,
-      });
+      expect(await made.query(farmApi.workers.doorbell, { apiKey: printed.workerKeys[1] })).toMatchObject({ offers: [] });
       await made.close();
       const stats = (await (await fetch(`${printed.url}/__testserver/stats`)).json()) as { conflictWindowMs: number; functions: object };
       expect(stats.conflictWindowMs).toBe(7);
-      expect(stats.functions).toHaveProperty(["workers:watch"]);
+      expect(stats.functions).toHaveProperty(["workers:doorbell"]);
       expect(groupAlive()).toBe(true);
       process.kill(-child.pid!, "SIGINT");
       await waitFor(() => (groupAlive() ? undefined : true), "every process of the server to stop");

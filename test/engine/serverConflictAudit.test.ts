@@ -60,20 +60,20 @@ describe("stats counters", () => {
     stats.call("workers:claim");
     stats.call("workers:claim");
     stats.conflict("workers:claim");
-    stats.push("workers:watch");
-    stats.push("workers:watch");
+    stats.push("workers:doorbell");
+    stats.push("workers:doorbell");
     stats.call("http:POST /api/jobs");
     const snapshot = stats.snapshot();
     expect(snapshot).toEqual({
       functions: {
         "http:POST /api/jobs": { calls: 1, conflicts: 0, pushes: 0 },
         "workers:claim": { calls: 2, conflicts: 1, pushes: 0 },
-        "workers:watch": { calls: 0, conflicts: 0, pushes: 2 },
+        "workers:doorbell": { calls: 0, conflicts: 0, pushes: 2 },
       },
       pushes: 2,
       conflictWindowMs: 20,
     });
-    expect(Object.keys(snapshot.functions)).toEqual(["http:POST /api/jobs", "workers:claim", "workers:watch"]);
+    expect(Object.keys(snapshot.functions)).toEqual(["http:POST /api/jobs", "workers:claim", "workers:doorbell"]);
     // A snapshot is a copy.
     snapshot.functions["workers:claim"].calls = 99;
     expect(stats.snapshot().functions["workers:claim"].calls).toBe(2);

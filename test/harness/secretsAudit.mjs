@@ -101,7 +101,7 @@ export async function auditSecrets({ page, profile, farmUrl }) {
     if (JSON.parse(id).key !== "farmhand.workerKey" || !WORKER_KEY_PATTERN.test(key)) throw new Error(`the Farmhand secret ${id} is not a worker key`);
     const localStorageText = await page.evaluate(() => JSON.stringify({ ...localStorage }));
     if (WORKER_KEY_PATTERN.test(localStorageText)) throw new Error("localStorage holds a worker key in the clear");
-    await new ConvexHttpClient(farmUrl).query(anyApi.workers.mine, { apiKey: key }); // throws for a key the farm does not know
+    await new ConvexHttpClient(farmUrl).query(anyApi.workers.checkKey, { apiKey: key }); // throws for a key the farm does not know
   });
 
   await check("Farmhand's globalState (browser IndexedDB) exists and holds no worker key", async () => {

@@ -1,4 +1,4 @@
-// Runs one Convex function by its path ("workers:watch", "dir/file:fn") through convex-test, the way a
+// Runs one Convex function by its path ("workers:doorbell", "dir/file:fn") through convex-test, the way a
 // deployment would for a client: only public functions of the requested kind, errors turned into the
 // { errorMessage, errorData } pair the sync protocol carries. Every run is made on behalf of an origin (the
 // caller), which the instruments use to count it and to find its read set.

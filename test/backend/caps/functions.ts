@@ -46,8 +46,8 @@ export async function oneJobAtEveryCap(): Promise<void> {
   await seedOutput(farm, jobId, 1, LIMITS.outputChunksPerJob);
   atStep("workers:output past the per-job cap");
   await expectCode(farm.t.mutation(api.workers.output, { ...lease, chunk: fullChunk(LIMITS.outputChunksPerJob) }), "too_large");
-  atStep("workers:mine");
-  expect(await farm.t.query(api.workers.mine, { apiKey: op.apiKey })).toHaveLength(1);
+  atStep("workers:checkKey");
+  expect(await farm.t.query(api.workers.checkKey, { apiKey: op.apiKey })).toMatchObject({ workerId: op.workerId });
   atStep("jobs:get while running, full output");
   const running = await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId });
   expect(running).toMatchObject({ status: "running", outputTruncated: true });
@@ -99,8 +99,6 @@ export async function twoHundredLanes(): Promise<void> {
   expect((await farm.t.query(api.console.overview, { apiKey: op.apiKey })).counts.pending).toBe(LIMITS.lanesPerOrg);
   atStep("farm:overview over 200 lanes");
   expect((await farm.t.query(api.farm.overview, { apiKey: op.apiKey })).lanes).toHaveLength(LIMITS.lanesPerOrg);
-  atStep("workers:watch over 200 lanes");
-  expect(await farm.t.query(api.workers.watch, { apiKey: op.apiKey, capabilities: op.capabilities })).toMatchObject({ available: true });
   atStep("workers:claim heads over 200 lanes");
   const first = await claim(farm, op);
   expect(first.length).toBeGreaterThan(0);
@@ -134,8 +132,8 @@ export async function hundredDeadLetters(): Promise<void> {
   expect(page.page).toHaveLength(100);
   atStep("console:job of a dead letter");
   expect(await farm.t.query(api.console.job, { apiKey: op.apiKey, jobId: ids[0] })).toMatchObject({ error: fullError(ids[0]) });
-  atStep("farm:retryDead");
-  await farm.t.mutation(api.farm.retryDead, { apiKey: op.apiKey, jobId: ids[0] });
+  atStep("consoleActions:retryJob");
+  await farm.t.mutation(api.consoleActions.retryJob, { apiKey: op.apiKey, jobId: ids[0] });
   atStep("consoleActions:purgeDead of 99 big dead letters");
   const { bulkId } = await farm.t.mutation(api.consoleActions.purgeDead, { apiKey: op.apiKey });
   await drain(farm, "bulkStep");

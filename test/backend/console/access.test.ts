@@ -19,6 +19,7 @@ test("a worker without canManage is refused by every console function", async ()
     () => farm.t.query(api.console.bulkStatus, { apiKey, bulkId: jobId }),
     () => farm.t.mutation(api.consoleActions.retryJob, { apiKey, jobId }),
     () => farm.t.mutation(api.consoleActions.cancelJob, { apiKey, jobId }),
+    () => farm.t.mutation(api.consoleActions.purgeJob, { apiKey, jobId }),
     () => farm.t.mutation(api.consoleActions.bulk, { apiKey, action: "cancel", filter: {} }),
     () => farm.t.mutation(api.consoleActions.purgeDead, { apiKey }),
     () => farm.t.query(api.consoleAccess.list, { apiKey }),
@@ -77,7 +78,7 @@ test("revoking a worker from the console hands its running job back; its own key
   await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: TEST_TYPES });
   expect(await farm.t.mutation(api.consoleAccess.revokeWorker, { apiKey: op.apiKey, workerId: worker.workerId })).toEqual({ handedBack: 1 });
   expect(await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId })).toMatchObject({ status: "pending" });
-  await expectCode(farm.t.query(api.workers.mine, { apiKey: worker.apiKey }), "revoked");
+  await expectCode(farm.t.query(api.workers.checkKey, { apiKey: worker.apiKey }), "revoked");
   await expectCode(farm.t.mutation(api.consoleAccess.revokeWorker, { apiKey: op.apiKey, workerId: op.workerId }), "invalid_argument");
   // a revoked worker leaves the workers list at once
   const { page } = await farm.t.query(api.console.workers, { apiKey: op.apiKey });

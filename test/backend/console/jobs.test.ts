@@ -1,9 +1,10 @@
 import type { FunctionReturnType } from "convex/server";
 import { afterEach, expect, test, vi } from "vitest";
-import { api } from "../../../convex/_generated/api";
+import { api, internal } from "../../../convex/_generated/api";
 import type { Doc } from "../../../convex/_generated/dataModel";
 import type { JobFilter } from "../../../convex/lib/jobQuery";
-import { enrollWorker, expectCode, newFarm, type Enrolled, type Farm, TEST_TYPES } from "../setup";
+import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, TEST_TYPES } from "../setup";
+import { checkConsistency } from "../sweep/consistency";
 import { allJobs, deadJob } from "./helpers";
 
 afterEach(() => vi.useRealTimers());
@@ -141,4 +142,22 @@ test("retry and cancel one job from the console", async () => {
   const page = (await farm.t.query(api.console.job, { apiKey: op.apiKey, jobId: dead }))!;
   expect(page.events.map((e) => e.kind).slice(-2)).toEqual(["retried", "canceled"]);
   expect(page.events.at(-1)!.detail).toBe("canceled by op");
+});
+
+test("purge one dead letter from the console with an operator key: only dead letters, only its org's", async () => {
+  const farm = await newFarm();
+  const other = await newFarm(farm.t, "other");
+  const worker = await enrollWorker(farm, { name: "donor" });
+  const { key } = await farm.t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "alice" });
+  const otherKey = (await other.t.mutation(internal.admin.createOperatorKey, { orgId: other.orgId, name: "bob" })).key;
+  const dead = await deadJob(farm, worker);
+  const pending = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+  const before = await snapshot(farm.t);
+  await expectCode(farm.t.mutation(api.consoleActions.purgeJob, { apiKey: key, jobId: pending }), "invalid_argument");
+  await expectCode(farm.t.mutation(api.consoleActions.purgeJob, { apiKey: otherKey, jobId: dead }), "not_found");
+  await expectCode(farm.t.mutation(api.consoleActions.purgeJob, { apiKey: key, jobId: "nonsense" }), "not_found");
+  expect(await snapshot(farm.t)).toEqual(before);
+  expect(await farm.t.mutation(api.consoleActions.purgeJob, { apiKey: key, jobId: dead })).toEqual({ purged: true });
+  expect(await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId: dead })).toBeNull();
+  expect(await checkConsistency(farm.t)).toEqual([]);
 });

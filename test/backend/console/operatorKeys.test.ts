@@ -40,7 +40,7 @@ test("admin:createOperatorKey makes an fh_o_ key that opens every console functi
 test("an operator key is not a worker key: the worker API refuses it", async () => {
   const farm = await newFarm();
   const { key } = await farm.t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "alice" });
-  await expectCode(farm.t.query(api.workers.mine, { apiKey: key }), "bad_key");
+  await expectCode(farm.t.query(api.workers.checkKey, { apiKey: key }), "bad_key");
   await expectCode(farm.t.mutation(api.workers.claim, { apiKey: key, capabilities: [] }), "bad_key");
   await expectCode(farm.t.query(api.farm.overview, { apiKey: key }), "bad_key");
 });

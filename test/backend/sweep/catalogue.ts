@@ -235,13 +235,6 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     valid: (w) => ({ token: w.a.freshToken, name: "sweeper", machineId: "m-sweep", capabilities: WORKER_CAPS }),
   },
   {
-    name: "workers:watch",
-    kind: "query",
-    ref: api.workers.watch,
-    fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker) },
-    valid: (w) => ({ apiKey: w.a.worker.apiKey, capabilities: WORKER_CAPS }),
-  },
-  {
     name: "workers:claim",
     kind: "mutation",
     ref: api.workers.claim,
@@ -304,7 +297,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     fields: { apiKey: workerKey, leaseId, slots: slots() },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, slots: rng.int(2) }),
   },
-  keyOnly("query", api.workers.mine, "workers:mine", "worker"),
+  keyOnly("query", api.workers.checkKey, "workers:checkKey", "worker"),
   keyOnly("query", api.workers.myCredit, "workers:myCredit", "worker"),
   keyOnly("query", api.farm.overview, "farm:overview", "worker"),
   {
@@ -314,15 +307,6 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     fields: { apiKey: workerKey, limit: integer(1, LIMITS.deadLettersListed) },
     valid: (w) => ({ apiKey: w.a.worker.apiKey, limit: 10 }),
   },
-  ...(["retryDead", "cancelJob", "purgeDead"] as const).map(
-    (fn): PublicFunction => ({
-      name: `farm:${fn}`,
-      kind: "mutation",
-      ref: api.farm[fn],
-      fields: { apiKey: workerKey, jobId },
-      valid: (w, rng) => ({ apiKey: w.a.manager.apiKey, jobId: rng.pick([w.a.jobs.dead, w.a.jobs.pending]) }),
-    }),
-  ),
   ...(["overview", "workers"] as const).map((fn) => keyOnly("query", api.console[fn], `console:${fn}`, "manager")),
   {
     name: "console:leaderboard",
@@ -363,7 +347,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     fields: { apiKey: managerKey, bulkId: otherId },
     valid: (w) => ({ apiKey: w.a.manager.apiKey, bulkId: w.a.jobs.pending }),
   },
-  ...(["retryJob", "cancelJob"] as const).map(
+  ...(["retryJob", "cancelJob", "purgeJob"] as const).map(
     (fn): PublicFunction => ({
       name: `consoleActions:${fn}`,
       kind: "mutation",

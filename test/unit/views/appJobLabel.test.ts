@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jobRows } from "../../../extension/hostAndWebview/deriveDonorState";
+import { jobRows } from "../../../extension/donorState/deriveDonorState";
 import { jobLabel } from "../../../extension/worker/jobLabel";
 import type { WorkerSnapshot } from "../../../extension/worker";
 

@@ -3,8 +3,11 @@
  * Shared by both sides (media/console/main.ts imports it too); no 'vscode' import here, and no import of the
  * Convex functions (the webview is type-checked without them): the data types below are the parts of the
  * console functions' answers the webview shows, and the host assigns those answers to them, so a server
- * change the console does not follow breaks the host's build.
+ * change the console does not follow breaks the host's build. What the backend shares (limits, the capability
+ * grant rule) comes from its contract module, so the console refuses what the server would.
  */
+
+import { isCapabilityGrant, LIMITS } from "../../convex/contract";
 
 export type ConsolePage = "overview" | "jobs" | "workers" | "access";
 const CONSOLE_PAGES: readonly ConsolePage[] = ["overview", "jobs", "workers", "access"];
@@ -211,7 +214,6 @@ export type ConsoleMessage =
 // A document id's shape: Convex's are lowercase base32, the local test server's end in the table's name
 // ("…10006clientKeys"); which document it names, if any, is the server's to say.
 const ID = /^[A-Za-z0-9]{1,64}$/;
-const CAPABILITY_GRANT = /^[a-z0-9:._-]{0,64}\*?$/;
 
 type Parsed = { ok: true; request: ConsoleRequest } | { ok: false; reason: string };
 
@@ -289,7 +291,7 @@ export function parseConsoleRequest(raw: unknown): Parsed {
       return { ok: true, request: { type: "purgeDead" } };
     case "createToken": {
       const { capabilities, slots, ttlHours, canManage } = rest;
-      if (!Array.isArray(capabilities) || capabilities.length > 256 || !capabilities.every((c) => typeof c === "string" && c.length > 0 && CAPABILITY_GRANT.test(c))) {
+      if (!Array.isArray(capabilities) || capabilities.length > LIMITS.capabilitiesPerWorker || !capabilities.every((c) => typeof c === "string" && isCapabilityGrant(c))) {
         return bad("needs capabilities matching [a-z0-9:._-], optionally ending in *");
       }
       if (!Number.isInteger(slots) || (slots as number) < 1 || (slots as number) > 32) return bad("needs slots from 1 to 32");

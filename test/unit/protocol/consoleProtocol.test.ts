@@ -7,7 +7,7 @@ import {
   resultImages,
   tokenStateAt,
   workerStateAt,
-} from "../../../extension/hostAndWebview/consoleProtocol";
+} from "../../../extension/protocol/consoleProtocol";
 
 describe("console messages from the webview are validated before anything acts on them", () => {
   it("accepts each well-formed request", () => {
@@ -197,5 +197,28 @@ describe("a result that is an image", () => {
     expect(resultImages([png])).toEqual([]);
     expect(resultImages(null)).toEqual([]);
     expect(resultImages({ nested: { png } })).toEqual([]);
+  });
+});
+
+describe("the console's token grants follow the backend's one rule (convex/contract's isCapabilityGrant)", () => {
+  const token = (capabilities: unknown) => parseConsoleRequest({ type: "createToken", capabilities, slots: 1, ttlHours: 1, canManage: false });
+  it.each([
+    [["*"], true],
+    [["ollama:*"], true],
+    [["demo.echo", "gpu:nvidia"], true],
+    [["x".repeat(64)], true],
+    [[""], false],
+    [["x".repeat(65)], false],
+    [["a*b"], false],
+    [["**"], false],
+    [["Ollama:*"], false],
+  ])("%j is accepted: %s", (capabilities, accepted) => {
+    expect(token(capabilities).ok).toBe(accepted);
+  });
+
+  it("accepts as many grants as a worker may hold, and no more", () => {
+    const names = Array.from({ length: 257 }, (_, i) => `c${i}`);
+    expect(token(names.slice(0, 256)).ok).toBe(true);
+    expect(token(names).ok).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isPanelMessage, parsePanelRequest } from "../../../extension/hostAndWebview/panelProtocol";
+import { isPanelMessage, parsePanelRequest } from "../../../extension/protocol/panelProtocol";
 
 describe("panel protocol", () => {
   it("accepts the known requests", () => {

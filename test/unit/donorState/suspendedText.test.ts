@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { suspendedText } from "../../../extension/hostAndWebview/donorStateText";
+import { suspendedText } from "../../../extension/donorState/donorStateText";
 
 describe("suspendedText (the status bar while jobs are frozen)", () => {
   const now = 10_000_000;

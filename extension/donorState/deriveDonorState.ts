@@ -1,6 +1,6 @@
 /**
  * The one place the donor state is made: a pure function of what the membership, the policy decision, the engine and
- * the farm's data say. Unit-tested without VS Code (test/unit/hostAndWebview/deriveDonorState.test.ts).
+ * the farm's data say. Unit-tested without VS Code (test/unit/donorState/deriveDonorState.test.ts).
  */
 import type { PauseCause, PolicyDecision } from "../policy/policy";
 import { jobLabel, type AppLabel } from "../worker/jobLabel";

@@ -2,7 +2,7 @@
  * The typed message protocol between the control-panel webview and the extension.
  * Shared by both sides (media/panel/main.ts imports it too); no 'vscode' import here.
  */
-import type { DonorState } from "./donorState";
+import type { DonorState } from "../donorState/donorState";
 
 /** The panel shows the donor state as it is: the same object every other surface reads. */
 export type PanelSnapshot = DonorState;

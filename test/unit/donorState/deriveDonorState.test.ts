@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { PresetSource } from "../../../extension/hostAndWebview/donorState";
-import { CONNECT_GRACE_MS, deriveDonorState, type DonorFacts, type EngineFacts, type OverviewFacts } from "../../../extension/hostAndWebview/deriveDonorState";
-import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, laneWaitNote, policyText, shortStatus, workerText } from "../../../extension/hostAndWebview/donorStateText";
+import type { PresetSource } from "../../../extension/donorState/donorState";
+import { CONNECT_GRACE_MS, deriveDonorState, type DonorFacts, type EngineFacts, type OverviewFacts } from "../../../extension/donorState/deriveDonorState";
+import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, laneWaitNote, policyText, shortStatus, workerText } from "../../../extension/donorState/donorStateText";
 
 const NOW = Date.UTC(2026, 10, 23, 14, 0, 0);
 /** NOW's UTC day (a Monday). */
