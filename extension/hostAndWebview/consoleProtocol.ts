@@ -8,7 +8,7 @@
 
 export type ConsolePage = "overview" | "jobs" | "workers" | "access";
 const CONSOLE_PAGES: readonly ConsolePage[] = ["overview", "jobs", "workers", "access"];
-export const JOB_STATUSES = ["pending", "running", "succeeded", "canceled", "dead"] as const;
+export const JOB_STATUSES = ["pending", "running", "succeeded", "canceled", "dead", "waiting"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /**
@@ -17,7 +17,7 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
  * The console derives what they mean now with overviewAt.
  */
 export type ConsoleOverview = {
-  counts: Record<JobStatus, number>;
+  counts: Record<Exclude<JobStatus, "waiting">, number>;
   onlineUntil: number[];
   /** Workers online (as of the summary) beyond those `onlineUntil` lists: a large farm lists the first ones. */
   onlineUnlisted: number;
