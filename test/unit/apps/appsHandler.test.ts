@@ -26,6 +26,17 @@ describe("the apps handler", () => {
     expect(saved).toEqual(["Q0s="]);
   });
 
+  it("hands a job with dependsOn its parents' results as `inputs` (none: no field)", async () => {
+    const seen: AppRunRequest[] = [];
+    const handler = appsHandler({ run: (request) => (seen.push(request), Promise.resolve({ result: null })) });
+    const inputs = async function* () {
+      yield await Promise.resolve({ jobId: "j1", result: { n: 1 } });
+      yield { jobId: "j2", result: { n: 2 } };
+    };
+    await handler.run({ x: 1 }, { ...fakeCtx().ctx, app: APP, inputs });
+    expect(seen[0]).toEqual({ app: APP, payload: { x: 1 }, inputs: [{ n: 1 }, { n: 2 }] });
+  });
+
   it("refuses a job without a pin, not retryable", async () => {
     const handler = appsHandler({ run: () => Promise.reject(new Error("not reached")) });
     const error = (await handler.run({}, fakeCtx().ctx).catch((e: unknown) => e)) as Error & { retryable?: boolean };
