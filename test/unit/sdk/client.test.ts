@@ -8,7 +8,7 @@ describe("farmhand/client", () => {
     const many = Array.from({ length: LIMITS.batchCount * 2 + 1 }, (_, i) => ({ type: "t", payload: i }));
     const byCount = [...chunksOf(many, "b")];
     expect(byCount.map((c) => c.length)).toEqual([LIMITS.batchCount, LIMITS.batchCount, 1]);
-    expect(byCount.flat().map((s) => s.payload)).toEqual(many.map((s) => s.payload));
+    expect(byCount.flat().map((s): unknown => s.payload)).toEqual(many.map((s) => s.payload));
     expect(byCount.flat().every((s) => s.batchId === "b")).toBe(true);
     const big = "x".repeat(200 * 1024);
     const heavy = Array.from({ length: 25 }, () => ({ type: "t", payload: big }));
