@@ -1,7 +1,7 @@
 import { runCli, type CliIo } from "./main";
 import { runSubmitter, SUBMITTER_USAGE, type SubmitterIo } from "./submitter";
 
-export const FARMHAND_USAGE = `Usage: farmhand <command> [options]
+const FARMHAND_USAGE = `Usage: farmhand <command> [options]
 
 Commands:
   submit     submit jobs (one, or one per line of a JSON Lines file), optionally wait for their results

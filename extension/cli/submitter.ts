@@ -5,7 +5,7 @@ import { checkHttpUrl } from "./flagValues";
 import { readSecretFile, secretFilePath } from "./secretFiles";
 
 /** `farmhand submit | wait | status`: a submitter's commands over farmhand/client. Exit codes: 0 all succeeded, 1 some failed, 2 usage. */
-export const SUBMITTER_EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+const SUBMITTER_EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 export const SUBMITTER_USAGE = `Usage: farmhand submit --type <T> [--payload <JSON> | --payloads <file.jsonl>] [--batch <ID>]
                        [--depends-on <ID,…> | --after-batch <ID>] [--wait]
@@ -173,7 +173,7 @@ function parseJson(text: string, where: string): unknown {
 }
 
 /** One JSON value per non-blank line. */
-export function parseJsonLines(text: string, file: string): unknown[] {
+function parseJsonLines(text: string, file: string): unknown[] {
   const values: unknown[] = [];
   for (const [i, line] of text.split("\n").entries()) {
     if (line.trim() === "") continue;

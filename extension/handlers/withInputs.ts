@@ -3,7 +3,7 @@ import { HandlerError } from "../worker/errors";
 import type { Handler } from "../worker/handler";
 
 /** The code a job fails with when its inputs total more than a handler may be handed at once. */
-export const INPUTS_TOO_LARGE = "inputs_too_large";
+const INPUTS_TOO_LARGE = "inputs_too_large";
 
 /**
  * A handler whose job code gets its inputs whole: the host reads them (ctx.inputs()) and runs the inner handler

@@ -72,6 +72,10 @@ export type ConsoleJobPage = ConsoleJobRow & {
   webhook: { state: string; attempts: unknown[] } | null;
   /** A pending job's capabilities (its type's first of all) that no online worker offers. */
   nobodyHandles?: string[];
+  /** Why it ended, as a code (dependency_failed, inputs_too_large); the parent whose end canceled it; parents it waits for. */
+  errorCode?: string;
+  failedParent?: string;
+  unmetParents?: number;
 };
 
 /** A row of console:workers */

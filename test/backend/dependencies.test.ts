@@ -1,5 +1,5 @@
 import { afterEach, expect, test, vi } from "vitest";
-import { api } from "../../convex/_generated/api";
+import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { enrollWorker, expectCode, newFarm, TEST_TYPES, type Enrolled, type Farm } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
@@ -116,6 +116,9 @@ test("a dead parent cancels its waiting children, and theirs, with dependency_fa
   expect(await statusOf(farm, child)).toMatchObject({ status: "canceled", errorCode: "dependency_failed", failedParent: parent });
   expect(await statusOf(farm, grandchild)).toMatchObject({ status: "canceled", errorCode: "dependency_failed", failedParent: child });
   expect((await statusOf(farm, child)).error).toContain(parent);
+  // the console's job page names the parent
+  const { key } = await farm.t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "ops" });
+  expect(await farm.t.query(api.console.job, { apiKey: key, jobId: child })).toMatchObject({ status: "canceled", errorCode: "dependency_failed", failedParent: parent });
   await consistent(farm);
 });
 

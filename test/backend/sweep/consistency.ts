@@ -262,7 +262,7 @@ const FINAL = new Set(["succeeded", "canceled", "dead"]);
  * (a job not yet succeeded, or a batch with jobs not yet ended); every batch row counts its jobs as they are;
  * only waiting jobs have edges, and no job waits on a parent that failed.
  */
-export function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[], batches: Doc<"batches">[]): string[] {
+function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[], batches: Doc<"batches">[]): string[] {
   const problems: string[] = [];
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
   const batchOf = new Map(batches.map((b) => [`${b.orgId}:${b.batchId}`, b]));
