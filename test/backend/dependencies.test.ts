@@ -195,3 +195,20 @@ test("purge refuses a waiting job; a retried dead parent of a batch counts as un
   expect((await statusOf(farm, late)).status).toBe("waiting");
   await consistent(farm);
 });
+
+test("HTTP: POST /api/jobs takes dependsOn, one job or a batch; a bad parent answers 404 and writes nothing", async () => {
+  const farm = await newFarm();
+  const post = async (body: unknown) =>
+    await farm.t.fetch("/api/jobs", { method: "POST", headers: { authorization: `Bearer ${farm.clientKey}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const parent = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j1" });
+  const one = await post({ type: "j3", dependsOn: { jobs: [parent] } });
+  expect(one.status).toBe(201);
+  const { jobId } = (await one.json()) as { jobId: string };
+  expect(await statusOf(farm, jobId)).toMatchObject({ status: "waiting", dependsOn: { jobs: [parent] } });
+  const batch = await post({ jobs: [{ type: "j3", dependsOn: { jobs: [parent] } }] });
+  expect(batch.status).toBe(201);
+  const bad = await post({ type: "j3", dependsOn: { jobs: ["nope"] } });
+  expect(bad.status).toBe(404);
+  expect(((await bad.json()) as { error: { code: string } }).error.code).toBe("not_found");
+  await consistent(farm);
+});
