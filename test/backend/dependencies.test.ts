@@ -212,3 +212,16 @@ test("HTTP: POST /api/jobs takes dependsOn, one job or a batch; a bad parent ans
   expect(((await bad.json()) as { error: { code: string } }).error.code).toBe("not_found");
   await consistent(farm);
 });
+
+test("an operator's bulk cancel reaches waiting jobs too", async () => {
+  vi.useFakeTimers();
+  const farm = await newFarm();
+  const { key } = await farm.t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "ops" });
+  const parent = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j1" });
+  const child = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j3", dependsOn: { jobs: [parent] } });
+  await farm.t.mutation(api.consoleActions.bulk, { apiKey: key, action: "cancel", filter: { type: "j3" } });
+  await farm.t.finishAllScheduledFunctions(vi.runAllTimers);
+  expect((await statusOf(farm, child)).status).toBe("canceled");
+  expect((await statusOf(farm, parent)).status).toBe("pending");
+  await consistent(farm);
+});
