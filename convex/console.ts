@@ -143,6 +143,10 @@ export const job = query({
       output: { text: output.map((c) => c.chunk).join(""), fromSeq: output[0]?.seq ?? 0, nextSeq: (newestOutput[0]?.seq ?? -1) + 1 },
       webhook: await deliveriesOf(ctx, found._id),
       nobodyHandles,
+      // dependencies: why it ended (dependency_failed names the parent) and, while waiting, how many parents it waits for
+      ...(found.errorCode !== undefined ? { errorCode: found.errorCode } : {}),
+      ...(found.failedParent !== undefined ? { failedParent: found.failedParent } : {}),
+      ...(found.unmetParents !== undefined ? { unmetParents: found.unmetParents } : {}),
     };
   },
 });

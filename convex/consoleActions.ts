@@ -126,7 +126,7 @@ async function changeBatch(ctx: MutationCtx, op: Doc<"bulkOps">) {
     if (op.action === "retry" && job.status === "dead") {
       await retryDeadJob(ctx, job, "retried in bulk by an operator");
       affected++;
-    } else if (op.action === "cancel" && (job.status === "pending" || job.status === "running")) {
+    } else if (op.action === "cancel" && (job.status === "pending" || job.status === "running" || job.status === "waiting")) {
       const outcome = await cancelOneJob(ctx, job, "canceled in bulk by an operator");
       if (outcome.status === "canceled" || outcome.cancelRequested) affected++;
     }

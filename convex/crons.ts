@@ -7,4 +7,7 @@ crons.interval("retention-sweep", { hours: 1 }, internal.retention.sweep, {});
 // every loop latch left armed by a failed run is re-armed (convex/watchdog.ts; TIMING.watchdogEveryMs)
 crons.interval("watchdog", { minutes: 1 }, internal.watchdog.check, {});
 
+// a schedule whose next tick was lost runs once (convex/schedules.ts)
+crons.interval("schedules-catch-up", { minutes: 5 }, internal.schedules.catchUp, {});
+
 export default crons;

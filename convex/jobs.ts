@@ -102,10 +102,10 @@ export const batchStatus = query({
       new ByteBudget(),
     );
     const truncated = cut || jobs.length > LIMITS.batchStatusScan;
-    const counts = { pending: 0, running: 0, succeeded: 0, canceled: 0, dead: 0 };
+    const counts = { pending: 0, running: 0, succeeded: 0, canceled: 0, dead: 0, waiting: 0 };
     for (const job of jobs.slice(0, LIMITS.batchStatusScan)) counts[job.status]++;
     const total = Math.min(jobs.length, LIMITS.batchStatusScan);
-    return { batchId, total, counts, done: total > 0 && counts.pending + counts.running === 0, truncated };
+    return { batchId, total, counts, done: total > 0 && counts.pending + counts.running + counts.waiting === 0, truncated };
   },
 });
 

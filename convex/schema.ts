@@ -9,6 +9,8 @@ export const jobStatus = v.union(
   v.literal("succeeded"),
   v.literal("canceled"),
   v.literal("dead"),
+  // submitted with dependsOn: not queued until every parent has succeeded (lib/dependencies.ts)
+  v.literal("waiting"),
 );
 
 /**
@@ -37,6 +39,12 @@ export const appPin = v.object({
   sha256: v.string(),
   memoryMB: v.number(),
   timeoutMs: v.number(),
+});
+
+/** A job's parents (jobs:submit's `dependsOn`): listed jobs and/or every job of a batch. */
+export const dependsOn = v.object({
+  jobs: v.optional(v.array(v.id("jobs"))),
+  batch: v.optional(v.string()),
 });
 
 export const inboxKind = v.union(v.literal("offer"), v.literal("cancel"), v.literal("resync"));
@@ -389,6 +397,14 @@ export default defineSchema({
     // the body sizes (Convex value bytes), so a claim can budget payloads before it reads them
     payloadBytes: v.optional(v.number()),
     resultBytes: v.optional(v.number()),
+    // its parents as submitted (workers:inputs reads their results), and while waiting how many are unmet
+    dependsOn: v.optional(dependsOn),
+    unmetParents: v.optional(v.number()),
+    // why it ended, as a stable code (dependency_failed, inputs_too_large), and the parent that failed it
+    errorCode: v.optional(v.string()),
+    failedParent: v.optional(v.id("jobs")),
+    // the schedule whose tick submitted it
+    scheduleId: v.optional(v.id("schedules")),
   })
     .index("by_lane_ready", ["laneId", "queue", "negPriority", "availableAt"])
     .index("by_lane_delayed", ["laneId", "queue", "availableAt"])
@@ -551,4 +567,49 @@ export default defineSchema({
     .index("by_org", ["orgId"])
     // the all-time leaderboard: most CPU time first, whatever the number of workers
     .index("by_org_cpu", ["orgId", "cpuMs"]),
+
+  /** One per (org, batchId) that has ever held a job: its jobs not yet ended, and how many ended each way. */
+  batches: defineTable({
+    orgId: v.id("orgs"),
+    batchId: v.string(),
+    unfinished: v.number(),
+    succeeded: v.number(),
+    failed: v.number(),
+    // the first of its jobs that ended dead or canceled (its children are canceled naming it)
+    firstFailed: v.optional(v.id("jobs")),
+    // the results of its succeeded jobs, summed (an app child's inputs must fit its stdin)
+    resultBytes: v.optional(v.number()),
+  }).index("by_org_batch", ["orgId", "batchId"]),
+
+  /** A waiting job's unmet parent (a job or a batch): deleted once met, or when the child ends. */
+  jobDependencies: defineTable({
+    orgId: v.id("orgs"),
+    childId: v.id("jobs"),
+    parentId: v.optional(v.id("jobs")),
+    batchId: v.optional(v.string()),
+  })
+    .index("by_parent", ["parentId"])
+    .index("by_org_batch", ["orgId", "batchId"])
+    .index("by_child", ["childId"]),
+
+  /** schedules:create: a cron line that submits `job` at each tick (lib/schedules.ts). */
+  schedules: defineTable({
+    orgId: v.id("orgs"),
+    name: v.string(),
+    cron: v.string(),
+    timezone: v.string(),
+    overlap: v.union(v.literal("skip"), v.literal("allow")),
+    job: v.any(),
+    paused: v.boolean(),
+    nextRunAt: v.optional(v.number()),
+    // the pending tick; a tick of another id does nothing
+    tick: v.optional(v.id("_scheduled_functions")),
+    lastRunAt: v.optional(v.number()),
+    lastJobId: v.optional(v.id("jobs")),
+    lastSkippedAt: v.optional(v.number()),
+    clientKeyId: v.optional(v.id("clientKeys")),
+    createdAt: v.number(),
+  })
+    .index("by_org_name", ["orgId", "name"])
+    .index("by_next", ["paused", "nextRunAt"]),
 });

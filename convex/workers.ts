@@ -24,6 +24,7 @@ import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
 import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
+import { inputsPage } from "./lib/inputs";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
 
@@ -375,5 +376,18 @@ export const myCredit = query({
         failed: total?.failed ?? 0,
       },
     };
+  },
+});
+
+/**
+ * A running job's inputs: its parents' results (jobs it was submitted with `dependsOn`), a byte-budgeted page at a
+ * time: `{ page: [{ jobId, externalId?, result }], cursor, done }`; pass `cursor` back (null first) until `done`.
+ */
+export const inputs = query({
+  args: { apiKey: v.string(), leaseId: v.string(), cursor: v.union(v.string(), v.null()) },
+  handler: async (ctx, args) => {
+    const worker = await workerFromKey(ctx, args.apiKey);
+    const job = await leasedJob(ctx, worker, args.leaseId);
+    return await inputsPage(ctx, job, args.cursor);
   },
 });

@@ -5,13 +5,13 @@ import { noticeCancel } from "./inbox";
 import { finishJob } from "./transitions";
 
 /**
- * Pending (offered included) → canceled at once. Running → flagged: the worker sees cancel:true on its next
+ * Pending (offered included) or waiting → canceled at once. Running → flagged: the worker sees cancel:true on its next
  * heartbeat and at once through its doorbell (workers:doorbell), and its next terminal write (complete, fail
  * or release) ends the job "canceled"; if it never writes again, the lease janitor ends it "canceled" at
  * lease expiry. Finished jobs are left as they are.
  */
 export async function cancelJob(ctx: MutationCtx, job: Doc<"jobs">, detail: string) {
-  if (job.status === "pending") {
+  if (job.status === "pending" || job.status === "waiting") {
     await finishJob(ctx, job, "canceled", { detail });
     return { status: "canceled" as const };
   }

@@ -13,6 +13,7 @@ import { classOf } from "./requirements";
 import { LIMITS } from "./limits";
 import { checkIntegerInRange } from "./validate";
 import { deliveryOf } from "./webhooks";
+import { noteBatchJobRetried } from "./dependencies";
 
 const PURGE_ROWS_PER_CALL = 500;
 
@@ -68,6 +69,7 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = 
   });
   await bumpFinished(ctx, job.orgId, "dead", -1);
   await bumpLane(ctx, job, { pending: 1 });
+  await noteBatchJobRetried(ctx, job);
   await recordEvent(ctx, { ...job, attempt: 0 }, "retried", { detail });
   await kickForJobs(ctx, job.orgId);
   await kickSummary(ctx, job.orgId);
@@ -93,7 +95,7 @@ export async function purgeJobWithin(
   budget: number,
   bytes = new ByteBudget(TX_BUDGET.purgeBytes),
 ): Promise<number | null> {
-  if (job.status === "pending" || job.status === "running") {
+  if (job.status === "pending" || job.status === "running" || job.status === "waiting") {
     fail("invalid_argument", `Only finished jobs can be purged; this one is ${job.status}`);
   }
   const allowed = budget;

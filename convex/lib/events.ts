@@ -12,7 +12,9 @@ export type EventKind =
   | "dead"
   | "cancel-requested"
   | "canceled"
-  | "done";
+  | "done"
+  // a waiting job's parents have all succeeded: it is pending now
+  | "dependencies-met";
 
 export async function recordEvent(
   ctx: MutationCtx,

@@ -32,6 +32,12 @@ export async function jobListView(ctx: QueryCtx, job: Doc<"jobs">) {
     statusText: job.statusText,
     result: await resultOf(ctx, job),
     error: await errorOf(ctx, job),
+    // why it ended, as a stable code (dependency_failed, inputs_too_large), and the parent that failed it
+    errorCode: job.errorCode,
+    failedParent: job.failedParent,
+    // its parents as submitted, and while waiting how many have not yet succeeded
+    dependsOn: job.dependsOn,
+    unmetParents: job.unmetParents,
     cancelRequested: job.cancelRequested === true,
     externalId: job.externalId,
     batchId: job.batchId,

@@ -4,7 +4,7 @@ import { errorResponse, json } from "./httpAnswers";
 
 /** GET routes a script uses to follow its jobs: a batch's counts, a page of jobs, and waiting for one job's end. */
 
-const STATUSES = ["pending", "running", "succeeded", "canceled", "dead"] as const;
+const STATUSES = ["pending", "running", "succeeded", "canceled", "dead", "waiting"] as const;
 type Status = (typeof STATUSES)[number];
 const FINAL: ReadonlySet<string> = new Set(["succeeded", "canceled", "dead"]);
 

@@ -63,6 +63,12 @@ export const LIMITS = {
   cpuMsMax: 365 * 24 * 60 * 60 * 1000,
   /** Waiting workers a new lane learns about in the submit that creates it (the rest in a scheduled pass). */
   laneBackfill: 64,
+  /** Parent jobs one job may list in dependsOn.jobs (issue 21). */
+  dependsOnJobs: 100,
+  /** An app job's parents' results handed on its stdin (`inputs`) total at most this; more fails inputs_too_large. */
+  appInputsBytes: 32 * 1024 * 1024,
+  /** Schedules per org. */
+  schedulesPerOrg: 100,
 } as const;
 
 /** Timing knobs of the queue. */

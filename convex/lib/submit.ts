@@ -13,6 +13,8 @@ import { LIMITS } from "./limits";
 import { CAPABILITY_PATTERN, checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./validate";
 import { routingCapabilities } from "./routing";
 import { checkRequirements, classOf, jobRequirements, type JobRequirements } from "./requirements";
+import { checkDependsOn, dependsOnSpec, DEPENDENCY_FAILED, insertEdges, noteBatchJobAdded, resolveParents, unmetCount, type CheckedDependsOn } from "./dependencies";
+import { finishJob } from "./transitions";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
 export const jobSpecFields = {
@@ -27,6 +29,8 @@ export const jobSpecFields = {
   runAt: v.optional(v.number()),
   batchId: v.optional(v.string()),
   requirements: v.optional(jobRequirements),
+  // wait until these jobs, and every job of this batch, have succeeded (lib/dependencies.ts)
+  dependsOn: v.optional(dependsOnSpec),
 };
 export const jobSpec = v.object(jobSpecFields);
 export type JobSpec = Infer<typeof jobSpec>;
@@ -43,6 +47,7 @@ type CheckedSpec = {
   batchId?: string;
   payloadBytes: number;
   requirements?: JobRequirements;
+  dependsOn?: CheckedDependsOn;
 };
 
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
@@ -68,7 +73,8 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const externalId = spec.externalId === undefined ? undefined : checkText(spec.externalId, "externalId", LIMITS.externalIdChars);
   const batchId = spec.batchId === undefined ? undefined : checkText(spec.batchId, "batchId", LIMITS.batchIdChars);
   const requirements = checkRequirements(spec.requirements);
-  return { type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements };
+  const dependsOn = checkDependsOn(spec.dependsOn);
+  return { type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements, dependsOn };
 }
 
 /**
@@ -88,6 +94,7 @@ export async function insertCheckedJob(
   orgId: Id<"orgs">,
   spec: CheckedSpec,
   clientKeyId?: Id<"clientKeys">,
+  extra: { scheduleId?: Id<"schedules"> } = {},
 ): Promise<Id<"jobs">> {
   if (spec.externalId !== undefined) {
     const existing = await ctx.db
@@ -101,6 +108,9 @@ export async function insertCheckedJob(
   const app = await pinApp(ctx, orgId, spec.type);
   const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
   const requirements = app ? withAppMemory(spec.requirements, app.memoryMB) : spec.requirements;
+  const parents = spec.dependsOn ? await resolveParents(ctx, orgId, spec.dependsOn, spec.batchId) : undefined;
+  const unmet = parents ? unmetCount(parents) : 0;
+  const waiting = unmet > 0 || parents?.failedParent !== undefined;
   const now = Date.now();
   const lane = await laneFor(ctx, orgId, routingCapabilities(spec.type, capabilities), classOf(requirements));
   const delayed = spec.availableAt > now;
@@ -112,8 +122,8 @@ export async function insertCheckedJob(
     priority: spec.priority,
     negPriority: -spec.priority,
     requiredCapabilities: capabilities,
-    status: "pending",
-    queue: delayed ? "delayed" : "ready",
+    status: waiting ? "waiting" : "pending",
+    queue: waiting ? undefined : delayed ? "delayed" : "ready",
     attempt: 0,
     maxAttempts: spec.maxAttempts,
     leaseMs: spec.leaseMs,
@@ -123,10 +133,25 @@ export async function insertCheckedJob(
     clientKeyId,
     ...(requirements ? { requirements } : {}),
     ...(app ? { app } : {}),
+    ...(parents ? { dependsOn: parents.dependsOn } : {}),
+    ...(waiting ? { unmetParents: unmet } : {}),
+    ...(extra.scheduleId ? { scheduleId: extra.scheduleId } : {}),
   });
   await setBody(ctx, { _id: jobId, orgId }, "payload", spec.payload, spec.payloadBytes);
-  await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });
+  await noteBatchJobAdded(ctx, orgId, spec.batchId);
   await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");
+  if (parents?.failedParent !== undefined) {
+    // a parent already ended dead or canceled: the child ends with it, naming it
+    const why = `parent job ${parents.failedParent} did not succeed`;
+    await finishJob(ctx, (await ctx.db.get(jobId))!, "canceled", { error: why, detail: why, code: DEPENDENCY_FAILED, failedParent: parents.failedParent });
+    return jobId;
+  }
+  if (waiting) {
+    await insertEdges(ctx, orgId, jobId, parents!);
+    await kickSummary(ctx, orgId);
+    return jobId;
+  }
+  await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });
   if (delayed) await ctx.scheduler.runAt(spec.availableAt, internal.janitor.promote, { jobId });
   else await kickForJobs(ctx, orgId);
   await kickSummary(ctx, orgId);

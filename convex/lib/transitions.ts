@@ -9,6 +9,7 @@ import { giveBackWant, leaveRunning, withdrawOffer } from "./inbox";
 import { kickForJobs, kickSummary } from "./kick";
 import { TIMING } from "./limits";
 import { noteJobEnded } from "./webhooks";
+import { noteJobEnded as settleDependents } from "./dependencies";
 
 const FINISH_EVENT: Record<FinishedStatus, EventKind> = { succeeded: "done", canceled: "canceled", dead: "dead" };
 
@@ -25,9 +26,21 @@ export function countedAs(job: Doc<"jobs">): "pending" | "running" {
   return job.status === "running" || (job.status === "pending" && job.queue === "offered") ? "running" : "pending";
 }
 
-type FinishExtra = { result?: unknown; error?: string; workerId?: Id<"workers">; detail?: string; fromLeaseCheck?: boolean };
+type FinishExtra = {
+  result?: unknown;
+  error?: string;
+  workerId?: Id<"workers">;
+  detail?: string;
+  fromLeaseCheck?: boolean;
+  // why it ended, as a stable code (dependency_failed, inputs_too_large), and the parent that failed it
+  code?: string;
+  failedParent?: Id<"jobs">;
+};
 
-/** Move a pending or running job to a final status, keeping every counter, notice and timer in step. */
+/**
+ * Move a waiting, pending or running job to a final status, keeping every counter, notice and timer in step.
+ * The one place a job becomes final: its dependents (lib/dependencies.ts) hear of it here.
+ */
 export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: FinishedStatus, extra: FinishExtra = {}) {
   const now = Date.now();
   if (job.status === "running") await leaveRunning(ctx, job, { fromLeaseCheck: extra.fromLeaseCheck });
@@ -35,8 +48,12 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
     await withdrawOffer(ctx, job, { requeue: false });
     await giveBackWant(ctx, job.workerId ? await ctx.db.get(job.workerId) : null);
   }
-  await bumpLane(ctx, job, countedAs(job) === "running" ? { running: -1 } : { pending: -1 });
+  // a waiting job is in no lane's counts
+  if (job.status !== "waiting") await bumpLane(ctx, job, countedAs(job) === "running" ? { running: -1 } : { pending: -1 });
   const patch: Partial<Doc<"jobs">> = { status, finishedAt: now, offerExpiresAt: undefined, ...LEASE_CLEARED };
+  if (job.unmetParents !== undefined) patch.unmetParents = undefined;
+  if (extra.code !== undefined) patch.errorCode = extra.code;
+  if (extra.failedParent !== undefined) patch.failedParent = extra.failedParent;
   if (extra.result !== undefined) patch.resultBytes = await setBody(ctx, job, "result", extra.result);
   if (extra.error !== undefined) Object.assign(patch, await errorFields(ctx, job, extra.error));
   await ctx.db.patch(job._id, patch);
@@ -44,6 +61,7 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
   await recordEvent(ctx, job, FINISH_EVENT[status], { workerId: extra.workerId, detail: extra.detail ?? extra.error });
   await kickSummary(ctx, job.orgId);
   await noteJobEnded(ctx, job);
+  await settleDependents(ctx, job, status, finishJob, patch.resultBytes);
 }
 
 /** Exponential backoff with jitter: base·2^(attempt−1), capped, then scaled by a random 50–100 %. */

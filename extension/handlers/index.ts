@@ -1,6 +1,7 @@
 import type { Handler } from "../worker/handler";
 import { HandlerRegistry } from "./registry";
 import { isolatedHandler } from "./isolated";
+import { withInputs } from "./withInputs";
 import { ollamaCapabilities, probeOllama } from "./ollama";
 import { ProcessPool, type ProcessPoolOptions } from "./processPool";
 import { recipeType } from "./recipes";
@@ -40,7 +41,9 @@ export function createBuiltinRegistry(options: BuiltinOptions = {}): { registry:
 }
 
 export function demoHandlers(pool: ProcessPool): Handler[] {
-  return ["demo.echo", "demo.primes", "demo.slow"].map((type) => isolatedHandler(pool, { type, impl: { builtin: type } }));
+  const plain = ["demo.echo", "demo.primes", "demo.slow"].map((type) => isolatedHandler(pool, { type, impl: { builtin: type } }));
+  // demo.sum reduces its parents' results: the host reads them and hands them to the job code whole
+  return [...plain, withInputs(isolatedHandler(pool, { type: "demo.sum", impl: { builtin: "demo.sum" } }))];
 }
 
 /** ollama.generate and ollama.chat, advertised with their models while Ollama runs; nothing when no model is chosen. */

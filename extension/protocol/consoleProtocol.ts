@@ -11,7 +11,7 @@ import { isCapabilityGrant, LIMITS } from "../../convex/contract";
 
 export type ConsolePage = "overview" | "jobs" | "workers" | "access";
 const CONSOLE_PAGES: readonly ConsolePage[] = ["overview", "jobs", "workers", "access"];
-export const JOB_STATUSES = ["pending", "running", "succeeded", "canceled", "dead"] as const;
+export const JOB_STATUSES = ["pending", "running", "succeeded", "canceled", "dead", "waiting"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /**
@@ -20,7 +20,7 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
  * The console derives what they mean now with overviewAt.
  */
 export type ConsoleOverview = {
-  counts: Record<JobStatus, number>;
+  counts: Record<Exclude<JobStatus, "waiting">, number>;
   onlineUntil: number[];
   /** Workers online (as of the summary) beyond those `onlineUntil` lists: a large farm lists the first ones. */
   onlineUnlisted: number;
@@ -75,6 +75,10 @@ export type ConsoleJobPage = ConsoleJobRow & {
   webhook: { state: string; attempts: unknown[] } | null;
   /** A pending job's capabilities (its type's first of all) that no online worker offers. */
   nobodyHandles?: string[];
+  /** Why it ended, as a code (dependency_failed, inputs_too_large); the parent whose end canceled it; parents it waits for. */
+  errorCode?: string;
+  failedParent?: string;
+  unmetParents?: number;
 };
 
 /** A row of console:workers */

@@ -16,6 +16,7 @@ export type Slots = NonNullable<FunctionArgs<Workers["complete"]>["slots"]>;
 export type Capabilities = FunctionArgs<Workers["claim"]>["capabilities"];
 export type ReportedFacts = FunctionArgs<Workers["reportFacts"]>["facts"];
 export type ReportFactsResult = FunctionReturnType<Workers["reportFacts"]>;
+export type InputsPage = FunctionReturnType<Workers["inputs"]>;
 
 /**
  * The narrow slice of the Convex client the engine needs. The engine only talks to this interface so it can
@@ -33,6 +34,8 @@ export interface FarmClient {
   output(leaseId: string, chunk: string): Promise<void>;
   /** Keep the job's latest checkpoint (base64) on the server; without it the engine keeps none. */
   checkpoint?: (leaseId: string, data: string) => Promise<void>;
+  /** A page of the job's inputs (its parents' results); `cursor` null first. Optional for fakes. */
+  inputs?: (leaseId: string, cursor: string | null) => Promise<InputsPage>;
   /**
    * `slots`: the worker's concurrency after this job ends; the server then knows what it wants offered.
    * `cpuMs`: the CPU time the attempt used, when measured (the donor's credit; wall time without it).
@@ -64,6 +67,7 @@ export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClie
     checkpoint: async (leaseId, data) => {
       await client.mutation(w.checkpoint, { apiKey, leaseId, data });
     },
+    inputs: (leaseId, cursor) => client.query(w.inputs, { apiKey, leaseId, cursor }),
     complete: async (leaseId, result, slots, cpuMs) => {
       await client.mutation(w.complete, withoutUndefined({ apiKey, leaseId, result, slots, cpuMs }));
     },

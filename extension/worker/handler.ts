@@ -1,4 +1,7 @@
-import type { ClaimedJob } from "./farmClient";
+import type { ClaimedJob, InputsPage } from "./farmClient";
+
+/** One input of a job: a parent's result (jobs submitted with `dependsOn`). */
+export type JobInput = InputsPage["page"][number];
 
 /** The app version an `app.<name>` job runs (name, version, sha256, memoryMB, timeoutMs), as the claim hands it. */
 export type JobAppPin = NonNullable<ClaimedJob["app"]>;
@@ -39,6 +42,8 @@ export type HandlerContext = {
    * retry, a release, another donor). The engine uploads the latest every few seconds; later ones replace it.
    */
   saveCheckpoint?: (data: string) => void;
+  /** Its parents' results (a job submitted with `dependsOn`), read page by page as the iteration goes. */
+  inputs?: () => AsyncIterable<JobInput>;
 };
 
 /** A job handler. `run` resolves with the result (a JSON value) or throws (see HandlerError for retry). */

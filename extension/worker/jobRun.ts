@@ -2,6 +2,7 @@ import { LIMITS } from "../../convex/contract";
 import { jsonBytes } from "../../convex/contract";
 import { Backoff } from "./backoff";
 import { CheckpointUploader } from "./checkpointUploader";
+import { inputsOf } from "./inputs";
 import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease, messageOf } from "./errors";
 import type { ClaimedJob, FarmClient } from "./farmClient";
 import type { Freezer, Handler } from "./handler";
@@ -218,6 +219,7 @@ export class JobRun {
         saveCheckpoint: (data) => {
           if (!this.ended && typeof data === "string") this.checkpoints?.save(data);
         },
+        ...inputsOf(this.client, this.job.leaseId),
       });
       return { ok: true, value };
     } catch (error) {

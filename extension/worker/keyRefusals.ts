@@ -27,6 +27,7 @@ export function watchKeyRefusals(client: FarmClient, onRefused: (error: Describe
     ),
     output: checked((leaseId: string, chunk: string) => client.output(leaseId, chunk)),
     ...(client.checkpoint ? { checkpoint: checked((leaseId: string, data: string) => client.checkpoint!(leaseId, data)) } : {}),
+    ...(client.inputs ? { inputs: checked((leaseId: string, cursor: string | null) => client.inputs!(leaseId, cursor)) } : {}),
     complete: checked((leaseId: string, result: unknown, slots?: number, cpuMs?: number) => client.complete(leaseId, result, slots, cpuMs)),
     fail: checked((leaseId: string, error: string, retryable: boolean, slots?: number, cpuMs?: number) =>
       client.fail(leaseId, error, retryable, slots, cpuMs),

@@ -156,6 +156,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       heartbeat: (leaseId, progress, status, suspended) => client.heartbeat(leaseId, progress, status, suspended),
       output: (leaseId, chunk) => client.output(leaseId, chunk),
       ...(client.checkpoint ? { checkpoint: (leaseId: string, data: string) => client.checkpoint!(leaseId, data) } : {}),
+      ...(client.inputs ? { inputs: (leaseId: string, cursor: string | null) => client.inputs!(leaseId, cursor) } : {}),
       complete: (leaseId, result, _slots, cpuMs) => client.complete(leaseId, result, this.slotsNow(), cpuMs),
       fail: (leaseId, error, retryable, _slots, cpuMs) => client.fail(leaseId, error, retryable, this.slotsNow(), cpuMs),
       release: (leaseId) => client.release(leaseId, this.slotsNow()),

@@ -194,6 +194,9 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
     job.progress !== undefined ? `${Math.round(job.progress * 100)} %` : undefined,
     job.suspendedSince !== undefined ? `frozen on its worker since ${when(job.suspendedSince)} (the donor is using the machine)` : undefined,
     job.status === "pending" && job.nobodyHandles?.length ? `no online worker handles ${job.nobodyHandles.join(", ")}: it waits until one does` : undefined,
+    job.status === "waiting" && job.unmetParents !== undefined ? `waits for ${job.unmetParents} parent${job.unmetParents === 1 ? "" : "s"} to succeed` : undefined,
+    job.errorCode === "dependency_failed" && job.failedParent ? `canceled because its parent job ${job.failedParent} did not succeed (dependency_failed)` : undefined,
+    job.errorCode !== undefined && job.errorCode !== "dependency_failed" ? `ended with code ${job.errorCode}` : undefined,
   ].filter((f) => f !== undefined);
   const title = el("h2", `${job.type} · `);
   title.append(el("vscode-badge", job.status, { class: `status-${job.status}` }));

@@ -9,10 +9,11 @@ import { repoDir, stateDir } from "../harness/paths.mjs";
 import { onInterrupt, runNpmScript } from "../harness/process.mjs";
 import { tsImport } from "tsx/esm/api";
 
-export const DEMO_CAPABILITIES = ["demo.echo", "demo.primes", "demo.slow", "recipe.wordcount", "apps"];
+export const DEMO_CAPABILITIES = ["demo.echo", "demo.primes", "demo.slow", "demo.sum", "recipe.wordcount", "apps"];
 const WORDCOUNT = `let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const t=String(JSON.parse(s).text??"");console.log(JSON.stringify({progress:0.5,status:"counting"}));console.log(JSON.stringify({words:t.split(/\\s+/).filter(Boolean).length}))})`;
 const submit = makeFunctionReference("jobs:submit");
 const get = makeFunctionReference("jobs:get");
+const submitBatch = makeFunctionReference("jobs:submitBatch");
 
 const stops = [];
 export const stopAll = async () => {
@@ -103,6 +104,19 @@ export async function feedJobs(url, clientKey, appJob) {
         open.set(await client.mutation(submit, { clientKey, ...job }), job.type);
       } catch (error) {
         console.error(`submit failed: ${error.message}`);
+      }
+    }
+    // every third round, a pipeline beside the single jobs: a map batch of 8 demo.echo jobs, and its reduce, a
+    // demo.sum job that waits for the whole batch (dependsOn) and sums the results' n
+    if (round % 3 === 2) {
+      const batchId = `map-round-${round}`;
+      try {
+        const mapped = Array.from({ length: 8 }, (_, i) => ({ type: "demo.echo", batchId, payload: { n: i + 1, delayMs: 500 } }));
+        for (const jobId of await client.mutation(submitBatch, { clientKey, jobs: mapped })) open.set(jobId, "demo.echo (map)");
+        const reduce = { type: "demo.sum", payload: { field: "n" }, dependsOn: { batch: batchId } };
+        open.set(await client.mutation(submit, { clientKey, ...reduce }), "demo.sum (reduce)");
+      } catch (error) {
+        console.error(`pipeline submit failed: ${error.message}`);
       }
     }
     const counts = {};

@@ -79,7 +79,7 @@ describe("farm apps through real CLI workers", { timeout: 240_000 }, () => {
 
   it("a worker without --apps never claims an app job; one with --apps downloads the module and runs it", async () => {
     const plain = worker(1);
-    await waitForLine(plain, /working on .* capabilities: demo.echo, demo.primes, demo.slow$/);
+    await waitForLine(plain, /working on .* capabilities: demo.echo, demo.primes, demo.slow, demo.sum$/);
     const ids = await submit([
       { type: "app.mandelbrot", payload: { x: -0.5, y: 0, span: 3, width: 24, height: 16, maxIter: 50 } },
       { type: "app.mandelbrot", payload: { x: 0, y: 0, span: 1, width: 8, height: 8, maxIter: 20 } },
@@ -91,7 +91,7 @@ describe("farm apps through real CLI workers", { timeout: 240_000 }, () => {
     expect((await jobsOf(farm, ids.slice(0, 2))).map((j) => j.status)).toEqual(["pending", "pending"]);
 
     const donor = worker(0, ["--apps"]);
-    await waitForLine(donor, /working on .* capabilities: apps, demo.echo, demo.primes, demo.slow$/);
+    await waitForLine(donor, /working on .* capabilities: apps, demo.echo, demo.primes, demo.slow, demo.sum$/);
     const done = await waitForJobs(farm, ids.slice(0, 2));
     expect(done.map((j) => j.status)).toEqual(["succeeded", "succeeded"]);
     const result = done[0].result as { width: number; height: number; png: string };

@@ -5,7 +5,7 @@ import type { ModuleCache } from "./moduleCache";
 import type { AppImplOptions } from "./runApp";
 
 /** One app job as the engine will hand it over: the pinned version, the job's payload, the checkpoint kept for it. */
-export type AppRunRequest = { app: AppPin; payload: unknown; checkpoint?: string };
+export type AppRunRequest = { app: AppPin; payload: unknown; checkpoint?: string; inputs?: unknown[] };
 
 /** What an app run produced: the result, the CPU time it used (when measurable) and its latest checkpoint. */
 export type AppRunOutcome = { result: unknown; cpuMs?: number; checkpoint?: string };
@@ -33,7 +33,7 @@ export class AppRunner {
     let checkpoint = request.checkpoint;
     let cpuMs: number | undefined;
     try {
-      const options: AppImplOptions = { ...app, modulePath: module.path };
+      const options: AppImplOptions = { ...app, modulePath: module.path, ...(request.inputs ? { inputs: request.inputs } : {}) };
       const result = await this.pool.run({ builtin: "app", options }, request.payload, {
         ...ctx,
         checkpoint: request.checkpoint,

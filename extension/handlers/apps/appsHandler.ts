@@ -1,4 +1,5 @@
-import { APPS_CAPABILITY } from "../../../convex/contract";
+import { APPS_CAPABILITY, LIMITS } from "../../../convex/contract";
+import { collectInputs } from "../withInputs";
 import { HandlerError } from "../../worker/errors";
 import type { Handler } from "../../worker/handler";
 import type { AppRunner } from "./appRunner";
@@ -14,8 +15,10 @@ export function appsHandler(runner: Pick<AppRunner, "run">): Handler {
     capabilities: () => [APPS_CAPABILITY],
     run: async (payload, ctx) => {
       if (!ctx.app) throw new HandlerError("this job names no app version to run (only app.<name> jobs run as apps)", { retryable: false });
+      // a job submitted with dependsOn gets its parents' results on stdin as `inputs` (inputs_too_large past the cap)
+      const inputs = await collectInputs(ctx.inputs?.bind(ctx), LIMITS.appInputsBytes);
       const outcome = await runner.run(
-        { app: ctx.app, payload, ...(ctx.checkpoint !== undefined ? { checkpoint: ctx.checkpoint } : {}) },
+        { app: ctx.app, payload, ...(ctx.checkpoint !== undefined ? { checkpoint: ctx.checkpoint } : {}), ...(inputs.length > 0 ? { inputs } : {}) },
         { ...ctx, onCheckpoint: ctx.saveCheckpoint },
       );
       return outcome.result;

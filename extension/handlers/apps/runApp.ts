@@ -14,7 +14,7 @@ import { AppThreads } from "./appThreads";
 import type { ThreadMessage, ThreadRun } from "./threadProtocol";
 
 /** What the host hands the `app` built-in: the pinned version and where the cache keeps its bytes. */
-export type AppImplOptions = AppPin & { modulePath: string };
+export type AppImplOptions = AppPin & { modulePath: string; inputs?: unknown[] };
 
 /** An app that prints more than this (stdout and stderr together) is stopped. */
 const MAX_PRINTED_BYTES = 64 * 1024 * 1024;
@@ -32,6 +32,8 @@ export async function runApp(payload: unknown, ctx: ImplContext, options: unknow
   if (ctx.signal.aborted) throw ctx.signal.reason;
   const input: Record<string, unknown> = { payload: payload ?? null };
   if (ctx.checkpoint !== undefined) input.checkpoint = ctx.checkpoint;
+  // a job submitted with dependsOn: its parents' results (at most LIMITS.appInputsBytes of them)
+  if (app.inputs !== undefined) input.inputs = app.inputs;
   const stdin = new TextEncoder().encode(JSON.stringify(input));
   return await execute(module, stdin, app, label, ctx);
 }
@@ -39,7 +41,7 @@ export async function runApp(payload: unknown, ctx: ImplContext, options: unknow
 function checkOptions(options: unknown): AppImplOptions {
   const o = options as Partial<AppImplOptions> | null;
   if (!o || typeof o.modulePath !== "string") throw new HandlerError("the app built-in needs { modulePath, name, version, sha256, memoryMB, timeoutMs }", { retryable: false });
-  return { ...checkAppPin(o), modulePath: o.modulePath };
+  return { ...checkAppPin(o), modulePath: o.modulePath, ...(Array.isArray(o.inputs) ? { inputs: o.inputs } : {}) };
 }
 
 async function loadModule(app: AppImplOptions, label: string): Promise<WebAssembly.Module> {

@@ -5,12 +5,14 @@ import { ollamaChat, ollamaGenerate } from "./ollama";
 import { primes } from "./primes";
 import { runRecipe } from "./recipe";
 import { slow } from "./slow";
+import { sum } from "./sum";
 
 /** The job code bundled into the runner, by name. */
 export const BUILTIN_IMPLS: Record<string, Impl> = {
   "demo.echo": echo,
   "demo.primes": primes,
   "demo.slow": slow,
+  "demo.sum": sum,
   "ollama.generate": ollamaGenerate,
   "ollama.chat": ollamaChat,
   recipe: runRecipe,

@@ -82,7 +82,8 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     const finished = job.status === "succeeded" || job.status === "canceled" || job.status === "dead";
     // the maintenance pass deletes lanes that hold nothing: a finished job may point at one
     if (!lane) {
-      if (!finished) problems.push(`${where} is in a missing lane`);
+      // a waiting job's lane is found again when it is released
+      if (!finished && job.status !== "waiting") problems.push(`${where} is in a missing lane`);
     } else if (lane.orgId !== job.orgId) problems.push(`${where} is in another org's lane`);
     else if (lane.routingKey !== routingKey(routingCapabilities(job.type, job.requiredCapabilities), classOf(job.requirements))) problems.push(`${where} sits in the wrong lane`);
     if (!orgIds.has(job.orgId)) problems.push(`${where} belongs to a missing org`);
@@ -129,6 +130,12 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
         if (leased) problems.push(`${where} still holds a lease`);
         if (job.finishedAt === undefined) problems.push(`${where} has no finishedAt`);
         add(realOrg, `${job.orgId}:${job.status}`);
+        break;
+      case "waiting":
+        if (job.queue !== undefined) problems.push(`${where} is also queued as ${job.queue}`);
+        if (leased || job.workerId !== undefined) problems.push(`${where} holds a lease or a worker`);
+        if (job.finishedAt !== undefined) problems.push(`${where} has finishedAt`);
+        if (!(job.unmetParents !== undefined && job.unmetParents > 0)) problems.push(`${where} waits for ${job.unmetParents} parents`);
         break;
       default:
         problems.push(`${where} has an unknown status`);
@@ -244,6 +251,68 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   }
 
   problems.push(...checkWaiting({ jobs, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }));
+  problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches")));
+  return problems;
+}
+
+const FINAL = new Set(["succeeded", "canceled", "dead"]);
+
+/**
+ * Dependencies: each waiting job has exactly `unmetParents` edges, each edge an unmet parent of the same org
+ * (a job not yet succeeded, or a batch with jobs not yet ended); every batch row counts its jobs as they are;
+ * only waiting jobs have edges, and no job waits on a parent that failed.
+ */
+function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[], batches: Doc<"batches">[]): string[] {
+  const problems: string[] = [];
+  const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
+  const batchOf = new Map(batches.map((b) => [`${b.orgId}:${b.batchId}`, b]));
+  const edgesOf = new Map<string, number>();
+  for (const edge of edges) {
+    const where = `dependency ${edge._id} of job ${edge.childId}`;
+    add(edgesOf, edge.childId);
+    const child = jobsById.get(edge.childId);
+    if (!child) problems.push(`${where}: its child is missing`);
+    else if (child.status !== "waiting") problems.push(`${where}: its child is ${child.status}, not waiting`);
+    else if (child.orgId !== edge.orgId) problems.push(`${where}: in another org than its child`);
+    if ((edge.parentId === undefined) === (edge.batchId === undefined)) problems.push(`${where}: names neither or both a job and a batch`);
+    if (edge.parentId !== undefined) {
+      const parent = jobsById.get(edge.parentId);
+      if (!parent) problems.push(`${where}: its parent is missing`);
+      else if (parent.orgId !== edge.orgId) problems.push(`${where}: its parent is in another org`);
+      else if (FINAL.has(parent.status)) problems.push(`${where}: its parent already ended ${parent.status}`);
+    }
+    if (edge.batchId !== undefined) {
+      const batch = batchOf.get(`${edge.orgId}:${edge.batchId}`);
+      if (!batch) problems.push(`${where}: its batch has no row`);
+      else if (batch.unfinished === 0) problems.push(`${where}: its batch has ended`);
+      else if (batch.failed > 0) problems.push(`${where}: its batch has a failed job`);
+    }
+  }
+  for (const job of jobs) {
+    if (job.status === "waiting" && (edgesOf.get(job._id) ?? 0) !== job.unmetParents) {
+      problems.push(`waiting job ${job._id} counts ${job.unmetParents} unmet parents, has ${edgesOf.get(job._id) ?? 0} edges`);
+    }
+    if (job.status !== "waiting" && job.unmetParents !== undefined) problems.push(`job ${job._id} (${job.status}) still counts unmet parents`);
+  }
+  const real = new Map<string, { unfinished: number; succeeded: number; failed: number }>();
+  for (const job of jobs) {
+    if (job.batchId === undefined) continue;
+    const key = `${job.orgId}:${job.batchId}`;
+    const counts = real.get(key) ?? { unfinished: 0, succeeded: 0, failed: 0 };
+    if (!FINAL.has(job.status)) counts.unfinished++;
+    else if (job.status === "succeeded") counts.succeeded++;
+    else counts.failed++;
+    real.set(key, counts);
+  }
+  for (const batch of batches) {
+    // purged jobs leave the batch's ended counts; its unfinished jobs cannot be purged
+    const counts = real.get(`${batch.orgId}:${batch.batchId}`) ?? { unfinished: 0, succeeded: 0, failed: 0 };
+    if (batch.unfinished !== counts.unfinished) problems.push(`batch ${batch.batchId} counts ${batch.unfinished} unfinished jobs, really ${counts.unfinished}`);
+    if (batch.succeeded < counts.succeeded || batch.failed < counts.failed) {
+      problems.push(`batch ${batch.batchId} counts ${batch.succeeded} succeeded and ${batch.failed} failed, really ${counts.succeeded} and ${counts.failed}`);
+    }
+  }
+  for (const key of real.keys()) if (!batchOf.has(key)) problems.push(`batch ${key} has jobs but no row`);
   return problems;
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { appsHandler } from "../../../extension/handlers/apps/appsHandler";
 import type { AppRunRequest } from "../../../extension/handlers/apps/appRunner";
 import type { PoolRunContext } from "../../../extension/handlers/processPool";
+import type { JobInput } from "../../../extension/worker/handler";
 import { fakeCtx } from "../handlers/fakeCtx";
 
 const APP = { name: "render", version: 2, sha256: "b".repeat(64), memoryMB: 64, timeoutMs: 1_000 };
@@ -24,6 +25,17 @@ describe("the apps handler", () => {
     expect(result).toEqual({ ok: 1 });
     expect(seen[0].request).toEqual({ app: APP, payload: { x: 1 }, checkpoint: "T0xE" });
     expect(saved).toEqual(["Q0s="]);
+  });
+
+  it("hands a job with dependsOn its parents' results as `inputs` (none: no field)", async () => {
+    const seen: AppRunRequest[] = [];
+    const handler = appsHandler({ run: (request) => (seen.push(request), Promise.resolve({ result: null })) });
+    const inputs = async function* () {
+      yield await Promise.resolve({ jobId: "j1" as JobInput["jobId"], result: { n: 1 } });
+      yield { jobId: "j2" as JobInput["jobId"], result: { n: 2 } };
+    };
+    await handler.run({ x: 1 }, { ...fakeCtx().ctx, app: APP, inputs });
+    expect(seen[0]).toEqual({ app: APP, payload: { x: 1 }, inputs: [{ n: 1 }, { n: 2 }] });
   });
 
   it("refuses a job without a pin, not retryable", async () => {

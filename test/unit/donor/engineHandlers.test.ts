@@ -28,7 +28,7 @@ vi.mock("vscode", () => ({
 const { EngineHandlers } = await import("../../../extension/donor/engineHandlers");
 
 const LOCAL_MODELS = ["tiny:latest", "qwen:0.5b"];
-const BUILT_INS = ["demo.echo", "demo.primes", "demo.slow"];
+const BUILT_INS = ["demo.echo", "demo.primes", "demo.slow", "demo.sum"];
 
 let ollama: Server;
 let stateDir: string;

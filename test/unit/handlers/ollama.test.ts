@@ -100,6 +100,7 @@ describe("ollama handlers", () => {
       "demo.echo",
       "demo.primes",
       "demo.slow",
+      "demo.sum",
       "ollama.chat",
       "ollama.generate",
       "ollama:qwen:0.5b",
@@ -107,16 +108,16 @@ describe("ollama handlers", () => {
       "ollama:tiny:latest",
     ]);
     const down = createBuiltinRegistry({ ollama: { url: await closedPortUrl() }, recipes: [{ name: "build", command: "make" }] });
-    expect(await down.registry.capabilities()).toEqual(["demo.echo", "demo.primes", "demo.slow", "recipe.build"]);
+    expect(await down.registry.capabilities()).toEqual(["demo.echo", "demo.primes", "demo.slow", "demo.sum", "recipe.build"]);
     up.pool.close();
     down.pool.close();
   });
 
   it("offers only the models the donor chose, none when none are chosen, and refuses a job for another model", async () => {
     const chosen = createBuiltinRegistry({ ollama: { url: fake.url, models: ["tiny"] } });
-    expect(await chosen.registry.capabilities()).toEqual(["demo.echo", "demo.primes", "demo.slow", "ollama.chat", "ollama.generate", "ollama:tiny", "ollama:tiny:latest"]);
+    expect(await chosen.registry.capabilities()).toEqual(["demo.echo", "demo.primes", "demo.slow", "demo.sum", "ollama.chat", "ollama.generate", "ollama:tiny", "ollama:tiny:latest"]);
     const none = createBuiltinRegistry({ ollama: { url: fake.url, models: [] } });
-    expect(none.registry.types()).toEqual(["demo.echo", "demo.primes", "demo.slow"]);
+    expect(none.registry.types()).toEqual(["demo.echo", "demo.primes", "demo.slow", "demo.sum"]);
     const options = { url: fake.url, models: ["tiny"] };
     await expect(pool.run({ builtin: "ollama.generate", options }, { model: "qwen:0.5b", prompt: "x" }, fakeCtx().ctx)).rejects.toMatchObject({
       message: 'this machine does not offer the Ollama model "qwen:0.5b" (it offers tiny)',

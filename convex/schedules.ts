@@ -1,0 +1,195 @@
+import { v } from "convex/values";
+import { internal } from "./_generated/api";
+import type { Doc, Id } from "./_generated/dataModel";
+import { internalMutation, mutation, query, type MutationCtx, type QueryCtx } from "./_generated/server";
+import { clientFromKey, operatorFromKey } from "./lib/auth";
+import { checkCron, nextTick, nextTicks } from "./lib/cron";
+import { fail } from "./lib/errors";
+import { looksLikeSecret } from "./lib/keys";
+import { LIMITS } from "./lib/limits";
+import { checkJobSpec, insertCheckedJob, jobSpec, type JobSpec } from "./lib/submit";
+import { checkText } from "./lib/validate";
+
+/**
+ * Schedules: a cron line (5 fields, in a time zone) that submits a job at each tick. One scheduled function per
+ * schedule (its next tick); a tick that comes late (the deployment was down) runs once and the next is counted
+ * from now, so missed ticks run once, not once each. With overlap "skip", a tick is skipped while the job of the
+ * schedule's last run has not ended. Every function takes a client key (fh_c_…) or an operator key (fh_o_…).
+ */
+
+const FINAL: ReadonlySet<string> = new Set(["succeeded", "canceled", "dead"]);
+const NEXT_SHOWN = 3;
+
+type Caller = { orgId: Id<"orgs">; clientKeyId?: Id<"clientKeys"> };
+
+async function callerOf(ctx: QueryCtx, key: string): Promise<Caller> {
+  if (looksLikeSecret("fh_o_", key)) return { orgId: (await operatorFromKey(ctx, key)).orgId };
+  const client = await clientFromKey(ctx, key);
+  return { orgId: client.orgId, clientKeyId: client._id };
+}
+
+async function scheduleOf(ctx: QueryCtx, caller: Caller, name: string): Promise<Doc<"schedules">> {
+  const row = await ctx.db
+    .query("schedules")
+    .withIndex("by_org_name", (q) => q.eq("orgId", caller.orgId).eq("name", checkText(name, "name", LIMITS.nameChars)))
+    .unique();
+  if (!row) fail("not_found", `No schedule named ${JSON.stringify(name.slice(0, 80))}`);
+  return row;
+}
+
+/** Cancel the schedule's armed tick, unless it is the one running now. */
+async function cancelTick(ctx: MutationCtx, schedule: Doc<"schedules">) {
+  if (!schedule.tick) return;
+  const fn = await ctx.db.system.get(schedule.tick);
+  if (fn?.state.kind === "pending") await ctx.scheduler.cancel(schedule.tick);
+}
+
+/** Arm the schedule's next tick after `after` (none when the line never fires again). */
+async function arm(ctx: MutationCtx, schedule: Doc<"schedules">, after: number) {
+  const next = nextTick(checkCron(schedule.cron, schedule.timezone), after);
+  await cancelTick(ctx, schedule);
+  const tick = next === null ? undefined : await ctx.scheduler.runAt(next, internal.schedules.tick, { scheduleId: schedule._id, at: next });
+  await ctx.db.patch(schedule._id, { nextRunAt: next ?? undefined, tick });
+}
+
+export const create = mutation({
+  args: {
+    clientKey: v.string(),
+    name: v.string(),
+    cron: v.string(),
+    timezone: v.optional(v.string()),
+    overlap: v.optional(v.union(v.literal("skip"), v.literal("allow"))),
+    job: jobSpec,
+  },
+  handler: async (ctx, args) => {
+    const caller = await callerOf(ctx, args.clientKey);
+    const name = checkText(args.name, "name", LIMITS.nameChars);
+    const timezone = args.timezone ?? "UTC";
+    checkCron(args.cron, timezone);
+    const now = Date.now();
+    checkJobSpec(args.job, now);
+    if (args.job.externalId !== undefined) fail("invalid_argument", "job.externalId: each run submits a new job, so a schedule's job cannot name one");
+    if (args.job.runAt !== undefined) fail("invalid_argument", "job.runAt: a schedule's job runs at its ticks (delayMs may delay each)");
+    const existing = await ctx.db.query("schedules").withIndex("by_org_name", (q) => q.eq("orgId", caller.orgId).eq("name", name)).unique();
+    if (existing) fail("invalid_argument", `A schedule named ${JSON.stringify(name)} exists; remove it first`);
+    const count = (await ctx.db.query("schedules").withIndex("by_org_name", (q) => q.eq("orgId", caller.orgId)).take(LIMITS.schedulesPerOrg)).length;
+    if (count >= LIMITS.schedulesPerOrg) fail("too_large", `An org has at most ${LIMITS.schedulesPerOrg} schedules`);
+    const scheduleId = await ctx.db.insert("schedules", {
+      orgId: caller.orgId,
+      name,
+      cron: args.cron.trim().split(/\s+/).join(" "),
+      timezone,
+      overlap: args.overlap ?? "skip",
+      job: args.job,
+      paused: false,
+      createdAt: now,
+      ...(caller.clientKeyId ? { clientKeyId: caller.clientKeyId } : {}),
+    });
+    await arm(ctx, (await ctx.db.get(scheduleId))!, now);
+    return { scheduleId, nextRunAt: (await ctx.db.get(scheduleId))!.nextRunAt ?? null };
+  },
+});
+
+/** The org's schedules, by name, with their next ticks and their last run's job. */
+export const list = query({
+  args: { clientKey: v.string() },
+  handler: async (ctx, args) => {
+    const caller = await callerOf(ctx, args.clientKey);
+    const rows = await ctx.db.query("schedules").withIndex("by_org_name", (q) => q.eq("orgId", caller.orgId)).take(LIMITS.schedulesPerOrg);
+    return await Promise.all(
+      rows.map(async (s) => {
+        const last = s.lastJobId ? await ctx.db.get(s.lastJobId) : null;
+        return {
+          scheduleId: s._id,
+          name: s.name,
+          cron: s.cron,
+          timezone: s.timezone,
+          overlap: s.overlap,
+          type: (s.job as JobSpec).type,
+          paused: s.paused,
+          // the ticks to come, from the armed one (none while paused)
+          nextRuns: s.paused || s.nextRunAt === undefined ? [] : [s.nextRunAt, ...nextTicks(checkCron(s.cron, s.timezone), s.nextRunAt, NEXT_SHOWN - 1)],
+          lastRunAt: s.lastRunAt ?? null,
+          lastJob: last ? { jobId: last._id, status: last.status } : null,
+          lastSkippedAt: s.lastSkippedAt ?? null,
+          createdAt: s.createdAt,
+        };
+      }),
+    );
+  },
+});
+
+export const pause = mutation({
+  args: { clientKey: v.string(), name: v.string() },
+  handler: async (ctx, args) => {
+    const schedule = await scheduleOf(ctx, await callerOf(ctx, args.clientKey), args.name);
+    await cancelTick(ctx, schedule);
+    await ctx.db.patch(schedule._id, { paused: true, tick: undefined, nextRunAt: undefined });
+    return { paused: true };
+  },
+});
+
+/** Resume from now: ticks missed while paused do not run. */
+export const resume = mutation({
+  args: { clientKey: v.string(), name: v.string() },
+  handler: async (ctx, args) => {
+    const schedule = await scheduleOf(ctx, await callerOf(ctx, args.clientKey), args.name);
+    if (!schedule.paused) return { paused: false, nextRunAt: schedule.nextRunAt ?? null };
+    await ctx.db.patch(schedule._id, { paused: false });
+    await arm(ctx, { ...schedule, paused: false }, Date.now());
+    return { paused: false, nextRunAt: (await ctx.db.get(schedule._id))!.nextRunAt ?? null };
+  },
+});
+
+/** Remove a schedule; jobs it submitted stay. */
+export const remove = mutation({
+  args: { clientKey: v.string(), name: v.string() },
+  handler: async (ctx, args) => {
+    const schedule = await scheduleOf(ctx, await callerOf(ctx, args.clientKey), args.name);
+    await cancelTick(ctx, schedule);
+    await ctx.db.delete(schedule._id);
+    return { removed: true };
+  },
+});
+
+/** One tick: submit the job (or skip it while the last run's job runs, with overlap "skip"), then arm the next. */
+export const tick = internalMutation({
+  args: { scheduleId: v.id("schedules"), at: v.number() },
+  handler: async (ctx, args) => {
+    const schedule = await ctx.db.get(args.scheduleId);
+    // removed, paused, or re-armed since this tick was scheduled
+    if (!schedule || schedule.paused || schedule.nextRunAt !== args.at) return;
+    await runTick(ctx, schedule);
+  },
+});
+
+async function runTick(ctx: MutationCtx, schedule: Doc<"schedules">) {
+  const now = Date.now();
+  const last = schedule.lastJobId ? await ctx.db.get(schedule.lastJobId) : null;
+  if (schedule.overlap === "skip" && last && !FINAL.has(last.status)) {
+    await ctx.db.patch(schedule._id, { lastSkippedAt: now });
+  } else {
+    let jobId: Id<"jobs"> | undefined;
+    try {
+      jobId = await insertCheckedJob(ctx, schedule.orgId, checkJobSpec(schedule.job as JobSpec, now), schedule.clientKeyId, { scheduleId: schedule._id });
+    } catch {
+      // a job the org can no longer submit (an app since deleted): this tick submits nothing; the next one tries again
+    }
+    await ctx.db.patch(schedule._id, { lastRunAt: now, ...(jobId ? { lastJobId: jobId } : {}) });
+  }
+  // counted from now: ticks missed while the deployment was down run once (this one), not once each
+  await arm(ctx, schedule, now);
+}
+
+/** The cron's catch-up: a schedule whose tick is overdue by more than a minute (its scheduled function was lost) runs once now. */
+export const catchUp = internalMutation({
+  args: {},
+  handler: async (ctx) => {
+    const now = Date.now();
+    const overdue = await ctx.db
+      .query("schedules")
+      .withIndex("by_next", (q) => q.eq("paused", false).gt("nextRunAt", 0).lt("nextRunAt", now - 60_000))
+      .take(50);
+    for (const schedule of overdue) await runTick(ctx, schedule);
+  },
+});

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { LIMITS } from "../../../convex/contract";
+import { chunksOf, FarmhandClient, type Transport } from "../../../extension/sdk/client";
+import { progressBar } from "../../../extension/cli/submitter";
+
+describe("farmhand/client", () => {
+  it("chunks under both batch caps: job count and payload bytes, keeping order, adding the batch id", () => {
+    const many = Array.from({ length: LIMITS.batchCount * 2 + 1 }, (_, i) => ({ type: "t", payload: i }));
+    const byCount = [...chunksOf(many, "b")];
+    expect(byCount.map((c) => c.length)).toEqual([LIMITS.batchCount, LIMITS.batchCount, 1]);
+    expect(byCount.flat().map((s): unknown => s.payload)).toEqual(many.map((s) => s.payload));
+    expect(byCount.flat().every((s) => s.batchId === "b")).toBe(true);
+    const big = "x".repeat(200 * 1024);
+    const heavy = Array.from({ length: 25 }, () => ({ type: "t", payload: big }));
+    const byBytes = [...chunksOf(heavy)];
+    expect(byBytes.length).toBeGreaterThan(2);
+    for (const chunk of byBytes) expect(chunk.reduce((n, s) => n + JSON.stringify(s.payload).length, 0)).toBeLessThanOrEqual(LIMITS.batchPayloadBytes);
+  });
+
+  it("map keeps at most `window` jobs in flight and yields in input order", async () => {
+    let submitted = 0;
+    let maxOpen = 0;
+    let open = 0;
+    const listeners = new Map<string, (job: unknown) => void>();
+    const transport = {
+      mutation: (_ref: unknown, args: { jobs: Array<{ payload: number }> }) => {
+        const ids = args.jobs.map((j) => `job${j.payload}`);
+        submitted += ids.length;
+        return Promise.resolve(ids);
+      },
+      onUpdate: (_ref: unknown, args: { jobId: string }, cb: (job: unknown) => void) => {
+        open++;
+        maxOpen = Math.max(maxOpen, open);
+        listeners.set(args.jobId, cb);
+        // jobs end out of order: odd ones later
+        const n = Number(args.jobId.slice(3));
+        setTimeout(() => cb({ jobId: args.jobId, status: "succeeded", result: n * 2 }), n % 2 ? 2 : 0);
+        return () => {
+          open--;
+        };
+      },
+      query: () => Promise.resolve(null),
+      close: () => Promise.resolve(),
+    } as unknown as Transport;
+    const client = new FarmhandClient({ client: transport, clientKey: "fh_c_test" });
+    const out: unknown[] = [];
+    function* payloads() {
+      for (let i = 0; i < 1_000; i++) yield i;
+    }
+    for await (const r of client.map("t", payloads(), { window: 20 })) out.push(r);
+    expect(out).toEqual(Array.from({ length: 1_000 }, (_, i) => i * 2));
+    expect(submitted).toBe(1_000);
+    expect(maxOpen).toBeLessThanOrEqual(30);
+  });
+
+  it("a progress bar names done, total and failures", () => {
+    expect(progressBar(5, 10, 0, 10)).toBe("[#####     ] 5/10");
+    expect(progressBar(10, 10, 2, 10)).toBe("[##########] 10/10 (2 failed)");
+  });
+});
