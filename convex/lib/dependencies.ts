@@ -6,7 +6,7 @@ import { bumpLane, type FinishedStatus } from "./counters";
 import { fail } from "./errors";
 import { recordEvent } from "./events";
 import { kickForJobs } from "./kick";
-import { laneFor } from "./lanes";
+import { laneFor } from "./laneFor";
 import { LIMITS } from "./limits";
 import { classOf } from "./requirements";
 import { routingCapabilities } from "./routing";
