@@ -25,6 +25,9 @@ import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
 import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
+import { completeReplica } from "./lib/validationComplete";
+import { noteClaimed, quotaLeft, trustOf } from "./lib/validationTrust";
+import { pendingCreditOf } from "./lib/instances";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
 
@@ -121,7 +124,7 @@ export const claim = mutation({
     await noteAdvertised(ctx, worker, advertised);
     const now = Date.now();
     const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
-    const wanted = Math.min(max, free);
+    const wanted = Math.min(max, free, await quotaLeft(ctx, worker, now));
     const waits: number[] = [];
     // what the claim returns stays well below Convex's limit on a function's return value
     const budget = newClaimBudget();
@@ -133,6 +136,7 @@ export const claim = mutation({
       if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now, budget, waits)));
     }
     if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
+    await noteClaimed(ctx, worker, claimed.length, now);
     await noteQueueWaits(ctx, worker.orgId, now, waits);
     return claimed;
   },
@@ -297,6 +301,11 @@ export const complete = mutation({
     const result: unknown = args.result ?? null;
     checkValueSize(result, "result", LIMITS.resultBytes);
     const slots = checkSlots(args.slots);
+    if (job.validation) {
+      const status = await completeReplica(ctx, job, worker, result, checkCpuMs(args.cpuMs));
+      if (slots !== undefined) await declareSlots(ctx, worker, slots);
+      return { status };
+    }
     await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "completed");
     let status: "succeeded" | "canceled" = "succeeded";
     if (job.cancelRequested) {
@@ -325,7 +334,9 @@ export const fail = mutation({
     const job = await leasedJob(ctx, worker, args.leaseId);
     const error = args.error.slice(0, LIMITS.errorChars) || "failed";
     const slots = checkSlots(args.slots);
-    await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "failed");
+    // an instance of a replicated job earns credit only for a valid result
+    if (!job.validation) await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "failed");
+    else checkCpuMs(args.cpuMs);
     await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);
     const after = (await ctx.db.get(job._id))!;
     if (slots !== undefined) await declareSlots(ctx, worker, slots);
@@ -411,6 +422,9 @@ export const myCredit = query({
         jobs: total?.jobs ?? 0,
         failed: total?.failed ?? 0,
       },
+      // replicated jobs: credit waiting for validation, results that earned nothing and why, and trust
+      ...(await pendingCreditOf(ctx, worker._id)),
+      trust: await trustOf(ctx, worker),
     };
   },
 });

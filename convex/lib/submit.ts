@@ -13,6 +13,7 @@ import { LIMITS } from "./limits";
 import { CAPABILITY_PATTERN, checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./validate";
 import { routingCapabilities } from "./routing";
 import { checkRequirements, classOf, jobRequirements, type JobRequirements } from "./requirements";
+import { checkValidation, validationSpec, type JobValidation } from "./validation";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
 export const jobSpecFields = {
@@ -27,6 +28,8 @@ export const jobSpecFields = {
   runAt: v.optional(v.number()),
   batchId: v.optional(v.string()),
   requirements: v.optional(jobRequirements),
+  // replication with a quorum (lib/validation.ts); none or quorum 1: the job runs once
+  validation: v.optional(validationSpec),
 };
 export const jobSpec = v.object(jobSpecFields);
 export type JobSpec = Infer<typeof jobSpec>;
@@ -43,6 +46,7 @@ type CheckedSpec = {
   batchId?: string;
   payloadBytes: number;
   requirements?: JobRequirements;
+  validation?: JobValidation;
 };
 
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
@@ -68,7 +72,8 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const externalId = spec.externalId === undefined ? undefined : checkText(spec.externalId, "externalId", LIMITS.externalIdChars);
   const batchId = spec.batchId === undefined ? undefined : checkText(spec.batchId, "batchId", LIMITS.batchIdChars);
   const requirements = checkRequirements(spec.requirements);
-  return { type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements };
+  const validation = checkValidation(spec.validation);
+  return { type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements, ...(validation ? { validation } : {}) };
 }
 
 /**
@@ -123,6 +128,7 @@ export async function insertCheckedJob(
     clientKeyId,
     ...(requirements ? { requirements } : {}),
     ...(app ? { app } : {}),
+    ...(spec.validation ? { validation: spec.validation } : {}),
   });
   await setBody(ctx, { _id: jobId, orgId }, "payload", spec.payload, spec.payloadBytes);
   await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });
