@@ -14,6 +14,7 @@ import { checkIntegerInRange } from "./lib/validate";
 import { deliveriesOf } from "./lib/webhooks";
 import { runningCount } from "./lib/workerSlots";
 import { jobFilter } from "./schema";
+import { validationView } from "./lib/instances";
 
 /**
  * The operator's console (reads). Every function takes an operator key as `apiKey` (or the key of a worker
@@ -143,6 +144,8 @@ export const job = query({
       output: { text: output.map((c) => c.chunk).join(""), fromSeq: output[0]?.seq ?? 0, nextSeq: (newestOutput[0]?.seq ?? -1) + 1 },
       webhook: await deliveriesOf(ctx, found._id),
       nobodyHandles,
+      // a replicated job's instances (issue 20); "single" for a job that runs once
+      validation: await validationView(ctx, found),
     };
   },
 });

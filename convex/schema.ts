@@ -2,7 +2,7 @@ import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
 import { machineFacts } from "./lib/facts";
 import { jobRequirements, requirementClass } from "./lib/requirements";
-import { jobValidation } from "./lib/validation";
+import { jobValidation, validationSpec } from "./lib/validation";
 
 export const jobStatus = v.union(
   v.literal("pending"),
@@ -279,6 +279,8 @@ export default defineSchema({
     createdAt: v.number(),
     deleted: v.boolean(),
     deletedAt: v.optional(v.number()),
+    // the validation its jobs get when submitted without one (POST /api/apps/<name>?quorum=2); none: quorum 1
+    validation: v.optional(validationSpec),
   })
     .index("by_org_name_version", ["orgId", "name", "version"])
     .index("by_org_deleted_name", ["orgId", "deleted", "name", "version"]),

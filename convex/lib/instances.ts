@@ -167,7 +167,7 @@ export async function validationView(ctx: QueryCtx, job: Doc<"jobs">) {
   const rules = job.validation;
   if (!rules) return { state: "single" as const, quorum: 1, instances: [] };
   const rows = await instancesOf(ctx, job._id, rules.round);
-  const state = rules.outcome ?? "validating";
+  const state: "validating" | "valid" | "no_quorum" = rules.outcome ?? "validating";
   const instances = rows.map((r) => ({
     workerName: r.workerName,
     status: r.status,

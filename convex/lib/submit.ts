@@ -14,6 +14,7 @@ import { CAPABILITY_PATTERN, checkCapabilities, checkIntegerInRange, checkText, 
 import { routingCapabilities } from "./routing";
 import { checkRequirements, classOf, jobRequirements, type JobRequirements } from "./requirements";
 import { checkValidation, validationSpec, type JobValidation } from "./validation";
+import { appValidation } from "./validationApps";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
 export const jobSpecFields = {
@@ -47,6 +48,8 @@ type CheckedSpec = {
   payloadBytes: number;
   requirements?: JobRequirements;
   validation?: JobValidation;
+  // the submitter gave a validation (quorum 1 included): an app's default does not apply
+  validationGiven?: boolean;
 };
 
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
@@ -73,7 +76,7 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const batchId = spec.batchId === undefined ? undefined : checkText(spec.batchId, "batchId", LIMITS.batchIdChars);
   const requirements = checkRequirements(spec.requirements);
   const validation = checkValidation(spec.validation);
-  return { type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements, ...(validation ? { validation } : {}) };
+  return { type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements, ...(validation ? { validation } : {}), ...(spec.validation ? { validationGiven: true } : {}) };
 }
 
 /**
@@ -104,6 +107,8 @@ export async function insertCheckedJob(
   // an app job runs the version that is the app's latest now, only on workers that run apps and whose
   // machines have the memory that version may use
   const app = await pinApp(ctx, orgId, spec.type);
+  // an app's jobs submitted without validation get the default of the version they run
+  if (app && !spec.validationGiven) spec = { ...spec, ...(await appValidation(ctx, orgId, app)) };
   const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
   const requirements = app ? withAppMemory(spec.requirements, app.memoryMB) : spec.requirements;
   const now = Date.now();

@@ -82,6 +82,13 @@ export function mayRun(job: Doc<"jobs">, worker: Pick<Doc<"workers">, "_id" | "m
   return true;
 }
 
+/** The spec an app version keeps as its default: checked, quorum 1 kept as nothing. */
+export function defaultSpec(spec: ValidationSpec | undefined): ValidationSpec | undefined {
+  const rules = checkValidation(spec);
+  if (!rules) return undefined;
+  return { quorum: rules.quorum, maxInstances: rules.maxInstances, ...(rules.homogeneous ? { homogeneous: true } : {}), ...(rules.adaptive ? { adaptive: true } : {}) };
+}
+
 /** The same rules, ready for a new round (a retried no_quorum dead letter). */
 export function newRound(rules: JobValidation): JobValidation {
   return { quorum: rules.quorum, maxInstances: rules.maxInstances, ...(rules.homogeneous ? { homogeneous: true } : {}), ...(rules.adaptive ? { adaptive: true } : {}), round: rules.round + 1, started: 0, workers: [], machines: [] };
