@@ -73,6 +73,7 @@ import type * as lib_summary from "../lib/summary.js";
 import type * as lib_transitions from "../lib/transitions.js";
 import type * as lib_validate from "../lib/validate.js";
 import type * as lib_validation from "../lib/validation.js";
+import type * as lib_validationApps from "../lib/validationApps.js";
 import type * as lib_validationComplete from "../lib/validationComplete.js";
 import type * as lib_validationTrust from "../lib/validationTrust.js";
 import type * as lib_webhookAddress from "../lib/webhookAddress.js";
@@ -156,6 +157,7 @@ declare const fullApi: ApiFromModules<{
   "lib/transitions": typeof lib_transitions;
   "lib/validate": typeof lib_validate;
   "lib/validation": typeof lib_validation;
+  "lib/validationApps": typeof lib_validationApps;
   "lib/validationComplete": typeof lib_validationComplete;
   "lib/validationTrust": typeof lib_validationTrust;
   "lib/webhookAddress": typeof lib_webhookAddress;
