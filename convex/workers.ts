@@ -1,6 +1,6 @@
 import { v } from "convex/values";
 import type { Doc } from "./_generated/dataModel";
-import { mutation, query } from "./_generated/server";
+import { mutation, query, type MutationCtx } from "./_generated/server";
 import { effectiveCapabilities, workerFromKey } from "./lib/auth";
 import { checkCheckpointData, saveCheckpoint } from "./lib/checkpoints";
 import { claimFromHeads, newClaimBudget, takeOffers } from "./lib/claimWork";
@@ -102,6 +102,14 @@ export const watch = query({
   },
 });
 
+/**
+ * A worker over its reduced daily quota (an invalid result halved it) waits for no more than it may still claim
+ * today, so offers do not go round to it; at full trust this reads nothing.
+ */
+async function withinQuota(ctx: MutationCtx, worker: Doc<"workers">, slots: number): Promise<number> {
+  return worker.dailyQuota === undefined ? slots : Math.min(slots, await quotaLeft(ctx, worker, Date.now()));
+}
+
 /** `slots` on complete/fail/release/ready: the worker's concurrency now (0 = take nothing more). */
 const slotsArg = v.optional(v.number());
 
@@ -182,7 +190,7 @@ export const ready = mutation({
       await kickSummary(ctx, worker.orgId, "change");
     } else await touchWorker(ctx, worker);
     const capabilities = [...effectiveCapabilities(worker.allowedCapabilities, advertised)].sort();
-    const waitingFor = await declareSlots(ctx, worker, slots, capabilities);
+    const waitingFor = await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), capabilities);
     await clearResync(ctx, worker._id);
     return { waitingFor };
   },
@@ -303,7 +311,7 @@ export const complete = mutation({
     const slots = checkSlots(args.slots);
     if (job.validation) {
       const status = await completeReplica(ctx, job, worker, result, checkCpuMs(args.cpuMs));
-      if (slots !== undefined) await declareSlots(ctx, worker, slots);
+      if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
       return { status };
     }
     await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "completed");
@@ -315,7 +323,7 @@ export const complete = mutation({
       await ctx.db.patch(job._id, { progress: 1 });
       await finishJob(ctx, job, "succeeded", { result, workerId: worker._id });
     }
-    if (slots !== undefined) await declareSlots(ctx, worker, slots);
+    if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
     return { status };
   },
 });
@@ -339,7 +347,7 @@ export const fail = mutation({
     else checkCpuMs(args.cpuMs);
     await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);
     const after = (await ctx.db.get(job._id))!;
-    if (slots !== undefined) await declareSlots(ctx, worker, slots);
+    if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
     return { status: after.status, availableAt: after.status === "pending" ? after.availableAt : undefined };
   },
 });
@@ -357,7 +365,7 @@ export const release = mutation({
     } else {
       await requeue(ctx, job, { kind: "release" }, worker._id);
     }
-    if (slots !== undefined) await declareSlots(ctx, worker, slots);
+    if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
     return { status };
   },
 });

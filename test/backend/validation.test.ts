@@ -326,6 +326,9 @@ describe("adaptive trust", () => {
     await submit(farm);
     expect(await claim(farm, liar)).toEqual([]);
     expect((await claim(farm, b)).length).toBe(1);
+    // a worker over its quota waits for nothing, so no offer goes round to it
+    expect(await farm.t.mutation(api.workers.ready, { apiKey: liar.apiKey, capabilities: TEST_TYPES, slots: 4 })).toEqual({ waitingFor: 0 });
+    expect((await farm.t.mutation(api.workers.ready, { apiKey: c.apiKey, capabilities: TEST_TYPES, slots: 4 })).waitingFor).toBeGreaterThan(0);
     // a valid result doubles it back towards full
     await farm.t.run(async (ctx) => await ctx.db.patch(liar.workerId, { dailyQuota: TRUST.dailyJobQuota / 2 }));
     const next = await submit(farm, { quorum: 2 });
