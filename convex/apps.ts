@@ -4,6 +4,7 @@ import { APP_LIMITS, SHA256_HEX } from "./lib/appLimits";
 import { appWorkerFromKey, checkAppLimits, checkAppName, findVersion, latestVersion, publisherFromKey, versionView } from "./lib/apps";
 import { clientFromKey } from "./lib/auth";
 import { fail } from "./lib/errors";
+import { canonicalJson, defaultSpec, validationSpec } from "./lib/validation";
 
 /**
  * Farm apps. Publishing and deleting go through HTTP (`POST /api/apps/<name>`, `DELETE /api/apps/<name>/<version>`,
@@ -26,13 +27,24 @@ export const list = query({
 
 /** Checks a publishing key and a version's limits before the module is read; the org publishing. */
 export const checkPublish = internalQuery({
-  args: { clientKey: v.string(), name: v.string(), memoryMB: v.optional(v.number()), timeoutMs: v.optional(v.number()) },
+  args: {
+    clientKey: v.string(),
+    name: v.string(),
+    memoryMB: v.optional(v.number()),
+    timeoutMs: v.optional(v.number()),
+    validation: v.optional(validationSpec),
+  },
   handler: async (ctx, args) => {
     const publisher = await publisherFromKey(ctx, args.clientKey);
     checkAppName(args.name);
     const limits = checkAppLimits(args.memoryMB, args.timeoutMs);
+    const validation = defaultSpec(args.validation);
     const latest = await latestVersion(ctx, publisher.orgId, args.name);
-    return { ...limits, latest: latest && !latest.deleted ? { ...versionView(latest) } : null };
+    return {
+      ...limits,
+      ...(validation ? { validation } : {}),
+      latest: latest && !latest.deleted ? { ...versionView(latest) } : null,
+    };
   },
 });
 
@@ -49,17 +61,20 @@ export const recordVersion = internalMutation({
     memoryMB: v.optional(v.number()),
     timeoutMs: v.optional(v.number()),
     storageId: v.id("_storage"),
+    validation: v.optional(validationSpec),
   },
   handler: async (ctx, args) => {
     const publisher = await publisherFromKey(ctx, args.clientKey);
     const name = checkAppName(args.name);
     const limits = checkAppLimits(args.memoryMB, args.timeoutMs);
+    const validation = defaultSpec(args.validation);
     if (!SHA256_HEX.test(args.sha256)) fail("invalid_argument", "sha256 must be 64 lowercase hex digits");
     if (!Number.isInteger(args.bytes) || args.bytes < 8 || args.bytes > APP_LIMITS.moduleBytesMax) {
       fail("invalid_argument", `bytes must be a whole number from 8 to ${APP_LIMITS.moduleBytesMax}`);
     }
     const latest = await latestVersion(ctx, publisher.orgId, name);
-    if (latest && !latest.deleted && latest.sha256 === args.sha256 && latest.memoryMB === limits.memoryMB && latest.timeoutMs === limits.timeoutMs) {
+    const sameRules = canonicalJson(latest?.validation ?? null) === canonicalJson(validation ?? null);
+    if (latest && !latest.deleted && latest.sha256 === args.sha256 && latest.memoryMB === limits.memoryMB && latest.timeoutMs === limits.timeoutMs && sameRules) {
       return { created: false, ...versionView(latest) };
     }
     const id = await ctx.db.insert("appVersions", {
@@ -69,6 +84,7 @@ export const recordVersion = internalMutation({
       sha256: args.sha256,
       bytes: args.bytes,
       ...limits,
+      ...(validation ? { validation } : {}),
       storageId: args.storageId,
       ...publisher.by,
       createdAt: Date.now(),

@@ -14,6 +14,7 @@ import { checkIntegerInRange } from "./lib/validate";
 import { deliveriesOf } from "./lib/webhooks";
 import { runningCount } from "./lib/workerSlots";
 import { jobFilter } from "./schema";
+import { validationView } from "./lib/instances";
 
 /**
  * The operator's console (reads). Every function takes an operator key as `apiKey` (or the key of a worker
@@ -147,6 +148,8 @@ export const job = query({
       ...(found.errorCode !== undefined ? { errorCode: found.errorCode } : {}),
       ...(found.failedParent !== undefined ? { failedParent: found.failedParent } : {}),
       ...(found.unmetParents !== undefined ? { unmetParents: found.unmetParents } : {}),
+      // a replicated job's instances (issue 20); "single" for a job that runs once
+      validation: await validationView(ctx, found),
     };
   },
 });

@@ -2,6 +2,7 @@ import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
 import { machineFacts } from "./lib/facts";
 import { jobRequirements, requirementClass } from "./lib/requirements";
+import { jobValidation, validationSpec } from "./lib/validation";
 
 export const jobStatus = v.union(
   v.literal("pending"),
@@ -87,6 +88,8 @@ export default defineSchema({
     facts: v.optional(machineFacts),
     // when it was revoked (or left): the retention sweep deletes it that long after; none from older versions
     revokedAt: v.optional(v.number()),
+    // its daily job quota while an invalid result keeps it below full (lib/validationTrust.ts); none: full
+    dailyQuota: v.optional(v.number()),
   })
     .index("by_hash", ["keyHash"])
     .index("by_org", ["orgId"])
@@ -284,6 +287,8 @@ export default defineSchema({
     createdAt: v.number(),
     deleted: v.boolean(),
     deletedAt: v.optional(v.number()),
+    // the validation its jobs get when submitted without one (POST /api/apps/<name>?quorum=2); none: quorum 1
+    validation: v.optional(validationSpec),
   })
     .index("by_org_name_version", ["orgId", "name", "version"])
     .index("by_org_deleted_name", ["orgId", "deleted", "name", "version"]),
@@ -405,6 +410,8 @@ export default defineSchema({
     failedParent: v.optional(v.id("jobs")),
     // the schedule whose tick submitted it
     scheduleId: v.optional(v.id("schedules")),
+    // a replicated job's rules and progress (lib/validation.ts); none: quorum 1, runs once as always
+    validation: v.optional(jobValidation),
   })
     .index("by_lane_ready", ["laneId", "queue", "negPriority", "availableAt"])
     .index("by_lane_delayed", ["laneId", "queue", "availableAt"])
@@ -612,4 +619,56 @@ export default defineSchema({
   })
     .index("by_org_name", ["orgId", "name"])
     .index("by_next", ["paused", "nextRunAt"]),
+  /**
+   * One run of a replicated job (lib/instances.ts): who ran it, how it ended, the SHA-256 of its result's
+   * canonical JSON (the result itself kept on the first instance of each distinct hash), whether it agreed
+   * with the quorum, and its credit (granted only once its result is valid).
+   */
+  jobInstances: defineTable({
+    orgId: v.id("orgs"),
+    jobId: v.id("jobs"),
+    type: v.string(),
+    round: v.number(),
+    n: v.number(),
+    workerId: v.id("workers"),
+    workerName: v.string(),
+    machineId: v.string(),
+    leaseId: v.string(),
+    status: v.union(v.literal("running"), v.literal("completed"), v.literal("failed"), v.literal("canceled")),
+    startedAt: v.number(),
+    endedAt: v.optional(v.number()),
+    resultHash: v.optional(v.string()),
+    result: v.optional(v.any()),
+    valid: v.optional(v.boolean()),
+    // alone: accepted unreplicated (adaptive trust)
+    alone: v.optional(v.boolean()),
+    credit: v.optional(v.union(v.literal("pending"), v.literal("granted"), v.literal("denied"))),
+    creditCpuMs: v.optional(v.number()),
+    creditMeasured: v.optional(v.boolean()),
+    // why it earned nothing, for the donor
+    creditNote: v.optional(v.string()),
+  })
+    .index("by_job", ["jobId", "round"])
+    .index("by_worker_credit", ["workerId", "credit"]),
+
+  /** Consecutive valid results per worker and job type (adaptive replication), with its totals. */
+  trustStreaks: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    type: v.string(),
+    streak: v.number(),
+    valid: v.number(),
+    invalid: v.number(),
+    lastInvalidAt: v.optional(v.number()),
+  })
+    .index("by_worker_type", ["workerId", "type"])
+    .index("by_org", ["orgId"]),
+
+  /** Jobs claimed per UTC day by a worker whose quota is below full (read only for such workers). */
+  quotaUse: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    day: v.number(),
+    claimed: v.number(),
+  }).index("by_worker_day", ["workerId", "day"]),
 });

@@ -1,6 +1,6 @@
 import { v } from "convex/values";
 import type { Doc } from "./_generated/dataModel";
-import { mutation, query } from "./_generated/server";
+import { mutation, query, type MutationCtx } from "./_generated/server";
 import { effectiveCapabilities, workerFromKey } from "./lib/auth";
 import { checkCheckpointData, saveCheckpoint } from "./lib/checkpoints";
 import { claimFromHeads, newClaimBudget, takeOffers } from "./lib/claimWork";
@@ -25,6 +25,9 @@ import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
 import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
 import { inputsPage } from "./lib/inputs";
+import { completeReplica } from "./lib/validationComplete";
+import { noteClaimed, quotaLeft, trustOf } from "./lib/validationTrust";
+import { pendingCreditOf } from "./lib/instances";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
 
@@ -74,6 +77,14 @@ export const enroll = mutation({
   },
 });
 
+/**
+ * A worker over its reduced daily quota (an invalid result halved it) waits for no more than it may still claim
+ * today, so offers do not go round to it; at full trust this reads nothing.
+ */
+async function withinQuota(ctx: MutationCtx, worker: Doc<"workers">, slots: number): Promise<number> {
+  return worker.dailyQuota === undefined ? slots : Math.min(slots, await quotaLeft(ctx, worker, Date.now()));
+}
+
 /** `slots` on complete/fail/release/ready: the worker's concurrency now (0 = take nothing more). */
 const slotsArg = v.optional(v.number());
 
@@ -96,7 +107,7 @@ export const claim = mutation({
     await noteAdvertised(ctx, worker, advertised);
     const now = Date.now();
     const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
-    const wanted = Math.min(max, free);
+    const wanted = Math.min(max, free, await quotaLeft(ctx, worker, now));
     const waits: number[] = [];
     // what the claim returns stays well below Convex's limit on a function's return value
     const budget = newClaimBudget();
@@ -108,6 +119,7 @@ export const claim = mutation({
       if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now, budget, waits)));
     }
     if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
+    await noteClaimed(ctx, worker, claimed.length, now);
     await noteQueueWaits(ctx, worker.orgId, now, waits);
     return claimed;
   },
@@ -153,7 +165,7 @@ export const ready = mutation({
       await kickSummary(ctx, worker.orgId, "change");
     } else await touchWorker(ctx, worker);
     const capabilities = [...effectiveCapabilities(worker.allowedCapabilities, advertised)].sort();
-    const waitingFor = await declareSlots(ctx, worker, slots, capabilities);
+    const waitingFor = await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), capabilities);
     await clearResync(ctx, worker._id);
     return { waitingFor };
   },
@@ -272,6 +284,11 @@ export const complete = mutation({
     const result: unknown = args.result ?? null;
     checkValueSize(result, "result", LIMITS.resultBytes);
     const slots = checkSlots(args.slots);
+    if (job.validation) {
+      const status = await completeReplica(ctx, job, worker, result, checkCpuMs(args.cpuMs));
+      if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
+      return { status };
+    }
     await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "completed");
     let status: "succeeded" | "canceled" = "succeeded";
     if (job.cancelRequested) {
@@ -281,7 +298,7 @@ export const complete = mutation({
       await ctx.db.patch(job._id, { progress: 1 });
       await finishJob(ctx, job, "succeeded", { result, workerId: worker._id });
     }
-    if (slots !== undefined) await declareSlots(ctx, worker, slots);
+    if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
     return { status };
   },
 });
@@ -300,10 +317,12 @@ export const fail = mutation({
     const job = await leasedJob(ctx, worker, args.leaseId);
     const error = args.error.slice(0, LIMITS.errorChars) || "failed";
     const slots = checkSlots(args.slots);
-    await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "failed");
+    // an instance of a replicated job earns credit only for a valid result
+    if (!job.validation) await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "failed");
+    else checkCpuMs(args.cpuMs);
     await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);
     const after = (await ctx.db.get(job._id))!;
-    if (slots !== undefined) await declareSlots(ctx, worker, slots);
+    if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
     return { status: after.status, availableAt: after.status === "pending" ? after.availableAt : undefined };
   },
 });
@@ -321,7 +340,7 @@ export const release = mutation({
     } else {
       await requeue(ctx, job, { kind: "release" }, worker._id);
     }
-    if (slots !== undefined) await declareSlots(ctx, worker, slots);
+    if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
     return { status };
   },
 });
@@ -375,6 +394,9 @@ export const myCredit = query({
         jobs: total?.jobs ?? 0,
         failed: total?.failed ?? 0,
       },
+      // replicated jobs: credit waiting for validation, results that earned nothing and why, and trust
+      ...(await pendingCreditOf(ctx, worker._id)),
+      trust: await trustOf(ctx, worker),
     };
   },
 });

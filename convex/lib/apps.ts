@@ -88,5 +88,7 @@ export function versionView(row: Doc<"appVersions">) {
     memoryMB: row.memoryMB,
     timeoutMs: row.timeoutMs,
     createdAt: row.createdAt,
+    // the validation its jobs get by default (issue 20); none: quorum 1
+    ...(row.validation ? { validation: row.validation } : {}),
   };
 }

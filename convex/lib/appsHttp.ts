@@ -8,10 +8,11 @@ import { inspectAppModule } from "./appsWasm";
 import type { FarmErrorData } from "./errors";
 import { bearer, errorResponse, json } from "./httpAnswers";
 import { Sha256 } from "./sha256";
+import { canonicalJson, type ValidationSpec } from "./validation";
 
 /**
  * The apps' HTTP routes (registered by convex/http.ts):
- *   POST   /api/apps/<name>[?memoryMB=&timeoutMs=]   publish (bearer publishing client key, body = module bytes)
+ *   POST   /api/apps/<name>[?memoryMB=&timeoutMs=&quorum=&maxInstances=&homogeneous=&adaptive=]   publish (bearer publishing client key, body = module bytes)
  *   DELETE /api/apps/<name>/<version>                 delete a version's module (publishing client key)
  *   GET    /api/apps/<name>/<version>/module          a version's module bytes (bearer worker key; the worker's
  *                                                     module cache fetches through this, since storage URLs
@@ -42,6 +43,31 @@ function numberParam(params: URLSearchParams, name: string): number | undefined 
   const raw = params.get(name);
   if (raw === null) return undefined;
   return /^-?\d{1,16}(\.\d{1,16})?$/.test(raw) ? Number(raw) : NaN;
+}
+
+const PUBLISH_PARAMS = ["memoryMB", "timeoutMs", "quorum", "maxInstances", "homogeneous", "adaptive"];
+
+/** The version's default validation from `?quorum=&maxInstances=&homogeneous=&adaptive=` (issue 20), or the problem. */
+function validationParams(params: URLSearchParams): ValidationSpec | undefined | string {
+  const quorum = numberParam(params, "quorum");
+  const rest = ["maxInstances", "homogeneous", "adaptive"].filter((k) => params.has(k));
+  if (quorum === undefined) return rest.length > 0 ? `${rest[0]} needs quorum` : undefined;
+  const flag = (name: string): boolean | undefined | string => {
+    const raw = params.get(name);
+    if (raw === null) return undefined;
+    return raw === "true" ? true : raw === "false" ? false : `${name} must be true or false; got ${JSON.stringify(raw.slice(0, 40))}`;
+  };
+  const homogeneous = flag("homogeneous");
+  const adaptive = flag("adaptive");
+  if (typeof homogeneous === "string") return homogeneous;
+  if (typeof adaptive === "string") return adaptive;
+  const maxInstances = numberParam(params, "maxInstances");
+  return {
+    quorum,
+    ...(maxInstances !== undefined ? { maxInstances } : {}),
+    ...(homogeneous !== undefined ? { homogeneous } : {}),
+    ...(adaptive !== undefined ? { adaptive } : {}),
+  };
 }
 
 function versionParam(raw: string | undefined): number | null {
@@ -106,12 +132,14 @@ const publish = withKey("client", async (ctx, clientKey, request, path) => {
   if (path.length !== 1) return errorResponse("not_found", "No such route; publish with POST /api/apps/<name>");
   const [name] = path;
   const params = new URL(request.url).searchParams;
-  const unknown = [...params.keys()].find((k) => k !== "memoryMB" && k !== "timeoutMs");
-  if (unknown) return errorResponse("invalid_argument", `Unknown query parameter ${JSON.stringify(unknown)}; use memoryMB and timeoutMs`);
+  const unknown = [...params.keys()].find((k) => !PUBLISH_PARAMS.includes(k));
+  if (unknown) return errorResponse("invalid_argument", `Unknown query parameter ${JSON.stringify(unknown)}; use ${PUBLISH_PARAMS.join(", ")}`);
   const memoryMB = numberParam(params, "memoryMB");
   const timeoutMs = numberParam(params, "timeoutMs");
+  const validation = validationParams(params);
+  if (typeof validation === "string") return errorResponse("invalid_argument", validation);
   // Key, name and limits first: nothing is read or stored for a caller that would be refused anyway.
-  const checked = await ctx.runQuery(internal.apps.checkPublish, { clientKey, name, memoryMB, timeoutMs });
+  const checked = await ctx.runQuery(internal.apps.checkPublish, { clientKey, name, memoryMB, timeoutMs, ...(validation ? { validation } : {}) });
   const contentType = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
   if (contentType !== "application/wasm") {
     return errorResponse("invalid_argument", `The body must be a WebAssembly module sent as Content-Type: application/wasm; got ${JSON.stringify(contentType)}`);
@@ -130,20 +158,30 @@ const publish = withKey("client", async (ctx, clientKey, request, path) => {
   }
   const { bytes, sha256, module } = body.finish();
   const latest = checked.latest;
-  if (latest && latest.sha256 === sha256 && latest.memoryMB === checked.memoryMB && latest.timeoutMs === checked.timeoutMs) {
-    return json({ name: latest.name, version: latest.version, sha256 });
+  const sameRules = canonicalJson(latest?.validation ?? null) === canonicalJson(checked.validation ?? null);
+  if (latest && latest.sha256 === sha256 && latest.memoryMB === checked.memoryMB && latest.timeoutMs === checked.timeoutMs && sameRules) {
+    return json({ name: latest.name, version: latest.version, sha256, ...(latest.validation ? { validation: latest.validation } : {}) });
   }
   const storageId: Id<"_storage"> = await ctx.storage.store(module);
   let recorded;
   try {
-    recorded = await ctx.runMutation(internal.apps.recordVersion, { clientKey, name, sha256, bytes, memoryMB, timeoutMs, storageId });
+    recorded = await ctx.runMutation(internal.apps.recordVersion, {
+      clientKey,
+      name,
+      sha256,
+      bytes,
+      memoryMB,
+      timeoutMs,
+      storageId,
+      ...(validation ? { validation } : {}),
+    });
   } catch (error) {
     await ctx.storage.delete(storageId);
     throw error;
   }
   // Someone published the same bytes in the meantime: theirs is the version; ours is not kept.
   if (!recorded.created) await ctx.storage.delete(storageId);
-  return json({ name: recorded.name, version: recorded.version, sha256: recorded.sha256 });
+  return json({ name: recorded.name, version: recorded.version, sha256: recorded.sha256, ...(recorded.validation ? { validation: recorded.validation } : {}) });
 });
 
 const deleteVersion = withKey("client", async (ctx, clientKey, _request, path) => {

@@ -3,6 +3,7 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import type { AppPin } from "./appJobs";
 import { recordEvent } from "./events";
+import { startInstance } from "./instances";
 import { newLeaseId } from "./keys";
 import type { JobRequirements } from "./requirements";
 
@@ -10,6 +11,9 @@ import type { JobRequirements } from "./requirements";
 export function compareJobs(a: Doc<"jobs">, b: Doc<"jobs">): number {
   return a.negPriority - b.negPriority || a.availableAt - b.availableAt || a._creationTime - b._creationTime;
 }
+
+/** How many ready jobs a claim or a dispatch round reads past because this worker already ran an instance of them. */
+export const REPLICA_SKIPS = 64;
 
 /** The first ready job of a lane (the range from the lane's start to it is what a claim or dispatch reads). */
 export async function laneHead(ctx: QueryCtx, laneId: Id<"lanes">): Promise<Doc<"jobs"> | null> {
@@ -19,8 +23,16 @@ export async function laneHead(ctx: QueryCtx, laneId: Id<"lanes">): Promise<Doc<
     .first();
 }
 
-/** The best `count` ready jobs over these lanes, in strict claim order. */
-export async function readyHeads(ctx: QueryCtx, lanes: Doc<"lanes">[], count: number): Promise<Doc<"jobs">[]> {
+/**
+ * The best `count` ready jobs over these lanes, in strict claim order; `mayRun` passes over jobs this worker
+ * may not run (an instance of a replicated job it already ran), read past at most REPLICA_SKIPS times.
+ */
+export async function readyHeads(
+  ctx: QueryCtx,
+  lanes: Doc<"lanes">[],
+  count: number,
+  mayRun: (job: Doc<"jobs">) => boolean = () => true,
+): Promise<Doc<"jobs">[]> {
   if (count <= 0 || lanes.length === 0) return [];
   // A merge of the lanes' ready queues, each read only as far as it is taken from: at most one job per lane
   // more than are taken (not `count` per lane, which many lanes of big payloads could push past Convex's
@@ -33,13 +45,20 @@ export async function readyHeads(ctx: QueryCtx, lanes: Doc<"lanes">[], count: nu
   );
   const fronts = await Promise.all(queues.map((queue) => queue.next()));
   const heads: Doc<"jobs">[] = [];
+  let skips = 0;
   while (heads.length < count) {
     let best = -1;
     fronts.forEach((front, i) => {
       if (!front.done && (best < 0 || compareJobs(front.value, (fronts[best] as IteratorYieldResult<Doc<"jobs">>).value) < 0)) best = i;
     });
     if (best < 0) break;
-    heads.push((fronts[best] as IteratorYieldResult<Doc<"jobs">>).value);
+    const job = (fronts[best] as IteratorYieldResult<Doc<"jobs">>).value;
+    if (!mayRun(job)) {
+      if (++skips > REPLICA_SKIPS) break;
+      fronts[best] = await queues[best].next();
+      continue;
+    }
+    heads.push(job);
     if (heads.length < count) fronts[best] = await queues[best].next();
   }
   return heads;
@@ -80,7 +99,9 @@ export async function leaseJob(
   const attempt = job.attempt + 1;
   const leaseExpiresAt = now + job.leaseMs;
   const leaseCheck = await ctx.scheduler.runAt(leaseExpiresAt, internal.janitor.checkLease, { jobId: job._id, leaseId });
+  const validation = job.validation ? await startInstance(ctx, job, job.validation, workerId, leaseId, now) : undefined;
   await ctx.db.patch(job._id, {
+    ...(validation ? { validation } : {}),
     status: "running",
     queue: undefined,
     offerExpiresAt: undefined,

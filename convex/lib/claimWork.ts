@@ -13,6 +13,7 @@ import { eligibleLanes } from "./lanes";
 import { LIMITS } from "./limits";
 import { touchWorker } from "./presence";
 import { jsonBytes } from "./validate";
+import { mayRun } from "./validation";
 
 /**
  * What one claim may still hand out: checkpoint text (LIMITS.claimCheckpointChars) and bodies, payloads and
@@ -83,7 +84,7 @@ export async function claimFromHeads(
   await touchWorker(ctx, worker);
   const capabilities = effectiveCapabilities(worker.allowedCapabilities, advertised);
   const lanes = await eligibleLanes(ctx, worker.orgId, capabilities, worker.facts);
-  const heads = await readyHeads(ctx, lanes, count);
+  const heads = await readyHeads(ctx, lanes, count, (job) => mayRun(job, worker));
   const claimed: Leased[] = [];
   const perLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
   for (const job of heads) {

@@ -42,11 +42,15 @@ export function checkCpuMs(cpuMs: number | undefined): number | undefined {
 
 export type Credit = { cpuMs: number; measured: boolean };
 
-/** What one attempt is credited: its CPU time clamped to wall time × cores, else its wall time. */
+/**
+ * What one attempt is credited: its CPU time clamped to wall time × cores, else its wall time; a job with a
+ * time limit (an app's timeoutMs) is credited at most that limit × cores.
+ */
 export function creditFor(job: Doc<"jobs">, worker: Doc<"workers">, cpuMs: number | undefined, now: number): Credit {
   const wallMs = Math.max(0, now - (job.startedAt ?? now));
-  if (cpuMs === undefined) return { cpuMs: wallMs, measured: false };
-  return { cpuMs: Math.min(cpuMs, wallMs * coresOf(worker)), measured: true };
+  const cap = job.app ? job.app.timeoutMs * coresOf(worker) : Infinity;
+  if (cpuMs === undefined) return { cpuMs: Math.min(wallMs, cap), measured: false };
+  return { cpuMs: Math.min(cpuMs, wallMs * coresOf(worker), cap), measured: true };
 }
 
 type Totals = { cpuMs: number; wallMs: number; jobs: number; failed: number };
@@ -76,6 +80,18 @@ export async function creditAttempt(
   const now = Date.now();
   const credit = creditFor(job, worker, cpuMs, now);
   await ctx.db.patch(job._id, { cpuMs: credit.cpuMs, cpuMeasured: credit.measured });
+  await addCredit(ctx, worker, credit, outcome, now);
+  return credit;
+}
+
+/** Add credit to the worker's day and all-time rows (a replicated job's instance: once its result is valid). */
+export async function addCredit(
+  ctx: MutationCtx,
+  worker: Pick<Doc<"workers">, "_id" | "orgId">,
+  credit: Credit,
+  outcome: "completed" | "failed",
+  now: number,
+): Promise<void> {
   const day = utcDay(now);
   const dayRow = await ctx.db
     .query("creditDays")
@@ -86,7 +102,6 @@ export async function creditAttempt(
   const total = await creditTotalOf(ctx, worker._id);
   if (total) await ctx.db.patch(total._id, added(total, credit, outcome));
   else await ctx.db.insert("creditTotals", { orgId: worker.orgId, workerId: worker._id, ...added(ZERO, credit, outcome) });
-  return credit;
 }
 
 export async function creditTotalOf(ctx: QueryCtx, workerId: Id<"workers">): Promise<Doc<"creditTotals"> | null> {

@@ -14,6 +14,7 @@ import { LIMITS } from "./limits";
 import { checkIntegerInRange } from "./validate";
 import { deliveryOf } from "./webhooks";
 import { noteBatchJobRetried } from "./dependencies";
+import { newRound } from "./validation";
 
 const PURGE_ROWS_PER_CALL = 500;
 
@@ -66,6 +67,8 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = 
     cancelRequested: undefined,
     progress: undefined,
     statusText: undefined,
+    // a replicated job starts a new round: the instances of this one stay to be read, but no longer count
+    ...(job.validation ? { validation: newRound(job.validation) } : {}),
   });
   await bumpFinished(ctx, job.orgId, "dead", -1);
   await bumpLane(ctx, job, { pending: 1 });

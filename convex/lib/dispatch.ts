@@ -1,9 +1,10 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { compareJobs } from "./claim";
+import { compareJobs, REPLICA_SKIPS } from "./claim";
 import { bumpLane } from "./counters";
 import { offerJob } from "./inbox";
 import { orgLanes } from "./lanes";
+import { mayRun } from "./validation";
 
 export type DispatchOutcome = {
   offered: number;
@@ -48,6 +49,29 @@ async function oldestWaiter(ctx: MutationCtx, laneId: Id<"lanes">, before: numbe
 }
 
 /**
+ * The oldest waiting worker of the lane that may run this job: for a replicated job, one that has not run an
+ * instance of it (on another machine, of the same platform if it must be), among the first REPLICA_SKIPS.
+ */
+async function waiterFor(ctx: MutationCtx, job: Doc<"jobs">, laneId: Id<"lanes">, before: number): Promise<Doc<"waiters"> | "others" | null> {
+  if (!job.validation) return await oldestWaiter(ctx, laneId, before);
+  const rows = await ctx.db
+    .query("laneWaiters")
+    .withIndex("by_lane_since", (q) => q.eq("laneId", laneId).lte("since", before))
+    .take(REPLICA_SKIPS);
+  for (const row of rows) {
+    const waiter = await ctx.db
+      .query("waiters")
+      .withIndex("by_worker", (q) => q.eq("workerId", row.workerId))
+      .unique();
+    if (!waiter || waiter.wants <= 0) continue;
+    const worker = await ctx.db.get(row.workerId);
+    if (worker && mayRun(job, worker)) return waiter;
+  }
+  // "others": workers wait here, but none may run this one (a later job of the lane may suit them)
+  return rows.length > 0 ? "others" : null;
+}
+
+/**
  * One round of the org's dispatcher, the only transaction that reads lane heads and waiting workers together:
  * take the ready lane heads in strict order (priority desc, then FIFO) and offer each to the oldest waiting
  * worker that can run it, at most `budget` offers. Counters move pending → running once per lane.
@@ -67,6 +91,7 @@ export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget:
   let offered = 0;
   let readyJobs = false;
   let more = false;
+  let replicaSkips = 0;
   for (;;) {
     const open = queues.filter((q) => q.front !== null);
     // every lane offered to its end, or left for want of waiters
@@ -77,11 +102,13 @@ export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget:
       break;
     }
     const best = open.reduce((a, b) => (compareJobs(b.front!, a.front!) < 0 ? b : a));
-    const waiter = await oldestWaiter(ctx, best.lane._id, now);
-    if (!waiter) {
-      // nobody waits for this lane: its jobs stay ready
+    const waiter = await waiterFor(ctx, best.front!, best.lane._id, now);
+    if (waiter === null || waiter === "others") {
       readyJobs = true;
-      best.front = null;
+      // a replicated job nobody waiting may run stays ready, and the lane's next job is looked at
+      if (waiter === "others" && ++replicaSkips <= REPLICA_SKIPS) best.front = await nextOf(best.rest);
+      // nobody waits for this lane: its jobs stay ready
+      else best.front = null;
       continue;
     }
     const job = best.front!;

@@ -1,6 +1,7 @@
 import type { Doc } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { errorOf, resultOf } from "./bodies";
+import { validationView } from "./instances";
 import { LIMITS } from "./limits";
 
 /** What a submitter sees of a job, with its streamed output joined in order (the latest chunks if long). */
@@ -12,7 +13,12 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     .take(LIMITS.outputChunksReturned + 1);
   const outputTruncated = newestFirst.length > LIMITS.outputChunksReturned;
   const chunks = newestFirst.slice(0, LIMITS.outputChunksReturned).reverse();
-  return { ...(await jobListView(ctx, job)), output: chunks.map((c) => c.chunk).join(""), outputTruncated };
+  return {
+    ...(await jobListView(ctx, job)),
+    output: chunks.map((c) => c.chunk).join(""),
+    outputTruncated,
+    validation: await validationView(ctx, job),
+  };
 }
 
 /** The job view without its output (a page of `jobs:list`). */

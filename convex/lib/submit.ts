@@ -15,6 +15,8 @@ import { routingCapabilities } from "./routing";
 import { checkRequirements, classOf, jobRequirements, type JobRequirements } from "./requirements";
 import { checkDependsOn, dependsOnSpec, DEPENDENCY_FAILED, insertEdges, noteBatchJobAdded, resolveParents, unmetCount, type CheckedDependsOn } from "./dependencies";
 import { finishJob } from "./transitions";
+import { checkValidation, validationSpec, type JobValidation } from "./validation";
+import { appValidation } from "./validationApps";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
 export const jobSpecFields = {
@@ -31,6 +33,8 @@ export const jobSpecFields = {
   requirements: v.optional(jobRequirements),
   // wait until these jobs, and every job of this batch, have succeeded (lib/dependencies.ts)
   dependsOn: v.optional(dependsOnSpec),
+  // replication with a quorum (lib/validation.ts); none or quorum 1: the job runs once
+  validation: v.optional(validationSpec),
 };
 export const jobSpec = v.object(jobSpecFields);
 export type JobSpec = Infer<typeof jobSpec>;
@@ -48,6 +52,9 @@ type CheckedSpec = {
   payloadBytes: number;
   requirements?: JobRequirements;
   dependsOn?: CheckedDependsOn;
+  validation?: JobValidation;
+  // the submitter gave a validation (quorum 1 included): an app's default does not apply
+  validationGiven?: boolean;
 };
 
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
@@ -74,7 +81,12 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const batchId = spec.batchId === undefined ? undefined : checkText(spec.batchId, "batchId", LIMITS.batchIdChars);
   const requirements = checkRequirements(spec.requirements);
   const dependsOn = checkDependsOn(spec.dependsOn);
-  return { type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements, dependsOn };
+  const validation = checkValidation(spec.validation);
+  return {
+    type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements, dependsOn,
+    ...(validation ? { validation } : {}),
+    ...(spec.validation ? { validationGiven: true } : {}),
+  };
 }
 
 /**
@@ -106,6 +118,8 @@ export async function insertCheckedJob(
   // an app job runs the version that is the app's latest now, only on workers that run apps and whose
   // machines have the memory that version may use
   const app = await pinApp(ctx, orgId, spec.type);
+  // an app's jobs submitted without validation get the default of the version they run
+  if (app && !spec.validationGiven) spec = { ...spec, ...(await appValidation(ctx, orgId, app)) };
   const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
   const requirements = app ? withAppMemory(spec.requirements, app.memoryMB) : spec.requirements;
   const parents = spec.dependsOn ? await resolveParents(ctx, orgId, spec.dependsOn, spec.batchId) : undefined;
@@ -136,6 +150,7 @@ export async function insertCheckedJob(
     ...(parents ? { dependsOn: parents.dependsOn } : {}),
     ...(waiting ? { unmetParents: unmet } : {}),
     ...(extra.scheduleId ? { scheduleId: extra.scheduleId } : {}),
+    ...(spec.validation ? { validation: spec.validation } : {}),
   });
   await setBody(ctx, { _id: jobId, orgId }, "payload", spec.payload, spec.payloadBytes);
   await noteBatchJobAdded(ctx, orgId, spec.batchId);

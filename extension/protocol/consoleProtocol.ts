@@ -79,6 +79,14 @@ export type ConsoleJobPage = ConsoleJobRow & {
   errorCode?: string;
   failedParent?: string;
   unmetParents?: number;
+  /** A replicated job's instances (issue 20); state "single" for a job that runs once. */
+  validation?: ConsoleValidation;
+};
+
+export type ConsoleValidation = {
+  state: "single" | "validating" | "valid" | "no_quorum";
+  quorum: number;
+  instances: Array<{ workerName: string; status: string; resultHash?: string; valid?: boolean; credit?: string; creditNote?: string }>;
 };
 
 /** A row of console:workers */

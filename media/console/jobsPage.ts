@@ -6,6 +6,7 @@ import {
   resultImages,
   type ConsoleJobFilter,
   type ConsoleJobPage,
+  type ConsoleValidation,
   type ConsoleState,
   type JobStatus,
 } from "../../extension/protocol/consoleProtocol";
@@ -231,7 +232,31 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
       ["22%", "14%", "20%", "44%"],
     ),
   );
+  if (job.validation && job.validation.state !== "single") box.append(...validationSection(job.validation));
   if (job.output.text) box.append(el("h3", "Output"), el("pre", job.output.text));
   if (job.webhook) box.append(el("h3", "Webhook"), el("p", `${job.webhook.state}, ${job.webhook.attempts.length} attempt(s)`));
   return box;
+}
+
+const VALIDATION_STATES: Record<ConsoleValidation["state"], string> = {
+  single: "runs once",
+  validating: "validating",
+  valid: "valid",
+  no_quorum: "no quorum: the results disagreed",
+};
+
+/** A replicated job's instances: who ran each, how it ended, its result's hash, whether it agreed, its credit. */
+function validationSection(validation: ConsoleValidation): HTMLElement[] {
+  const rows = validation.instances.map((i) => [
+    i.workerName,
+    i.status,
+    i.resultHash ? i.resultHash.slice(0, 12) : "",
+    i.valid === undefined ? "" : i.valid ? "valid" : "invalid",
+    [i.credit, i.creditNote].filter(Boolean).join(": "),
+  ]);
+  return [
+    el("h3", "Validation"),
+    el("p", `${VALIDATION_STATES[validation.state]} · quorum ${validation.quorum}`, { class: "label", id: "validation-state" }),
+    table(["Worker", "Instance", "Result hash", "Verdict", "Credit"], rows, { id: "instances" }, ["18%", "12%", "16%", "10%", "44%"]),
+  ];
 }

@@ -3,6 +3,7 @@ import { routingKey } from "../../../convex/lib/lanes";
 import { LIMITS } from "../../../convex/lib/limits";
 import { classOf, meetsClass } from "../../../convex/lib/requirements";
 import { routingCapabilities } from "../../../convex/lib/routing";
+import { mayRun } from "../../../convex/lib/validation";
 import type { Backend } from "../setup";
 
 const PAGE = 2_000;
@@ -250,6 +251,7 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     }
   }
 
+  problems.push(...checkInstances(jobs, await readAll(t, "jobInstances")));
   problems.push(...checkWaiting({ jobs, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }));
   problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches")));
   return problems;
@@ -313,6 +315,44 @@ function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[],
     }
   }
   for (const key of real.keys()) if (!batchOf.has(key)) problems.push(`batch ${key} has jobs but no row`);
+  return problems;
+}
+
+/**
+ * Replicated jobs (lib/instances.ts): instances belong to a live job of their org; a running replicated job has
+ * exactly one running instance of its round, under its lease, and no other job has one; the round's started
+ * count is its number of instances; the machines a job excludes ran an instance that returned a result; a
+ * valid job has `quorum` valid instances (or one accepted alone); credit is granted only to a valid result.
+ */
+function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): string[] {
+  const problems: string[] = [];
+  const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
+  for (const row of instances) {
+    const job = jobsById.get(row.jobId);
+    if (!job) problems.push(`instance ${row._id} of a missing job`);
+    else if (job.orgId !== row.orgId) problems.push(`instance ${row._id} in another org than its job`);
+    else if (!job.validation) problems.push(`instance ${row._id} of job ${job._id}, which is not replicated`);
+    if (row.credit === "granted" && row.valid !== true) problems.push(`instance ${row._id} was credited without a valid result`);
+    if (row.status === "completed" && row.resultHash === undefined) problems.push(`completed instance ${row._id} has no result hash`);
+  }
+  for (const job of jobs) {
+    const rules = job.validation;
+    if (!rules) continue;
+    const round = instances.filter((r) => r.jobId === job._id && r.round === rules.round);
+    const running = round.filter((r) => r.status === "running");
+    if (job.status === "running") {
+      if (running.length !== 1 || running[0].leaseId !== job.leaseId) problems.push(`running replicated job ${job._id} has ${running.length} running instances, not one under its lease`);
+    } else if (running.length > 0) problems.push(`${job.status} replicated job ${job._id} still has a running instance`);
+    if (rules.started !== round.length) problems.push(`replicated job ${job._id} counts ${rules.started} instances, really ${round.length}`);
+    const completedMachines = round.filter((r) => r.status === "completed").map((r) => r.machineId);
+    if (rules.machines.some((m) => !completedMachines.includes(m))) problems.push(`replicated job ${job._id} excludes a machine that returned no result`);
+    if (rules.outcome === "valid") {
+      const valid = round.filter((r) => r.valid === true);
+      if (job.status !== "succeeded") problems.push(`replicated job ${job._id} is valid but ${job.status}`);
+      if (valid.length < rules.quorum && !(valid.length === 1 && valid[0].alone)) problems.push(`replicated job ${job._id} is valid with ${valid.length} valid instances of ${rules.quorum}`);
+    }
+    if (rules.outcome === "no_quorum" && job.status !== "dead") problems.push(`replicated job ${job._id} has no quorum but is ${job.status}`);
+  }
   return problems;
 }
 
@@ -401,8 +441,13 @@ function checkWaiting({ jobs, lanes, workers, inbox, waiters, laneWaiters, dispa
     if (state.scheduled) continue;
     const orgLanes = lanes.filter((l) => l.orgId === state.orgId);
     const ready = (laneId: string) => jobs.some((j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready");
+    // a ready replicated job waits for a worker that may run it (lib/validation.ts mayRun)
+    const readyFor = (laneId: string, workerId: string) => {
+      const worker = workersById.get(workerId);
+      return jobs.some((j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready" && (!worker || mayRun(j, worker)));
+    };
     for (const lane of orgLanes) {
-      if (ready(lane._id) && laneWaiters.some((r) => r.laneId === lane._id)) {
+      if (laneWaiters.some((r) => r.laneId === lane._id && readyFor(lane._id, r.workerId))) {
         problems.push(`the idle dispatcher left a ready job in lane "${lane.routingKey}" while a worker waits there`);
       }
     }
