@@ -1,7 +1,8 @@
 export { Worker, MAX_CONCURRENCY } from "./worker";
-export type { WorkerEvents, WorkerOptions, WorkerSnapshot, WorkerState, RunningJobView } from "./worker";
+export type { WorkerEvents, WorkerOptions, WorkerSnapshot, WorkerState, WorkerStatus, RunningJobView } from "./worker";
+export type { StopReason } from "./stopReason";
 export type { JobOutcome } from "./jobRun";
-export { convexFarmClient } from "./farmClient";
+export { convexFarmClient, decorate } from "./farmClient";
 export type { FarmClient, ClaimedJob, DoorbellValue, HeartbeatResult, Slots } from "./farmClient";
 export type { Handler, HandlerContext, HandlerSource } from "./handler";
 export type { AppLabel } from "./jobLabel";

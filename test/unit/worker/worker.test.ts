@@ -420,7 +420,7 @@ describe("Worker", () => {
     farm.add("stubborn");
     await worker.start();
     await tick();
-    await worker.stop("bye");
+    await worker.stop({ kind: "user", detail: "bye" });
     expect(signalled).toBe(true);
     expect(farm.released.sort()).toEqual(["job1", "job2"]);
     expect(finished.map((f) => f.outcome)).toEqual(["released", "released"]);
