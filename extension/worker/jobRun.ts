@@ -1,9 +1,9 @@
 import { LIMITS } from "../../convex/contract";
-import { Backoff } from "./backoff";
 import { CheckpointUploader } from "./checkpointUploader";
 import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease, messageOf } from "./errors";
 import type { ClaimedJob, FarmCalls } from "./farmClient";
 import { sleep, writeEnd } from "./jobEnd";
+import { Heartbeat } from "./heartbeat";
 import { TimeLimit } from "./timeLimit";
 import type { Freezer, Handler } from "./handler";
 import { OutputBatcher } from "./outputBatcher";
@@ -59,9 +59,7 @@ export class JobRun {
   status: string | undefined;
   private readonly controller = new AbortController();
   private abortReason: AbortReason | undefined;
-  private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
-  private heartbeatInFlight = false;
-  private readonly heartbeatBackoff = new Backoff(100, 5_000);
+  private readonly heartbeat: Heartbeat;
   private readonly batcher: OutputBatcher;
   private readonly checkpoints: CheckpointUploader;
   private ended = false;
@@ -81,6 +79,16 @@ export class JobRun {
     private readonly callbacks: JobRunCallbacks,
   ) {
     this.timeLimit = new TimeLimit(this.timeoutMs, () => this.abort("timeout"));
+    this.heartbeat = new Heartbeat({
+      everyMs: this.heartbeatEveryMs,
+      send: () => {
+        const suspended = this.suspendedAt !== undefined || undefined;
+        return client.heartbeat({ leaseId: job.leaseId, progress: this.progress, status: this.status, suspended });
+      },
+      answered: (answer) => answer?.cancel && this.abort("cancel"),
+      failed: (e) => this.onWriteError(e, "heartbeat"),
+      goOn: () => !this.ended && (!this.abortReason || this.abortReason === "timeout"),
+    });
     this.batcher = new OutputBatcher((chunk) => client.output({ leaseId: job.leaseId, chunk }).then(() => undefined), {
       maxChunkChars: options.maxChunkChars,
       flushDelayMs: options.outputFlushMs,
@@ -121,7 +129,7 @@ export class JobRun {
     this.suspendedAt = Date.now();
     this.timeLimit.pause();
     this.armSuspendLimit();
-    this.beatNow();
+    this.heartbeat.now();
     return true;
   }
 
@@ -148,7 +156,7 @@ export class JobRun {
     if (this.ended || this.abortReason) return;
     this.freezer?.thaw();
     this.timeLimit.run();
-    this.beatNow();
+    this.heartbeat.now();
   }
 
   private get timeoutMs(): number {
@@ -164,7 +172,7 @@ export class JobRun {
       const error = `no handler for job type "${this.job.type}" on this worker`;
       return this.finish({ kind: "failed", error, retryable: true, handlerFault: false });
     }
-    this.scheduleHeartbeat(this.heartbeatEveryMs);
+    this.heartbeat.start();
     this.timeLimit.run();
     const settled = this.runHandler(handler);
     const aborted = new Promise<void>((resolve) => this.controller.signal.addEventListener("abort", () => resolve()));
@@ -172,14 +180,14 @@ export class JobRun {
     this.clearSuspendLimit();
     if (this.abortReason === "stop" || this.abortReason === "yield") {
       // Give the job back right away; the handler winds down (and is killed) in the background.
-      this.stopHeartbeat();
+      this.heartbeat.stop();
       this.timeLimit.pause();
       this.batcher.discard();
       return this.finish({ kind: "released" });
     }
     if (this.abortReason) await Promise.race([settled, sleep(this.options.graceMs)]);
     this.timeLimit.pause();
-    this.stopHeartbeat();
+    this.heartbeat.stop();
     const outcome = await this.outcomeOf(settled);
     if (outcome.kind === "lost") this.batcher.discard();
     else await this.batcher.close();
@@ -264,44 +272,9 @@ export class JobRun {
     }
   }
 
-  private scheduleHeartbeat(delayMs: number): void {
-    if (this.ended) return;
-    this.heartbeatTimer = setTimeout(() => void this.beat(), delayMs);
-  }
-
-  private stopHeartbeat(): void {
-    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
-    this.heartbeatTimer = undefined;
-  }
-
-  /** Tell the server at once that the job froze or thawed (then the usual rhythm again). */
-  private beatNow(): void {
-    if (this.ended || !this.heartbeatTimer) return;
-    this.stopHeartbeat();
-    void this.beat();
-  }
-
   private clearSuspendLimit(): void {
     if (this.suspendLimitTimer) clearTimeout(this.suspendLimitTimer);
     this.suspendLimitTimer = undefined;
-  }
-
-  private async beat(): Promise<void> {
-    this.heartbeatTimer = undefined;
-    if (this.ended || this.heartbeatInFlight) return this.scheduleHeartbeat(this.heartbeatEveryMs);
-    this.heartbeatInFlight = true;
-    let next = this.heartbeatEveryMs;
-    try {
-      const { leaseId } = this.job;
-      const answer = await this.client.heartbeat({ leaseId, progress: this.progress, status: this.status, suspended: this.suspendedAt !== undefined || undefined });
-      this.heartbeatBackoff.reset();
-      if (answer?.cancel) this.abort("cancel");
-    } catch (e) {
-      if (!this.onWriteError(e, "heartbeat")) next = Math.min(next, this.heartbeatBackoff.next());
-    } finally {
-      this.heartbeatInFlight = false;
-    }
-    if (!this.abortReason || this.abortReason === "timeout") this.scheduleHeartbeat(next);
   }
 
   /** Handle a failed heartbeat/output write. Returns true when the error ended the job. */
