@@ -8,7 +8,7 @@ type Workers = typeof api.workers;
  * Every call the engine makes with its key, by name. Adding a server call is one line here: the client, its
  * decorations and every fake are typed from this table.
  */
-export const FARM_CALLS = {
+const FARM_CALLS = {
   claim: api.workers.claim,
   ready: api.workers.ready,
   presence: api.workers.presence,
@@ -36,7 +36,6 @@ export type DoorbellValue = FunctionReturnType<Workers["doorbell"]>;
 export type HeartbeatResult = CallResult<"heartbeat">;
 /** The worker's concurrency as complete/fail/release/ready declare it (0 = take nothing more). */
 export type Slots = NonNullable<CallArgs<"complete">["slots"]>;
-export type Capabilities = CallArgs<"claim">["capabilities"];
 export type ReportedFacts = CallArgs<"reportFacts">["facts"];
 
 /**

@@ -126,7 +126,7 @@ export class JobTable {
 }
 
 /** `{ app }` of an app job (name and pinned version), nothing for another job. */
-export function appOf(job: ClaimedJob): { app?: AppLabel } {
+function appOf(job: ClaimedJob): { app?: AppLabel } {
   return job.app ? { app: { name: job.app.name, version: job.app.version } } : {};
 }
 
