@@ -1,7 +1,22 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Id } from "../../convex/_generated/dataModel";
 import { convexFarmClient, decorate, type CallName, type FarmClient } from "../../extension/worker/farmClient";
-import { connect, engineWorker, jobsOf, sleep, startFarm, stopFarm, submit, waitForJobs, type Farm } from "./helpers";
+import type { HandlerSource } from "../../extension/worker/handler";
+import { Worker, type WorkerOptions } from "../../extension/worker/worker";
+import { connect, jobsOf, sleep, startFarm, stopFarm, submit, waitForJobs, type Farm } from "./helpers";
+
+/** In-process handlers (no child processes: these tests are about what the engine says, not how jobs run). */
+const HANDLERS: HandlerSource = {
+  get: (type) =>
+    type === "demo.echo" ? { type, run: (payload) => Promise.resolve(payload) } : type === "test.hangs" ? { type, run: () => new Promise<never>(() => undefined) } : undefined,
+  capabilities: () => Promise.resolve(["demo.echo", "test.hangs"]),
+};
+
+function engine(farm: Farm, client: FarmClient, options: Partial<WorkerOptions>): Worker {
+  const worker = new Worker({ client, handlers: HANDLERS, graceMs: 100, ...options });
+  farm.workers.push(worker);
+  return worker;
+}
 
 /**
  * The engine against the server's real offer rules (moved here from the unit layer, whose fake farm re-implemented
@@ -41,7 +56,7 @@ describe("the engine under the server's offer rules", () => {
   it("after work, idles again without another call: the completion said how many jobs it runs", async () => {
     farm = await startFarm(1, 4);
     const { client, sent, calls } = recorded(farm, 0);
-    const worker = engineWorker(farm, 0, { client, onlyCapabilities: ["demo.echo"] });
+    const worker = engine(farm, client, { onlyCapabilities: ["demo.echo"] });
     await worker.start();
     await until(async () => (await wants(farm, farm.seeded.workerIds[0])) === 1, "waiting after the first claim");
     const [id] = await submit(farm, [{ type: "demo.echo", payload: 1 }]);
@@ -60,7 +75,7 @@ describe("the engine under the server's offer rules", () => {
   it("claims exactly the offers its doorbell shows, never reading the queue again and never declaring", async () => {
     farm = await startFarm(1, 4);
     const { client, sent } = recorded(farm, 0);
-    const worker = engineWorker(farm, 0, { client, concurrency: 2, onlyCapabilities: ["demo.echo"] });
+    const worker = engine(farm, client, { concurrency: 2, onlyCapabilities: ["demo.echo"] });
     await worker.start();
     await until(async () => (await wants(farm, farm.seeded.workerIds[0])) === 2, "waiting for two");
     const ids = await submit(farm, Array.from({ length: 10 }, (_, i) => ({ type: "demo.echo", payload: i })));
@@ -75,7 +90,7 @@ describe("the engine under the server's offer rules", () => {
   it("a lowered concurrency is declared, and the server offers nothing beyond it", async () => {
     farm = await startFarm(1, 4);
     const { client, sent } = recorded(farm, 0);
-    const worker = engineWorker(farm, 0, { client, concurrency: 3, fixtureTimeoutMs: 60_000, onlyCapabilities: ["test.hangs"] });
+    const worker = engine(farm, client, { concurrency: 3, onlyCapabilities: ["test.hangs"] });
     await worker.start();
     await submit(farm, [{ type: "test.hangs" }]);
     await until(() => worker.snapshot().running.length === 1, "the first job running");
