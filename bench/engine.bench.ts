@@ -11,7 +11,7 @@ import * as esbuild from "esbuild";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { createBuiltinRegistry } from "../extension/handlers";
 import { PRIMES_MAX_N } from "../extension/handlers/impl/primes";
-import { convexFarmClient, type FarmClient } from "../extension/worker/farmClient";
+import { convexFarmClient, decorate, type FarmClient } from "../extension/worker/farmClient";
 import { Worker } from "../extension/worker/worker";
 import { saveFigures, type Figure } from "./results";
 
@@ -33,23 +33,9 @@ function client(): ConvexClient {
 /** Wraps a FarmClient and counts every call and every subscription callback. */
 function counting(inner: FarmClient) {
   const counts = { calls: 0 };
-  const wrap =
-    <Args extends unknown[], Result>(f: (...a: Args) => Result) =>
-    (...a: Args): Result => {
-      counts.calls++;
-      return f(...a);
-    };
   const farm: FarmClient = {
-    doorbell: wrap(inner.doorbell.bind(inner)),
-    claim: wrap(inner.claim.bind(inner)),
-    ready: wrap(inner.ready.bind(inner)),
-    presence: wrap(inner.presence.bind(inner)),
-    heartbeat: wrap(inner.heartbeat.bind(inner)),
-    output: wrap(inner.output.bind(inner)),
-    complete: wrap(inner.complete.bind(inner)),
-    fail: wrap(inner.fail.bind(inner)),
-    release: wrap(inner.release.bind(inner)),
-    onConnectionChange: inner.onConnectionChange?.bind(inner),
+    ...decorate(inner, { args: (_name, args) => (counts.calls++, args) }),
+    doorbell: (onValue, onError) => (counts.calls++, inner.doorbell(onValue, onError)),
   };
   return { farm, counts };
 }

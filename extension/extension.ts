@@ -121,7 +121,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     ...register(),
   );
 
-  stopOnDeactivate = () => session.stop("window closing");
+  stopOnDeactivate = () => session.stop({ kind: "user", detail: "window closing" });
   donor.evaluate();
   applyPolicy();
   joinFromEnvironment();

@@ -8,7 +8,6 @@ import { ensurePrivateDir, userStateDir } from "../policy/privateFiles";
 import { convexFarmClient } from "../worker/farmClient";
 import { describeError } from "../worker/errors";
 import { jobLabel } from "../worker/jobLabel";
-import { watchKeyRefusals } from "../worker/keyRefusals";
 import { measureFacts } from "../worker/machineFacts";
 import { Worker } from "../worker/worker";
 import { defaultIdleSources, MachineIdle } from "../policy/idle/machineIdle";
@@ -178,9 +177,8 @@ async function work(
   log: (l: string) => void,
   io: CliIo,
 ): Promise<number> {
-  let keyProblem = false;
   const worker = new Worker({
-    client: watchKeyRefusals(convexFarmClient(client, apiKey), () => (keyProblem = true)),
+    client: convexFarmClient(client, apiKey),
     handlers: registry,
     concurrency: options.concurrency,
     // --capabilities narrows the handlers' capabilities; --apps adds apps to whatever it names
@@ -209,11 +207,11 @@ async function work(
       void worker.drain();
     } else {
       log("stopping now: giving running jobs back");
-      void worker.stop("interrupted");
+      void worker.stop({ kind: "user", detail: "interrupted" });
     }
   };
   const offInt = io.onSignal("SIGINT", onInterrupt);
-  const offTerm = io.onSignal("SIGTERM", () => void worker.stop("terminated"));
+  const offTerm = io.onSignal("SIGTERM", () => void worker.stop({ kind: "user", detail: "terminated" }));
   // Windows has neither signal; there the jobs could not be frozen anyway.
   const offSuspend =
     process.platform === "win32"
@@ -243,7 +241,7 @@ async function work(
     offSuspend();
     offResume();
   }
-  return keyProblem ? EXIT.key : EXIT.ok;
+  return worker.snapshot().stop?.kind === "keyRefused" ? EXIT.key : EXIT.ok;
 }
 
 /** `farmhand-worker publish …`: upload a module as a new app version; prints the version as one JSON line. */

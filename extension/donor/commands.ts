@@ -94,7 +94,7 @@ export function createCommands({ membership, donor, session, connection, join, l
     leave: async () => {
       const sure = await vscode.window.showWarningMessage("Leave the farm? Running jobs go back to the queue and the key is forgotten.", { modal: true }, "Leave Farm");
       if (sure !== "Leave Farm") return;
-      await session.stop("left the farm");
+      await session.stop({ kind: "user", detail: "left the farm" });
       await donor.setWanted(false);
       try {
         // The farm revokes this key and its row goes offline at once, rather than lingering "online".

@@ -1,8 +1,8 @@
 import * as vscode from "vscode";
 import type { FarmConnection } from "./farmConnection";
 import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } from "../worker";
-import { errorMessage, type DescribedError } from "../worker/errors";
-import { watchKeyRefusals } from "../worker/keyRefusals";
+import { errorMessage } from "../worker/errors";
+import { stopText, type StopReason } from "../worker/stopReason";
 import { measureFacts } from "../worker/machineFacts";
 import { freezesJobs, type PolicyDecision } from "../policy/policy";
 import { GpuGuard } from "../policy/gpuGuard";
@@ -26,13 +26,8 @@ export class FarmSession implements vscode.Disposable {
   private releaseClient: (() => void) | undefined;
   private worker: Worker | undefined;
   private target: SessionTarget | undefined;
-  /** The worker is paused because the policy said so (as opposed to the engine pausing itself). */
-  private pausedByPolicy = false;
-  private stoppedReason: string | undefined;
-  /** The farm refused this key; do not start again with it until the donor joins again. */
-  private refusedKey: string | undefined;
-  /** The farm refused the running worker's key (its code said so); the worker stops itself on it. */
-  private keyRefusal: DescribedError | undefined;
+  /** Why the engine last stopped on its own, and with which key (kept until it starts again). */
+  private lastStop: { reason: StopReason; apiKey: string } | undefined;
   /** The worker's connection: up at least once since it started, and since when it is down. */
   private everConnected = false;
   private disconnectedSince: number | undefined;
@@ -61,22 +56,21 @@ export class FarmSession implements vscode.Disposable {
   /** Finish the running jobs, then stop. */
   async drain(): Promise<void> {
     await this.worker?.drain();
-    await this.stop("finished current jobs");
+    await this.stop({ kind: "drained" });
   }
 
-  async stop(reason: string): Promise<void> {
+  async stop(reason: StopReason): Promise<void> {
     const worker = this.worker;
     const releaseClient = this.releaseClient;
     this.worker = undefined;
     this.releaseClient = undefined;
     this.target = undefined;
-    this.pausedByPolicy = false;
     this.gpuGuard?.dispose();
     this.gpuGuard = undefined;
     this.unsubscribers.splice(0).forEach((u) => u());
     if (worker) {
       await worker.stop(reason);
-      this.log.info(`Worker stopped: ${reason}`);
+      this.log.info(`Worker stopped: ${stopText(reason)}`);
     }
     releaseClient?.();
     this.onChange();
@@ -117,7 +111,7 @@ export class FarmSession implements vscode.Disposable {
       connected: snap.connected,
       everConnected: this.everConnected,
       ...(this.disconnectedSince === undefined ? {} : { disconnectedSince: this.disconnectedSince }),
-      pausedByPolicy: this.pausedByPolicy,
+      pausedByPolicy: snap.pausedBy === "caller",
       ...(snap.reason === undefined ? {} : { reason: snap.reason }),
       jobs: jobRows(snap.running),
       ...(frozenSince.length ? { suspendedSince: Math.min(...frozenSince) } : {}),
@@ -126,13 +120,15 @@ export class FarmSession implements vscode.Disposable {
 
   /** Why the engine stopped on its own (kept until it starts again). */
   stoppedFacts(): DonorFacts["stopped"] {
-    if (this.worker || !this.stoppedReason) return undefined;
-    const refusal = this.refusedKey ? this.keyRefusal : undefined;
-    return { reason: this.stoppedReason, ...(refusal ? { refusal } : {}) };
+    const stop = this.lastStop?.reason;
+    if (this.worker || !stop) return undefined;
+    if (stop.kind !== "keyRefused") return { reason: stopText(stop) };
+    const refusal = { kind: "refused" as const, code: stop.code, message: stop.message };
+    return { reason: `the farm refused this machine's key (${stop.code}): ${stop.message}`, refusal };
   }
 
   dispose(): void {
-    void this.stop("window closing");
+    void this.stop({ kind: "user", detail: "window closing" });
   }
 
   private async applyPending(): Promise<void> {
@@ -148,18 +144,15 @@ export class FarmSession implements vscode.Disposable {
   }
 
   private async applyNow(target: SessionTarget | undefined, decision: PolicyDecision): Promise<void> {
-    if (this.refusedKey !== undefined && target?.apiKey !== this.refusedKey) {
-      // Joined again (or left): the refusal was about the old key.
-      this.refusedKey = undefined;
-      this.keyRefusal = undefined;
-      this.stoppedReason = undefined;
-    }
+    const refusedKey = this.refusedKey;
+    // Joined again (or left): the refusal was about the old key.
+    if (refusedKey !== undefined && target?.apiKey !== refusedKey) this.lastStop = undefined;
     if (!target || (!decision.donate && "off" in decision && decision.off)) {
-      if (this.worker) await this.stop("donating switched off");
+      if (this.worker) await this.stop({ kind: "user", detail: "donating switched off" });
       return;
     }
     if (this.target && (this.target.url !== target.url || this.target.apiKey !== target.apiKey)) {
-      await this.stop("farm changed");
+      await this.stop({ kind: "user", detail: "farm changed" });
     }
     if (this.worker && target.suspendLimitMs !== undefined) this.worker.setSuspendLimit(target.suspendLimitMs);
     if (!decision.donate) {
@@ -173,8 +166,7 @@ export class FarmSession implements vscode.Disposable {
     const worker = this.worker;
     if (!worker) return;
     if (worker.concurrency !== target.concurrency) worker.setConcurrency(target.concurrency);
-    if (this.pausedByPolicy && worker.state === "paused") worker.resume();
-    this.pausedByPolicy = false;
+    if (this.pausedByPolicy) worker.resume();
     this.onChange();
   }
 
@@ -185,21 +177,20 @@ export class FarmSession implements vscode.Disposable {
   private async pauseForPolicy(reason: string, suspend: boolean): Promise<void> {
     const worker = this.worker;
     if (!worker) return;
-    if (worker.state === "running") this.pausedByPolicy = true;
-    if (this.pausedByPolicy) worker.pause(reason, { suspend });
-    if (this.pausedByPolicy && worker.snapshot().running.length === 0) await this.stop(`paused: ${reason}`);
+    // Not one the engine paused itself (failures in a row): that one waits for its owner.
+    if (worker.state === "running" || this.pausedByPolicy) worker.pause(reason, { suspend });
+    if (this.pausedByPolicy && worker.snapshot().running.length === 0) await this.stop({ kind: "policy", detail: reason });
     this.onChange();
   }
 
   private async begin(target: SessionTarget): Promise<void> {
-    this.stoppedReason = undefined;
+    this.lastStop = undefined;
     this.everConnected = false;
     this.disconnectedSince = Date.now();
     const lease = this.connection.acquire();
     if (!lease) return;
     let worker: Worker;
-    this.keyRefusal = undefined;
-    const client = watchKeyRefusals(convexFarmClient(lease.client, lease.apiKey), (refusal) => (this.keyRefusal ??= refusal));
+    const client = convexFarmClient(lease.client, lease.apiKey);
     try {
       worker = new Worker({
         client,
@@ -220,7 +211,7 @@ export class FarmSession implements vscode.Disposable {
     this.unsubscribers.push(
       worker.on("state", (e) => {
         this.log.info(`Worker ${e.state}${e.reason ? `: ${e.reason}` : ""}`);
-        if (e.state === "stopped" && this.worker === worker) this.stoppedOnItsOwn(e.reason, target.apiKey);
+        if (e.state === "stopped" && this.worker === worker) this.stoppedOnItsOwn(e.stop ?? { kind: "user" }, target.apiKey);
         this.onChange();
       }),
       worker.on("jobStarted", (e) => {
@@ -237,7 +228,7 @@ export class FarmSession implements vscode.Disposable {
         if (e.outcome === "succeeded" || e.outcome === "failed" || e.outcome === "canceled") this.contribution[e.outcome]++;
         this.log.info(`Job ${e.jobId} (${e.type}) ${e.outcome} in ${e.durationMs} ms${e.error ? `: ${e.error}` : ""}`);
         // Paused by policy and the last job is done: nothing left to hold the connection for.
-        if (this.pausedByPolicy && this.worker === worker && worker.snapshot().running.length === 0) void this.stop("paused, no jobs left");
+        if (this.pausedByPolicy && this.worker === worker && worker.snapshot().running.length === 0) void this.stop({ kind: "policy", detail: "no jobs left" });
         this.onChange();
       }),
       worker.on("connection", (e) => {
@@ -257,16 +248,23 @@ export class FarmSession implements vscode.Disposable {
     }
   }
 
+  /** The worker is paused because its owner (the policy) said so, not because it paused itself. */
+  private get pausedByPolicy(): boolean {
+    return this.worker?.snapshot().pausedBy === "caller";
+  }
+
+  /** The farm refused this key; do not start again with it until the donor joins again. */
+  private get refusedKey(): string | undefined {
+    return this.lastStop?.reason.kind === "keyRefused" ? this.lastStop.apiKey : undefined;
+  }
+
   /** The engine stopped itself (revoked key, no handlers…): keep the reason visible, and say what to do. */
-  private stoppedOnItsOwn(reason: string | undefined, apiKey: string): void {
-    this.stoppedReason = reason;
-    void this.stop(reason ?? "stopped");
-    const refusal = this.keyRefusal;
-    if (refusal) {
-      this.refusedKey = apiKey;
-      this.stoppedReason = `the farm refused this machine's key (${refusal.code}): ${refusal.message}`;
+  private stoppedOnItsOwn(reason: StopReason, apiKey: string): void {
+    void this.stop(reason);
+    this.lastStop = { reason, apiKey };
+    if (reason.kind === "keyRefused") {
       void vscode.window
-        .showErrorMessage(`Farmhand stopped: ${refusedKeyText(refusal)}`, "Join Again…")
+        .showErrorMessage(`Farmhand stopped: ${refusedKeyText(reason)}`, "Join Again…")
         .then((choice) => choice && vscode.commands.executeCommand("farmhand.join"));
     }
   }

@@ -4,80 +4,93 @@ import { api } from "../../convex/_generated/api";
 
 type Workers = typeof api.workers;
 
+/**
+ * Every call the engine makes with its key, by name. Adding a server call is one line here: the client, its
+ * decorations and every fake are typed from this table.
+ */
+const FARM_CALLS = {
+  claim: api.workers.claim,
+  ready: api.workers.ready,
+  presence: api.workers.presence,
+  heartbeat: api.workers.heartbeat,
+  output: api.workers.output,
+  checkpoint: api.workers.checkpoint,
+  complete: api.workers.complete,
+  fail: api.workers.fail,
+  release: api.workers.release,
+  reportFacts: api.workers.reportFacts,
+  inputs: api.workers.inputs,
+} as const;
+/** The calls of the table that are queries (read only); every other one is a mutation. */
+const QUERIES: ReadonlySet<CallName> = new Set<CallName>(["inputs"]);
+
+type Calls = typeof FARM_CALLS;
+export type CallName = keyof Calls;
+/** A call's arguments as the engine passes them: the function's own, without the key (the client adds it). */
+export type CallArgs<K extends CallName> = Omit<FunctionArgs<Calls[K]>, "apiKey">;
+export type CallResult<K extends CallName> = FunctionReturnType<Calls[K]>;
+export type FarmCalls = { [K in CallName]: (args: CallArgs<K>) => Promise<CallResult<K>> };
+const CALL_NAMES = Object.keys(FARM_CALLS) as CallName[];
+
 /** A job handed to this worker by workers:claim. */
-export type ClaimedJob = FunctionReturnType<Workers["claim"]>[number];
+export type ClaimedJob = CallResult<"claim">[number];
 /** The worker's one subscription: offers to claim, cancel notices, a request to declare itself again. */
 export type DoorbellValue = FunctionReturnType<Workers["doorbell"]>;
-export type HeartbeatResult = FunctionReturnType<Workers["heartbeat"]>;
-export type ReadyResult = FunctionReturnType<Workers["ready"]>;
-export type PresenceResult = FunctionReturnType<Workers["presence"]>;
+export type HeartbeatResult = CallResult<"heartbeat">;
 /** The worker's concurrency as complete/fail/release/ready declare it (0 = take nothing more). */
-export type Slots = NonNullable<FunctionArgs<Workers["complete"]>["slots"]>;
-export type Capabilities = FunctionArgs<Workers["claim"]>["capabilities"];
-export type ReportedFacts = FunctionArgs<Workers["reportFacts"]>["facts"];
-export type ReportFactsResult = FunctionReturnType<Workers["reportFacts"]>;
-export type InputsPage = FunctionReturnType<Workers["inputs"]>;
+export type Slots = NonNullable<CallArgs<"complete">["slots"]>;
+export type ReportedFacts = CallArgs<"reportFacts">["facts"];
+/** A page of a job's inputs (its parents' results, for jobs submitted with `dependsOn`). */
+export type InputsPage = CallResult<"inputs">;
 
 /**
- * The narrow slice of the Convex client the engine needs. The engine only talks to this interface so it can
- * be unit-tested with a fake (which implements the same types, so a server change the engine does not follow
- * breaks the build); `convexFarmClient` adapts a real `ConvexClient`.
+ * The slice of the Convex client the engine needs: the calls above, its one subscription, and the connection's
+ * state. The engine only talks to this interface, so a fake typed from the same table stands in for the farm
+ * where a test needs a fault the test server cannot produce.
  */
-export interface FarmClient {
+export interface FarmClient extends FarmCalls {
   doorbell(onValue: (v: DoorbellValue) => void, onError: (e: Error) => void): () => void;
-  claim(capabilities: Capabilities, max: number): Promise<ClaimedJob[]>;
-  /** `stopping`: the engine is stopping (slots 0); the farm shows it offline at once. */
-  ready(capabilities: Capabilities, slots: Slots, stopping?: boolean): Promise<ReadyResult>;
-  presence(): Promise<PresenceResult>;
-  /** `suspended`: the job is frozen on this machine (its owner is using it); the lease is kept all the same. */
-  heartbeat(leaseId: string, progress?: number, status?: string, suspended?: boolean): Promise<HeartbeatResult>;
-  output(leaseId: string, chunk: string): Promise<void>;
-  /** Keep the job's latest checkpoint (base64) on the server; without it the engine keeps none. */
-  checkpoint?: (leaseId: string, data: string) => Promise<void>;
-  /** A page of the job's inputs (its parents' results); `cursor` null first. Optional for fakes. */
-  inputs?: (leaseId: string, cursor: string | null) => Promise<InputsPage>;
-  /**
-   * `slots`: the worker's concurrency after this job ends; the server then knows what it wants offered.
-   * `cpuMs`: the CPU time the attempt used, when measured (the donor's credit; wall time without it).
-   */
-  complete(leaseId: string, result: unknown, slots?: Slots, cpuMs?: number): Promise<void>;
-  fail(leaseId: string, error: string, retryable: boolean, slots?: Slots, cpuMs?: number): Promise<void>;
-  release(leaseId: string, slots?: Slots): Promise<void>;
-  /** What this machine has (cores, memory, GPUs); jobs with requirements are routed by it. Optional for fakes. */
-  reportFacts?(facts: ReportedFacts): Promise<ReportFactsResult>;
   /** Called with true/false as the connection comes and goes; returns an unsubscribe. */
   onConnectionChange?(cb: (connected: boolean) => void): () => void;
 }
 
+/** The one way to decorate a client: every call (and the subscription's errors) passes through these. */
+export type Decoration = {
+  /** Rewrites a call's arguments on the way out (e.g. the slots this engine has free at that moment). */
+  args?: <K extends CallName>(name: K, args: CallArgs<K>) => CallArgs<K>;
+  /** Sees every failed call and subscription error before the caller does (e.g. a refused key). */
+  onError?: (name: CallName | "doorbell", error: unknown) => void;
+};
+
+/** Build all calls from one function of the call's name. */
+export function eachCall(make: <K extends CallName>(name: K) => FarmCalls[K]): FarmCalls {
+  return Object.fromEntries(CALL_NAMES.map((name) => [name, make(name)])) as unknown as FarmCalls;
+}
+
+export function decorate(client: FarmClient, decoration: Decoration): FarmClient {
+  const { args: rewrite, onError } = decoration;
+  return {
+    ...eachCall(
+      (name) =>
+        ((args: CallArgs<typeof name>) =>
+          client[name]((rewrite ? rewrite(name, args) : args) as never).catch((e: unknown) => {
+            onError?.(name, e);
+            throw e;
+          })) as FarmCalls[typeof name],
+    ),
+    doorbell: (onValue, onErr) => client.doorbell(onValue, (e) => (onError?.("doorbell", e), onErr(e))),
+    ...(client.onConnectionChange ? { onConnectionChange: (cb: (connected: boolean) => void) => client.onConnectionChange!(cb) } : {}),
+  };
+}
+
 /** Adapt a real ConvexClient that authenticates with a worker api key. */
 export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClient {
-  const w = api.workers;
   return {
-    doorbell(onValue, onError) {
-      return client.onUpdate(w.doorbell, { apiKey }, onValue, onError);
-    },
-    claim: (capabilities, max) => client.mutation(w.claim, { apiKey, capabilities, max }),
-    ready: (capabilities, slots, stopping) => client.mutation(w.ready, stopping ? { apiKey, capabilities, slots, stopping } : { apiKey, capabilities, slots }),
-    presence: () => client.mutation(w.presence, { apiKey }),
-    heartbeat: (leaseId, progress, status, suspended) =>
-      client.mutation(w.heartbeat, withoutUndefined({ apiKey, leaseId, progress, status, suspended })),
-    output: async (leaseId, chunk) => {
-      await client.mutation(w.output, { apiKey, leaseId, chunk });
-    },
-    checkpoint: async (leaseId, data) => {
-      await client.mutation(w.checkpoint, { apiKey, leaseId, data });
-    },
-    inputs: (leaseId, cursor) => client.query(w.inputs, { apiKey, leaseId, cursor }),
-    complete: async (leaseId, result, slots, cpuMs) => {
-      await client.mutation(w.complete, withoutUndefined({ apiKey, leaseId, result, slots, cpuMs }));
-    },
-    fail: async (leaseId, error, retryable, slots, cpuMs) => {
-      await client.mutation(w.fail, withoutUndefined({ apiKey, leaseId, error, retryable, slots, cpuMs }));
-    },
-    release: async (leaseId, slots) => {
-      await client.mutation(w.release, withoutUndefined({ apiKey, leaseId, slots }));
-    },
-    reportFacts: (facts) => client.mutation(w.reportFacts, { apiKey, facts }),
+    ...eachCall((name) => ((args: CallArgs<typeof name>) => {
+      const withKey = { ...withoutUndefined(args), apiKey };
+      return QUERIES.has(name) ? client.query(FARM_CALLS[name] as never, withKey as never) : client.mutation(FARM_CALLS[name] as never, withKey as never);
+    })),
+    doorbell: (onValue, onError) => client.onUpdate(api.workers.doorbell, { apiKey }, onValue, onError),
     onConnectionChange(cb) {
       let last: boolean | undefined;
       const emit = (connected: boolean) => {
@@ -89,6 +102,6 @@ export function convexFarmClient(client: ConvexClient, apiKey: string): FarmClie
   };
 }
 
-function withoutUndefined<T extends Record<string, unknown>>(o: T): T {
+function withoutUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }

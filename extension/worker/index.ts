@@ -1,5 +1,6 @@
 export { Worker, MAX_CONCURRENCY } from "./worker";
-export type { WorkerEvents, WorkerOptions, WorkerSnapshot, WorkerState, RunningJobView } from "./worker";
+export type { WorkerEvents, WorkerOptions, WorkerSnapshot, WorkerState, WorkerStatus, RunningJobView } from "./worker";
+export type { StopReason } from "./stopReason";
 export type { JobOutcome } from "./jobRun";
 export { convexFarmClient } from "./farmClient";
 export type { FarmClient, ClaimedJob, DoorbellValue, HeartbeatResult, Slots } from "./farmClient";

@@ -1,10 +1,11 @@
 import { LIMITS } from "../../convex/contract";
-import { jsonBytes } from "../../convex/contract";
-import { Backoff } from "./backoff";
 import { CheckpointUploader } from "./checkpointUploader";
 import { inputsOf } from "./inputs";
 import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease, messageOf } from "./errors";
-import type { ClaimedJob, FarmClient } from "./farmClient";
+import type { ClaimedJob, FarmCalls } from "./farmClient";
+import { sleep, writeEnd } from "./jobEnd";
+import { Heartbeat } from "./heartbeat";
+import { TimeLimit } from "./timeLimit";
 import type { Freezer, Handler } from "./handler";
 import { OutputBatcher } from "./outputBatcher";
 
@@ -59,11 +60,9 @@ export class JobRun {
   status: string | undefined;
   private readonly controller = new AbortController();
   private abortReason: AbortReason | undefined;
-  private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
-  private heartbeatInFlight = false;
-  private readonly heartbeatBackoff = new Backoff(100, 5_000);
+  private readonly heartbeat: Heartbeat;
   private readonly batcher: OutputBatcher;
-  private readonly checkpoints: CheckpointUploader | undefined;
+  private readonly checkpoints: CheckpointUploader;
   private ended = false;
   /** The CPU time the handler's process reported, sent with the job's end (the donor's credit). */
   private cpuMs: number | undefined;
@@ -71,29 +70,35 @@ export class JobRun {
   private suspendedAt: number | undefined;
   private suspendLimitTimer: ReturnType<typeof setTimeout> | undefined;
   /** The per-job time limit: it does not run while the job is frozen. */
-  private timeoutTimer: ReturnType<typeof setTimeout> | undefined;
-  private timeoutLeftMs = 0;
-  private timeoutArmedAt = 0;
+  private readonly timeLimit: TimeLimit;
 
   constructor(
     readonly job: ClaimedJob,
     private readonly handler: Handler | undefined,
-    private readonly client: FarmClient,
+    private readonly client: Pick<FarmCalls, "heartbeat" | "output" | "checkpoint" | "inputs" | "complete" | "fail" | "release">,
     private readonly options: JobRunOptions,
     private readonly callbacks: JobRunCallbacks,
   ) {
-    this.batcher = new OutputBatcher((chunk) => client.output(job.leaseId, chunk), {
+    this.timeLimit = new TimeLimit(this.timeoutMs, () => this.abort("timeout"));
+    this.heartbeat = new Heartbeat({
+      everyMs: this.heartbeatEveryMs,
+      send: () => {
+        const suspended = this.suspendedAt !== undefined || undefined;
+        return client.heartbeat({ leaseId: job.leaseId, progress: this.progress, status: this.status, suspended });
+      },
+      answered: (answer) => answer?.cancel && this.abort("cancel"),
+      failed: (e) => this.onWriteError(e, "heartbeat"),
+      goOn: () => !this.ended && (!this.abortReason || this.abortReason === "timeout"),
+    });
+    this.batcher = new OutputBatcher((chunk) => client.output({ leaseId: job.leaseId, chunk }).then(() => undefined), {
       maxChunkChars: options.maxChunkChars,
       flushDelayMs: options.outputFlushMs,
       onError: (e) => this.onWriteError(e, "output"),
     });
-    const upload = client.checkpoint;
-    this.checkpoints = upload
-      ? new CheckpointUploader((data) => upload(job.leaseId, data), {
-          everyMs: options.checkpointEveryMs ?? 5_000,
-          onError: (e) => this.onWriteError(e, "checkpoint"),
-        })
-      : undefined;
+    this.checkpoints = new CheckpointUploader((data) => client.checkpoint({ leaseId: job.leaseId, data }).then(() => undefined), {
+      everyMs: options.checkpointEveryMs ?? 5_000,
+      onError: (e) => this.onWriteError(e, "checkpoint"),
+    });
   }
 
   get heartbeatEveryMs(): number {
@@ -123,9 +128,9 @@ export class JobRun {
     if (this.suspendedAt !== undefined) return true;
     this.freezer.freeze();
     this.suspendedAt = Date.now();
-    this.pauseTimeout();
+    this.timeLimit.pause();
     this.armSuspendLimit();
-    this.beatNow();
+    this.heartbeat.now();
     return true;
   }
 
@@ -151,8 +156,8 @@ export class JobRun {
     this.clearSuspendLimit();
     if (this.ended || this.abortReason) return;
     this.freezer?.thaw();
-    this.armTimeout();
-    this.beatNow();
+    this.timeLimit.run();
+    this.heartbeat.now();
   }
 
   private get timeoutMs(): number {
@@ -168,23 +173,22 @@ export class JobRun {
       const error = `no handler for job type "${this.job.type}" on this worker`;
       return this.finish({ kind: "failed", error, retryable: true, handlerFault: false });
     }
-    this.scheduleHeartbeat(this.heartbeatEveryMs);
-    this.timeoutLeftMs = this.timeoutMs;
-    this.armTimeout();
+    this.heartbeat.start();
+    this.timeLimit.run();
     const settled = this.runHandler(handler);
     const aborted = new Promise<void>((resolve) => this.controller.signal.addEventListener("abort", () => resolve()));
     await Promise.race([settled, aborted]);
     this.clearSuspendLimit();
     if (this.abortReason === "stop" || this.abortReason === "yield") {
       // Give the job back right away; the handler winds down (and is killed) in the background.
-      this.stopHeartbeat();
-      this.pauseTimeout();
+      this.heartbeat.stop();
+      this.timeLimit.pause();
       this.batcher.discard();
       return this.finish({ kind: "released" });
     }
     if (this.abortReason) await Promise.race([settled, sleep(this.options.graceMs)]);
-    this.pauseTimeout();
-    this.stopHeartbeat();
+    this.timeLimit.pause();
+    this.heartbeat.stop();
     const outcome = await this.outcomeOf(settled);
     if (outcome.kind === "lost") this.batcher.discard();
     else await this.batcher.close();
@@ -217,7 +221,7 @@ export class JobRun {
         ...(this.job.app ? { app: this.job.app } : {}),
         ...(this.job.checkpoint !== undefined ? { checkpoint: this.job.checkpoint } : {}),
         saveCheckpoint: (data) => {
-          if (!this.ended && typeof data === "string") this.checkpoints?.save(data);
+          if (!this.ended && typeof data === "string") this.checkpoints.save(data);
         },
         ...inputsOf(this.client, this.job.leaseId),
       });
@@ -252,43 +256,10 @@ export class JobRun {
     this.suspendedAt = undefined;
     this.clearSuspendLimit();
     // A run that ends without its result leaves the job to another: its latest checkpoint goes first.
-    if (outcome.kind === "released" || (outcome.kind === "failed" && outcome.retryable)) await this.checkpoints?.flush();
-    this.checkpoints?.close();
-    const leaseId = this.job.leaseId;
+    if (outcome.kind === "released" || (outcome.kind === "failed" && outcome.retryable)) await this.checkpoints.flush();
+    this.checkpoints.close();
     try {
-      switch (outcome.kind) {
-        case "succeeded": {
-          const size = resultSize(outcome.result);
-          if (typeof size === "string" || size > this.options.maxResultBytes) {
-            const error = typeof size === "string" ? size : `result is ${size} bytes, over the ${this.options.maxResultBytes}-byte limit`;
-            await this.report(() => this.client.fail(leaseId, error, false, undefined, this.cpuMs));
-            return { kind: "failed", error, retryable: false, handlerFault: true };
-          }
-          try {
-            await this.report(() => this.client.complete(leaseId, outcome.result, undefined, this.cpuMs));
-          } catch (e) {
-            if (!isRefusedResult(e)) throw e;
-            const error = `the server refused the result: ${errorMessage(e)}`;
-            await this.report(() => this.client.fail(leaseId, error, false, undefined, this.cpuMs));
-            return { kind: "failed", error, retryable: false, handlerFault: true };
-          }
-          return outcome;
-        }
-        case "failed":
-          await this.report(() =>
-            this.client.fail(leaseId, outcome.error.slice(0, LIMITS.errorChars), outcome.retryable, undefined, this.cpuMs),
-          );
-          return outcome;
-        case "canceled":
-          // The server flagged the job; failing a cancel-requested job is how it ends as canceled.
-          await this.report(() => this.client.fail(leaseId, "canceled while running", false, undefined, this.cpuMs));
-          return outcome;
-        case "released":
-          await this.report(() => this.client.release(leaseId));
-          return outcome;
-        case "lost":
-          return outcome;
-      }
+      return await writeEnd({ client: this.client, leaseId: this.job.leaseId, maxResultBytes: this.options.maxResultBytes, cpuMs: this.cpuMs }, outcome);
     } catch (e) {
       if (isStaleLease(e)) return outcome.kind === "canceled" ? outcome : { kind: "lost", reason: errorMessage(e) };
       if (isKeyError(e)) {
@@ -303,69 +274,9 @@ export class JobRun {
     }
   }
 
-  /** A final write, retried with backoff on server errors that are neither about the lease nor the key. */
-  private async report(write: () => Promise<void>): Promise<void> {
-    const backoff = new Backoff(200, 5_000);
-    for (;;) {
-      try {
-        return await write();
-      } catch (e) {
-        const code = errorCode(e);
-        if (isStaleLease(e) || isKeyError(e) || code !== undefined || backoff.attempts >= 4) throw e;
-        await sleep(backoff.next());
-      }
-    }
-  }
-
-  private scheduleHeartbeat(delayMs: number): void {
-    if (this.ended) return;
-    this.heartbeatTimer = setTimeout(() => void this.beat(), delayMs);
-  }
-
-  private stopHeartbeat(): void {
-    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
-    this.heartbeatTimer = undefined;
-  }
-
-  /** Tell the server at once that the job froze or thawed (then the usual rhythm again). */
-  private beatNow(): void {
-    if (this.ended || !this.heartbeatTimer) return;
-    this.stopHeartbeat();
-    void this.beat();
-  }
-
-  private armTimeout(): void {
-    this.timeoutArmedAt = Date.now();
-    this.timeoutTimer = setTimeout(() => this.abort("timeout"), this.timeoutLeftMs);
-  }
-
-  private pauseTimeout(): void {
-    if (!this.timeoutTimer) return;
-    clearTimeout(this.timeoutTimer);
-    this.timeoutTimer = undefined;
-    this.timeoutLeftMs = Math.max(0, this.timeoutLeftMs - (Date.now() - this.timeoutArmedAt));
-  }
-
   private clearSuspendLimit(): void {
     if (this.suspendLimitTimer) clearTimeout(this.suspendLimitTimer);
     this.suspendLimitTimer = undefined;
-  }
-
-  private async beat(): Promise<void> {
-    this.heartbeatTimer = undefined;
-    if (this.ended || this.heartbeatInFlight) return this.scheduleHeartbeat(this.heartbeatEveryMs);
-    this.heartbeatInFlight = true;
-    let next = this.heartbeatEveryMs;
-    try {
-      const answer = await this.client.heartbeat(this.job.leaseId, this.progress, this.status, this.suspendedAt !== undefined || undefined);
-      this.heartbeatBackoff.reset();
-      if (answer?.cancel) this.abort("cancel");
-    } catch (e) {
-      if (!this.onWriteError(e, "heartbeat")) next = Math.min(next, this.heartbeatBackoff.next());
-    } finally {
-      this.heartbeatInFlight = false;
-    }
-    if (!this.abortReason || this.abortReason === "timeout") this.scheduleHeartbeat(next);
   }
 
   /** Handle a failed heartbeat/output write. Returns true when the error ended the job. */
@@ -402,23 +313,4 @@ function abortMessage(reason: AbortReason, timeoutMs: number): string {
     case "lost":
       return "the job's lease was lost";
   }
-}
-
-/** The result's size as the server measures it, or why it is not a value the server can take at all. */
-function resultSize(value: unknown): number | string {
-  try {
-    return jsonBytes(value);
-  } catch (e) {
-    return `result is not a value the farm can store: ${messageOf(e)}`;
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** The server refused the result itself (too large, not storable, not a valid value): retrying cannot help. */
-function isRefusedResult(e: unknown): boolean {
-  const code = errorCode(e);
-  return code === "too_large" || code === "invalid_argument";
 }

@@ -34,8 +34,8 @@ describe("an engine and the claim's checkpoint budget", { timeout: 120_000 }, ()
     const inner = convexFarmClient(connect(farm), farm.seeded.workerKeys[0]);
     const recording: FarmClient = {
       ...inner,
-      claim: async (capabilities, max) => {
-        const jobs = await inner.claim(capabilities, max);
+      claim: async (args) => {
+        const jobs = await inner.claim(args);
         claims.push(jobs);
         return jobs;
       },

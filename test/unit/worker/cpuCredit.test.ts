@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ClaimedJob, FarmClient } from "../../../extension/worker/farmClient";
+import type { ClaimedJob } from "../../../extension/worker/farmClient";
+import { recordingFarm } from "./recordingFarm";
 import type { Handler } from "../../../extension/worker/handler";
 import { JobRun, type JobRunOptions } from "../../../extension/worker/jobRun";
 
@@ -17,17 +18,10 @@ const JOB: ClaimedJob = {
 /** A farm that keeps the end each job reported, with the cpuMs it carried. */
 function endsFarm() {
   const ends: Array<{ call: "complete" | "fail"; cpuMs: number | undefined }> = [];
-  const client: FarmClient = {
-    doorbell: () => () => undefined,
-    claim: () => Promise.resolve([]),
-    ready: () => Promise.resolve({ waitingFor: 0 }),
-    presence: () => Promise.resolve({ lastSeenAt: Date.now() }),
-    heartbeat: () => Promise.resolve({ cancel: false, leaseExpiresAt: Date.now() + 60_000 }),
-    output: () => Promise.resolve(),
-    complete: (_leaseId, _result, _slots, cpuMs) => (ends.push({ call: "complete", cpuMs }), Promise.resolve()),
-    fail: (_leaseId, _error, _retryable, _slots, cpuMs) => (ends.push({ call: "fail", cpuMs }), Promise.resolve()),
-    release: () => Promise.resolve(),
-  };
+  const { client } = recordingFarm({
+    complete: ({ cpuMs }) => (ends.push({ call: "complete", cpuMs }), { status: "succeeded" }),
+    fail: ({ cpuMs }) => (ends.push({ call: "fail", cpuMs }), { status: "dead", availableAt: undefined }),
+  });
   return { client, ends };
 }
 

@@ -4,8 +4,8 @@ import { ConvexError } from "convex/values";
 import { describe, expect, it } from "vitest";
 import { api } from "../../../convex/_generated/api";
 import { describeError, errorMessage, isKeyError } from "../../../extension/worker/errors";
-import { watchKeyRefusals } from "../../../extension/worker/keyRefusals";
-import type { FarmClient } from "../../../extension/worker/farmClient";
+import { decorate } from "../../../extension/worker/farmClient";
+import { recordingFarm } from "./recordingFarm";
 
 /** A ConvexError as the Convex clients raise it: the server's data, and the client's own wrapper text as message. */
 function serverError(code: string, message: string): ConvexError<{ code: string; message: string }> {
@@ -59,30 +59,34 @@ describe("describeError", () => {
   });
 });
 
-describe("watchKeyRefusals", () => {
-  it("tells of a refused key from calls and subscriptions, and of nothing else", async () => {
-    let subscriptionError: ((e: Error) => void) | undefined;
-    const fail = (e: Error) => () => Promise.reject(e);
-    const client: FarmClient = {
-      doorbell: (_v, onError) => ((subscriptionError = onError), () => undefined),
-      claim: fail(serverError("revoked", "This worker key has been revoked")),
-      ready: fail(new Error("boom")),
-      presence: fail(new Error("boom")),
-      heartbeat: fail(serverError("stale_lease", "lease moved on")),
-      output: fail(new Error("boom")),
-      complete: fail(new Error("boom")),
-      fail: fail(new Error("boom")),
-      release: fail(new Error("boom")),
-    };
-    const refusals: string[] = [];
-    const watched = watchKeyRefusals(client, (e) => refusals.push(`${e.code}: ${e.message}`));
+describe("decorate", () => {
+  it("shows every failed call and subscription error to one hook, and the caller still gets the error", async () => {
+    const farm = recordingFarm({
+      claim: () => Promise.reject(serverError("revoked", "This worker key has been revoked")),
+      heartbeat: () => Promise.reject(serverError("stale_lease", "lease moved on")),
+      output: () => Promise.reject(new Error("boom")),
+    });
+    const seenByHook: string[] = [];
+    const watched = decorate(farm.client, { onError: (name, e) => seenByHook.push(`${name}: ${describeError(e).kind}`) });
     const seen: unknown[] = [];
     watched.doorbell(() => undefined, (e) => seen.push(e));
-    subscriptionError?.(serverError("bad_key", "Unknown worker key"));
-    await expect(watched.claim(["demo.echo"], 1)).rejects.toMatchObject({ data: { code: "revoked" } });
-    await expect(watched.heartbeat("l1")).rejects.toMatchObject({ data: { code: "stale_lease" } });
-    await expect(watched.output("l1", "x")).rejects.toThrow("boom");
-    expect(refusals).toEqual(["bad_key: Unknown worker key", "revoked: This worker key has been revoked"]);
+    farm.bellError(serverError("bad_key", "Unknown worker key"));
+    await expect(watched.claim({ capabilities: ["demo.echo"], max: 1 })).rejects.toMatchObject({ data: { code: "revoked" } });
+    await expect(watched.heartbeat({ leaseId: "l1" })).rejects.toMatchObject({ data: { code: "stale_lease" } });
+    await expect(watched.output({ leaseId: "l1", chunk: "x" })).rejects.toThrow("boom");
+    await watched.presence({});
+    expect(seenByHook).toEqual(["doorbell: refused", "claim: refused", "heartbeat: staleLease", "output: failed"]);
     expect(seen).toHaveLength(1);
+  });
+
+  it("rewrites a call's arguments on the way out, and only those it is asked to", async () => {
+    const farm = recordingFarm();
+    const budgeted = decorate(farm.client, { args: (name, args) => (name === "release" ? { ...args, slots: 2 } : args) });
+    await budgeted.release({ leaseId: "l1" });
+    await budgeted.ready({ capabilities: ["a"], slots: 1 });
+    expect(farm.calls).toEqual([
+      { name: "release", args: { leaseId: "l1", slots: 2 } },
+      { name: "ready", args: { capabilities: ["a"], slots: 1 } },
+    ]);
   });
 });

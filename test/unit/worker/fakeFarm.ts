@@ -1,16 +1,5 @@
 import { ConvexError } from "convex/values";
-import type {
-  Capabilities,
-  ClaimedJob,
-  DoorbellValue,
-  FarmClient,
-  HeartbeatResult,
-  PresenceResult,
-  ReadyResult,
-  ReportedFacts,
-  ReportFactsResult,
-  Slots,
-} from "../../../extension/worker/farmClient";
+import type { CallArgs, CallResult, ClaimedJob, DoorbellValue, FarmClient, Slots } from "../../../extension/worker/farmClient";
 import type { Handler, HandlerSource } from "../../../extension/worker/handler";
 
 type Call = { name: string; args: unknown[] };
@@ -128,11 +117,11 @@ export class FakeFarm implements FarmClient {
     return () => this.doorbells.delete(entry);
   }
 
-  claim(capabilities: Capabilities, max: number): Promise<ClaimedJob[]> {
+  claim({ capabilities, max }: CallArgs<"claim">): Promise<ClaimedJob[]> {
     return answer(() => {
       this.record("claim", capabilities, max);
       const serverFree = this.slotLimit - this.leases.size;
-      const wanted = Math.max(0, Math.min(max, serverFree));
+      const wanted = Math.max(0, Math.min(max ?? 1, serverFree));
       const taken = this.offered.splice(0, wanted);
       const fromHeads = Math.min(wanted, serverFree - this.offered.length) - taken.length;
       if (fromHeads > 0) {
@@ -149,25 +138,25 @@ export class FakeFarm implements FarmClient {
     });
   }
 
-  ready(capabilities: Capabilities, slots: Slots, stopping?: boolean): Promise<ReadyResult> {
+  ready({ capabilities, slots, stopping }: CallArgs<"ready">): Promise<CallResult<"ready">> {
     return answer(() => {
       if (stopping) this.record("ready", capabilities, slots, stopping);
       else this.record("ready", capabilities, slots);
-      this.declare(slots);
+      this.declare(slots ?? 0);
       this.resync = false;
       this.ring();
       return { waitingFor: this.wants };
     });
   }
 
-  presence(): Promise<PresenceResult> {
+  presence(): Promise<CallResult<"presence">> {
     return answer(() => {
       this.record("presence");
       return { lastSeenAt: Date.now() };
     });
   }
 
-  heartbeat(leaseId: string, progress?: number, status?: string, suspended?: boolean): Promise<HeartbeatResult> {
+  heartbeat({ leaseId, progress, status, suspended }: CallArgs<"heartbeat">): Promise<CallResult<"heartbeat">> {
     return answer(() => {
       this.record("heartbeat", leaseId, progress, status, ...(suspended === undefined ? [] : [suspended]));
       const lease = this.lease(leaseId);
@@ -175,42 +164,61 @@ export class FakeFarm implements FarmClient {
     });
   }
 
-  reportFacts(facts: ReportedFacts): Promise<ReportFactsResult> {
+  reportFacts({ facts }: CallArgs<"reportFacts">): Promise<CallResult<"reportFacts">> {
     return answer(() => {
       this.record("reportFacts", facts);
       return { changed: true };
     });
   }
 
-  output(leaseId: string, chunk: string): Promise<void> {
+  output({ leaseId, chunk }: CallArgs<"output">): Promise<CallResult<"output">> {
     return answer(() => {
       this.record("output", leaseId, chunk);
       const { job } = this.lease(leaseId);
       this.outputs.set(job.jobId, [...(this.outputs.get(job.jobId) ?? []), chunk]);
+      return { seq: this.outputs.get(job.jobId)!.length };
     });
   }
 
-  complete(leaseId: string, result: unknown, slots?: Slots, cpuMs?: number): Promise<void> {
+  checkpoint({ leaseId, data }: CallArgs<"checkpoint">): Promise<CallResult<"checkpoint">> {
+    return answer(() => {
+      this.record("checkpoint", leaseId, data);
+      this.lease(leaseId);
+      return { bytes: data.length };
+    });
+  }
+
+  /** Jobs here have no parents: every lease's inputs are one empty page. */
+  inputs({ leaseId }: CallArgs<"inputs">): Promise<CallResult<"inputs">> {
+    return answer(() => {
+      this.lease(leaseId);
+      return { page: [], cursor: null, done: true };
+    });
+  }
+
+  complete({ leaseId, result, slots, cpuMs }: CallArgs<"complete">): Promise<CallResult<"complete">> {
     return answer(() => {
       this.record("complete", leaseId, result, slots);
       const { job } = this.lease(leaseId);
       this.leases.delete(leaseId);
       this.completed.push({ jobId: job.jobId, result, ...(cpuMs === undefined ? {} : { cpuMs }) });
       this.ended(slots);
+      return { status: "succeeded" as const };
     });
   }
 
-  fail(leaseId: string, error: string, retryable: boolean, slots?: Slots, cpuMs?: number): Promise<void> {
+  fail({ leaseId, error, retryable, slots, cpuMs }: CallArgs<"fail">): Promise<CallResult<"fail">> {
     return answer(() => {
       this.record("fail", leaseId, error, retryable, slots);
       const { job } = this.lease(leaseId);
       this.leases.delete(leaseId);
-      this.failed.push({ jobId: job.jobId, error, retryable, ...(cpuMs === undefined ? {} : { cpuMs }) });
+      this.failed.push({ jobId: job.jobId, error, retryable: retryable ?? false, ...(cpuMs === undefined ? {} : { cpuMs }) });
       this.ended(slots);
+      return { status: retryable ? ("pending" as const) : ("dead" as const), availableAt: undefined };
     });
   }
 
-  release(leaseId: string, slots?: Slots): Promise<void> {
+  release({ leaseId, slots }: CallArgs<"release">): Promise<CallResult<"release">> {
     return answer(() => {
       this.record("release", leaseId, slots);
       const { job } = this.lease(leaseId);
@@ -218,6 +226,7 @@ export class FakeFarm implements FarmClient {
       this.released.push(job.jobId);
       this.pending.unshift({ ...job, leaseId: "" });
       this.ended(slots);
+      return { status: "pending" as const };
     });
   }
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { ClaimedJob, FarmClient } from "../../../extension/worker/farmClient";
+import type { ClaimedJob } from "../../../extension/worker/farmClient";
+import { recordingFarm as recorder } from "./recordingFarm";
 import type { Handler, HandlerContext } from "../../../extension/worker/handler";
 import { JobRun, type AbortReason, type JobRunOptions } from "../../../extension/worker/jobRun";
 
@@ -12,26 +13,18 @@ function recordingFarm() {
   const calls: string[] = [];
   const heldHeartbeats: Array<() => void> = [];
   let holdHeartbeats = false;
-  const said = (call: string) => {
-    calls.push(call);
-    return Promise.resolve();
-  };
-  const client: FarmClient = {
-    doorbell: () => () => undefined,
-    claim: () => Promise.resolve([]),
-    ready: () => Promise.resolve({ waitingFor: 0 }),
-    presence: () => Promise.resolve({ lastSeenAt: Date.now() }),
-    heartbeat: (leaseId) => {
+  const { client } = recorder({
+    heartbeat: ({ leaseId }) => {
       calls.push(`heartbeat ${leaseId}`);
       const answer = { cancel: false, leaseExpiresAt: Date.now() + LEASE_MS };
       if (!holdHeartbeats) return Promise.resolve(answer);
       return new Promise((resolve) => heldHeartbeats.push(() => resolve(answer)));
     },
-    output: (_leaseId, chunk) => said(`output ${chunk}`),
-    complete: () => said("complete"),
-    fail: (_leaseId, error) => said(`fail ${error}`),
-    release: () => said("release"),
-  };
+    output: ({ chunk }) => (calls.push(`output ${chunk}`), { seq: 1 }),
+    complete: () => (calls.push("complete"), { status: "succeeded" }),
+    fail: ({ error }) => (calls.push(`fail ${error}`), { status: "dead", availableAt: undefined }),
+    release: () => (calls.push("release"), { status: "pending" }),
+  });
   return {
     client,
     calls,

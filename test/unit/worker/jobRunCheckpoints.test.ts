@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { HandlerError } from "../../../extension/worker/errors";
 import type { ClaimedJob, FarmClient } from "../../../extension/worker/farmClient";
+import { recordingFarm } from "./recordingFarm";
 import type { Handler, HandlerContext } from "../../../extension/worker/handler";
 import { JobRun } from "../../../extension/worker/jobRun";
 
@@ -19,22 +20,12 @@ const JOB: ClaimedJob = {
 
 function farm() {
   const calls: string[] = [];
-  const done = <T>(value: T, call?: string) => {
-    if (call) calls.push(call);
-    return Promise.resolve(value);
-  };
-  const client: FarmClient = {
-    doorbell: () => () => undefined,
-    claim: () => done([]),
-    ready: () => done({ waitingFor: 0 }),
-    presence: () => done({ lastSeenAt: 0 }),
-    heartbeat: () => done({ cancel: false, leaseExpiresAt: Date.now() + 30_000 }),
-    output: () => done(undefined),
-    checkpoint: (leaseId, data) => done(undefined, `checkpoint ${leaseId} ${data}`),
-    complete: () => done(undefined, "complete"),
-    fail: (_l, error, retryable) => done(undefined, `fail ${retryable} ${error}`),
-    release: () => done(undefined, "release"),
-  };
+  const { client } = recordingFarm({
+    checkpoint: ({ leaseId, data }) => (calls.push(`checkpoint ${leaseId} ${data}`), { bytes: data.length }),
+    complete: () => (calls.push("complete"), { status: "succeeded" }),
+    fail: ({ error, retryable }) => (calls.push(`fail ${retryable} ${error}`), { status: "dead", availableAt: undefined }),
+    release: () => (calls.push("release"), { status: "pending" }),
+  });
   return { client, calls };
 }
 

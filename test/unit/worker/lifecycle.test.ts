@@ -33,8 +33,8 @@ describe("Worker lifecycle races", () => {
     const answer = deferred<ClaimedJob[]>();
     let claimed: ClaimedJob[] = [];
     const realClaim = farm.claim.bind(farm);
-    farm.claim = async (caps, max) => {
-      claimed = await realClaim(caps, max);
+    farm.claim = async (args) => {
+      claimed = await realClaim(args);
       return answer.promise;
     };
     const worker = new Worker({ client: farm, handlers: handlersOf(echo) });
@@ -44,7 +44,7 @@ describe("Worker lifecycle races", () => {
     expect(claimed).toHaveLength(1); // the server handed out a lease; the answer is still on its way
 
     let stopped = false;
-    const stopping = worker.stop("switched off").then(() => (stopped = true));
+    const stopping = worker.stop({ kind: "user", detail: "switched off" }).then(() => (stopped = true));
     await vi.advanceTimersByTimeAsync(0);
     expect(stopped).toBe(false); // waits for the claim in flight
     answer.resolve(claimed);
@@ -72,8 +72,8 @@ describe("Worker lifecycle races", () => {
     const answer = deferred<ClaimedJob[]>();
     let claimed: ClaimedJob[] = [];
     const realClaim = farm.claim.bind(farm);
-    farm.claim = async (caps, max) => {
-      claimed = await realClaim(caps, max);
+    farm.claim = async (args) => {
+      claimed = await realClaim(args);
       return answer.promise;
     };
     const late = farm.add("demo.echo");

@@ -209,9 +209,9 @@ describe("Worker suspension (the machine's owner is back)", () => {
     // a claim in flight when the owner comes back
     const claimed = deferred();
     const claim = farm.claim.bind(farm);
-    farm.claim = async (caps, max) => {
+    farm.claim = async (args) => {
       await claimed.promise;
-      return claim(caps, max);
+      return claim(args);
     };
     farm.add("work");
     await tick();
@@ -232,7 +232,7 @@ describe("Worker suspension (the machine's owner is back)", () => {
     await worker.start();
     await tick();
     worker.pause("you are using the computer", { suspend: true });
-    await worker.stop("window closing");
+    await worker.stop({ kind: "user", detail: "window closing" });
     expect(farm.released).toEqual(["job1"]);
     expect(finished.map((f) => f.outcome)).toEqual(["released"]);
     expect(vi.getTimerCount()).toBe(0);

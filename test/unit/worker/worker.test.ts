@@ -49,42 +49,6 @@ describe("Worker", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("after work, goes back to idle without another call: the completion said how many jobs it runs", async () => {
-    const farm = new FakeFarm();
-    const { worker } = makeWorker(farm);
-    await worker.start();
-    await tick();
-    farm.add("demo.echo", 1);
-    await tick();
-    await tick();
-    expect(farm.completed).toHaveLength(1);
-    expect(farm.calls.find((c) => c.name === "complete")!.args).toEqual([expect.any(String), 1, 1]);
-    expect(farm.wants).toBe(1);
-    const calls = farm.names();
-    await tick(TIMING.presenceEveryMs - 1_000);
-    expect(farm.names()).toEqual(calls);
-    expect(vi.getTimerCount()).toBe(1);
-    await worker.stop();
-  });
-
-  it("answers its doorbell by claiming exactly its offers; after a job it never reads the queue again", async () => {
-    const farm = new FakeFarm();
-    const { worker, finished } = makeWorker(farm, { concurrency: 2 });
-    await worker.start();
-    await tick();
-    expect(farm.headClaims).toBe(1); // the first claim at start
-    for (let i = 0; i < 10; i++) farm.add("demo.echo", i);
-    for (let i = 0; i < 20 && finished.length < 10; i++) await tick();
-    expect(finished.map((f) => f.outcome)).toEqual(Array(10).fill("succeeded"));
-    const claims = farm.calls.filter((c) => c.name === "claim").slice(1);
-    expect(claims.length).toBeGreaterThan(0);
-    // each claim asks for the offers the doorbell showed, never more
-    expect(claims.every((c) => (c.args[1] as number) <= 2)).toBe(true);
-    expect(farm.headClaims).toBe(1);
-    expect(farm.count("ready")).toBe(0);
-    await worker.stop();
-  });
-
   it("announces a job before any of its progress, output or end", async () => {
     const farm = new FakeFarm();
     const eager = handler("eager", (_p, ctx) => {
@@ -420,7 +384,7 @@ describe("Worker", () => {
     farm.add("stubborn");
     await worker.start();
     await tick();
-    await worker.stop("bye");
+    await worker.stop({ kind: "user", detail: "bye" });
     expect(signalled).toBe(true);
     expect(farm.released.sort()).toEqual(["job1", "job2"]);
     expect(finished.map((f) => f.outcome)).toEqual(["released", "released"]);
@@ -577,25 +541,6 @@ describe("Worker", () => {
     expect(finished).toEqual([expect.objectContaining({ outcome: "lost" })]);
     expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["long"], 1] });
     expect(farm.wants).toBe(1);
-    await worker.stop();
-  });
-
-  it("a lowered concurrency is declared, and offers beyond it go back", async () => {
-    const farm = new FakeFarm();
-    const slow = handler("slow", () => new Promise(() => undefined));
-    const { worker } = makeWorker(farm, { handlers: handlersOf(slow), concurrency: 3 });
-    await worker.start();
-    await tick();
-    farm.add("slow");
-    await tick();
-    worker.setConcurrency(1);
-    await tick();
-    expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["slow"], 1] });
-    expect(farm.wants).toBe(0);
-    farm.add("slow");
-    await tick();
-    expect(worker.snapshot().running).toHaveLength(1);
-    expect(farm.pending).toHaveLength(1);
     await worker.stop();
   });
 

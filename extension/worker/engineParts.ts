@@ -1,0 +1,102 @@
+import { freemem } from "node:os";
+import { TIMING } from "../../convex/contract";
+import { Backoff } from "./backoff";
+import { ClaimLoop } from "./claimLoop";
+import type { Clock } from "./clock";
+import { decorate, type ClaimedJob, type Slots } from "./farmClient";
+import { FarmLink } from "./farmLink";
+import { Holds } from "./holds";
+import type { JobOutcome, JobRun, JobRunOptions } from "./jobRun";
+import { JobTable } from "./jobTable";
+import { PresenceReporter } from "./presence";
+import { keyRefusalOf, type StopReason } from "./stopReason";
+import type { WorkerEvents, WorkerOptions, WorkerStatus } from "./workerTypes";
+
+/** What the parts ask of the engine that composes them. */
+export type EngineSide = {
+  status(): WorkerStatus;
+  /** Started and not on its way out. */
+  live(): boolean;
+  concurrency(): number;
+  capabilities(): string[];
+  slotsNow(): Slots;
+  emit<K extends keyof WorkerEvents>(name: K, event: WorkerEvents[K]): void;
+  stop(reason: StopReason): void;
+  /** True when the error stopped the engine. */
+  serverError(e: unknown, what: string): boolean;
+  declare(): void;
+  startJob(job: ClaimedJob): void;
+  jobEnded(run: JobRun, outcome: JobOutcome): void;
+};
+
+/**
+ * The engine's parts, wired to each other and to the engine: the client every call goes through (a refused key
+ * stops the engine; each job's end says the free slots), the claim loop, the holds, the job table, the
+ * subscription and the presence reporter.
+ */
+export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions: JobRunOptions, engine: EngineSide) {
+  const freeMemory = options.freeMemoryMB ?? (() => Math.floor(freemem() / (1024 * 1024)));
+  const client = decorate(options.client, {
+    args: (name, args) => (name === "complete" || name === "fail" || name === "release" ? { ...args, slots: engine.slotsNow() } : args),
+    onError: (_name, e) => {
+      const refused = keyRefusalOf(e);
+      if (refused) engine.stop(refused);
+    },
+  });
+  const claims: ClaimLoop = new ClaimLoop({
+    client,
+    clock,
+    backoff: new Backoff(options.claimBackoffMs ?? 500, 30_000),
+    capabilities: () => engine.capabilities(),
+    freeSlots: () => (engine.status().state === "running" && !holds.memoryHeld ? engine.concurrency() - jobs.size : undefined),
+    declare: () => engine.declare(),
+    start: (job) => engine.startJob(job),
+    failed: (e) => engine.serverError(e, "claim"),
+  });
+  const holds: Holds = new Holds({
+    clock,
+    runs: () => jobs.runs(),
+    freeMemoryMB: freeMemory,
+    memoryCheckEveryMs: options.memoryCheckEveryMs ?? 5_000,
+    heldChanged: (held) => engine.emit("suspension", { held }),
+    // Free slots again: say so, and the farm offers work (the job that went back, or another).
+    memoryBack: () => engine.status().state === "running" && claims.wantFull(),
+  });
+  const jobs: JobTable = new JobTable({
+    client,
+    handlers: options.handlers,
+    runOptions: runOptions,
+    holds: holds,
+    freeMemoryMB: freeMemory,
+    callbacks: ({ jobId }) => ({
+      onProgress: (progress, status) => engine.emit("jobProgress", { jobId, progress, status }),
+      onOutput: (text) => engine.emit("jobOutput", { jobId, text }),
+      onError: (message, code) => engine.emit("error", { message, code }),
+      onKeyError: (e) => void engine.serverError(e, "job"),
+    }),
+    started: (e) => engine.emit("jobStarted", e),
+    memoryShort: (e) => engine.emit("memoryShort", e),
+    releaseFailed: (e) => void engine.serverError(e, "release"),
+    ended: (run, outcome) => engine.jobEnded(run, outcome),
+  });
+  const link = new FarmLink(client, {
+    rang: (v) => {
+      if (!engine.live()) return;
+      for (const jobId of v.cancel) jobs.abort(jobId, "cancel");
+      claims.rang(v.offers.map((o) => o.jobId as string).filter((id) => !jobs.has(id)), v.resync);
+    },
+    failed: (e) => void engine.serverError(e, "doorbell"),
+    connection: (connected) => engine.emit("connection", { connected }),
+    // Back after a drop: an offer to us may have passed on meanwhile and taken us out of the waiting lines.
+    reconnected: () => claims.wantFull(),
+  });
+  const presence = new PresenceReporter({
+    client,
+    clock,
+    everyMs: options.presenceEveryMs ?? TIMING.presenceEveryMs,
+    measureFacts: options.measureFacts,
+    live: () => engine.live(),
+    failed: (e, what) => void engine.serverError(e, what),
+  });
+  return { client, claims, holds, jobs, link, presence };
+}
