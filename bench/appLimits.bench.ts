@@ -17,6 +17,9 @@ import { prints } from "../test/unit/apps/hostileApps";
 import { buildModule, FD_WRITE, op, POLL_ONEOFF } from "../test/unit/apps/wasmBuilder";
 import { saveFigures, type Figure } from "./results";
 
+/** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
+const MEASURES = ["bench/appLimits.bench.ts", "extension/handlers"];
+
 const figures: Record<string, Figure> = {};
 const MEMORY_PAGES = 1024; // 64 MiB
 let dir: string;
@@ -74,7 +77,7 @@ describe("app limits", () => {
 
   afterAll(() => {
     rmSync(dir, { recursive: true, force: true });
-    saveFigures("app_limits", figures);
+    saveFigures("app_limits", figures, MEASURES);
   });
 
   it("blocked sleeper: time limit → runner's memory freed (process gone)", async () => {

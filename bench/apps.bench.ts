@@ -15,6 +15,9 @@ import { ProcessPool, type PoolRunContext } from "../extension/handlers/processP
 import { echoStdin } from "../test/unit/apps/hostileApps";
 import { saveFigures, type Figure } from "./results";
 
+/** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
+const MEASURES = ["bench/apps.bench.ts", "extension/handlers"];
+
 const figures: Record<string, Figure> = {};
 let dir: string;
 let runnerPath: string;
@@ -69,7 +72,7 @@ describe("apps", () => {
   afterAll(() => {
     for (const p of pools) p.close();
     rmSync(dir, { recursive: true, force: true });
-    saveFigures("apps", figures);
+    saveFigures("apps", figures, MEASURES);
   });
 
   it("start of a cached app job: run request → module running", async () => {

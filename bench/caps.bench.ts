@@ -6,6 +6,9 @@ import { CAPS_TARGETS, recordPeaks, stopRecording, type Peak } from "../test/bac
 import { bytesPerWrite, PER_WRITE_TARGET_BYTES } from "../test/backend/caps/perWrite";
 import { saveFigures, type Figure } from "./results";
 
+/** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
+const MEASURES = ["bench/caps.bench.ts", "convex", "test/backend/caps"];
+
 /**
  * At the caps: the largest bytes any one transaction read and wrote over the backend "at the caps" suite
  * (test/backend/caps/: 256 KiB payloads and results, 512 KiB checkpoints, 10,000 output chunks of 8 KiB,
@@ -73,6 +76,6 @@ test("no transaction reads more than 8 MiB or writes more than 4 MiB at the caps
       pass: worst < PER_WRITE_TARGET_BYTES,
     };
   }
-  saveFigures("caps", figures);
+  saveFigures("caps", figures, MEASURES);
   for (const figure of Object.values(figures)) expect(figure.pass).toBe(true);
 });

@@ -5,6 +5,9 @@ import { seedPending } from "../test/backend/seed";
 import { enrollWorker, newFarm } from "../test/backend/setup";
 import { saveFigures, type Figure } from "./results";
 
+/** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
+const MEASURES = ["bench/claim.bench.ts", "convex", "test/backend/metrics.ts", "test/backend/seed.ts"];
+
 /**
  * Documents read and written by one workers:claim, farm:overview and the summariser it reads, counted by
  * convex-test's transaction-limit accounting (transaction limits on), at growing queue depths.
@@ -75,5 +78,5 @@ test("documents read by claim and overview stay flat with queue depth", async ()
     target: "flat: ≤ 5",
     pass: Math.max(...claimReads) - Math.min(...claimReads) <= 5,
   };
-  saveFigures("backend", figures);
+  saveFigures("backend", figures, MEASURES);
 });

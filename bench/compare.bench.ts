@@ -4,6 +4,9 @@ import { CLIENTS, mixedQueue } from "./compare/mix";
 import { installReadRecorder } from "./compare/readRecorder";
 import { saveFigures, type Figure } from "./results";
 
+/** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
+const MEASURES = ["bench/compare.bench.ts", "bench/compare", "bench/seedStyle", "convex"];
+
 /**
  * Seed-style queue (one global "is there work" flag, claim = first pending job, capabilities filtered in
  * code) versus Farmhand's workers:claim, side by side in one process: 8 clients claim in rounds on the
@@ -15,8 +18,8 @@ import { saveFigures, type Figure } from "./results";
  */
 const DEPTH = 10_000;
 // convex-test sorts a whole table for every indexed query, so each claim on a 10,000-deep queue costs
-// 0.1–0.3 s here; 20 rounds (160 claims per design) keep the run near two minutes.
-const ROUNDS = 20;
+// 0.1–0.3 s here; 12 rounds (96 claims per design) keep the run near a minute.
+const ROUNDS = 12;
 const QUEUE_SEED = 6;
 
 type Tally = {
@@ -121,5 +124,5 @@ test("seed-style claim vs Farmhand claim: 8 clients, 10,000-deep mixed-capabilit
       pass: farmhand.readOverlapPairs < seed.readOverlapPairs,
     },
   };
-  saveFigures("compare", figures);
+  saveFigures("compare", figures, MEASURES);
 });

@@ -15,6 +15,9 @@ import { convexFarmClient, decorate, type FarmClient } from "../extension/worker
 import { Worker } from "../extension/worker/worker";
 import { saveFigures, type Figure } from "./results";
 
+/** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
+const MEASURES = ["bench/engine.bench.ts", "convex", "extension/worker", "extension/handlers", "test/server"];
+
 type Seeded = { url: string; clientKey: string; workerKeys: string[] };
 
 const figures: Record<string, Figure> = {};
@@ -106,7 +109,7 @@ describe("engine bench", () => {
     for (const p of pools) p.close();
     await Promise.all(clients.map((c) => c.close()));
     server?.kill("SIGTERM");
-    saveFigures("engine", figures);
+    saveFigures("engine", figures, MEASURES);
   });
 
   it("pickup latency: submit → claimed, idle worker", async () => {

@@ -4,6 +4,9 @@ import type { HostBenchResult } from "../test/host/bench/measure";
 import type { MemorySample } from "../test/host/bench/memory";
 import { saveFigures, type Figure } from "./results";
 
+/** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
+const MEASURES = ["bench/extension.bench.ts", "extension", "media", "test/host/bench"];
+
 // What Farmhand costs the extension host a donor's editor runs in, measured in a real one (code-server): activation
 // time from the exported API, and the host's memory against a window without Farmhand — activated, donating while
 // idle, and with two demo.primes jobs running (their handler processes are counted apart: they are not the host).
@@ -41,5 +44,5 @@ it("measures activation and the extension host's memory in code-server", () => {
     host_rss_added_idle_donating: added(donatingIdle, "rssMb"),
     host_rss_added_working_2_jobs: added(working2Jobs, "rssMb"),
     handler_processes_rss_2_jobs: { value: round(handlers.reduce((sum, c) => sum + c.rssMb, 0)), unit: "MB" },
-  });
+  }, MEASURES);
 });

@@ -1,26 +1,29 @@
-// The fan-out benchmark (issue 9): what a job costs with 10, 50 or 200 idle donors, claims under saturation,
-// open views, an idle farm, and offers to dead or cut-off workers — Farmhand's queue against the seed-style
-// design (bench/seedStyle: everyone watches one flag, everyone claims) in the same run. Every count comes
-// from the loopback server's instruments (GET /__testserver/stats): executions of every function, scheduled
-// ones and subscription re-runs included, pushes, and would-be OCC conflicts.
+// The fan-out benchmark (issues 9 and 18): what a job costs with 10 to 1,000 idle donors, open views, an idle
+// farm, and offers to dead or cut-off workers — Farmhand's queue against the seed-style design (bench/seedStyle:
+// everyone watches one flag, everyone claims) in the same run. Every count comes from the loopback server's
+// instruments (GET /__testserver/stats): executions of every function, scheduled ones and subscription re-runs
+// included, pushes, and would-be OCC conflicts. Saturation is bench/contention.bench.ts; the five-minute idle
+// soak and the stock-server reference are bench/soak.bench.ts (`npm run bench:soak`).
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { getFunctionName } from "convex/server";
 import { api } from "../convex/_generated/api";
 import { DONOR_VIEW_QUERIES } from "../extension/donor/viewQueries";
-import { TIMING } from "../convex/lib/limits";
+import { LIMITS, TIMING } from "../convex/lib/limits";
 import { api as seedApi } from "./seedStyle/convex/_generated/api";
 import { spawnCli } from "../test/engine/cliProcess";
 import { CutProxy } from "../test/engine/cutProxy";
 import { engine, newClient, type Engine } from "./fanout/engines";
-import { ServerProcess, totals, type Stats } from "./fanout/serverProcess";
+import { ServerProcess, totals } from "./fanout/serverProcess";
 import { SeedStyleWorker } from "./fanout/seedWorkers";
 import { saveFigures, type Figure } from "./results";
+
+/** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
+const MEASURES = ["bench/fanout.bench.ts", "bench/fanout", "bench/seedStyle", "convex", "extension/worker", "extension/donor/viewQueries.ts", "test/server"];
 
 const figures: Record<string, Figure> = {};
 /**
  * Every scenario's loopback server walks only the queried table (test/server/tableScan.ts), as a deployment's
- * index read would, for both designs; the saturated scenario also runs both on stock convex-test
- * (`--stock-scan`), for reference.
+ * index read would, for both designs.
  */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
@@ -60,12 +63,21 @@ function summarise(jobs: PerJob[]) {
   return { calls: avg((j) => j.calls), pushes: avg((j) => j.pushes), maxCalls: Math.max(...jobs.map((j) => j.calls)), pickupP50: median(jobs.map((j) => j.pickupMs)) };
 }
 
-const JOBS_PER_FARM = 8;
+const JOBS_PER_FARM = 6;
+/** Farm sizes; the seed-style design's cost grows with N, so it is measured up to 200 only. */
+const FARM_SIZES = [10, 50, 200, 1_000];
+const SEED_STYLE_SIZES = new Set([10, 50, 200]);
 
-async function farmhandIdleFarm(n: number): Promise<PerJob[]> {
+/**
+ * The lane's first job is counted apart: the submit that makes the lane has it learn the N workers already waiting
+ * (dispatch:backfill, LIMITS.laneBackfill per run), once per lane. The jobs after it are the steady cost per job.
+ */
+async function farmhandIdleFarm(n: number): Promise<{ first: PerJob; jobs: PerJob[] }> {
   const server = await ServerProcess.start(["--seed", String(n)]);
   const { clientKey, workerKeys } = server.seeded as Required<typeof server.seeded>;
-  const engines = workerKeys.map((key) => engine(server.url, key, { real: n <= 50 }));
+  // demo.echo in-process for every size, so farms differ only in N (a handler process's start under load adds
+  // heartbeats and summary refreshes that have nothing to do with the farm's size)
+  const engines = workerKeys.map((key) => engine(server.url, key, { real: false }));
   const submitter = newClient(server.url);
   const started = new Map<string, number>();
   const finished = new Set<string>();
@@ -76,14 +88,14 @@ async function farmhandIdleFarm(n: number): Promise<PerJob[]> {
   try {
     await startAll(engines);
     // every engine's first claim has found nothing: they all wait
-    await until(async () => ((await server.stats()).functions["workers:claim"]?.calls ?? 0) >= n, 60_000, "engines waiting");
+    await until(async () => ((await server.stats()).functions["workers:claim"]?.calls ?? 0) >= n, 180_000, "engines waiting");
     await sleep(1_500);
     const jobs: PerJob[] = [];
-    for (let j = 0; j < JOBS_PER_FARM; j++) {
+    for (let j = 0; j <= JOBS_PER_FARM; j++) {
       await server.resetStats();
       const t0 = performance.now();
       const jobId: string = await submitter.mutation(api.jobs.submit, { clientKey, type: "demo.echo", payload: { j } });
-      await until(() => finished.has(jobId), 30_000, `job ${j} at N=${n}`);
+      await until(() => finished.has(jobId), 60_000, `job ${j} at N=${n}`);
       await sleep(1_000);
       const stats = await server.stats();
       // the submitter's own call is left out
@@ -91,8 +103,10 @@ async function farmhandIdleFarm(n: number): Promise<PerJob[]> {
       const byFunction = Object.fromEntries(Object.entries(stats.functions).map(([k, v]) => [k, v.calls]));
       jobs.push({ calls, pushes, pickupMs: started.get(jobId)! - t0, byFunction });
     }
-    console.log(`fanout · farmhand N=${n}, executions by function over ${JOBS_PER_FARM} jobs:`, JSON.stringify(addUp(jobs)));
-    return jobs;
+    const [first, ...rest] = jobs;
+    console.log(`fanout · farmhand N=${n}, executions by function, the lane's first job:`, JSON.stringify(first.byFunction));
+    console.log(`fanout · farmhand N=${n}, executions by function over the next ${JOBS_PER_FARM} jobs:`, JSON.stringify(addUp(rest)));
+    return { first, jobs: rest };
   } finally {
     await closeAll(engines);
     await submitter.close();
@@ -141,74 +155,9 @@ async function seedStyleIdleFarm(n: number): Promise<PerJob[]> {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Saturated farm: 40 busy workers, 5,000 queued demo.echo jobs.
-
-const SATURATED_WORKERS = 40;
-const SATURATED_QUEUE = 5_000;
-const SATURATED_WINDOW_MS = 30_000;
-
-type Saturated = { claims: number; claimConflicts: number; jobsPerSecond: number; stats: Stats };
-
-async function farmhandSaturated(stockScan: boolean): Promise<Saturated> {
-  const server = await ServerProcess.start(["--seed", String(SATURATED_WORKERS)], { stockScan });
-  const { clientKey, workerKeys } = server.seeded as Required<typeof server.seeded>;
-  const submitter = newClient(server.url);
-  for (let i = 0; i < SATURATED_QUEUE; i += 250) {
-    await submitter.mutation(api.jobs.submitBatch, { clientKey, jobs: Array.from({ length: 250 }, (_, k) => ({ type: "demo.echo", payload: { k: i + k } })) });
-  }
-  const engines = workerKeys.map((key) => engine(server.url, key, { real: false }));
-  let done = 0;
-  for (const e of engines) e.worker.on("jobFinished", () => done++);
-  try {
-    await startAll(engines);
-    await sleep(5_000); // past the start, when every engine's first claim reads the heads at once
-    await server.resetStats();
-    const before = done;
-    const t0 = performance.now();
-    await sleep(SATURATED_WINDOW_MS);
-    const stats = await server.stats();
-    const seconds = (performance.now() - t0) / 1000;
-    return measureSaturated(stats, "workers:claim", (done - before) / seconds);
-  } finally {
-    await closeAll(engines);
-    await submitter.close();
-    server.close();
-  }
-}
-
-async function seedStyleSaturated(stockScan: boolean): Promise<Saturated> {
-  const server = await ServerProcess.start(["--dir", "bench/seedStyle/convex"], { stockScan });
-  const submitter = newClient(server.url);
-  for (let i = 0; i < SATURATED_QUEUE; i += 250) {
-    await submitter.mutation(seedApi.queue.submitBatch, { jobs: Array.from({ length: 250 }, () => ({ type: "demo.echo", requiredCapabilities: ["demo.echo"] })) });
-  }
-  const workers = Array.from({ length: SATURATED_WORKERS }, (_, i) => new SeedStyleWorker(server.url, `w${i}`));
-  try {
-    for (const w of workers) w.start();
-    await sleep(5_000);
-    await server.resetStats();
-    const before = workers.reduce((s, w) => s + w.finished, 0);
-    const t0 = performance.now();
-    await sleep(SATURATED_WINDOW_MS);
-    const stats = await server.stats();
-    const seconds = (performance.now() - t0) / 1000;
-    return measureSaturated(stats, "queue:claim", (workers.reduce((s, w) => s + w.finished, 0) - before) / seconds);
-  } finally {
-    await closeAll(workers);
-    await submitter.close();
-    server.close();
-  }
-}
-
-function measureSaturated(stats: Stats, claimName: string, jobsPerSecond: number): Saturated {
-  const claim = stats.functions[claimName] ?? { calls: 0, conflicts: 0, pushes: 0 };
-  return { claims: claim.calls, claimConflicts: claim.conflicts, jobsPerSecond, stats };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 
 describe("fan-out bench", () => {
-  // Idle for 5 minutes on its own server, while the other scenarios run on theirs.
+  // Idle on its own server while the other scenarios run on theirs: nothing but presence may reach it.
   const IDLE_WORKERS = 50;
   let idle: { server: ServerProcess; engines: Engine[]; startedAt: number } | undefined;
 
@@ -227,50 +176,42 @@ describe("fan-out bench", () => {
       await closeAll(idle.engines);
       idle.server.close();
     }
-    saveFigures("fanout", figures);
+    saveFigures("fanout", figures, MEASURES);
   });
 
-  it("idle farm: executions and pushes per job with 10, 50 and 200 donors, against the seed-style design", async () => {
+  it("idle farm: executions and pushes per job with 10 to 1,000 donors, against the seed-style design", async () => {
     const ours: Record<number, ReturnType<typeof summarise>> = {};
     const seed: Record<number, ReturnType<typeof summarise>> = {};
-    for (const n of [10, 50, 200]) {
-      ours[n] = summarise(await farmhandIdleFarm(n));
-      seed[n] = summarise(await seedStyleIdleFarm(n));
+    for (const n of FARM_SIZES) {
+      const farm = await farmhandIdleFarm(n);
+      ours[n] = summarise(farm.jobs);
+      const firstAllowed = 15 + Math.ceil(n / LIMITS.laneBackfill);
+      figure(
+        `idle_farm_N${n}_first_job_executions`,
+        farm.first.calls,
+        `executions for the lane's first job (the new lane learns the ${n} waiting workers, ${LIMITS.laneBackfill} per run, once per lane)`,
+        `≤ 15 + ⌈N / ${LIMITS.laneBackfill}⌉ (${firstAllowed})`,
+        farm.first.calls <= firstAllowed,
+      );
       figure(`idle_farm_N${n}_executions_per_job`, round(ours[n].calls), "executions/job", "≤ 15", ours[n].maxCalls <= 15 && ours[n].calls <= 15);
       figure(`idle_farm_N${n}_pushes_per_job`, round(ours[n].pushes), "pushes/job", "≤ 6", ours[n].pushes <= 6);
+      if (!SEED_STYLE_SIZES.has(n)) continue;
+      seed[n] = summarise(await seedStyleIdleFarm(n));
       figure(`idle_farm_N${n}_executions_per_job_seed_style`, round(seed[n].calls), "executions/job");
       figure(`idle_farm_N${n}_pushes_per_job_seed_style`, round(seed[n].pushes), "pushes/job");
       figure(`idle_farm_N${n}_ratio_seed_style_to_farmhand`, round(seed[n].calls / ours[n].calls), "× executions");
     }
-    const spread = Math.max(...[10, 50, 200].map((n) => ours[n].calls)) - Math.min(...[10, 50, 200].map((n) => ours[n].calls));
-    figure("idle_farm_executions_spread_N10_to_N200", round(spread), "executions/job (max − min)", "flat: ≤ 2", spread <= 2);
+    const smallest = FARM_SIZES[0];
+    const largest = FARM_SIZES[FARM_SIZES.length - 1];
+    // the steady cost, after each lane's first job
+    const spread = (f: (s: ReturnType<typeof summarise>) => number) => Math.max(...FARM_SIZES.map((n) => f(ours[n]))) - Math.min(...FARM_SIZES.map((n) => f(ours[n])));
+    const calls = spread((x) => x.calls);
+    const pushes = spread((x) => x.pushes);
+    figure(`idle_farm_executions_spread_N${smallest}_to_N${largest}`, round(calls), "executions/job (max − min over the farm sizes)", "flat: ≤ 2", calls <= 2);
+    figure(`idle_farm_pushes_spread_N${smallest}_to_N${largest}`, round(pushes), "pushes/job (max − min over the farm sizes)", "flat: ≤ 1", pushes <= 1);
     figure("idle_farm_N200_pickup_p50", round(ours[200].pickupP50), "ms (submit → job started)", "≤ 50 ms", ours[200].pickupP50 <= 50);
     figure("idle_farm_N200_pickup_p50_seed_style", round(seed[200].pickupP50), "ms (submit → job started)");
-  });
-
-  it("saturated: 40 busy workers, 5,000 queued demo.echo — would-be conflicts among claims, throughput", async () => {
-    const ours = await farmhandSaturated(false);
-    const seed = await seedStyleSaturated(false);
-    console.log("fanout · saturated farmhand executions:", JSON.stringify(ours.stats.functions));
-    console.log("fanout · saturated seed-style executions:", JSON.stringify(seed.stats.functions));
-    const share = ours.claims === 0 ? 1 : ours.claimConflicts / ours.claims;
-    figure("saturated_claim_conflicts", round(share * 100, 2), `% of ${ours.claims} claims`, "≤ 5 %", share <= 0.05 && ours.claims > 0);
-    figure("saturated_claim_conflicts_seed_style", round((seed.claimConflicts / Math.max(1, seed.claims)) * 100, 2), `% of ${seed.claims} claims`);
-    figure("saturated_throughput", round(ours.jobsPerSecond), "jobs/s", `≥ seed-style (${round(seed.jobsPerSecond)})`, ours.jobsPerSecond >= seed.jobsPerSecond);
-    figure("saturated_throughput_seed_style", round(seed.jobsPerSecond), "jobs/s");
-    const other = Object.entries(ours.stats.functions).filter(([name]) => name !== "workers:claim");
-    const otherCalls = other.filter(([n]) => n !== "workers:doorbell").reduce((s, [, f]) => s + f.calls, 0);
-    figure(
-      "saturated_conflicts_other_mutations",
-      other.reduce((s, [, f]) => s + f.conflicts, 0),
-      `would-be conflicts in ${otherCalls} other executions (completions, dispatcher rounds: retried by Convex, never a claim)`,
-    );
-    // The same on the stock test server, where each query walks the whole database: for reference only.
-    const oursStock = await farmhandSaturated(true);
-    const seedStock = await seedStyleSaturated(true);
-    figure("saturated_throughput_stock_test_server", round(oursStock.jobsPerSecond), "jobs/s (every query walks the whole database)");
-    figure("saturated_throughput_stock_test_server_seed_style", round(seedStock.jobsPerSecond), "jobs/s (every query walks the whole database)");
-    figure("saturated_claim_conflicts_stock_test_server", round((oursStock.claimConflicts / Math.max(1, oursStock.claims)) * 100, 2), `% of ${oursStock.claims} claims`);
+    figure(`idle_farm_N${largest}_pickup_p50`, round(ours[largest].pickupP50), "ms (submit → job started; a timing: noisy on a shared machine)");
   });
 
   it("views: a donor view's subscriptions re-run at most once per open view per 5 s while jobs move", async () => {
@@ -296,9 +237,9 @@ describe("fan-out bench", () => {
     })();
     try {
       await startAll(engines);
-      await sleep(6_000);
+      await sleep(4_000);
       await server.resetStats();
-      const windowMs = 30_000;
+      const windowMs = 15_000;
       await sleep(windowMs);
       const stats = await server.stats();
       const names = DONOR_VIEW_QUERIES.map((query) => getFunctionName(query));
@@ -383,21 +324,16 @@ describe("fan-out bench", () => {
     }
   });
 
-  it("idle: one presence call per worker per 5 minutes, nothing else", async () => {
+  it("idle: an idle farm's engines make no calls and its summary does not refresh while nothing changes", async () => {
     const { server, startedAt } = idle!;
-    const windowMs = TIMING.presenceEveryMs + 10_000;
-    await sleep(Math.max(0, startedAt + windowMs - performance.now()));
     const stats = await server.stats();
     const minutes = (performance.now() - startedAt) / 60_000;
-    const presence = stats.functions["workers:presence"]?.calls ?? 0;
-    const perWorkerPer5Min = presence / IDLE_WORKERS / (minutes / 5);
-    const workerCalls = Object.entries(stats.functions).filter(([name]) => name.startsWith("workers:") && name !== "workers:presence");
-    const others = Object.entries(stats.functions).filter(([name]) => !name.startsWith("workers:"));
     console.log("fanout · idle window executions:", JSON.stringify(stats.functions));
-    figure("idle_presence_calls_per_worker_per_5min", round(perWorkerPer5Min, 2), `calls (${IDLE_WORKERS} idle engines, ${round(minutes, 1)} min)`, "≤ 1", perWorkerPer5Min <= 1 && presence > 0);
+    // Presence (one call per worker per TIMING.presenceEveryMs) is measured over five minutes by the soak.
+    const workerCalls = Object.entries(stats.functions).filter(([name]) => name.startsWith("workers:") && name !== "workers:presence");
     const otherWorkerCalls = workerCalls.reduce((s, [, f]) => s + f.calls, 0);
-    figure("idle_other_worker_calls", otherWorkerCalls, "calls (anything but presence, doorbell re-runs included)", "0", otherWorkerCalls === 0);
-    const serverRuns = others.reduce((s, [, f]) => s + f.calls, 0);
+    figure("idle_other_worker_calls", otherWorkerCalls, `calls (anything but presence, doorbell re-runs included; ${IDLE_WORKERS} idle engines, ${round(minutes, 1)} min)`, "0", otherWorkerCalls === 0 && minutes >= 1);
+    const serverRuns = Object.entries(stats.functions).filter(([name]) => !name.startsWith("workers:")).reduce((s, [, f]) => s + f.calls, 0);
     const allowed = Math.ceil((minutes * 60_000) / TIMING.summaryPresenceDelayMs);
     figure("idle_summary_refreshes", serverRuns, `runs (the presence calls' summary refreshes, farm-wide, in ${round(minutes, 1)} min)`, `≤ 1 per ${TIMING.summaryPresenceDelayMs / 1000} s (${allowed})`, serverRuns <= allowed);
   });

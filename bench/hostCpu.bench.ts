@@ -3,6 +3,9 @@ import { expect, it } from "vitest";
 import type { HostCpuResult } from "../test/host/bench/cpu";
 import { saveFigures } from "./results";
 
+/** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
+const MEASURES = ["bench/hostCpu.bench.ts", "extension", "media", "test/host/bench"];
+
 // What the views cost while jobs stream progress: the extension host's own CPU time per second in a real host
 // (code-server), 8 jobs running here that each report progress 10 times a second (the most a job's progress reaches
 // the host), with the Farmhand views open and then hidden, next to the same window donating with no job.
@@ -21,5 +24,5 @@ it("measures the extension host's CPU while 8 jobs stream progress", () => {
     host_cpu_8_jobs_views_open: { value: cpu.jobs8ViewsOpen, unit: "ms CPU/s" },
     host_cpu_8_jobs_views_hidden: { value: cpu.jobs8ViewsHidden, unit: "ms CPU/s" },
     progress_reports_per_second: { value: progressPerSecond, unit: "reports/s" },
-  });
+  }, MEASURES);
 });

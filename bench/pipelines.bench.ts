@@ -5,6 +5,8 @@ import { measure, type Usage } from "../test/backend/metrics";
 import { enrollWorker, newFarm, TEST_TYPES } from "../test/backend/setup";
 import { saveFigures, type Figure } from "./results";
 
+const MEASURES = ["bench/pipelines.bench.ts", "convex", "extension/sdk", "test/backend/metrics.ts", "test/backend/setup.ts"];
+
 /**
  * Issue 21's figures. (1) What one parent's completion costs (documents read and written by workers:complete) for a
  * batch with one waiting child, at 1,000 and 10,000 jobs (copied in directly, as test/backend/seed.ts does): a middle completion, and the last one, which releases the
@@ -61,7 +63,7 @@ test("a parent's completion costs the same at 1,000 and 10,000 jobs in the batch
   }
   const spread = Math.max(...rows.map((r) => r.last.documentsRead)) - Math.min(...rows.map((r) => r.last.documentsRead));
   figures.complete_reads_spread = { value: spread, unit: "documents (last completion, 10,000 − 1,000 jobs)", target: "flat: ≤ 5", pass: spread <= 5 };
-  saveFigures("pipelines", figures);
+  saveFigures("pipelines", figures, MEASURES);
 }, 600_000);
 
 /** A transport whose jobs end the moment they are followed (their result is the payload's index). */
@@ -99,5 +101,5 @@ test("the SDK's map over 100,000 payloads keeps its memory bounded", async () =>
   const allMiB = Math.round((COUNT * 1_100) / 1024 / 1024);
   saveFigures("pipelines_map", {
     map_100k_peak_heap_over_baseline: { value: peakMiB, unit: "MiB", target: `< 64 (holding every payload would take ≥ ${allMiB})`, pass: peakMiB < 64 && seen === COUNT && ordered },
-  });
+  }, MEASURES);
 }, 600_000);

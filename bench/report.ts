@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Figure } from "./results";
 
-type Results = Record<string, { measuredAt?: string; figures: Record<string, Figure> }>;
+type Results = Record<string, { measuredAt?: string; frozen?: string; figures: Record<string, Figure> }>;
 
 function cell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/\n/g, " ");
@@ -40,7 +40,10 @@ export function renderReport(results: Results): string {
     }
   }
   lines.push("", "Measured at:", "");
-  for (const benchmark of benchmarks) lines.push(`- ${benchmark}: ${results[benchmark].measuredAt ?? "unknown"}`);
+  for (const benchmark of benchmarks) {
+    const { measuredAt, frozen } = results[benchmark];
+    lines.push(`- ${benchmark}: ${measuredAt ?? "unknown"}${frozen ? ` (not re-measured: ${frozen})` : ""}`);
+  }
   return lines.join("\n") + "\n";
 }
 

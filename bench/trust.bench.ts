@@ -10,6 +10,8 @@ import { TRUST } from "../convex/lib/validation";
 import { startTestServer, type TestServer } from "../test/server";
 import { saveFigures, type Figure } from "./results";
 
+const MEASURES = ["bench/trust.bench.ts", "convex", "test/server"];
+
 const WORKERS = 20;
 const round = (n: number, digits = 3) => Number(n.toFixed(digits));
 
@@ -188,5 +190,5 @@ test("replication, quorum and adaptive trust against honest and lying scripted w
     figures["quorum 2 ÷ quorum 1 function executions per job"] = { value: round(ratio, 2), unit: "×", target: "≤ 2.2×", pass: ratio <= 2.2 };
   }
 
-  saveFigures("trust", figures);
+  saveFigures("trust", figures, MEASURES);
 }, 1_800_000);

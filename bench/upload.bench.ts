@@ -7,6 +7,9 @@ import { buildModule, FD_WRITE, u32 } from "../test/unit/apps/wasmBuilder";
 import { newFarm } from "../test/backend/setup";
 import { saveFigures, type Figure } from "./results";
 
+/** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
+const MEASURES = ["bench/upload.bench.ts", "convex"];
+
 /**
  * Memory of one `POST /api/apps/<name>` with a 20 MiB module (the largest allowed), run by convex-test in this
  * process: the body arrives as a stream of 64 KiB chunks (as a network request's does), and the process's live
@@ -129,6 +132,6 @@ test("publishing a 20 MiB app module holds at most one copy of it", async () => 
     // the whole process, Blob stores included (Node keeps a Blob's bytes outside the JS heap); noisy, for reference
     publish_20MiB_peak_rss: { value: rssWorst, unit: "MiB above baseline (worst of 3)" },
   };
-  saveFigures("upload", figures);
+  saveFigures("upload", figures, MEASURES);
   expect(figures.publish_20MiB_peak_memory.pass).toBe(true);
 });

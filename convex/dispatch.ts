@@ -16,21 +16,35 @@ import { LIMITS, TIMING } from "./lib/limits";
  * then goes idle and records what it saw. `generation` makes a stray second schedule a no-op, and lets the
  * watchdog (convex/watchdog.ts) re-arm a dispatcher whose run failed without two of them ever running.
  */
+/**
+ * A busy dispatcher whose round found no waiting worker for the ready jobs stays scheduled a little longer
+ * (rounds this far apart, until this long after its last offer) instead of going idle: under saturation a
+ * worker frees up within moments, and the completions that would each re-arm an idle dispatcher (writing the
+ * state row every other one reads) find it still scheduled and only read it.
+ */
+export const LINGER_MS = 300;
+export const LINGER_ROUND_MS = 25;
+
 export const run = internalMutation({
-  args: { orgId: v.id("orgs"), generation: v.number() },
-  handler: async (ctx, { orgId, generation }) => {
+  // `waitingBy`: when the round was scheduled; it offers only to workers waiting by then, so workers that
+  // start waiting meanwhile (a stream of completions) are not in its read set. Absent: when it runs.
+  // `offeredAt`: when this run of rounds last made an offer (see LINGER_MS).
+  args: { orgId: v.id("orgs"), generation: v.number(), waitingBy: v.optional(v.number()), offeredAt: v.optional(v.number()) },
+  handler: async (ctx, { orgId, generation, waitingBy, offeredAt }) => {
     const state = await dispatchStateOf(ctx, orgId);
     if (!state || !state.scheduled || state.generation !== generation) return { stale: true, offered: 0 };
     maybeFault("dispatch");
-    const outcome = await dispatchBatch(ctx, orgId, LIMITS.dispatchBatch);
+    const outcome = await dispatchBatch(ctx, orgId, LIMITS.dispatchBatch, waitingBy);
     if (outcome.offered > 0) await kickSummary(ctx, orgId);
-    if (outcome.more) {
+    const now = Date.now();
+    const lastOffer = outcome.offered > 0 ? now : offeredAt;
+    const linger = !outcome.more && outcome.readyJobs && lastOffer !== undefined && now - lastOffer < LINGER_MS;
+    if (outcome.more || linger) {
       // Still busy: run again after a short wait for more freed workers, and leave the state row alone, so
       // the stream of completions kicking it reads a row that does not change.
-      const full = outcome.offered >= LIMITS.dispatchBatch;
-      await ctx.scheduler.runAfter(full ? 0 : TIMING.dispatchBatchDelayMs, internal.dispatch.run, { orgId, generation });
+      const delay = linger ? LINGER_ROUND_MS : outcome.offered >= LIMITS.dispatchBatch ? 0 : TIMING.dispatchBatchDelayMs;
+      await ctx.scheduler.runAfter(delay, internal.dispatch.run, { orgId, generation, waitingBy: now, ...(lastOffer === undefined ? {} : { offeredAt: lastOffer }) });
       // …but say it is alive now and then, so the watchdog does not take a busy dispatcher for a dead one.
-      const now = Date.now();
       if (now - (state.armedAt ?? 0) >= TIMING.dispatchAliveEveryMs) await ctx.db.patch(state._id, { armedAt: now });
       return { stale: false, offered: outcome.offered };
     }

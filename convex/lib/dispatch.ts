@@ -28,9 +28,10 @@ async function nextOf(rest: AsyncIterator<Doc<"jobs">>): Promise<Doc<"jobs"> | n
 }
 
 /**
- * The oldest worker waiting in this lane since before this round began (`before`) that still wants a job;
- * stale rows on the way are removed. Reading only up to `before` keeps workers that start waiting during
- * the round out of its read set, so they do not make it retry; the round's end looks for them.
+ * The oldest worker waiting in this lane since before this round was scheduled (`before`) that still wants a
+ * job; stale rows on the way are removed. Reading only up to `before` keeps workers that start waiting after
+ * the round was scheduled (completions declaring their freed slot) out of its read set, so they do not make
+ * it retry; the round's end looks for them and runs another round for them.
  */
 async function oldestWaiter(ctx: MutationCtx, laneId: Id<"lanes">, before: number): Promise<Doc<"waiters"> | null> {
   for (;;) {
@@ -76,8 +77,10 @@ async function waiterFor(ctx: MutationCtx, job: Doc<"jobs">, laneId: Id<"lanes">
  * take the ready lane heads in strict order (priority desc, then FIFO) and offer each to the oldest waiting
  * worker that can run it, at most `budget` offers. Counters move pending → running once per lane.
  */
-export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget: number): Promise<DispatchOutcome> {
+export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget: number, waitingBy?: number): Promise<DispatchOutcome> {
   const now = Date.now();
+  // Waiters the round may offer to: those waiting when it was scheduled (see dispatch.ts `waitingBy`).
+  const before = Math.min(now, waitingBy ?? now);
   const queues: LaneQueue[] = [];
   for (const lane of await orgLanes(ctx, orgId)) {
     const rest = ctx.db
@@ -102,7 +105,7 @@ export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget:
       break;
     }
     const best = open.reduce((a, b) => (compareJobs(b.front!, a.front!) < 0 ? b : a));
-    const waiter = await waiterFor(ctx, best.front!, best.lane._id, now);
+    const waiter = await waiterFor(ctx, best.front!, best.lane._id, before);
     if (waiter === null || waiter === "others") {
       readyJobs = true;
       // a replicated job nobody waiting may run stays ready, and the lane's next job is looked at
@@ -131,7 +134,7 @@ export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget:
     .first();
   const newcomer = await ctx.db
     .query("waiters")
-    .withIndex("by_org_since", (q) => q.eq("orgId", orgId).gt("since", now))
+    .withIndex("by_org_since", (q) => q.eq("orgId", orgId).gt("since", before))
     .first();
   // Workers that came during the round while work is left: another round, not idle.
   return { offered, more: readyJobs && newcomer !== null, readyJobs, waiters: anyWaiter !== null };

@@ -28,7 +28,7 @@ export async function ensureDispatchState(ctx: MutationCtx, orgId: Id<"orgs">): 
 
 async function scheduleDispatch(ctx: MutationCtx, state: Doc<"dispatchStates">) {
   await ctx.db.patch(state._id, { scheduled: true, armedAt: Date.now() });
-  await ctx.scheduler.runAfter(0, internal.dispatch.run, { orgId: state.orgId, generation: state.generation });
+  await ctx.scheduler.runAfter(0, internal.dispatch.run, { orgId: state.orgId, generation: state.generation, waitingBy: Date.now() });
 }
 
 /** Jobs became claimable (submit, promotion, release, expiry, retry): wake the dispatcher if a worker waits. */
