@@ -4,7 +4,7 @@
 // code-server test harness. Without apt (macOS, other Linux) it installs no system package: it says which to install. Every step is skipped quickly when already done. Uses only Node built-ins, so it
 // runs before `npm ci`.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 const root = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
@@ -23,6 +23,9 @@ phase("system packages", () => {
 });
 
 phase("npm packages", () => {
+  // A linked node_modules (a git worktree sharing another checkout's install) belongs to that checkout: `npm ci`
+  // here would empty it for everyone using it.
+  if (existsSync(join(root, "node_modules")) && lstatSync(join(root, "node_modules")).isSymbolicLink()) return "linked to another checkout's install; left as it is";
   const marker = join(root, "node_modules", ".package-lock.json");
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(join(root, "package-lock.json")).mtimeMs) return "up to date";
   run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"]);
