@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConvexClient } from "convex/browser";
 import type { GenericMutationCtx } from "convex/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { DataModel, Id } from "../../convex/_generated/dataModel";
 import { seed, startTestServer, type Seeded, type TestServer } from "../server";
@@ -33,8 +33,11 @@ describe("farm apps through real CLI workers", { timeout: 240_000 }, () => {
     farm = { server, seeded, clients: [], workers: [], closers: [] };
     client = new ConvexClient(server.url, { logger: false, skipConvexDeploymentUrlCheck: true, unsavedChangesWarning: false });
   });
-  afterAll(async () => {
+  // A test that fails before stopping its workers must not leave them claiming the next test's jobs.
+  afterEach(() => {
     for (const run of runs) if (run.child.exitCode === null) run.child.kill("SIGKILL");
+  });
+  afterAll(async () => {
     await client?.close();
     await server?.close();
   });
@@ -99,7 +102,8 @@ describe("farm apps through real CLI workers", { timeout: 240_000 }, () => {
     expect(Buffer.from(result.png, "base64").subarray(1, 4).toString()).toBe("PNG");
     const claims = (await eventsOf(farm, ids.slice(0, 2))).filter((e) => e.kind === "claimed");
     expect(new Set(claims.map((e) => e.workerId))).toEqual(new Set([seeded.workerIds[0]]));
-    expect(donor.lines.some((l) => new RegExp(`job ${ids[0]} app.mandelbrot v1 succeeded`).test(l))).toBe(true);
+    // the server says succeeded as soon as the complete lands; the CLI logs it once the call has answered
+    await waitForLine(donor, new RegExp(`job ${ids[0]} app.mandelbrot v1 succeeded`));
     const view = await client.query(api.jobs.get, { clientKey: seeded.clientKey, jobId: ids[0] });
     expect(view?.app).toMatchObject({ name: "mandelbrot", version: 1 });
     await stop(donor);
