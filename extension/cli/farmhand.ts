@@ -2,15 +2,10 @@
 // farmhand: submit jobs and follow them (submit, wait, status), run a worker (worker), publish an app (publish).
 import { messageOf } from "../worker/errors";
 import { runFarmhand } from "./farmhandMain";
+import { processIo } from "./main";
 
 runFarmhand(process.argv.slice(2), {
-  env: process.env,
-  out: (line) => process.stdout.write(line + "\n"),
-  err: (line) => process.stderr.write(line + "\n"),
-  onSignal(signal, listener) {
-    process.on(signal, listener);
-    return () => process.off(signal, listener);
-  },
+  ...processIo,
   ...(process.stderr.isTTY ? { progress: (text: string) => process.stderr.write(`\r${text}\u001b[K`) } : {}),
   readStdin: async () => {
     const chunks: Buffer[] = [];

@@ -30,7 +30,7 @@ export type CliIo = {
   onSignal(signal: "SIGINT" | "SIGTERM" | "SIGUSR1" | "SIGUSR2", listener: () => void): () => void;
 };
 
-const processIo: CliIo = {
+export const processIo: CliIo = {
   env: process.env,
   out: (line) => process.stdout.write(line + "\n"),
   err: (line) => process.stderr.write(line + "\n"),
