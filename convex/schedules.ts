@@ -1,12 +1,12 @@
 import { v } from "convex/values";
-import { internal } from "./_generated/api";
 import type { Doc, Id } from "./_generated/dataModel";
 import { internalMutation, mutation, query, type MutationCtx, type QueryCtx } from "./_generated/server";
 import { clientFromKey, operatorFromKey } from "./lib/auth";
-import { checkCron, nextTick, nextTicks } from "./lib/cron";
+import { checkCron } from "./lib/cron";
 import { fail } from "./lib/errors";
 import { looksLikeSecret } from "./lib/keys";
 import { LIMITS } from "./lib/limits";
+import { armSchedule, pauseSchedule, removeSchedule, resumeSchedule, scheduleView } from "./lib/schedules";
 import { checkJobSpec, insertCheckedJob, jobSpec, type JobSpec } from "./lib/submit";
 import { checkText } from "./lib/validate";
 
@@ -18,7 +18,6 @@ import { checkText } from "./lib/validate";
  */
 
 const FINAL: ReadonlySet<string> = new Set(["succeeded", "canceled", "dead"]);
-const NEXT_SHOWN = 3;
 
 type Caller = { orgId: Id<"orgs">; clientKeyId?: Id<"clientKeys"> };
 
@@ -35,21 +34,6 @@ async function scheduleOf(ctx: QueryCtx, caller: Caller, name: string): Promise<
     .unique();
   if (!row) fail("not_found", `No schedule named ${JSON.stringify(name.slice(0, 80))}`);
   return row;
-}
-
-/** Cancel the schedule's armed tick, unless it is the one running now. */
-async function cancelTick(ctx: MutationCtx, schedule: Doc<"schedules">) {
-  if (!schedule.tick) return;
-  const fn = await ctx.db.system.get(schedule.tick);
-  if (fn?.state.kind === "pending") await ctx.scheduler.cancel(schedule.tick);
-}
-
-/** Arm the schedule's next tick after `after` (none when the line never fires again). */
-async function arm(ctx: MutationCtx, schedule: Doc<"schedules">, after: number) {
-  const next = nextTick(checkCron(schedule.cron, schedule.timezone), after);
-  await cancelTick(ctx, schedule);
-  const tick = next === null ? undefined : await ctx.scheduler.runAt(next, internal.schedules.tick, { scheduleId: schedule._id, at: next });
-  await ctx.db.patch(schedule._id, { nextRunAt: next ?? undefined, tick });
 }
 
 export const create = mutation({
@@ -85,7 +69,7 @@ export const create = mutation({
       createdAt: now,
       ...(caller.clientKeyId ? { clientKeyId: caller.clientKeyId } : {}),
     });
-    await arm(ctx, (await ctx.db.get(scheduleId))!, now);
+    await armSchedule(ctx, (await ctx.db.get(scheduleId))!, now);
     return { scheduleId, nextRunAt: (await ctx.db.get(scheduleId))!.nextRunAt ?? null };
   },
 });
@@ -96,60 +80,25 @@ export const list = query({
   handler: async (ctx, args) => {
     const caller = await callerOf(ctx, args.clientKey);
     const rows = await ctx.db.query("schedules").withIndex("by_org_name", (q) => q.eq("orgId", caller.orgId)).take(LIMITS.schedulesPerOrg);
-    return await Promise.all(
-      rows.map(async (s) => {
-        const last = s.lastJobId ? await ctx.db.get(s.lastJobId) : null;
-        return {
-          scheduleId: s._id,
-          name: s.name,
-          cron: s.cron,
-          timezone: s.timezone,
-          overlap: s.overlap,
-          type: (s.job as JobSpec).type,
-          paused: s.paused,
-          // the ticks to come, from the armed one (none while paused)
-          nextRuns: s.paused || s.nextRunAt === undefined ? [] : [s.nextRunAt, ...nextTicks(checkCron(s.cron, s.timezone), s.nextRunAt, NEXT_SHOWN - 1)],
-          lastRunAt: s.lastRunAt ?? null,
-          lastJob: last ? { jobId: last._id, status: last.status } : null,
-          lastSkippedAt: s.lastSkippedAt ?? null,
-          createdAt: s.createdAt,
-        };
-      }),
-    );
+    return await Promise.all(rows.map((s) => scheduleView(ctx, s)));
   },
 });
 
 export const pause = mutation({
   args: { clientKey: v.string(), name: v.string() },
-  handler: async (ctx, args) => {
-    const schedule = await scheduleOf(ctx, await callerOf(ctx, args.clientKey), args.name);
-    await cancelTick(ctx, schedule);
-    await ctx.db.patch(schedule._id, { paused: true, tick: undefined, nextRunAt: undefined });
-    return { paused: true };
-  },
+  handler: async (ctx, args) => await pauseSchedule(ctx, await scheduleOf(ctx, await callerOf(ctx, args.clientKey), args.name)),
 });
 
 /** Resume from now: ticks missed while paused do not run. */
 export const resume = mutation({
   args: { clientKey: v.string(), name: v.string() },
-  handler: async (ctx, args) => {
-    const schedule = await scheduleOf(ctx, await callerOf(ctx, args.clientKey), args.name);
-    if (!schedule.paused) return { paused: false, nextRunAt: schedule.nextRunAt ?? null };
-    await ctx.db.patch(schedule._id, { paused: false });
-    await arm(ctx, { ...schedule, paused: false }, Date.now());
-    return { paused: false, nextRunAt: (await ctx.db.get(schedule._id))!.nextRunAt ?? null };
-  },
+  handler: async (ctx, args) => await resumeSchedule(ctx, await scheduleOf(ctx, await callerOf(ctx, args.clientKey), args.name)),
 });
 
 /** Remove a schedule; jobs it submitted stay. */
 export const remove = mutation({
   args: { clientKey: v.string(), name: v.string() },
-  handler: async (ctx, args) => {
-    const schedule = await scheduleOf(ctx, await callerOf(ctx, args.clientKey), args.name);
-    await cancelTick(ctx, schedule);
-    await ctx.db.delete(schedule._id);
-    return { removed: true };
-  },
+  handler: async (ctx, args) => await removeSchedule(ctx, await scheduleOf(ctx, await callerOf(ctx, args.clientKey), args.name)),
 });
 
 /** One tick: submit the job (or skip it while the last run's job runs, with overlap "skip"), then arm the next. */
@@ -178,7 +127,7 @@ async function runTick(ctx: MutationCtx, schedule: Doc<"schedules">) {
     await ctx.db.patch(schedule._id, { lastRunAt: now, ...(jobId ? { lastJobId: jobId } : {}) });
   }
   // counted from now: ticks missed while the deployment was down run once (this one), not once each
-  await arm(ctx, schedule, now);
+  await armSchedule(ctx, schedule, now);
 }
 
 /** The cron's catch-up: a schedule whose tick is overdue by more than a minute (its scheduled function was lost) runs once now. */

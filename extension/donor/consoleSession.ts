@@ -47,6 +47,7 @@ export class ConsoleSession {
   // What the console's pages show.
   readonly watchOverview: Watcher<typeof api.console.overview> = (onValue, onError) => this.connection.watch(api.console.overview, {}, onValue, onError);
   readonly watchAccess: Watcher<typeof api.consoleAccess.list> = (onValue, onError) => this.connection.watch(api.consoleAccess.list, {}, onValue, onError);
+  readonly watchSchedules: Watcher<typeof api.consoleSchedules.list> = (onValue, onError) => this.connection.watch(api.consoleSchedules.list, {}, onValue, onError);
 
   watchJobs(filter: ConsoleJobFilter, numItems: number, cursor: string | null): Watcher<typeof api.console.jobs> {
     return (onValue, onError) => this.connection.watch(api.console.jobs, { filter, paginationOpts: { numItems, cursor } }, onValue, onError);
@@ -81,6 +82,9 @@ export class ConsoleSession {
     this.connection.run(api.consoleAccess.createEnrollment, spec);
   createClientKey = (name: string, canPublish: boolean) => this.connection.run(api.consoleAccess.createClientKey, { name, canPublish });
   createOperatorKey = (name: string) => this.connection.run(api.consoleAccess.createOperatorKey, { name });
+  pauseSchedule = (scheduleId: string) => this.connection.run(api.consoleSchedules.pause, { scheduleId });
+  resumeSchedule = (scheduleId: string) => this.connection.run(api.consoleSchedules.resume, { scheduleId });
+  removeSchedule = (scheduleId: string) => this.connection.run(api.consoleSchedules.remove, { scheduleId });
 
   /** How many jobs of the filter have one of `statuses`, counted up to 1000 (`more`: there are more). */
   async countJobs(filter: ConsoleJobFilter, statuses: string[]): Promise<{ count: number; more: boolean }> {

@@ -9,8 +9,8 @@
 
 import { isCapabilityGrant, LIMITS } from "../../convex/contract";
 
-export type ConsolePage = "overview" | "jobs" | "workers" | "access";
-const CONSOLE_PAGES: readonly ConsolePage[] = ["overview", "jobs", "workers", "access"];
+export type ConsolePage = "overview" | "jobs" | "workers" | "access" | "schedules";
+const CONSOLE_PAGES: readonly ConsolePage[] = ["overview", "jobs", "workers", "access", "schedules"];
 export const JOB_STATUSES = ["pending", "running", "succeeded", "canceled", "dead", "waiting"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
@@ -128,6 +128,25 @@ export type ConsoleAccess = {
   operatorKeys: Array<{ operatorKeyId: string; name: string; keyPrefix: string; revoked: boolean; isMe: boolean }>;
 };
 
+/** consoleSchedules:list: the first schedules by name (`more`: the org has others). Times are ms since the epoch. */
+export type ConsoleSchedules = {
+  schedules: Array<{
+    scheduleId: string;
+    name: string;
+    cron: string;
+    timezone: string;
+    overlap: "skip" | "allow";
+    type: string;
+    paused: boolean;
+    /** The next ticks (none while paused). */
+    nextRuns: number[];
+    lastRunAt: number | null;
+    lastJob: { jobId: string; status: JobStatus } | null;
+    lastSkippedAt: number | null;
+  }>;
+  more: boolean;
+};
+
 /** The kinds of secret the Access page makes, each shown once. */
 export type SecretKind = "enrollment" | "client" | "operator";
 
@@ -181,6 +200,7 @@ export type ConsoleState = {
   workersPaging?: { page: number; hasOlder: boolean };
   leaderboard?: ConsoleLeaderboard;
   access?: ConsoleAccess;
+  schedules?: ConsoleSchedules;
   bulk?: ConsoleBulk | null;
   /** Why the data cannot be shown (not an operator, farm unreachable, …). */
   error?: string;
@@ -212,6 +232,8 @@ export type ConsoleRequest =
   | { type: "createClientKey"; name: string; canPublish: boolean }
   | { type: "createOperatorKey"; name: string }
   | { type: "revokeOperatorKey"; operatorKeyId: string }
+  /** The Schedules page's buttons (Remove asks for a confirmation first). */
+  | { type: "pauseSchedule" | "resumeSchedule" | "removeSchedule"; scheduleId: string }
   /** Save an image of the open job's result (a field of it, see resultImages) to a file. */
   | { type: "saveImage"; jobId: string; field: string };
 
@@ -248,6 +270,9 @@ const FIELDS: Record<ConsoleRequest["type"], readonly string[]> = {
   createOperatorKey: ["name"],
   revokeOperatorKey: ["operatorKeyId"],
   saveImage: ["jobId", "field"],
+  pauseSchedule: ["scheduleId"],
+  resumeSchedule: ["scheduleId"],
+  removeSchedule: ["scheduleId"],
 };
 /** A key's name, as the farm takes it (it refuses a blank one and more than 100 characters). */
 const NAME_CHARS = 100;
@@ -322,6 +347,10 @@ export function parseConsoleRequest(raw: unknown): Parsed {
     case "saveImage":
       if (!isId(rest.jobId)) return bad("needs a job id");
       return typeof rest.field === "string" && FIELD_NAME.test(rest.field) ? { ok: true, request: { type: "saveImage", jobId: rest.jobId, field: rest.field } } : bad("needs a result field name");
+    case "pauseSchedule":
+    case "resumeSchedule":
+    case "removeSchedule":
+      return isId(rest.scheduleId) ? { ok: true, request: { type: kind, scheduleId: rest.scheduleId } } : bad("needs a schedule id");
   }
 }
 

@@ -17,7 +17,10 @@ export type ConsoleActionRequest = Extract<
       | "purgeDead"
       | "createToken"
       | "createClientKey"
-      | "createOperatorKey";
+      | "createOperatorKey"
+      | "pauseSchedule"
+      | "resumeSchedule"
+      | "removeSchedule";
   }
 >;
 
@@ -101,6 +104,18 @@ export async function performConsoleAction(session: ConsoleSession, request: Con
     case "createOperatorKey": {
       const { key } = await session.createOperatorKey(request.name.trim());
       return { secret: key, kind: "operator" };
+    }
+    case "pauseSchedule":
+      await session.pauseSchedule(request.scheduleId);
+      return undefined;
+    case "resumeSchedule":
+      await session.resumeSchedule(request.scheduleId);
+      return undefined;
+    case "removeSchedule": {
+      const name = state.schedules?.schedules.find((s) => s.scheduleId === request.scheduleId)?.name ?? "this schedule";
+      if (!(await confirm(`Remove the schedule “${name}”? It submits no more jobs; the jobs it submitted stay.`, `Remove ${name}`, "Keep It"))) return undefined;
+      await session.removeSchedule(request.scheduleId);
+      return { notice: `Schedule “${name}” removed.` };
     }
   }
 }

@@ -269,6 +269,9 @@ export class ConsolePanel extends DisposableOwner {
       case "access":
         unwatch = this.session.watchAccess((access) => this.update({ access, error: undefined }), onError);
         break;
+      case "schedules":
+        unwatch = this.session.watchSchedules((schedules) => this.update({ schedules, error: undefined }), onError);
+        break;
     }
     if (!unwatch) {
       this.update({ error: "No key to show the farm with: this machine left its farm and keeps no operator key. Join a farm, or run Farmhand: Enter Operator Key…" });

@@ -4,6 +4,7 @@ import { ThroughputChart } from "./chart";
 import "./console.css";
 import { beginRender, el, post, reconcile, seconds, table } from "./dom";
 import { jobsPage } from "./jobsPage";
+import { schedulesPage } from "./schedulesPage";
 import { workersPage } from "./workersPage";
 
 const PAGES: ReadonlyArray<readonly [ConsolePage, string]> = [
@@ -11,6 +12,7 @@ const PAGES: ReadonlyArray<readonly [ConsolePage, string]> = [
   ["jobs", "Jobs"],
   ["workers", "Workers"],
   ["access", "Access"],
+  ["schedules", "Schedules"],
 ];
 
 // The tabs, one panel per page; the page in view holds the notice, the error and the content.
@@ -97,6 +99,9 @@ function render(state: ConsoleState): void {
       break;
     case "access":
       accessPage(content, state, parts, now);
+      break;
+    case "schedules":
+      schedulesPage(state, parts);
       break;
   }
   reconcile(content, parts);
