@@ -1,6 +1,6 @@
 import type { ConsoleSchedules, ConsoleState } from "../../extension/protocol/consoleProtocol";
 import { cronInWords } from "./cronWords";
-import { button, el, linkButton, post, scrolling, table, when } from "./dom";
+import { button, el, linkButton, post, scrolling, table } from "./dom";
 
 const HOWTO = `import { ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
@@ -14,6 +14,13 @@ await new ConvexHttpClient(FARM_URL).mutation(anyApi.schedules.create, {
   job: { type: "demo.echo", payload: {} },
 });`;
 
+/** "Nov 27, 2:00 AM" (with the year when it is not this one): in this machine's time zone and locale. */
+function shortWhen(ms: number): string {
+  const at = new Date(ms);
+  const year = at.getFullYear() === new Date().getFullYear() ? {} : { year: "numeric" as const };
+  return at.toLocaleString(undefined, { month: "short", day: "numeric", hour: "numeric", minute: "2-digit", ...year });
+}
+
 type Schedule = ConsoleSchedules["schedules"][number];
 
 /** "every day at 09:00 (Europe/Paris)" — the line itself when it has no words here; its tooltip is the line. */
@@ -23,7 +30,7 @@ function whenItRuns(s: Schedule): string {
 
 /** The last run: when, and its job (a link to the job's page, with its status); or what was skipped. */
 function lastRun(s: Schedule): string | Node {
-  if (!s.lastJob) return s.lastRunAt === null ? "not yet" : when(s.lastRunAt);
+  if (!s.lastJob) return s.lastRunAt === null ? "not yet" : shortWhen(s.lastRunAt);
   const { jobId, status } = s.lastJob;
   const box = el("span", undefined, { class: "last-run", "data-for": `${jobId}:${status}` });
   const open = () => {
@@ -31,7 +38,7 @@ function lastRun(s: Schedule): string | Node {
     post({ type: "openJob", jobId });
   };
   box.append(
-    `${when(s.lastRunAt ?? undefined)} · `,
+    `${shortWhen(s.lastRunAt ?? 0)} · `,
     linkButton(jobId.slice(-8), open, { title: `Open job ${jobId}` }),
     " ",
     el("vscode-badge", status, { class: `status-${status}` }),
@@ -66,7 +73,7 @@ export function schedulesPage({ schedules }: ConsoleState, parts: Node[]): void 
       s.name,
       s.type,
       whenItRuns(s),
-      s.paused ? "paused" : s.nextRuns.length === 0 ? "never again" : s.nextRuns.map((t) => when(t)).join("\n"),
+      s.paused ? "paused" : s.nextRuns.length === 0 ? "never again" : s.nextRuns.map(shortWhen).join("\n"),
       s.overlap === "skip" ? "skip while running" : "allow",
       s.paused ? "paused" : "active",
       lastRun(s),
@@ -74,9 +81,10 @@ export function schedulesPage({ schedules }: ConsoleState, parts: Node[]): void 
     ];
   });
   parts.push(
+    el("p", `Times in this machine's time zone (${Intl.DateTimeFormat().resolvedOptions().timeZone}); each schedule ticks in its own.`, { class: "label", id: "schedules-zone" }),
     scrolling(
-      table(["Name", "Job type", "Runs", "Next runs (your time)", "Overlap", "State", "Last run", ""], rows, { id: "schedules" }, [
-        "12%", "10%", "17%", "17%", "9%", "7%", "16%", "184px",
+      table(["Name", "Job type", "Runs", "Next runs", "Overlap", "State", "Last run", ""], rows, { id: "schedules" }, [
+        "10%", "9%", "14%", "13%", "8%", "6%", "13%", "200px",
       ]),
       "wide",
     ),

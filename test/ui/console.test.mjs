@@ -17,6 +17,7 @@ import { ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { after, afterEach, before, describe, it } from "mocha";
 import { artifactsDir, extensionDir, repoDir } from "../harness/paths.mjs";
+import { consoleFrame } from "./consoleFrame.mjs";
 import { farmhandLog } from "./farm.mjs";
 import { packageExtension } from "./packaging.mjs";
 import { answerQuickInput, assertCount, assertText, clearNotifications, runCommand, screenshotFailure, startUiSession, UI_TIMEOUT } from "./session.mjs";
@@ -46,27 +47,6 @@ async function deadLetter(farm) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`could not make job ${jobId} a dead letter`);
-}
-
-/**
- * The console's document: the editor webview whose page has the console's tabs. Found by its outer frame's name or the
- * webview id in its address, not by its place among the webviews, which changes as views open and close.
- */
-async function consoleFrame(page) {
-  const webviews = page.locator('iframe.webview[src*="extensionId=farmhand.farmhand"]');
-  const deadline = Date.now() + UI_TIMEOUT;
-  while (Date.now() < deadline) {
-    for (let i = 0; i < (await webviews.count()); i++) {
-      const name = await webviews.nth(i).getAttribute("name");
-      const id = new URL((await webviews.nth(i).getAttribute("src")) ?? "", "http://x").searchParams.get("id");
-      const selector = name ? `iframe.webview[name="${name}"]` : id ? `iframe.webview[src*="id=${id}&"]` : undefined;
-      if (!selector) continue;
-      const inner = page.frameLocator(selector).frameLocator("#active-frame");
-      if ((await inner.locator("vscode-tabs#tabs").count()) > 0) return inner;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error("the console's webview never appeared");
 }
 
 /** Joins with `token` through the palette's Join a Farm…, and waits until the log says it joined. */
