@@ -575,10 +575,14 @@ export default defineSchema({
     // the all-time leaderboard: most CPU time first, whatever the number of workers
     .index("by_org_cpu", ["orgId", "cpuMs"]),
 
-  /** One per (org, batchId) that has ever held a job: its jobs not yet ended, and how many ended each way. */
+  /**
+   * A batch's counters (lib/dependencies.ts), sharded: a row per (org, batchId, shard) its jobs hash to; sums over a
+   * batch's rows count its jobs not yet ended and how many ended each way. A row without a shard is from before sharding.
+   */
   batches: defineTable({
     orgId: v.id("orgs"),
     batchId: v.string(),
+    shard: v.optional(v.number()),
     unfinished: v.number(),
     succeeded: v.number(),
     failed: v.number(),
@@ -586,7 +590,7 @@ export default defineSchema({
     firstFailed: v.optional(v.id("jobs")),
     // the results of its succeeded jobs, summed (an app child's inputs must fit its stdin)
     resultBytes: v.optional(v.number()),
-  }).index("by_org_batch", ["orgId", "batchId"]),
+  }).index("by_org_batch", ["orgId", "batchId", "shard"]),
 
   /** A waiting job's unmet parent (a job or a batch): deleted once met, or when the child ends. */
   jobDependencies: defineTable({

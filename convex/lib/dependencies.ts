@@ -1,7 +1,7 @@
 import { v } from "convex/values";
 import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
-import type { MutationCtx } from "../_generated/server";
+import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { bumpLane, type FinishedStatus } from "./counters";
 import { fail } from "./errors";
 import { recordEvent } from "./events";
@@ -41,11 +41,58 @@ export function checkDependsOn(spec: DependsOnSpec | undefined): CheckedDependsO
   return { jobs, batch };
 }
 
-async function batchRow(ctx: MutationCtx, orgId: Id<"orgs">, batchId: string) {
+/**
+ * A batch's counters are sharded: BATCH_SHARDS rows per batch, a job counted in the shard its id hashes to (the same
+ * shard when it is added, retried and ended), so concurrent completions of one batch mostly write different rows.
+ * A shard's counts may go below zero (a job counted in a row from before sharding, which has no shard): only the
+ * sums over a batch's rows mean something. A batch has at most BATCH_SHARDS rows and one such older row.
+ */
+export const BATCH_SHARDS = 8;
+
+/** The shard a job of a batch is counted in (FNV-1a of its id). */
+export function batchShardOf(jobId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < jobId.length; i++) hash = Math.imul(hash ^ jobId.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % BATCH_SHARDS;
+}
+
+async function batchRows(ctx: QueryCtx, orgId: Id<"orgs">, batchId: string) {
   return await ctx.db
     .query("batches")
     .withIndex("by_org_batch", (q) => q.eq("orgId", orgId).eq("batchId", batchId))
+    .take(BATCH_SHARDS + 1);
+}
+
+/** A batch's counts: the sums over its rows (null: no job ever joined it). */
+export async function batchTotals(ctx: QueryCtx, orgId: Id<"orgs">, batchId: string) {
+  const rows = await batchRows(ctx, orgId, batchId);
+  if (rows.length === 0) return null;
+  let unfinished = 0;
+  let succeeded = 0;
+  let failed = 0;
+  let resultBytes = 0;
+  let firstFailed: Id<"jobs"> | undefined;
+  for (const row of rows) {
+    unfinished += row.unfinished;
+    succeeded += row.succeeded;
+    failed += row.failed;
+    resultBytes += row.resultBytes ?? 0;
+    firstFailed ??= row.firstFailed;
+  }
+  return { unfinished, succeeded, failed, resultBytes, firstFailed };
+}
+
+/** The row of the shard `jobId` is counted in, made when missing; null when the batch has no row at all and `make` is false. */
+async function shardRow(ctx: MutationCtx, orgId: Id<"orgs">, batchId: string, jobId: Id<"jobs">, make: boolean) {
+  const shard = batchShardOf(jobId);
+  const row = await ctx.db
+    .query("batches")
+    .withIndex("by_org_batch", (q) => q.eq("orgId", orgId).eq("batchId", batchId).eq("shard", shard))
     .unique();
+  if (row) return row;
+  if (!make && !(await ctx.db.query("batches").withIndex("by_org_batch", (q) => q.eq("orgId", orgId).eq("batchId", batchId)).first())) return null;
+  const id = await ctx.db.insert("batches", { orgId, batchId, shard, unfinished: 0, succeeded: 0, failed: 0 });
+  return (await ctx.db.get(id))!;
 }
 
 export type ResolvedParents = {
@@ -73,7 +120,7 @@ export async function resolveParents(ctx: MutationCtx, orgId: Id<"orgs">, spec: 
   let unmetBatch = false;
   if (spec.batch !== undefined) {
     if (spec.batch === ownBatch) fail("invalid_argument", "A job cannot depend on its own batch");
-    const batch = await batchRow(ctx, orgId, spec.batch);
+    const batch = await batchTotals(ctx, orgId, spec.batch);
     if (!batch) fail("not_found", `dependsOn.batch: no batch ${JSON.stringify(spec.batch.slice(0, 40))} in this org`);
     if (batch.failed > 0) failedParent ??= batch.firstFailed;
     unmetBatch = batch.unfinished > 0;
@@ -92,18 +139,17 @@ export function unmetCount(parents: ResolvedParents): number {
 }
 
 /** A job joins its batch (at submit): the batch's children now wait for it too. */
-export async function noteBatchJobAdded(ctx: MutationCtx, orgId: Id<"orgs">, batchId: string | undefined) {
+export async function noteBatchJobAdded(ctx: MutationCtx, orgId: Id<"orgs">, batchId: string | undefined, jobId: Id<"jobs">) {
   if (batchId === undefined) return;
-  const batch = await batchRow(ctx, orgId, batchId);
-  if (batch) await ctx.db.patch(batch._id, { unfinished: batch.unfinished + 1 });
-  else await ctx.db.insert("batches", { orgId, batchId, unfinished: 1, succeeded: 0, failed: 0 });
+  const shard = (await shardRow(ctx, orgId, batchId, jobId, true))!;
+  await ctx.db.patch(shard._id, { unfinished: shard.unfinished + 1 });
 }
 
 /** A dead letter of a batch is retried: it is unfinished again. */
 export async function noteBatchJobRetried(ctx: MutationCtx, job: Doc<"jobs">) {
   if (job.batchId === undefined) return;
-  const batch = await batchRow(ctx, job.orgId, job.batchId);
-  if (batch) await ctx.db.patch(batch._id, { unfinished: batch.unfinished + 1, failed: Math.max(0, batch.failed - 1) });
+  const shard = await shardRow(ctx, job.orgId, job.batchId, job._id, false);
+  if (shard) await ctx.db.patch(shard._id, { unfinished: shard.unfinished + 1, failed: shard.failed - 1 });
 }
 
 /** The code of an app job whose parents' results total more than its stdin may carry (LIMITS.appInputsBytes). */
@@ -133,18 +179,24 @@ export async function noteJobEnded(ctx: MutationCtx, job: Doc<"jobs">, status: F
     await settleEdge(ctx, edge, ok, job._id, `parent job ${job._id} ended ${status}`, finish);
   }
   if (job.batchId === undefined) return;
-  const batch = await batchRow(ctx, job.orgId, job.batchId);
-  if (!batch) return;
-  const unfinished = Math.max(0, batch.unfinished - 1);
-  await ctx.db.patch(batch._id, {
+  const batchId = job.batchId;
+  const shard = await shardRow(ctx, job.orgId, batchId, job._id, false);
+  if (!shard) return;
+  const unfinished = shard.unfinished - 1;
+  await ctx.db.patch(shard._id, {
     unfinished,
     ...(ok
-      ? { succeeded: batch.succeeded + 1, resultBytes: (batch.resultBytes ?? 0) + resultBytes }
-      : { failed: batch.failed + 1, firstFailed: batch.firstFailed ?? job._id }),
+      ? { succeeded: shard.succeeded + 1, resultBytes: (shard.resultBytes ?? 0) + resultBytes }
+      : { failed: shard.failed + 1, firstFailed: shard.firstFailed ?? job._id }),
   });
+  // A success while its shard still counts unfinished jobs is not the batch's last: one row read and written.
+  // Only a success that empties its shard reads the batch's other shards (at most BATCH_SHARDS small rows).
+  if (ok && unfinished > 0) return;
+  if (ok) {
+    const totals = (await batchTotals(ctx, job.orgId, batchId))!;
+    if (totals.unfinished > 0 || totals.failed > 0) return;
+  }
   // the batch's children are read only when it fails or when its last job ends
-  if (ok && (unfinished > 0 || batch.failed > 0)) return;
-  const batchId = job.batchId;
   const why = ok ? "" : `batch ${JSON.stringify(batchId)}'s job ${job._id} ended ${status}`;
   for (const edge of await ctx.db
     .query("jobDependencies")
@@ -169,7 +221,7 @@ async function inputBytes(ctx: MutationCtx, child: Doc<"jobs">): Promise<number>
   let bytes = 0;
   for (const id of child.dependsOn?.jobs ?? []) bytes += (await ctx.db.get(id))?.resultBytes ?? 0;
   const batchId = child.dependsOn?.batch;
-  if (batchId !== undefined) bytes += (await batchRow(ctx, child.orgId, batchId))?.resultBytes ?? 0;
+  if (batchId !== undefined) bytes += (await batchTotals(ctx, child.orgId, batchId))?.resultBytes ?? 0;
   return bytes;
 }
 

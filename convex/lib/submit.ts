@@ -153,7 +153,7 @@ export async function insertCheckedJob(
     ...(spec.validation ? { validation: spec.validation } : {}),
   });
   await setBody(ctx, { _id: jobId, orgId }, "payload", spec.payload, spec.payloadBytes);
-  await noteBatchJobAdded(ctx, orgId, spec.batchId);
+  await noteBatchJobAdded(ctx, orgId, spec.batchId, jobId);
   await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");
   if (parents?.failedParent !== undefined) {
     // a parent already ended dead or canceled: the child ends with it, naming it

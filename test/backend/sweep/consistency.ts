@@ -1,4 +1,5 @@
 import type { Doc, TableNames } from "../../../convex/_generated/dataModel";
+import { BATCH_SHARDS, batchShardOf } from "../../../convex/lib/dependencies";
 import { routingKey } from "../../../convex/lib/lanes";
 import { LIMITS } from "../../../convex/lib/limits";
 import { classOf, meetsClass } from "../../../convex/lib/requirements";
@@ -267,7 +268,7 @@ const FINAL = new Set(["succeeded", "canceled", "dead"]);
 function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[], batches: Doc<"batches">[]): string[] {
   const problems: string[] = [];
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
-  const batchOf = new Map(batches.map((b) => [`${b.orgId}:${b.batchId}`, b]));
+  const batchOf = batchSums(batches, problems);
   const edgesOf = new Map<string, number>();
   for (const edge of edges) {
     const where = `dependency ${edge._id} of job ${edge.childId}`;
@@ -306,7 +307,7 @@ function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[],
     else counts.failed++;
     real.set(key, counts);
   }
-  for (const batch of batches) {
+  for (const batch of batchOf.values()) {
     // purged jobs leave the batch's ended counts; its unfinished jobs cannot be purged
     const counts = real.get(`${batch.orgId}:${batch.batchId}`) ?? { unfinished: 0, succeeded: 0, failed: 0 };
     if (batch.unfinished !== counts.unfinished) problems.push(`batch ${batch.batchId} counts ${batch.unfinished} unfinished jobs, really ${counts.unfinished}`);
@@ -315,7 +316,36 @@ function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[],
     }
   }
   for (const key of real.keys()) if (!batchOf.has(key)) problems.push(`batch ${key} has jobs but no row`);
+  const unfinishedInShard = new Map<string, number>();
+  for (const job of jobs) if (job.batchId !== undefined && !FINAL.has(job.status)) add(unfinishedInShard, `${job.orgId}:${job.batchId}:${batchShardOf(job._id)}`);
+  for (const row of batches) {
+    const inShard = row.shard === undefined ? undefined : (unfinishedInShard.get(`${row.orgId}:${row.batchId}:${row.shard}`) ?? 0);
+    if (inShard !== undefined && row.unfinished > inShard) problems.push(`batch ${row.batchId}'s shard ${row.shard} counts ${row.unfinished} unfinished jobs, has ${inShard}`);
+  }
   return problems;
+}
+
+/**
+ * A batch's counts are the sums over its shard rows (lib/dependencies.ts): at most one row per shard, each shard in
+ * 0…BATCH_SHARDS−1 (a row without a shard is from before sharding, at most one), and a shard never counts more
+ * unfinished jobs than the batch has in it (the release of its children relies on it).
+ */
+function batchSums(batches: Doc<"batches">[], problems: string[]) {
+  const sums = new Map<string, { orgId: string; batchId: string; unfinished: number; succeeded: number; failed: number }>();
+  const seen = new Set<string>();
+  for (const row of batches) {
+    const key = `${row.orgId}:${row.batchId}`;
+    const shardKey = `${key}:${row.shard ?? "none"}`;
+    if (seen.has(shardKey)) problems.push(`batch ${row.batchId} has two rows for shard ${row.shard ?? "(none)"}`);
+    seen.add(shardKey);
+    if (row.shard !== undefined && !(Number.isInteger(row.shard) && row.shard >= 0 && row.shard < BATCH_SHARDS)) problems.push(`batch ${row.batchId} has a row of shard ${row.shard}`);
+    const sum = sums.get(key) ?? { orgId: row.orgId, batchId: row.batchId, unfinished: 0, succeeded: 0, failed: 0 };
+    sum.unfinished += row.unfinished;
+    sum.succeeded += row.succeeded;
+    sum.failed += row.failed;
+    sums.set(key, sum);
+  }
+  return sums;
 }
 
 /**
