@@ -6,6 +6,7 @@ import type { MutationCtx } from "./_generated/server";
 import { unfoldedLaneCounts } from "./lib/counters";
 import { ByteBudget, TX_BUDGET } from "./lib/budget";
 import { purgeJob } from "./lib/deadLetters";
+import { BATCH_SHARDS } from "./lib/dependencies";
 import { TIMING } from "./lib/limits";
 import { deleteRevokedWorker } from "./lib/workerRows";
 
@@ -166,6 +167,52 @@ export const sweepRecords = internalMutation({
     const deleted = { workers: workers.length, bulkOps: bulkOps.length, enrollments: enrollments.length, creditDays: days.length };
     const more = workers.length === WORKERS_PER_BATCH || [bulkOps, enrollments, days].some((rows) => rows.length === RECORDS_PER_BATCH);
     if (more) await ctx.scheduler.runAfter(0, internal.retention.sweepRecords, { olderThanMs: age });
+    else await ctx.scheduler.runAfter(0, internal.retention.sweepBatches, {});
     return { deleted, more };
+  },
+});
+
+const BATCH_ROWS_PER_PASS = 100;
+
+/**
+ * After the records: a batch whose jobs are all gone (purged) keeps nothing worth counting, so its counter rows
+ * (its shards, lib/dependencies.ts) go. A pass walks the batch rows in creation order, BATCH_ROWS_PER_PASS at a
+ * time, asking each batch once whether one of its jobs is left (one index read). A batch a child still waits on
+ * keeps its rows (no such edge outlives its batch's jobs, but the rows would be the child's only way out). A job
+ * submitted to the batch later makes its rows again; a child submitted later is told the batch does not exist.
+ */
+export const sweepBatches = internalMutation({
+  args: { after: v.optional(v.number()) },
+  handler: async (ctx, { after }) => {
+    const rows = await ctx.db
+      .query("batches")
+      .withIndex("by_creation_time", (q) => q.gt("_creationTime", after ?? 0))
+      .take(BATCH_ROWS_PER_PASS);
+    const checked = new Set<string>();
+    let deletedRows = 0;
+    for (const row of rows) {
+      const key = `${row.orgId}:${row.batchId}`;
+      if (checked.has(key)) continue;
+      checked.add(key);
+      const job = await ctx.db
+        .query("jobs")
+        .withIndex("by_org_batch", (q) => q.eq("orgId", row.orgId).eq("batchId", row.batchId))
+        .first();
+      if (job) continue;
+      const edge = await ctx.db
+        .query("jobDependencies")
+        .withIndex("by_org_batch", (q) => q.eq("orgId", row.orgId).eq("batchId", row.batchId))
+        .first();
+      if (edge) continue;
+      const shards = await ctx.db
+        .query("batches")
+        .withIndex("by_org_batch", (q) => q.eq("orgId", row.orgId).eq("batchId", row.batchId))
+        .take(BATCH_SHARDS + 1);
+      for (const shard of shards) await ctx.db.delete(shard._id);
+      deletedRows += shards.length;
+    }
+    const more = rows.length === BATCH_ROWS_PER_PASS;
+    if (more) await ctx.scheduler.runAfter(0, internal.retention.sweepBatches, { after: rows[rows.length - 1]._creationTime });
+    return { batchesChecked: checked.size, deletedRows, more };
   },
 });
