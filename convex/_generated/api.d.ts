@@ -21,6 +21,7 @@ import type * as consoleActions from "../consoleActions.js";
 import type * as consoleSchedules from "../consoleSchedules.js";
 import type * as contract from "../contract.js";
 import type * as crons from "../crons.js";
+import type * as dependencies from "../dependencies.js";
 import type * as dispatch from "../dispatch.js";
 import type * as farm from "../farm.js";
 import type * as http from "../http.js";
@@ -113,6 +114,7 @@ declare const fullApi: ApiFromModules<{
   consoleSchedules: typeof consoleSchedules;
   contract: typeof contract;
   crons: typeof crons;
+  dependencies: typeof dependencies;
   dispatch: typeof dispatch;
   farm: typeof farm;
   http: typeof http;

@@ -2,6 +2,7 @@ import { v } from "convex/values";
 import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { ByteBudget, TX_BUDGET } from "./budget";
 import { bumpLane, type FinishedStatus } from "./counters";
 import { fail } from "./errors";
 import { recordEvent } from "./events";
@@ -175,9 +176,7 @@ export async function noteJobEnded(ctx: MutationCtx, job: Doc<"jobs">, status: F
     }
   }
   const ok = status === "succeeded";
-  for (const edge of await ctx.db.query("jobDependencies").withIndex("by_parent", (q) => q.eq("parentId", job._id)).collect()) {
-    await settleEdge(ctx, edge, ok, job._id, `parent job ${job._id} ended ${status}`, finish);
-  }
+  await settleEdges(ctx, { orgId: job.orgId, parentId: job._id, ok, why: `parent job ${job._id} ended ${status}` }, finish);
   if (job.batchId === undefined) return;
   const batchId = job.batchId;
   const shard = await shardRow(ctx, job.orgId, batchId, job._id, false);
@@ -198,17 +197,45 @@ export async function noteJobEnded(ctx: MutationCtx, job: Doc<"jobs">, status: F
   }
   // the batch's children are read only when it fails or when its last job ends
   const why = ok ? "" : `batch ${JSON.stringify(batchId)}'s job ${job._id} ended ${status}`;
-  for (const edge of await ctx.db
-    .query("jobDependencies")
-    .withIndex("by_org_batch", (q) => q.eq("orgId", job.orgId).eq("batchId", batchId))
-    .collect()) {
-    await settleEdge(ctx, edge, ok, job._id, why, finish);
-  }
+  await settleEdges(ctx, { orgId: job.orgId, parentId: job._id, ok, why, batchId }, finish);
 }
 
-async function settleEdge(ctx: MutationCtx, edge: Doc<"jobDependencies">, met: boolean, parentId: Id<"jobs">, why: string, finish: Finish) {
+/** Edges settled in one transaction at most, and the bytes of edges and children read for them: the rest go on in a scheduled page. */
+const EDGES_PER_PAGE = 100;
+const EDGE_PAGE_BYTES = TX_BUDGET.rangeReadBytes / 4;
+
+/**
+ * The edges a parent's end settles: those on the job `parentId`, or with `batchId` those on its batch (the job is
+ * the batch's last to succeed, or one that failed). `ok`: met (released once a child has no unmet parent left),
+ * else the children are canceled naming `parentId` and `why`.
+ */
+export type Settlement = { orgId: Id<"orgs">; parentId: Id<"jobs">; ok: boolean; why: string; batchId?: string };
+
+/**
+ * Settle a page of a parent's edges (EDGES_PER_PAGE rows and EDGE_PAGE_BYTES of edges and children at most); while
+ * edges are left, dependencies:settle goes on with the next page. Each edge is deleted as its child is told, in the
+ * same transaction, so each child is released (or canceled) once however the pages fall.
+ */
+export async function settleEdges(ctx: MutationCtx, s: Settlement, finish: Finish) {
+  const edges = await (s.batchId === undefined
+    ? ctx.db.query("jobDependencies").withIndex("by_parent", (q) => q.eq("parentId", s.parentId))
+    : ctx.db.query("jobDependencies").withIndex("by_org_batch", (q) => q.eq("orgId", s.orgId).eq("batchId", s.batchId))
+  ).take(EDGES_PER_PAGE + 1);
+  const bytes = new ByteBudget(EDGE_PAGE_BYTES);
+  let settled = 0;
+  for (const edge of edges) {
+    if (settled === EDGES_PER_PAGE || bytes.exhausted) break;
+    bytes.charge(edge);
+    await settleEdge(ctx, edge, s.ok, s.parentId, s.why, finish, bytes);
+    settled++;
+  }
+  if (settled < edges.length) await ctx.scheduler.runAfter(0, internal.dependencies.settle, s);
+}
+
+async function settleEdge(ctx: MutationCtx, edge: Doc<"jobDependencies">, met: boolean, parentId: Id<"jobs">, why: string, finish: Finish, bytes: ByteBudget) {
   await ctx.db.delete(edge._id);
   const child = await ctx.db.get(edge.childId);
+  if (child) bytes.charge(child);
   if (!child || child.status !== "waiting") return;
   if (!met) return await finish(ctx, child, "canceled", { error: why, detail: why, code: DEPENDENCY_FAILED, failedParent: parentId });
   const unmet = (child.unmetParents ?? 1) - 1;

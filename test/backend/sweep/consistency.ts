@@ -254,7 +254,10 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
 
   problems.push(...checkInstances(jobs, await readAll(t, "jobInstances")));
   problems.push(...checkWaiting({ jobs, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }));
-  problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches")));
+  const settling = await t.run(async (ctx) =>
+    (await ctx.db.system.query("_scheduled_functions").collect()).filter((f) => f.name === "dependencies:settle" && f.state.kind === "pending").map((f) => f.args[0] as Settling),
+  );
+  problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settling));
   return problems;
 }
 
@@ -265,8 +268,11 @@ const FINAL = new Set(["succeeded", "canceled", "dead"]);
  * (a job not yet succeeded, or a batch with jobs not yet ended); every batch row counts its jobs as they are;
  * only waiting jobs have edges, and no job waits on a parent that failed.
  */
-function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[], batches: Doc<"batches">[]): string[] {
+function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[], batches: Doc<"batches">[], settling: Settling[]): string[] {
   const problems: string[] = [];
+  // edges of a parent whose end is being settled page by page (dependencies:settle pending) may outlive it until their page
+  const settlingJobs = new Set(settling.filter((s) => s.batchId === undefined).map((s) => s.parentId));
+  const settlingBatches = new Set(settling.filter((s) => s.batchId !== undefined).map((s) => `${s.orgId}:${s.batchId}`));
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
   const batchOf = batchSums(batches, problems);
   const edgesOf = new Map<string, number>();
@@ -282,13 +288,14 @@ function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[],
       const parent = jobsById.get(edge.parentId);
       if (!parent) problems.push(`${where}: its parent is missing`);
       else if (parent.orgId !== edge.orgId) problems.push(`${where}: its parent is in another org`);
-      else if (FINAL.has(parent.status)) problems.push(`${where}: its parent already ended ${parent.status}`);
+      else if (FINAL.has(parent.status) && !settlingJobs.has(parent._id)) problems.push(`${where}: its parent already ended ${parent.status}`);
     }
     if (edge.batchId !== undefined) {
       const batch = batchOf.get(`${edge.orgId}:${edge.batchId}`);
+      const beingSettled = settlingBatches.has(`${edge.orgId}:${edge.batchId}`);
       if (!batch) problems.push(`${where}: its batch has no row`);
-      else if (batch.unfinished === 0) problems.push(`${where}: its batch has ended`);
-      else if (batch.failed > 0) problems.push(`${where}: its batch has a failed job`);
+      else if (batch.unfinished === 0 && !beingSettled) problems.push(`${where}: its batch has ended`);
+      else if (batch.failed > 0 && !beingSettled) problems.push(`${where}: its batch has a failed job`);
     }
   }
   for (const job of jobs) {
@@ -324,6 +331,9 @@ function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[],
   }
   return problems;
 }
+
+/** The arguments of a pending dependencies:settle (convex/lib/dependencies.ts Settlement). */
+type Settling = { orgId: string; parentId: string; batchId?: string };
 
 /**
  * A batch's counts are the sums over its shard rows (lib/dependencies.ts): at most one row per shard, each shard in
