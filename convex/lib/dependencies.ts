@@ -209,7 +209,7 @@ const EDGE_PAGE_BYTES = TX_BUDGET.rangeReadBytes / 4;
  * the batch's last to succeed, or one that failed). `ok`: met (released once a child has no unmet parent left),
  * else the children are canceled naming `parentId` and `why`.
  */
-export type Settlement = { orgId: Id<"orgs">; parentId: Id<"jobs">; ok: boolean; why: string; batchId?: string };
+type Settlement = { orgId: Id<"orgs">; parentId: Id<"jobs">; ok: boolean; why: string; batchId?: string };
 
 /**
  * Settle a page of a parent's edges (EDGES_PER_PAGE rows and EDGE_PAGE_BYTES of edges and children at most); while

@@ -3,6 +3,7 @@ import { expect } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
 import type { Id } from "../../../convex/_generated/dataModel";
 import { TX_BUDGET } from "../../../convex/lib/budget";
+import { batchShardOf } from "../../../convex/lib/dependencies";
 import { LIMITS } from "../../../convex/lib/limits";
 import { runDue } from "../queueState";
 import { enrollWorker, expectCode, type Farm } from "../setup";
@@ -150,11 +151,24 @@ async function seedCopies(farm: Farm, of: Id<"jobs">, count: number): Promise<vo
   for (let done = 0; done < count; done += 500) {
     const n = Math.min(500, count - done);
     await farm.t.run(async (ctx) => {
+      const perShard = new Map<number, number>();
       for (let i = 0; i < n; i++) {
         const jobId = await ctx.db.insert("jobs", { ...template, externalId: `copy-${done + i}-`.padEnd(LIMITS.externalIdChars, "x") });
         await ctx.db.insert("jobBodies", { orgId: farm.orgId, jobId, part: "payload", value: null, bytes: 4 });
+        perShard.set(batchShardOf(jobId), (perShard.get(batchShardOf(jobId)) ?? 0) + 1);
       }
       await ctx.db.insert("counterDeltas", { orgId: farm.orgId, laneId: template.laneId, pending: n });
+      // the copies count in their batch's shard rows, as jobs:submit counts them
+      const batchId = template.batchId;
+      if (batchId === undefined) return;
+      for (const [shard, count] of perShard) {
+        const row = await ctx.db
+          .query("batches")
+          .withIndex("by_org_batch", (q) => q.eq("orgId", farm.orgId).eq("batchId", batchId).eq("shard", shard))
+          .unique();
+        if (row) await ctx.db.patch(row._id, { unfinished: row.unfinished + count });
+        else await ctx.db.insert("batches", { orgId: farm.orgId, batchId, shard, unfinished: count, succeeded: 0, failed: 0 });
+      }
     });
   }
   void _id;
