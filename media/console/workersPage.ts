@@ -19,13 +19,14 @@ function streakCell(trust: ConsoleWorkerTrust | undefined): string | Node {
   return el("span", text, { class: "streak", title: all.join("\n") + (trust.moreStreaks ? "\n…" : "") });
 }
 
-/** "full (5000)", or while an invalid result keeps it reduced "12/1250 · halved ×2" (today's claims, UTC). */
-function quotaCell(trust: ConsoleWorkerTrust | undefined, now: number): string {
+/** "full", or while an invalid result keeps it reduced "12/1250 (÷4)": today's claims (UTC) / the limit, and by how much it was cut. */
+function quotaCell(trust: ConsoleWorkerTrust | undefined, now: number): string | Node {
   if (!trust) return "—";
   const { limit, full, halvings, lastDay } = trust.quota;
-  if (limit >= full) return `full (${full})`;
+  if (limit >= full) return el("span", "full", { title: `full: ${full} jobs a day` });
   const used = lastDay && lastDay.day === Math.floor(now / 86_400_000) ? lastDay.claimed : 0;
-  return `${used}/${limit} · halved ×${halvings}`;
+  const title = `${used} of ${limit} jobs claimed today (UTC); halved ${halvings} time(s) by invalid results from ${full}, doubled back by each valid one`;
+  return el("span", `${used}/${limit} (÷${2 ** halvings})`, { class: "quota-halved", title });
 }
 
 export function workersPage({ workers, workersPaging, leaderboard }: ConsoleState, parts: Node[], now: number): void {
@@ -44,8 +45,9 @@ export function workersPage({ workers, workersPaging, leaderboard }: ConsoleStat
     w.revoked || w.isMe ? "" : button("Revoke…", () => post({ type: "revokeWorker", workerId: w.workerId }), { secondary: "", class: "revoke", "data-for": w.workerId }),
   ]);
   // the last column fits its button whatever the width (a share of a narrow editor cut Revoke… off)
-  const headers = ["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots in use", "Jobs done", "CPU given", "Streak", "Daily quota", ""];
-  const workersTable = table(headers, rows, { id: "workers" }, ["14%", "7%", "11%", "10%", "13%", "6%", "6%", "7%", "7%", "8%", "112px"]);
+  // short headers: eleven columns fit 1024 px (the cells' full text is their tooltip)
+  const headers = ["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots", "Jobs", "CPU", "Streak", "Quota/day", ""];
+  const workersTable = table(headers, rows, { id: "workers" }, ["15%", "7%", "12%", "10%", "13%", "5%", "5%", "7%", "7%", "8%", "112px"]);
   parts.push(scrolling(workersTable, "wide"));
   if (workersPaging && (workersPaging.page > 0 || workersPaging.hasOlder)) {
     const pager = el("div", undefined, { class: "actions pager" });
