@@ -46,8 +46,9 @@ export function workersPage({ workers, workersPaging, leaderboard }: ConsoleStat
   ]);
   // the last column fits its button whatever the width (a share of a narrow editor cut Revoke… off)
   // short headers: eleven columns fit 1024 px (the cells' full text is their tooltip)
-  const headers = ["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots", "Jobs", "CPU", "Streak", "Quota/day", ""];
-  const workersTable = table(headers, rows, { id: "workers" }, ["15%", "7%", "12%", "10%", "13%", "5%", "5%", "7%", "7%", "8%", "112px"]);
+  // (Quota: the daily job quota, its detail on hover)
+  const headers = ["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots", "Jobs", "CPU", "Streak", "Quota", ""];
+  const workersTable = table(headers, rows, { id: "workers" }, ["14%", "7%", "12%", "10%", "13%", "5%", "5%", "7%", "7%", "9%", "112px"]);
   parts.push(scrolling(workersTable, "wide"));
   if (workersPaging && (workersPaging.page > 0 || workersPaging.hasOlder)) {
     const pager = el("div", undefined, { class: "actions pager" });
