@@ -6,7 +6,7 @@ import { runDue } from "./queueState";
 import { enrollWorker, LAPTOP_FACTS, newFarm, type Farm, TEST_TYPES } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
 
-/** What the console shows of replicated jobs (issue 20): trust on the Workers page, output per instance. */
+/** Replicated jobs (issue 20): what the console shows (trust on the Workers page, output per instance), and checkpoints. */
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -124,5 +124,22 @@ describe("a replicated job's output is kept per instance", () => {
     const page = (await farm.t.query(api.console.job, { apiKey: op.apiKey, jobId }))!;
     expect(page.outputs).toBeUndefined();
     expect(page.output.text).toBe("once\n");
+  });
+});
+
+describe("a replicated job's instances are independent", () => {
+  test("no instance resumes from another's checkpoint: a replicated job keeps none", async () => {
+    const farm = await newFarm();
+    const [liar, honest] = [await donor(farm, "liar"), await donor(farm, "honest")];
+    const jobId = await submit(farm, "x", 2);
+    const [first] = await claim(farm, liar);
+    // the liar saves a state that would make whoever resumes it return its wrong result
+    expect(await farm.t.mutation(api.workers.checkpoint, { apiKey: liar.apiKey, leaseId: first.leaseId, data: btoa("answer=41") })).toEqual({ bytes: 9 });
+    await farm.t.mutation(api.workers.complete, { apiKey: liar.apiKey, leaseId: first.leaseId, result: 41 });
+    const [second] = await claim(farm, honest);
+    expect(second.jobId).toBe(jobId);
+    expect(second.checkpoint).toBeUndefined();
+    expect(await farm.t.run(async (ctx) => await ctx.db.query("checkpoints").withIndex("by_job", (q) => q.eq("jobId", jobId)).unique())).toBeNull();
+    await consistent(farm);
   });
 });
