@@ -14,7 +14,8 @@ import { checkIntegerInRange } from "./lib/validate";
 import { deliveriesOf } from "./lib/webhooks";
 import { runningCount } from "./lib/workerSlots";
 import { jobFilter } from "./schema";
-import { validationView } from "./lib/instances";
+import { outputPerInstance, validationView } from "./lib/instances";
+import { consoleTrustOf } from "./lib/validationTrust";
 
 /**
  * The operator's console (reads). Every function takes an operator key as `apiKey` (or the key of a worker
@@ -150,6 +151,8 @@ export const job = query({
       ...(found.unmetParents !== undefined ? { unmetParents: found.unmetParents } : {}),
       // a replicated job's instances (issue 20); "single" for a job that runs once
       validation: await validationView(ctx, found),
+      // and its output, one section per instance that wrote it (of the chunks shown)
+      ...(found.validation ? { outputs: await outputPerInstance(ctx, output) } : {}),
     };
   },
 });
@@ -219,6 +222,8 @@ export const workers = query({
         wallMs: c?.wallMs ?? 0,
         // hardware facts, when the worker has reported them
         facts: w.facts ?? null,
+        // adaptive trust (issue 20): its lowest streaks per job type and its daily job quota
+        trust: await consoleTrustOf(ctx, w),
       });
     }
     return { page, continueCursor: seen.continueCursor, isDone: seen.isDone };

@@ -445,6 +445,8 @@ export default defineSchema({
     jobId: v.id("jobs"),
     seq: v.number(),
     chunk: v.string(),
+    // a replicated job's chunk: the instance (worker) that wrote it (lib/instances.ts); none for quorum 1
+    instance: v.optional(v.id("jobInstances")),
   }).index("by_job_seq", ["jobId", "seq"]),
 
   /**

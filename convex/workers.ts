@@ -27,7 +27,7 @@ import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
 import { inputsPage } from "./lib/inputs";
 import { completeReplica } from "./lib/validationComplete";
 import { noteClaimed, quotaLeft, trustOf } from "./lib/validationTrust";
-import { pendingCreditOf } from "./lib/instances";
+import { pendingCreditOf, runningInstance } from "./lib/instances";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
 
@@ -250,7 +250,9 @@ export const output = mutation({
       .first();
     const seq = last ? last.seq + 1 : 0;
     if (seq >= LIMITS.outputChunksPerJob) reject("too_large", `A job may stream at most ${LIMITS.outputChunksPerJob} chunks`);
-    await ctx.db.insert("jobOutput", { orgId: job.orgId, jobId: job._id, seq, chunk: args.chunk });
+    // a replicated job's chunk says which instance (worker) wrote it; a quorum-1 job reads nothing more
+    const instance = job.validation ? (await runningInstance(ctx, job))?._id : undefined;
+    await ctx.db.insert("jobOutput", { orgId: job.orgId, jobId: job._id, seq, chunk: args.chunk, ...(instance ? { instance } : {}) });
     return { seq };
   },
 });

@@ -31,8 +31,13 @@ async function checkpointRow(ctx: QueryCtx, jobId: Id<"jobs">): Promise<Doc<"che
     .unique();
 }
 
-/** Keep this checkpoint as the job's latest (one row per job, replaced in place). */
+/**
+ * Keep this checkpoint as the job's latest (one row per job, replaced in place). A replicated job keeps none:
+ * its next instance runs on another machine, and resuming there from one machine's saved state would let that
+ * machine's (wrong) state become the other's result, so instances would no longer be independent.
+ */
 export async function saveCheckpoint(ctx: MutationCtx, job: Doc<"jobs">, data: string, bytes: number): Promise<void> {
+  if (job.validation) return;
   const row = await checkpointRow(ctx, job._id);
   const fields = { data, bytes, attempt: job.attempt, savedAt: Date.now() };
   if (row) await ctx.db.patch(row._id, fields);
@@ -42,7 +47,7 @@ export async function saveCheckpoint(ctx: MutationCtx, job: Doc<"jobs">, data: s
 
 /** The checkpoint a run of this job resumes from, if an earlier run saved one. */
 export async function checkpointOf(ctx: QueryCtx, job: Doc<"jobs">): Promise<string | undefined> {
-  if (!job.checkpointed) return undefined;
+  if (!job.checkpointed || job.validation) return undefined;
   return (await checkpointRow(ctx, job._id))?.data;
 }
 

@@ -39,7 +39,8 @@ export async function startInstance(ctx: MutationCtx, job: Doc<"jobs">, rules: J
   return next;
 }
 
-async function runningInstance(ctx: QueryCtx, job: Doc<"jobs">): Promise<Doc<"jobInstances"> | null> {
+/** The instance running under the job's current lease (what an output chunk of a replicated job is tagged with). */
+export async function runningInstance(ctx: QueryCtx, job: Doc<"jobs">): Promise<Doc<"jobInstances"> | null> {
   if (!job.validation || !job.leaseId) return null;
   const rows = await instancesOf(ctx, job._id, job.validation.round);
   return rows.find((r) => r.leaseId === job.leaseId && r.status === "running") ?? null;
@@ -197,4 +198,23 @@ export async function pendingCreditOf(ctx: QueryCtx, workerId: Id<"workers">) {
     pending: { cpuHours: pending.reduce((sum, r) => sum + (r.creditCpuMs ?? 0), 0) / 3_600_000, jobs: pending.length },
     denied: denied.map((r) => ({ jobId: r.jobId, type: r.type, why: r.creditNote ?? "not validated" })),
   };
+}
+
+/**
+ * A replicated job's output chunks, one section per instance that wrote them (in the order each first wrote),
+ * named by instance number, round and worker; chunks of no instance (none expected) under instance 0.
+ */
+export async function outputPerInstance(ctx: QueryCtx, chunks: Array<Pick<Doc<"jobOutput">, "chunk" | "instance">>) {
+  const sections = new Map<string, { instance: number; round: number; workerName: string; text: string }>();
+  for (const c of chunks) {
+    const key = c.instance ?? "";
+    let section = sections.get(key);
+    if (!section) {
+      const row = c.instance ? await ctx.db.get(c.instance) : null;
+      section = { instance: row?.n ?? 0, round: row?.round ?? 0, workerName: row?.workerName ?? "", text: "" };
+      sections.set(key, section);
+    }
+    section.text += c.chunk;
+  }
+  return [...sections.values()];
 }

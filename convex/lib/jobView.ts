@@ -1,7 +1,7 @@
 import type { Doc } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { errorOf, resultOf } from "./bodies";
-import { validationView } from "./instances";
+import { outputPerInstance, validationView } from "./instances";
 import { LIMITS } from "./limits";
 
 /** What a submitter sees of a job, with its streamed output joined in order (the latest chunks if long). */
@@ -18,6 +18,8 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     output: chunks.map((c) => c.chunk).join(""),
     outputTruncated,
     validation: await validationView(ctx, job),
+    // a replicated job's output, one section per instance (worker) that wrote it
+    ...(job.validation ? { outputs: await outputPerInstance(ctx, chunks) } : {}),
   };
 }
 

@@ -83,3 +83,41 @@ export async function trustOf(ctx: QueryCtx, worker: Doc<"workers">) {
     streaks: rows.map((r) => ({ type: r.type, streak: r.streak, valid: r.valid, invalid: r.invalid, trusted: r.streak >= TRUST.trustedStreak })),
   };
 }
+
+/** Streaks a console:workers row carries, lowest first (the ones that matter: where the worker is least trusted). */
+const CONSOLE_STREAKS = 10;
+
+/**
+ * A worker's trust for a console:workers row: its lowest streaks (lowest first; `moreStreaks` when it has
+ * others) and its daily job quota. `lastDay`: its latest day of counted claims (counted only while the quota
+ * is reduced), which the console compares with its own UTC day, so the query reads no clock.
+ */
+export async function consoleTrustOf(ctx: QueryCtx, worker: Doc<"workers">) {
+  const rows = await ctx.db
+    .query("trustStreaks")
+    .withIndex("by_worker_type", (q) => q.eq("workerId", worker._id))
+    .take(50);
+  const streaks = rows
+    .map((r) => ({ type: r.type, streak: r.streak, invalid: r.invalid, trusted: r.streak >= TRUST.trustedStreak }))
+    .sort((a, b) => a.streak - b.streak || (a.type < b.type ? -1 : 1));
+  const limit = worker.dailyQuota ?? TRUST.dailyJobQuota;
+  const last =
+    worker.dailyQuota === undefined
+      ? null
+      : await ctx.db
+          .query("quotaUse")
+          .withIndex("by_worker_day", (q) => q.eq("workerId", worker._id))
+          .order("desc")
+          .first();
+  return {
+    streaks: streaks.slice(0, CONSOLE_STREAKS),
+    moreStreaks: rows.length > CONSOLE_STREAKS,
+    quota: {
+      limit,
+      full: TRUST.dailyJobQuota,
+      // how many halvings an invalid result left it at (net of the valid results that doubled it back)
+      halvings: Math.round(Math.log2(TRUST.dailyJobQuota / limit)),
+      lastDay: last ? { day: last.day, claimed: last.claimed } : null,
+    },
+  };
+}

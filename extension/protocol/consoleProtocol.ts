@@ -81,6 +81,8 @@ export type ConsoleJobPage = ConsoleJobRow & {
   unmetParents?: number;
   /** A replicated job's instances (issue 20); state "single" for a job that runs once. */
   validation?: ConsoleValidation;
+  /** A replicated job's output, one section per instance (worker) that wrote it. */
+  outputs?: Array<{ instance: number; round: number; workerName: string; text: string }>;
 };
 
 export type ConsoleValidation = {
@@ -105,6 +107,15 @@ export type ConsoleWorker = {
   cpuMs: number;
   /** What the worker measured on its machine, or null when it has not reported. */
   facts: { cores: number; memoryMB: number; os: string; arch: string; gpus: Array<{ vendor: string; model: string; vramMB: number }> } | null;
+  /** Adaptive trust (issue 20): its lowest streaks per job type, lowest first, and its daily job quota. */
+  trust?: ConsoleWorkerTrust;
+};
+
+export type ConsoleWorkerTrust = {
+  streaks: Array<{ type: string; streak: number; invalid: number; trusted: boolean }>;
+  moreStreaks: boolean;
+  /** `lastDay`: its latest UTC day of counted claims (claims count only while the quota is reduced). */
+  quota: { limit: number; full: number; halvings: number; lastDay: { day: number; claimed: number } | null };
 };
 
 /** console:leaderboard: CPU time given, most first */

@@ -233,7 +233,13 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
     ),
   );
   if (job.validation && job.validation.state !== "single") box.append(...validationSection(job.validation));
-  if (job.output.text) box.append(el("h3", "Output"), el("pre", job.output.text));
+  if (job.outputs && job.outputs.length > 0) {
+    // a replicated job: each instance's output apart (they run on different machines)
+    for (const o of job.outputs) {
+      const who = o.instance > 0 ? `instance ${o.instance}${o.round > 1 ? ` of round ${o.round}` : ""} · ${o.workerName}` : "an earlier run";
+      box.append(el("h3", `Output — ${who}`), el("pre", o.text, { class: "instance-output" }));
+    }
+  } else if (job.output.text) box.append(el("h3", "Output"), el("pre", job.output.text));
   if (job.webhook) box.append(el("h3", "Webhook"), el("p", `${job.webhook.state}, ${job.webhook.attempts.length} attempt(s)`));
   return box;
 }

@@ -1,4 +1,4 @@
-import { workerStateAt, type ConsoleLeaderboard, type ConsoleState, type ConsoleWorker } from "../../extension/protocol/consoleProtocol";
+import { workerStateAt, type ConsoleLeaderboard, type ConsoleState, type ConsoleWorker, type ConsoleWorkerTrust } from "../../extension/protocol/consoleProtocol";
 import { button, el, hours, post, scrolling, table, when } from "./dom";
 
 /** "8 cores · 16.0 GB · linux/x64 · NVIDIA RTX 4090 (24.0 GB)", or "not reported". */
@@ -7,6 +7,26 @@ function hardware(facts: ConsoleWorker["facts"]): string {
   const gb = (mb: number) => `${(mb / 1024).toFixed(1)} GB`;
   const gpus = facts.gpus.map((g) => `${g.model} (${gb(g.vramMB)})`);
   return [`${facts.cores} cores`, gb(facts.memoryMB), `${facts.os}/${facts.arch}`, ...gpus].join(" · ");
+}
+
+/** Its lowest streak and job type ("0 demo.echo +2"), every streak on hover; "—" before any checked result. */
+function streakCell(trust: ConsoleWorkerTrust | undefined): string | Node {
+  if (!trust || trust.streaks.length === 0) return "—";
+  const [lowest] = trust.streaks;
+  const others = trust.streaks.length - 1;
+  const text = `${lowest.streak} ${lowest.type}${others > 0 || trust.moreStreaks ? ` +${others}${trust.moreStreaks ? "…" : ""}` : ""}`;
+  const all = trust.streaks.map((s) => `${s.type}: streak ${s.streak}${s.trusted ? " (trusted)" : ""}${s.invalid > 0 ? `, ${s.invalid} invalid` : ""}`);
+  return el("span", text, { class: "streak", title: all.join("\n") + (trust.moreStreaks ? "\n…" : "") });
+}
+
+/** "full", or while an invalid result keeps it reduced "12/1250 (÷4)": today's claims (UTC) / the limit, and by how much it was cut. */
+function quotaCell(trust: ConsoleWorkerTrust | undefined, now: number): string | Node {
+  if (!trust) return "—";
+  const { limit, full, halvings, lastDay } = trust.quota;
+  if (limit >= full) return el("span", "full", { title: `full: ${full} jobs a day` });
+  const used = lastDay && lastDay.day === Math.floor(now / 86_400_000) ? lastDay.claimed : 0;
+  const title = `${used} of ${limit} jobs claimed today (UTC); halved ${halvings} time(s) by invalid results from ${full}, doubled back by each valid one`;
+  return el("span", `${used}/${limit} (÷${2 ** halvings})`, { class: "quota-halved", title });
 }
 
 export function workersPage({ workers, workersPaging, leaderboard }: ConsoleState, parts: Node[], now: number): void {
@@ -20,12 +40,15 @@ export function workersPage({ workers, workersPaging, leaderboard }: ConsoleStat
     `${w.slotsInUse}/${w.maxConcurrentJobs}`,
     String(w.jobsDone),
     hours(w.cpuMs),
+    streakCell(w.trust),
+    quotaCell(w.trust, now),
     w.revoked || w.isMe ? "" : button("Revoke…", () => post({ type: "revokeWorker", workerId: w.workerId }), { secondary: "", class: "revoke", "data-for": w.workerId }),
   ]);
   // the last column fits its button whatever the width (a share of a narrow editor cut Revoke… off)
-  const workersTable = table(["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots in use", "Jobs done", "CPU given", ""], rows, { id: "workers" }, [
-    "17%", "7%", "14%", "12%", "16%", "8%", "7%", "8%", "112px",
-  ]);
+  // short headers: eleven columns fit 1024 px (the cells' full text is their tooltip)
+  // (Quota: the daily job quota, its detail on hover)
+  const headers = ["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots", "Jobs", "CPU", "Streak", "Quota", ""];
+  const workersTable = table(headers, rows, { id: "workers" }, ["14%", "7%", "12%", "10%", "13%", "5%", "5%", "7%", "7%", "9%", "112px"]);
   parts.push(scrolling(workersTable, "wide"));
   if (workersPaging && (workersPaging.page > 0 || workersPaging.hasOlder)) {
     const pager = el("div", undefined, { class: "actions pager" });

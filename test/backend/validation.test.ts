@@ -307,6 +307,9 @@ describe("adaptive trust", () => {
     expect(await run(farm, a, second, 5)).toEqual({ status: "succeeded" });
     expect((await get(farm, second))!.validation).toMatchObject({ state: "valid", instances: [{ workerName: "a", valid: true }] });
     expect((await creditOf(farm, a)).allTime.jobs).toBe(2);
+    // a result accepted alone was compared with nothing: it does not extend the streak (else a trusted liar's
+    // unchecked lies would lengthen it, and each check would come rarer), nor does it reset it
+    expect(await streak(farm, a.workerId)).toBe(10);
     // without adaptive, a trusted worker is replicated all the same
     const third = await submit(farm, { quorum: 2 });
     expect(await run(farm, a, third, 5)).toEqual({ status: "pending" });

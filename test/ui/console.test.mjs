@@ -376,6 +376,9 @@ describe("the operator's console", function () {
     await assertText(frame.locator("#workers"), /test-worker-1\s*(online|offline)/);
     await assertText(frame.locator("#workers"), /\(this machine\)/);
     await assertText(frame.locator("#leaderboard-week"), /Worker\s*CPU given\s*Jobs/);
+    // adaptive trust (issue 20): a streak per job type (none before a checked result) and the daily job quota
+    await assertText(frame.locator("#workers"), /Streak\s*Quota/);
+    await assertText(frame.locator("#workers vscode-table-row").filter({ hasText: "test-worker-1" }), /—\s*full/);
     await clearNotifications(page);
     await shoot("workers");
     // workers are listed most recently seen first: revoke test-worker-1 by its row
