@@ -18,6 +18,15 @@ const wanted = {
   installer: createHash("sha256").update(readFileSync(new URL(import.meta.url))).digest("hex"),
 };
 
+// A worktree may link node_modules to another checkout's install; npm ci through the link would empty it for both.
+if (isLinkedInstall()) {
+  if (existsSync(join(codeServerDir, "out/node/entry.js"))) {
+    console.log("code-server harness: node_modules is linked to another checkout's install; leaving it alone");
+    process.exit(0);
+  }
+  fail("test/harness/node_modules is a link to an install without code-server: run the install where it points");
+}
+
 if (!force && isInstalled()) {
   console.log("code-server harness already installed (test/harness/.state/installed.json); --force reinstalls");
   process.exit(0);
@@ -47,6 +56,11 @@ step("native modules load", checkNativeModulesLoad);
 mkdirSync(stateDir, { recursive: true });
 writeFileSync(markerFile, JSON.stringify(wanted, null, 2) + "\n");
 console.log(`code-server harness installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+function isLinkedInstall() {
+  const modules = join(harnessDir, "node_modules");
+  return existsSync(modules) && lstatSync(modules).isSymbolicLink();
+}
 
 function isInstalled() {
   if (!existsSync(markerFile)) return false;
