@@ -30,10 +30,6 @@ export class ScriptedFarm implements FarmClient {
   readonly failNext = new Map<string, Error>();
   /** How many of the queued jobs a claim answers with (default: as many as it asks for). */
   claimAnswer?: (args: CallArgs<"claim">) => number;
-  /** What `ready` answers for waitingFor (the server's count; scripted here). */
-  waitingFor = 0;
-  /** The doorbell's resync flag, as the test sets it. */
-  resync = false;
   /** Set by a test that plays connection drops. */
   onConnectionChange?: (cb: (connected: boolean) => void) => () => void;
   private readonly doorbells = new Set<Doorbell>();
@@ -107,12 +103,12 @@ export class ScriptedFarm implements FarmClient {
     for (const d of this.doorbells) d.onError(e);
   }
 
-  /** The current doorbell value: the offers the test made, the cancels it requested, its resync flag. */
+  /** The current doorbell value: the offers the test made, the cancels it requested (a resync the test rings itself). */
   value(): DoorbellValue {
     return {
       offers: this.offered.map((jobId) => ({ jobId: jobId as JobId, expiresAt: Date.now() + 5_000 })),
       cancel: [...this.leases.values()].filter((l) => l.cancel).map((l) => l.job.jobId),
-      resync: this.resync,
+      resync: false,
     };
   }
 
@@ -147,7 +143,7 @@ export class ScriptedFarm implements FarmClient {
     return answer(() => {
       if (stopping) this.record("ready", capabilities, slots, stopping);
       else this.record("ready", capabilities, slots);
-      return { waitingFor: this.waitingFor };
+      return { waitingFor: 0 };
     });
   }
 
