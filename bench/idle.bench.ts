@@ -16,7 +16,7 @@ import { X11IdleSource } from "../extension/policy/idle/x11IdleSource";
 import { workWhileAway } from "../extension/policy/idle/workWhileAway";
 import { Worker } from "../extension/worker/worker";
 import { startSessionBus, startStandIn, startXvfb, stopAll, xdotool } from "../test/engine/idle/desktop";
-import { FakeFarm } from "../test/unit/worker/fakeFarm";
+import { ScriptedFarm } from "../test/unit/worker/scriptedFarm";
 import { saveFigures } from "./results";
 
 /** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
@@ -79,9 +79,9 @@ describe.runIf(process.platform === "linux")("machine-wide idle", () => {
   it(`freezes ${JOBS} running jobs after a synthetic key press; probes cost little while the owner is away`, async () => {
     const display = await startXvfb();
     const { registry, pool } = createBuiltinRegistry({ ollama: false, pool: { maxIdle: JOBS } });
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const worker = new Worker({ client: farm, handlers: registry, concurrency: JOBS, suspendLimitMs: 60 * 60_000, onlyCapabilities: ["demo.primes"] });
-    for (let i = 0; i < JOBS; i++) farm.add("demo.primes", { n: PRIMES_MAX_N }, 120_000);
+    for (let i = 0; i < JOBS; i++) farm.offer("demo.primes", { n: PRIMES_MAX_N }, 120_000);
     const started = worker.start();
     const follow = workWhileAway(worker, new MachineIdle([new X11IdleSource(display)]), AWAY_AFTER_MS, () => undefined);
     await started;

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createBuiltinRegistry } from "../extension/handlers";
 import { PRIMES_MAX_N } from "../extension/handlers/impl/primes";
 import { Worker } from "../extension/worker/worker";
-import { FakeFarm } from "../test/unit/worker/fakeFarm";
+import { ScriptedFarm } from "../test/unit/worker/scriptedFarm";
 import { saveFigures } from "./results";
 
 /** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
@@ -46,9 +46,9 @@ describe.runIf(process.platform === "linux")("suspension", () => {
   afterAll(() => pool.close());
 
   it(`freezes ${JOBS} demo.primes jobs at once and thaws them at once; a frozen job uses no CPU`, async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const worker = new Worker({ client: farm, handlers: registry, concurrency: JOBS, suspendLimitMs: 60 * 60_000, onlyCapabilities: ["demo.primes"] });
-    for (let i = 0; i < JOBS; i++) farm.add("demo.primes", { n: PRIMES_MAX_N }, 60_000);
+    for (let i = 0; i < JOBS; i++) farm.offer("demo.primes", { n: PRIMES_MAX_N }, 60_000);
     await worker.start();
     for (let i = 0; i < 1_200 && !(worker.snapshot().running.length === JOBS && worker.snapshot().running.every((r) => (r.progress ?? 0) > 0)); i++) await sleep(50);
     const pids = pool.pids;

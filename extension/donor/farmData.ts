@@ -5,6 +5,7 @@ import type { FarmConnection } from "./farmConnection";
 import { describeError, type DescribedError } from "../worker/errors";
 import { DONOR_VIEW_QUERIES } from "./viewQueries";
 import { CONNECT_GRACE_MS, type FarmFacts } from "../donorState/deriveDonorState";
+import { connectionChanged, firstConnectMissed, opened, type ConnectionHistory } from "../donorState/connectionHistory";
 
 export type Overview = FunctionReturnType<typeof api.farm.overview>;
 
@@ -20,8 +21,8 @@ export class FarmData implements vscode.Disposable {
   private overview: Overview | undefined;
   private answeredAt: number | undefined;
   private error: DescribedError | undefined;
-  private everConnected = false;
-  private downSince: number | undefined;
+  /** The subscription's connection since it was made; undefined while nobody watches. */
+  private connectionHistory: ConnectionHistory | undefined;
   private users = 0;
   private unsubscribe: (() => void) | undefined;
   /** A farm that never answers: after CONNECT_GRACE_MS it is down, not loading. */
@@ -35,7 +36,7 @@ export class FarmData implements vscode.Disposable {
       watched: this.users > 0,
       ...(this.overview ? { overview: this.overview, answeredAt: this.answeredAt } : {}),
       ...(this.error ? { error: this.error } : {}),
-      ...(this.downSince === undefined ? {} : { downSince: this.downSince }),
+      ...(this.connectionHistory?.kind === "down" ? { downSince: this.connectionHistory.since } : {}),
     };
   }
 
@@ -65,12 +66,11 @@ export class FarmData implements vscode.Disposable {
   }
 
   private subscribe(): void {
-    this.everConnected = false;
-    this.downSince = undefined;
+    this.connectionHistory = opened(Date.now());
     this.connectTimer = setTimeout(() => {
       this.connectTimer = undefined;
-      if (this.everConnected || this.downSince !== undefined) return;
-      this.downSince = Date.now() - CONNECT_GRACE_MS;
+      if (this.connectionHistory?.kind !== "never") return;
+      this.connectionHistory = firstConnectMissed(this.connectionHistory);
       this.error ??= { kind: "unreachable", message: "could not connect to the farm" };
       this.changed.fire();
     }, CONNECT_GRACE_MS);
@@ -93,13 +93,9 @@ export class FarmData implements vscode.Disposable {
   }
 
   private onConnection(connected: boolean): void {
-    if (connected) {
-      this.everConnected = true;
-      this.downSince = undefined;
-      if (this.error?.kind === "unreachable") this.error = undefined;
-    } else if (this.everConnected) {
-      this.downSince ??= Date.now();
-    }
+    if (!this.connectionHistory) return;
+    this.connectionHistory = connectionChanged(this.connectionHistory, connected, Date.now());
+    if (connected && this.error?.kind === "unreachable") this.error = undefined;
     this.changed.fire();
   }
 
@@ -108,6 +104,6 @@ export class FarmData implements vscode.Disposable {
     this.connectTimer = undefined;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    this.downSince = undefined;
+    this.connectionHistory = undefined;
   }
 }

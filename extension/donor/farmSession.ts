@@ -8,6 +8,7 @@ import { freezesJobs, type PolicyDecision } from "../policy/policy";
 import { GpuGuard } from "../policy/gpuGuard";
 import { jobRows, type DonorFacts, type EngineFacts } from "../donorState/deriveDonorState";
 import { refusedKeyText } from "../donorState/donorStateText";
+import { connectionChanged, opened, type ConnectionHistory } from "../donorState/connectionHistory";
 
 /**
  * `suspendOnReturn`: freeze running jobs while the owner uses the machine (light and medium presets);
@@ -28,9 +29,8 @@ export class FarmSession implements vscode.Disposable {
   private target: SessionTarget | undefined;
   /** Why the engine last stopped on its own, and with which key (kept until it starts again). */
   private lastStop: { reason: StopReason; apiKey: string } | undefined;
-  /** The worker's connection: up at least once since it started, and since when it is down. */
-  private everConnected = false;
-  private disconnectedSince: number | undefined;
+  /** The worker's connection since it started. */
+  private connectionHistory: ConnectionHistory = opened(Date.now());
   private pending: { target: SessionTarget | undefined; decision: PolicyDecision } | undefined;
   private applying: Promise<void> | undefined;
   /** What this machine gave in this window, across every start and stop of the engine. */
@@ -108,9 +108,7 @@ export class FarmSession implements vscode.Disposable {
     const frozenSince = snap.running.flatMap((j) => (j.suspendedSince === undefined ? [] : [j.suspendedSince]));
     return {
       phase: snap.state,
-      connected: snap.connected,
-      everConnected: this.everConnected,
-      ...(this.disconnectedSince === undefined ? {} : { disconnectedSince: this.disconnectedSince }),
+      connection: this.connectionHistory,
       pausedByPolicy: snap.pausedBy === "caller",
       ...(snap.reason === undefined ? {} : { reason: snap.reason }),
       jobs: jobRows(snap.running),
@@ -185,8 +183,7 @@ export class FarmSession implements vscode.Disposable {
 
   private async begin(target: SessionTarget): Promise<void> {
     this.lastStop = undefined;
-    this.everConnected = false;
-    this.disconnectedSince = Date.now();
+    this.connectionHistory = opened(Date.now());
     const lease = this.connection.acquire();
     if (!lease) return;
     let worker: Worker;
@@ -232,10 +229,7 @@ export class FarmSession implements vscode.Disposable {
         this.onChange();
       }),
       worker.on("connection", (e) => {
-        if (this.worker === worker) {
-          this.everConnected ||= e.connected;
-          this.disconnectedSince = e.connected ? undefined : Date.now();
-        }
+        if (this.worker === worker) this.connectionHistory = connectionChanged(this.connectionHistory, e.connected, Date.now());
         this.log.info(e.connected ? "Connected to the farm" : "Lost the connection to the farm; reconnecting");
         this.onChange();
       }),

@@ -1,6 +1,7 @@
 import type * as vscode from "vscode";
 import { ConvexClient } from "convex/browser";
 import type { FunctionReference } from "convex/server";
+import { connectionChanged, opened } from "../donorState/connectionHistory";
 
 /** The farm a key belongs to, and the key every call sends as `apiKey`. */
 export type Credential = { url: string; apiKey: string };
@@ -82,15 +83,14 @@ export class KeyedConnection implements vscode.Disposable {
   watchConnection(listener: (connected: boolean) => void, firstConnectMs = 15_000): (() => void) | undefined {
     const lease = this.acquire();
     if (!lease) return undefined;
-    let last = lease.client.connectionState().isWebSocketConnected;
-    let ever = last;
-    if (last) listener(true);
-    const neverConnected = setTimeout(() => !ever && listener(false), firstConnectMs);
-    const unsubscribe = lease.client.subscribeToConnectionState((state) => {
-      if (state.isWebSocketConnected === last) return;
-      last = state.isWebSocketConnected;
-      ever ||= last;
-      listener(last);
+    const upNow = lease.client.connectionState().isWebSocketConnected;
+    let history = connectionChanged(opened(Date.now()), upNow, Date.now());
+    if (upNow) listener(true);
+    const neverConnected = setTimeout(() => history.kind === "never" && listener(false), firstConnectMs);
+    const unsubscribe = lease.client.subscribeToConnectionState(({ isWebSocketConnected: up }) => {
+      if (up === (history.kind === "online")) return;
+      history = connectionChanged(history, up, Date.now());
+      listener(up);
     });
     return () => {
       clearTimeout(neverConnected);

@@ -3,6 +3,7 @@
  * the farm's data say. Unit-tested without VS Code (test/unit/donorState/deriveDonorState.test.ts).
  */
 import type { PauseCause, PolicyDecision } from "../policy/policy";
+import type { ConnectionHistory } from "./connectionHistory";
 import { jobLabel, type AppLabel } from "../worker/jobLabel";
 import { canRunAll, capabilitiesNobodyOffers } from "../../convex/contract";
 import type { Contribution, DonorState, WeekCredit, FarmFigures, FarmState, Headline, HeadlineKind, PolicyState, Problem, RunningJob, SettingFix, ToggleAction } from "./donorState";
@@ -10,11 +11,8 @@ import type { Contribution, DonorState, WeekCredit, FarmFigures, FarmState, Head
 /** The engine while a worker exists in this window. */
 export type EngineFacts = {
   phase: "running" | "paused" | "draining" | "stopping";
-  connected: boolean;
-  /** It was connected at least once since it started. */
-  everConnected: boolean;
-  /** When it lost the connection (or started, while never connected). */
-  disconnectedSince?: number;
+  /** Its connection to the farm since it started. */
+  connection: ConnectionHistory;
   /** Paused because the policy said so (otherwise the engine paused itself). */
   pausedByPolicy: boolean;
   /** The worker's own reason for its state (why it paused itself). */
@@ -149,9 +147,10 @@ function headline(f: DonorFacts): Headline {
   if (!e) return f.stopped ? { kind: "stopped", reason: f.stopped.reason } : { kind: "starting" };
   if (e.suspendedSince !== undefined) return { kind: "suspended", jobs, since: e.suspendedSince };
   if (e.phase === "paused" && !e.pausedByPolicy) return { kind: "autoPaused", jobs, reason: e.reason ?? "paused" };
-  if (!e.connected) {
-    const since = e.disconnectedSince ?? f.now;
-    if (e.everConnected || f.now - since >= CONNECT_GRACE_MS) return { kind: "offline", jobs, since, problem: offlineProblem(f, e.everConnected) };
+  const c = e.connection;
+  if (c.kind === "down") return { kind: "offline", jobs, since: c.since, problem: offlineProblem(f, true) };
+  if (c.kind === "never") {
+    if (f.now - c.since >= CONNECT_GRACE_MS) return { kind: "offline", jobs, since: c.since, problem: offlineProblem(f, false) };
     return { kind: "starting" };
   }
   return jobs > 0 ? { kind: "working", jobs } : { kind: "waiting" };

@@ -3,12 +3,13 @@ import { TIMING } from "../../convex/contract";
 import { Backoff } from "./backoff";
 import { ClaimLoop } from "./claimLoop";
 import type { Clock } from "./clock";
-import { decorate, type ClaimedJob, type Slots } from "./farmClient";
+import { decorate, type ClaimedJob } from "./farmClient";
 import { FarmLink } from "./farmLink";
 import { Holds } from "./holds";
 import type { JobOutcome, JobRun, JobRunOptions } from "./jobRun";
 import { JobTable } from "./jobTable";
 import { PresenceReporter } from "./presence";
+import { SlotDeclaration } from "./slotDeclaration";
 import { keyRefusalOf, type StopReason } from "./stopReason";
 import type { WorkerEvents, WorkerOptions, WorkerStatus } from "./workerTypes";
 
@@ -19,29 +20,37 @@ export type EngineSide = {
   live(): boolean;
   concurrency(): number;
   capabilities(): string[];
-  slotsNow(): Slots;
   emit<K extends keyof WorkerEvents>(name: K, event: WorkerEvents[K]): void;
   stop(reason: StopReason): void;
   /** True when the error stopped the engine. */
   serverError(e: unknown, what: string): boolean;
-  declare(): void;
   startJob(job: ClaimedJob): void;
   jobEnded(run: JobRun, outcome: JobOutcome): void;
 };
 
 /**
  * The engine's parts, wired to each other and to the engine: the client every call goes through (a refused key
- * stops the engine; each job's end says the free slots), the claim loop, the holds, the job table, the
- * subscription and the presence reporter.
+ * stops the engine; each job's end says the free slots), the slot declaration, the claim loop, the holds, the job
+ * table, the subscription and the presence reporter.
  */
 export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions: JobRunOptions, engine: EngineSide) {
   const freeMemory = options.freeMemoryMB ?? (() => Math.floor(freemem() / (1024 * 1024)));
   const client = decorate(options.client, {
-    args: (name, args) => (name === "complete" || name === "fail" || name === "release" ? { ...args, slots: engine.slotsNow() } : args),
+    args: (name, args) => (name === "complete" || name === "fail" || name === "release" ? { ...args, slots: slots.now() } : args),
     onError: (_name, e) => {
       const refused = keyRefusalOf(e);
       if (refused) engine.stop(refused);
     },
+  });
+  const slots: SlotDeclaration = new SlotDeclaration({
+    client,
+    clock,
+    state: () => engine.status().state,
+    concurrency: () => engine.concurrency(),
+    capabilities: () => engine.capabilities(),
+    running: () => jobs.size,
+    memoryHeld: () => holds.memoryHeld,
+    failed: (e) => void engine.serverError(e, "ready"),
   });
   const claims: ClaimLoop = new ClaimLoop({
     client,
@@ -49,7 +58,7 @@ export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions:
     backoff: new Backoff(options.claimBackoffMs ?? 500, 30_000),
     capabilities: () => engine.capabilities(),
     freeSlots: () => (engine.status().state === "running" && !holds.memoryHeld ? engine.concurrency() - jobs.size : undefined),
-    declare: () => engine.declare(),
+    declare: () => void slots.declare(),
     start: (job) => engine.startJob(job),
     failed: (e) => engine.serverError(e, "claim"),
   });
@@ -98,5 +107,5 @@ export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions:
     live: () => engine.live(),
     failed: (e, what) => void engine.serverError(e, what),
   });
-  return { client, claims, holds, jobs, link, presence };
+  return { claims, holds, jobs, link, presence, slots };
 }

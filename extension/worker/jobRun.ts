@@ -35,6 +35,12 @@ export type JobRunOptions = {
   checkpointEveryMs?: number;
 };
 
+/**
+ * One run's life as one state (instead of an "ended" flag beside an abort reason and a frozen-since time): running,
+ * aborting for a reason, or ended; while not ended, frozen since when (the machine's owner is back).
+ */
+type RunPhase = { kind: "running"; frozenSince?: number } | { kind: "aborting"; reason: AbortReason; frozenSince?: number } | { kind: "ended" };
+
 /** An app's own time limit ends its run first (with a clear error); the engine's backstop comes this much later. */
 const APP_TIMEOUT_SLACK_MS = 10_000;
 
@@ -59,15 +65,13 @@ export class JobRun {
   progress: number | undefined;
   status: string | undefined;
   private readonly controller = new AbortController();
-  private abortReason: AbortReason | undefined;
+  private phase: RunPhase = { kind: "running" };
   private readonly heartbeat: Heartbeat;
   private readonly batcher: OutputBatcher;
   private readonly checkpoints: CheckpointUploader;
-  private ended = false;
   /** The CPU time the handler's process reported, sent with the job's end (the donor's credit). */
   private cpuMs: number | undefined;
   private freezer: Freezer | undefined;
-  private suspendedAt: number | undefined;
   private suspendLimitTimer: ReturnType<typeof setTimeout> | undefined;
   /** The per-job time limit: it does not run while the job is frozen. */
   private readonly timeLimit: TimeLimit;
@@ -83,12 +87,12 @@ export class JobRun {
     this.heartbeat = new Heartbeat({
       everyMs: this.heartbeatEveryMs,
       send: () => {
-        const suspended = this.suspendedAt !== undefined || undefined;
+        const suspended = this.suspendedSince !== undefined || undefined;
         return client.heartbeat({ leaseId: job.leaseId, progress: this.progress, status: this.status, suspended });
       },
       answered: (answer) => answer?.cancel && this.abort("cancel"),
       failed: (e) => this.onWriteError(e, "heartbeat"),
-      goOn: () => !this.ended && (!this.abortReason || this.abortReason === "timeout"),
+      goOn: () => this.phase.kind === "running" || this.abortReason === "timeout",
     });
     this.batcher = new OutputBatcher((chunk) => client.output({ leaseId: job.leaseId, chunk }).then(() => undefined), {
       maxChunkChars: options.maxChunkChars,
@@ -107,15 +111,23 @@ export class JobRun {
 
   /** Abort the handler. `cancel`: the server canceled it; `stop`/`yield`: give it back to the queue. */
   abort(reason: AbortReason): void {
-    if (this.abortReason || this.ended) return;
-    this.abortReason = reason;
+    if (this.phase.kind !== "running") return;
+    this.phase = { kind: "aborting", reason, frozenSince: this.phase.frozenSince };
     this.clearSuspendLimit();
     this.controller.abort(new Error(abortMessage(reason, this.timeoutMs)));
   }
 
   /** Since when this job is frozen, or undefined while it runs. */
   get suspendedSince(): number | undefined {
-    return this.suspendedAt;
+    return this.phase.kind === "ended" ? undefined : this.phase.frozenSince;
+  }
+
+  private get ended(): boolean {
+    return this.phase.kind === "ended";
+  }
+
+  private get abortReason(): AbortReason | undefined {
+    return this.phase.kind === "aborting" ? this.phase.reason : undefined;
   }
 
   /**
@@ -123,11 +135,11 @@ export class JobRun {
    * say so. Returns false when it cannot be frozen (its handler gave no freezer): the caller gives it back.
    */
   suspend(): boolean {
-    if (this.ended || this.abortReason) return true;
+    if (this.phase.kind !== "running") return true;
     if (!this.freezer) return false;
-    if (this.suspendedAt !== undefined) return true;
+    if (this.phase.frozenSince !== undefined) return true;
     this.freezer.freeze();
-    this.suspendedAt = Date.now();
+    this.phase = { kind: "running", frozenSince: Date.now() };
     this.timeLimit.pause();
     this.armSuspendLimit();
     this.heartbeat.now();
@@ -136,13 +148,13 @@ export class JobRun {
 
   /** The donor changed the suspend limit: a job frozen now is held to the new one, counted from when it froze. */
   suspendLimitChanged(): void {
-    if (this.suspendedAt === undefined || this.ended || this.abortReason) return;
+    if (this.phase.kind !== "running" || this.phase.frozenSince === undefined) return;
     this.clearSuspendLimit();
     this.armSuspendLimit();
   }
 
   private armSuspendLimit(): void {
-    const left = Math.max(0, (this.suspendedAt ?? Date.now()) + this.options.suspendLimitMs - Date.now());
+    const left = Math.max(0, (this.suspendedSince ?? Date.now()) + this.options.suspendLimitMs - Date.now());
     this.suspendLimitTimer = setTimeout(() => {
       this.suspendLimitTimer = undefined;
       this.abort("yield");
@@ -151,10 +163,10 @@ export class JobRun {
 
   /** Thaw a frozen job: it runs on where it stopped. */
   thaw(): void {
-    if (this.suspendedAt === undefined) return;
-    this.suspendedAt = undefined;
+    if (this.phase.kind === "ended" || this.phase.frozenSince === undefined) return;
+    this.phase = { ...this.phase, frozenSince: undefined };
     this.clearSuspendLimit();
-    if (this.ended || this.abortReason) return;
+    if (this.phase.kind !== "running") return;
     this.freezer?.thaw();
     this.timeLimit.run();
     this.heartbeat.now();
@@ -252,8 +264,7 @@ export class JobRun {
 
   /** Report the outcome to the server. Rewrites it when the server's answer changes what happened. */
   private async finish(outcome: JobOutcome): Promise<JobOutcome> {
-    this.ended = true;
-    this.suspendedAt = undefined;
+    this.phase = { kind: "ended" };
     this.clearSuspendLimit();
     // A run that ends without its result leaves the job to another: its latest checkpoint goes first.
     if (outcome.kind === "released" || (outcome.kind === "failed" && outcome.retryable)) await this.checkpoints.flush();

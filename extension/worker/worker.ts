@@ -3,20 +3,18 @@ import type { ClaimLoop } from "./claimLoop";
 import { realClock, type Clock } from "./clock";
 import { errorCode, errorMessage } from "./errors";
 import { TypedEmitter } from "./events";
-import type { ClaimedJob, FarmClient, Slots } from "./farmClient";
+import type { ClaimedJob } from "./farmClient";
 import type { FarmLink } from "./farmLink";
 import type { Holds } from "./holds";
 import type { JobOutcome, JobRun, JobRunOptions } from "./jobRun";
 import { finishedEvent, type JobTable } from "./jobTable";
 import { assembleEngine } from "./engineParts";
 import type { PresenceReporter } from "./presence";
+import type { SlotDeclaration } from "./slotDeclaration";
 import { stopFor, stopText, type StopReason } from "./stopReason";
 import { advertised, jobRunOptions, type WorkerEvents, type WorkerOptions, type WorkerSnapshot, type WorkerState, type WorkerStatus } from "./workerTypes";
 
 export type { WorkerEvents, WorkerOptions, WorkerSnapshot, WorkerState, WorkerStatus, RunningJobView } from "./workerTypes";
-
-/** How long a stopping engine waits for its last "take nothing more" to reach the server. */
-const STOP_DECLARE_WAIT_MS = 2_000;
 
 export const MAX_CONCURRENCY = LIMITS.maxConcurrentJobs;
 
@@ -30,14 +28,13 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   private _concurrency: number;
   private capabilities: string[] = [];
   private readonly clock: Clock;
-  /** The client every call goes through: a refused key stops the engine, and each job's end says the free slots. */
-  private readonly client: FarmClient;
   private readonly runOptions: JobRunOptions;
   private readonly jobs: JobTable;
   private readonly claims: ClaimLoop;
   private readonly holds: Holds;
   private readonly presence: PresenceReporter;
   private readonly link: FarmLink;
+  private readonly slots: SlotDeclaration;
   private stopped: Promise<void> | undefined;
   private readonly idleWaiters: Array<() => void> = [];
 
@@ -51,15 +48,13 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       live: () => this.live,
       concurrency: () => this._concurrency,
       capabilities: () => this.capabilities,
-      slotsNow: () => this.slotsNow(),
       emit: (name, event) => this.emit(name, event),
       stop: (reason) => void this.stop(reason),
       serverError: (e, what) => this.onServerError(e, what),
-      declare: () => void this.declare(),
       startJob: (job) => this.startJob(job),
       jobEnded: (run, outcome) => this.onJobEnd(run, outcome),
     });
-    ({ client: this.client, claims: this.claims, holds: this.holds, jobs: this.jobs, link: this.link, presence: this.presence } = parts);
+    ({ claims: this.claims, holds: this.holds, jobs: this.jobs, link: this.link, presence: this.presence, slots: this.slots } = parts);
   }
 
   get state(): WorkerState {
@@ -137,7 +132,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       this.claims.holdRetry();
       this.setStatus({ state: "draining" });
       if (this.jobs.size === 0) return this.stop({ kind: "drained" });
-      if (state === "running") void this.declare();
+      if (state === "running") void this.slots.declare();
     }
     if (this.status.state === "stopped") return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
@@ -162,7 +157,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.capabilities = next;
     this.emit("capabilities", { capabilities: [...next] });
     if (next.length === 0) this.pauseBy("engine", "no handler capabilities to offer", false);
-    else void this.declare();
+    else void this.slots.declare();
     return next;
   }
 
@@ -181,7 +176,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
   setConcurrency(n: number): void {
     const before = this._concurrency;
     this._concurrency = checkConcurrency(n);
-    if (this._concurrency !== before && this.status.state === "running") void this.declare();
+    if (this._concurrency !== before && this.status.state === "running") void this.slots.declare();
     this.claims.next();
   }
 
@@ -199,7 +194,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     if (this.status.state === "running") {
       this.claims.holdRetry();
       this.setStatus({ state: "paused", by, reason });
-      void this.declare();
+      void this.slots.declare();
     } else if (this.status.state !== "paused") {
       return;
     }
@@ -218,7 +213,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     await this.jobs.abortAll();
     // Out of every waiting line, offers handed back: no offer waits out its time on a stopped engine. With a
     // refused key nothing more can be said.
-    if (wasStarted && reason.kind !== "keyRefused") await this.declareBeforeStop();
+    if (wasStarted && reason.kind !== "keyRefused") await this.slots.beforeStop();
     this.link.close();
     this.claims.reset();
     this.setStatus({ state: "stopped", stop: reason });
@@ -227,30 +222,6 @@ export class Worker extends TypedEmitter<WorkerEvents> {
 
   private async advertisedCapabilities(): Promise<string[]> {
     return advertised(await this.options.handlers.capabilities(), this.options.onlyCapabilities);
-  }
-
-  /** How many jobs this engine runs at once right now, as the server should count it. */
-  private slotsNow(): Slots {
-    if (this.status.state !== "running") return 0;
-    // Waiting for memory: no free slot until the machine has it.
-    return this.holds.memoryHeld ? Math.min(this._concurrency, this.jobs.size) : this._concurrency;
-  }
-
-  /** Tell the server how many jobs this engine runs at once now (it waits for offers for what is free). */
-  private declare(stopping = false): Promise<void> {
-    const args = { capabilities: this.capabilities, slots: this.slotsNow(), ...(stopping ? { stopping } : {}) };
-    return this.client.ready(args).then(
-      () => undefined,
-      (e: unknown) => void this.onServerError(e, "ready"),
-    );
-  }
-
-  /** On the way out, with a bound: a stop must not hang on a connection that is gone. */
-  private async declareBeforeStop(): Promise<void> {
-    let timer: unknown;
-    const bound = new Promise<void>((resolve) => (timer = this.clock.setTimeout(resolve, STOP_DECLARE_WAIT_MS)));
-    await Promise.race([this.declare(true), bound]);
-    this.clock.clearTimeout(timer);
   }
 
   private startJob(job: ClaimedJob): void {
@@ -270,7 +241,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     if (this.jobs.size === 0 && this.status.state === "draining") void this.stop({ kind: "drained" });
     // A job that ended without a last write (its lease went stale, or the write failed) told the server
     // nothing about this engine's free slot: say it now.
-    if (outcome.kind === "lost" && this.status.state === "running") void this.declare();
+    if (outcome.kind === "lost" && this.status.state === "running") void this.slots.declare();
     this.claims.next();
   }
 

@@ -3,6 +3,7 @@ import type { Id } from "../../convex/_generated/dataModel";
 import { convexFarmClient, decorate, type CallName, type FarmClient } from "../../extension/worker/farmClient";
 import type { HandlerSource } from "../../extension/worker/handler";
 import { Worker, type WorkerOptions } from "../../extension/worker/worker";
+import { api } from "../../convex/_generated/api";
 import { connect, jobsOf, sleep, startFarm, stopFarm, submit, waitForJobs, type Farm } from "./helpers";
 
 /** In-process handlers (no child processes: these tests are about what the engine says, not how jobs run). */
@@ -102,5 +103,66 @@ describe("the engine under the server's offer rules", () => {
     await sleep(500);
     expect(worker.snapshot().running).toHaveLength(1);
     expect((await jobsOf(farm, [second]))[0].status).toBe("pending");
+  });
+
+  it("a raised concurrency is declared, and the server offers the new slots", async () => {
+    farm = await startFarm(1, 4);
+    const { client, sent } = recorded(farm, 0);
+    const worker = engine(farm, client, { concurrency: 1, onlyCapabilities: ["test.hangs"] });
+    await worker.start();
+    await submit(farm, Array.from({ length: 4 }, () => ({ type: "test.hangs" })));
+    await until(() => worker.snapshot().running.length === 1, "the first job running");
+    await sleep(300);
+    expect(worker.snapshot().running).toHaveLength(1);
+    worker.setConcurrency(3);
+    await until(() => worker.snapshot().running.length === 3, "three jobs running");
+    expect(sent("ready").map((c) => c.args)).toEqual([{ capabilities: ["test.hangs"], slots: 3 }]);
+  });
+
+  it("paused, it is offered nothing; resumed, it claims in full and runs what waited", async () => {
+    farm = await startFarm(1, 4);
+    const { client, sent } = recorded(farm, 0);
+    const worker = engine(farm, client, { concurrency: 2, onlyCapabilities: ["demo.echo"] });
+    await worker.start();
+    await until(async () => (await wants(farm, farm.seeded.workerIds[0])) === 2, "waiting for two");
+    worker.pause("user");
+    await until(async () => (await wants(farm, farm.seeded.workerIds[0])) === 0, "wanting nothing while paused");
+    const [id] = await submit(farm, [{ type: "demo.echo", payload: 1 }]);
+    await sleep(500);
+    expect((await jobsOf(farm, [id]))[0].status).toBe("pending");
+    expect(sent("claim")).toHaveLength(1);
+    worker.resume();
+    await waitForJobs(farm, [id]);
+    expect(sent("claim").map((c) => c.args.max)).toEqual([2, 2]); // at start, and in full on resuming
+    await until(async () => (await wants(farm, farm.seeded.workerIds[0])) === 2, "waiting for two again");
+  });
+
+  it("a clean stop takes it out of the waiting lines at once", async () => {
+    farm = await startFarm(1, 4);
+    const { client, sent } = recorded(farm, 0);
+    const worker = engine(farm, client, { concurrency: 2, onlyCapabilities: ["demo.echo"] });
+    await worker.start();
+    await until(async () => (await wants(farm, farm.seeded.workerIds[0])) === 2, "waiting for two");
+    await worker.stop();
+    expect(sent("ready").map((c) => c.args)).toEqual([{ capabilities: ["demo.echo"], slots: 0, stopping: true }]);
+    expect(await wants(farm, farm.seeded.workerIds[0])).toBe(0);
+    const [id] = await submit(farm, [{ type: "demo.echo", payload: 1 }]);
+    await sleep(300);
+    expect((await jobsOf(farm, [id]))[0].status).toBe("pending");
+  });
+
+  it("a delayed job arrives as an offer once due: the idle engine keeps no timer for it and makes no call meanwhile", async () => {
+    farm = await startFarm(1, 4);
+    const { client, calls } = recorded(farm, 0);
+    const worker = engine(farm, client, { onlyCapabilities: ["demo.echo"] });
+    await worker.start();
+    await until(async () => (await wants(farm, farm.seeded.workerIds[0])) === 1, "waiting");
+    const submitted = Date.now();
+    const [id] = await connect(farm).mutation(api.jobs.submitBatch, { clientKey: farm.seeded.clientKey, jobs: [{ type: "demo.echo", payload: 7, delayMs: 1_000 }] });
+    await sleep(500);
+    expect(calls.map((c) => c.name)).toEqual(["claim"]);
+    await waitForJobs(farm, [id]);
+    expect(Date.now() - submitted).toBeGreaterThanOrEqual(1_000);
+    expect(calls.map((c) => c.name)).toEqual(["claim", "claim", "complete"]);
   });
 });

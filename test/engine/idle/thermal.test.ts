@@ -10,7 +10,7 @@ import { decide, freezesJobs } from "../../../extension/policy/policy";
 import { HeatGate, HeatWatch, readThermal } from "../../../extension/policy/thermal";
 import { Worker } from "../../../extension/worker/worker";
 import { policyInputs } from "../../unit/policy/inputs";
-import { FakeFarm } from "../../unit/worker/fakeFarm";
+import { ScriptedFarm } from "../../unit/worker/scriptedFarm";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -36,9 +36,9 @@ describe.runIf(process.platform === "linux")("the CPU temperature limit, on a fa
     setCelsius(70);
 
     const { registry, pool } = createBuiltinRegistry({ ollama: false, pool: { maxIdle: 1 } });
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const worker = new Worker({ client: farm, handlers: registry, concurrency: 1, suspendLimitMs: 60 * 60_000, onlyCapabilities: ["demo.primes"] });
-    farm.add("demo.primes", { n: PRIMES_MAX_N }, 60_000);
+    farm.offer("demo.primes", { n: PRIMES_MAX_N }, 60_000);
     const reasons: string[] = [];
     // as the donor does: the gate's verdict goes through the policy; the full preset (no freeze on return) still freezes for heat
     const watch = new HeatWatch(

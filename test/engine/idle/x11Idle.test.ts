@@ -9,7 +9,7 @@ import { defaultIdleSources, MachineIdle } from "../../../extension/policy/idle/
 import { X11IdleSource } from "../../../extension/policy/idle/x11IdleSource";
 import { workWhileAway } from "../../../extension/policy/idle/workWhileAway";
 import { Worker } from "../../../extension/worker/worker";
-import { FakeFarm } from "../../unit/worker/fakeFarm";
+import { ScriptedFarm } from "../../unit/worker/scriptedFarm";
 import { output, startXvfb, stopAll, xdotool } from "./desktop";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -76,9 +76,9 @@ describe.runIf(process.platform === "linux")("machine-wide idle on X11 (Xvfb)", 
 
   it("an engine works while the display is idle and freezes its running job within 1.2 s of a key press", async () => {
     const { registry, pool } = createBuiltinRegistry({ ollama: false, pool: { maxIdle: 1 } });
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const worker = new Worker({ client: farm, handlers: registry, concurrency: 1, suspendLimitMs: 60 * 60_000, onlyCapabilities: ["demo.primes"] });
-    farm.add("demo.primes", { n: PRIMES_MAX_N }, 60_000);
+    farm.offer("demo.primes", { n: PRIMES_MAX_N }, 60_000);
     const log: string[] = [];
     await xdotool(display, "key", "shift");
     // as the CLI does: started, then held until the machine is idle (start takes its state synchronously)

@@ -15,7 +15,7 @@ import { echoStdin, endlessLoop } from "./hostileApps";
 const pin = (bytes: Uint8Array, timeoutMs = 30_000): AppPin => ({ name: "test-app", version: 1, sha256: sha256(bytes), memoryMB: 64, timeoutMs });
 
 /** A farm whose module route serves these modules as versions 1, 2, …, recording downloads; `hold` holds them until `release`. */
-function fakeFarm(modules: Uint8Array[]) {
+function moduleRoute(modules: Uint8Array[]) {
   const downloads: string[] = [];
   let open: () => void = () => undefined;
   let gate = Promise.resolve();
@@ -47,7 +47,7 @@ describe("the apps runtime keeps one module cache across settings reloads", { ti
   it("a reload while a module downloads shares that download: the new handler's job downloads nothing more", async () => {
     const echo = echoStdin();
     const app = pin(echo);
-    const farm = fakeFarm([echo]);
+    const farm = moduleRoute([echo]);
     const runtime = new AppsRuntime(pool, { stateDir: join(dir, "one") });
     farm.hold();
     const before = runtime.handlerFor(farm.access);
@@ -70,7 +70,7 @@ describe("the apps runtime keeps one module cache across settings reloads", { ti
     // version 1 loops until canceled, version 2 echoes; a cache of one byte keeps only what is in use
     const looping = { ...pin(loop, 60_000), version: 1 };
     const echoing = { ...pin(echo), version: 2 };
-    const farm = fakeFarm([loop, echo]);
+    const farm = moduleRoute([loop, echo]);
     const runtime = new AppsRuntime(pool, { stateDir: join(dir, "two"), cacheBytes: 1 });
     const loopPath = join(dir, "two", "app-modules", `${looping.sha256}.wasm`);
     const held = fakeCtx("long");

@@ -138,4 +138,18 @@ describe("a keyed connection", () => {
     stop();
     expect(made[0].closed).toBe(true);
   });
+
+  it("watchConnection: a connection that came up and went down within the first-connect wait is not said offline twice", () => {
+    vi.useFakeTimers();
+    const connection = new KeyedConnection(() => ({ url: "https://a.example", apiKey: "fh_o_key" }), "no key");
+    const seen: boolean[] = [];
+    const stop = connection.watchConnection((c) => seen.push(c), 15_000)!;
+    made[0].setConnected(false); // still not up: nothing to say yet
+    made[0].setConnected(true);
+    made[0].setConnected(false);
+    made[0].setConnected(false);
+    vi.advanceTimersByTime(15_000);
+    expect(seen).toEqual([true, false]);
+    stop();
+  });
 });

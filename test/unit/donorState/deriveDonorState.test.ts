@@ -23,7 +23,7 @@ const overview = (over: Partial<OverviewFacts> = {}): OverviewFacts => ({
   ...over,
 });
 
-const engine = (over: Partial<EngineFacts> = {}): EngineFacts => ({ phase: "running", connected: true, everConnected: true, pausedByPolicy: false, jobs: [], ...over });
+const engine = (over: Partial<EngineFacts> = {}): EngineFacts => ({ phase: "running", connection: { kind: "online" }, pausedByPolicy: false, jobs: [], ...over });
 
 const facts = (over: Partial<DonorFacts> = {}): DonorFacts => ({
   now: NOW,
@@ -44,7 +44,7 @@ describe("the donor state: one derivation for every surface", () => {
   it("walks off → starting → on → working → draining → off, with what the main button does at each step", () => {
     const steps: Array<[string, Partial<DonorFacts>, string, string]> = [
       ["off", { wanted: false, decision: { donate: false, off: true }, engine: undefined }, "off", "start"],
-      ["starting", { engine: engine({ connected: false, everConnected: false, disconnectedSince: NOW - 1_000 }) }, "starting", "stop"],
+      ["starting", { engine: engine({ connection: { kind: "never", since: NOW - 1_000 } }) }, "starting", "stop"],
       ["on", {}, "on", "stop"],
       ["working", { engine: engine({ jobs: [job("a"), job("b")] }) }, "2 jobs", "stop"],
       ["draining", { engine: engine({ phase: "draining", jobs: [job("a")] }) }, "finishing 1 job", "stopNow"],
@@ -86,7 +86,7 @@ describe("the donor state: one derivation for every surface", () => {
 
   it("a lost connection is offline with its reason and since when; the figures are marked last known with their age", () => {
     const since = NOW - 125_000;
-    const state = deriveDonorState(facts({ engine: engine({ connected: false, disconnectedSince: since, jobs: [job("a")] }), farm: { watched: true, overview: overview(), answeredAt: since - 5_000, downSince: since } }));
+    const state = deriveDonorState(facts({ engine: engine({ connection: { kind: "down", since }, jobs: [job("a")] }), farm: { watched: true, overview: overview(), answeredAt: since - 5_000, downSince: since } }));
     expect(state.status).toMatchObject({ kind: "offline", jobs: 1, since, problem: { kind: "unreachable" } });
     expect(describeStatus(state.status, NOW)).toMatch(/^offline: the connection to the farm was lost \(since \d{1,2}:\d{2}, 2m 5s ago\)$/);
     expect(state.farm.freshness).toMatchObject({ kind: "lastKnown", asOf: since });
@@ -96,7 +96,7 @@ describe("the donor state: one derivation for every surface", () => {
   });
 
   it("an engine that never connects is starting for a grace period, then offline", () => {
-    const never = (ago: number) => deriveDonorState(facts({ engine: engine({ connected: false, everConnected: false, disconnectedSince: NOW - ago }) })).status;
+    const never = (ago: number) => deriveDonorState(facts({ engine: engine({ connection: { kind: "never", since: NOW - ago } }) })).status;
     expect(never(CONNECT_GRACE_MS - 1).kind).toBe("starting");
     expect(never(CONNECT_GRACE_MS)).toMatchObject({ kind: "offline", problem: { message: "could not connect to the farm" } });
   });
@@ -316,11 +316,11 @@ describe("the policy line says where the preset comes from (issue 24: the demo's
 describe("which headline wins when several hold", () => {
   it("an engine that paused itself and lost the farm is auto-paused (Resume is what it needs), not offline", () => {
     const since = NOW - 60_000;
-    const both = deriveDonorState(facts({ engine: engine({ phase: "paused", reason: "5 failures in a row", connected: false, disconnectedSince: since, jobs: [job("a")] }) }));
+    const both = deriveDonorState(facts({ engine: engine({ phase: "paused", reason: "5 failures in a row", connection: { kind: "down", since }, jobs: [job("a")] }) }));
     expect(both.status).toEqual({ kind: "autoPaused", jobs: 1, reason: "5 failures in a row" });
     expect(both.toggle).toBe("resume");
     // the connection alone is offline; the pause alone is auto-paused
-    expect(deriveDonorState(facts({ engine: engine({ connected: false, disconnectedSince: since }) })).status.kind).toBe("offline");
+    expect(deriveDonorState(facts({ engine: engine({ connection: { kind: "down", since } }) })).status.kind).toBe("offline");
     expect(deriveDonorState(facts({ engine: engine({ phase: "paused" }) })).status.kind).toBe("autoPaused");
   });
 });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Freezer, Handler } from "../../../extension/worker/handler";
 import { Worker } from "../../../extension/worker/worker";
-import { FakeFarm, handler, handlersOf } from "./fakeFarm";
+import { ScriptedFarm, handler, handlersOf } from "./scriptedFarm";
 
 const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 
@@ -14,12 +14,9 @@ function freezable(type: string, log: string[]): Handler {
   });
 }
 
-/** Add a job that asks for a GPU. */
-function addGpuJob(farm: FakeFarm, type: string): string {
-  const id = farm.add(type);
-  const job = [...farm.pending, ...farm.offered].find((j) => j.jobId === id)!;
-  job.requirements = { gpu: {} };
-  return id;
+/** Offer a job that asks for a GPU. */
+function addGpuJob(farm: ScriptedFarm, type: string): string {
+  return farm.offer(type, {}, 30_000, { requirements: { gpu: {} } });
 }
 
 describe("GPU jobs while another program uses the GPU", () => {
@@ -27,11 +24,11 @@ describe("GPU jobs while another program uses the GPU", () => {
   afterEach(() => vi.useRealTimers());
 
   it("freezes only the GPU jobs, thaws them when the GPU is free, and never thaws them under a whole-engine suspension", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const log: string[] = [];
     const worker = new Worker({ client: farm, handlers: handlersOf(freezable("render", log), freezable("cpu", log)), concurrency: 2, graceMs: 1_000 });
     const gpuJob = addGpuJob(farm, "render");
-    const cpuJob = farm.add("cpu");
+    const cpuJob = farm.offer("cpu");
     await worker.start();
     await tick();
     expect(worker.gpuJobs).toBe(1);
@@ -51,7 +48,7 @@ describe("GPU jobs while another program uses the GPU", () => {
   });
 
   it("gives back a GPU job that starts while the GPU is taken", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const worker = new Worker({ client: farm, handlers: handlersOf(freezable("render", [])), concurrency: 1, graceMs: 1_000 });
     await worker.start();
     worker.holdGpuJobs(true);

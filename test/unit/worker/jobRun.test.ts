@@ -41,9 +41,9 @@ function stubbornHandler() {
   return { handler, report: (text: string) => (ctx!.progress(0.5, text), ctx!.output(`${text}\n`)) };
 }
 
-function startRun(handler: Handler, farm: ReturnType<typeof recordingFarm>) {
+function startRun(handler: Handler, farm: ReturnType<typeof recordingFarm>, options: Partial<JobRunOptions> = {}) {
   const events: string[] = [];
-  const run = new JobRun(JOB, handler, farm.client, OPTIONS, {
+  const run = new JobRun(JOB, handler, farm.client, { ...OPTIONS, ...options }, {
     onProgress: (_p, status) => events.push(`progress ${status}`),
     onOutput: (text) => events.push(`output ${text.trim()}`),
     onError: (message) => events.push(`error ${message}`),
@@ -86,5 +86,89 @@ describe("a job run after its job ended", () => {
     expect(events.slice(eventsAtEnd)).toEqual([]);
     expect(farm.calls.slice(callsAtEnd)).toEqual([]);
     expect(vi.getTimerCount()).toBe(0); // no heartbeat timer left waking up for a job that ended
+  });
+});
+
+/** A handler that never finishes and can be frozen, recording what was asked of its freezer. */
+function freezableHandler() {
+  const said: string[] = [];
+  const handler: Handler = {
+    type: "test.job",
+    run: (_payload, ctx) => {
+      ctx.setFreezer?.({ freeze: () => said.push("freeze"), thaw: () => said.push("thaw") });
+      return new Promise(() => undefined);
+    },
+  };
+  return { handler, said };
+}
+
+describe("a job run's phase (running, aborting, ended), one transition per test", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it("running → aborting for its time limit: heartbeats go on while the handler winds down (it still holds the lease)", async () => {
+    const farm = recordingFarm();
+    const { outcome } = startRun(stubbornHandler().handler, farm, { graceMs: 1_000 });
+    await vi.advanceTimersByTimeAsync(OPTIONS.jobTimeoutMs);
+    const atTimeout = farm.count("heartbeat");
+    await vi.advanceTimersByTimeAsync(999);
+    expect(farm.count("heartbeat")).toBe(atTimeout + 9); // one every 100 ms
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await outcome).kind).toBe("failed");
+  });
+
+  it("running → aborting for a cancel: heartbeats stop after the one already due", async () => {
+    const farm = recordingFarm();
+    const { run, outcome } = startRun(stubbornHandler().handler, farm, { graceMs: 1_000 });
+    await vi.advanceTimersByTimeAsync(LEASE_MS);
+    const atCancel = farm.count("heartbeat");
+    run.abort("cancel");
+    await vi.advanceTimersByTimeAsync(999);
+    // the one already due goes out; none after it
+    expect(farm.count("heartbeat")).toBe(atCancel + 1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await outcome).kind).toBe("canceled");
+  });
+
+  it("frozen → aborting (given back): reads as frozen until its end is written, then not", async () => {
+    const farm = recordingFarm();
+    const frozen = freezableHandler();
+    const { run, outcome } = startRun(frozen.handler, farm);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(run.suspend()).toBe(true);
+    const since = run.suspendedSince;
+    expect(since).toBeDefined();
+    run.abort("yield");
+    expect(run.suspendedSince).toBe(since);
+    expect((await outcome).kind).toBe("released");
+    expect(run.suspendedSince).toBeUndefined();
+  });
+
+  it("aborting: a suspend freezes nothing and asks for no give-back; a thaw thaws nothing", async () => {
+    const farm = recordingFarm();
+    const frozen = freezableHandler();
+    const { run, outcome } = startRun(frozen.handler, farm);
+    await vi.advanceTimersByTimeAsync(0);
+    run.abort("cancel");
+    expect(run.suspend()).toBe(true);
+    expect(run.suspendedSince).toBeUndefined();
+    run.thaw();
+    expect(frozen.said).toEqual([]);
+    await vi.advanceTimersByTimeAsync(OPTIONS.graceMs);
+    expect((await outcome).kind).toBe("canceled");
+  });
+
+  it("frozen, then aborting, then thawed: no longer frozen, and its freezer is not thawed (the handler is on its way out)", async () => {
+    const farm = recordingFarm();
+    const frozen = freezableHandler();
+    const { run, outcome } = startRun(frozen.handler, farm);
+    await vi.advanceTimersByTimeAsync(0);
+    run.suspend();
+    run.abort("cancel");
+    run.thaw();
+    expect(run.suspendedSince).toBeUndefined();
+    expect(frozen.said).toEqual(["freeze"]);
+    await vi.advanceTimersByTimeAsync(OPTIONS.graceMs);
+    expect((await outcome).kind).toBe("canceled");
   });
 });

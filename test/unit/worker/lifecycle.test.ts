@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ClaimedJob } from "../../../extension/worker/farmClient";
 import { Worker } from "../../../extension/worker/worker";
-import { deferred, FakeFarm, handler, handlersOf } from "./fakeFarm";
+import { deferred, ScriptedFarm, handler, handlersOf } from "./scriptedFarm";
 
 const echo = handler("demo.echo", (payload) => Promise.resolve(payload));
 
@@ -10,11 +10,11 @@ describe("Worker lifecycle races", () => {
   afterEach(() => vi.useRealTimers());
 
   it("paused while its handlers are probed, it still subscribes, and resume() takes work", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const probe = deferred<string[]>();
     const slowProbe = handler("demo.echo", (p) => Promise.resolve(p), { capabilities: () => probe.promise });
     const worker = new Worker({ client: farm, handlers: handlersOf(slowProbe) });
-    farm.add("demo.echo", { n: 1 });
+    farm.offer("demo.echo", { n: 1 });
     const starting = worker.start();
     worker.pause("user came back");
     probe.resolve(["demo.echo"]);
@@ -29,7 +29,7 @@ describe("Worker lifecycle races", () => {
   });
 
   it("stopped while a claim is on its way, it gives the claimed jobs back before stop() resolves", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const answer = deferred<ClaimedJob[]>();
     let claimed: ClaimedJob[] = [];
     const realClaim = farm.claim.bind(farm);
@@ -38,7 +38,7 @@ describe("Worker lifecycle races", () => {
       return answer.promise;
     };
     const worker = new Worker({ client: farm, handlers: handlersOf(echo) });
-    farm.add("demo.echo");
+    farm.offer("demo.echo");
     await worker.start();
     await vi.advanceTimersByTimeAsync(0);
     expect(claimed).toHaveLength(1); // the server handed out a lease; the answer is still on its way
@@ -54,7 +54,7 @@ describe("Worker lifecycle races", () => {
   });
 
   it("draining while a claim is on its way, it gives the claimed jobs back instead of starting them", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const gate = deferred();
     const slow = handler("slow", async () => {
       await gate.promise;
@@ -63,7 +63,7 @@ describe("Worker lifecycle races", () => {
     const worker = new Worker({ client: farm, handlers: handlersOf(slow, echo), concurrency: 2 });
     const started: string[] = [];
     worker.on("jobStarted", (e) => started.push(e.jobId));
-    const first = farm.add("slow");
+    const first = farm.offer("slow");
     await worker.start();
     await vi.advanceTimersByTimeAsync(0);
     expect(started).toEqual([first]);
@@ -76,7 +76,7 @@ describe("Worker lifecycle races", () => {
       claimed = await realClaim(args);
       return answer.promise;
     };
-    const late = farm.add("demo.echo");
+    const late = farm.offer("demo.echo");
     await vi.advanceTimersByTimeAsync(0);
     expect(claimed.map((j) => j.jobId)).toEqual([late]);
 

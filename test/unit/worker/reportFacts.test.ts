@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { MachineFacts } from "../../../extension/worker/machineFacts";
 import { Worker } from "../../../extension/worker/worker";
-import { FakeFarm, handler, handlersOf } from "./fakeFarm";
+import { ScriptedFarm, handler, handlersOf } from "./scriptedFarm";
 
 const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 const FACTS: MachineFacts = { cores: 8, memoryMB: 16_000, os: "linux", arch: "x64", gpus: [] };
@@ -15,7 +15,7 @@ describe("Worker reporting its machine's facts", () => {
   });
 
   it("reports them at start, not again while they stay the same, and again when they changed", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     let facts = FACTS;
     const worker = new Worker({ client: farm, handlers: handlersOf(handler("demo.echo", (p) => Promise.resolve(p))), measureFacts: () => Promise.resolve(facts) });
     await worker.start();
@@ -32,7 +32,7 @@ describe("Worker reporting its machine's facts", () => {
   });
 
   it("a refused report is an error to show, not a reason to stop; it is tried again on the next refresh", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     farm.failNext.set("reportFacts", new Error("network down"));
     const worker = new Worker({ client: farm, handlers: handlersOf(handler("demo.echo", (p) => Promise.resolve(p))), measureFacts: () => Promise.resolve(FACTS) });
     const errors: string[] = [];

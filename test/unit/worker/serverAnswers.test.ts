@@ -1,23 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Worker } from "../../../extension/worker/worker";
-import { deferred, FakeFarm, handler, handlersOf } from "./fakeFarm";
+import { deferred, ScriptedFarm, handler, handlersOf } from "./scriptedFarm";
 
 describe("Worker under the server's slot limit", () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
-  it("claims again when a job ends, although the watch answer never changed", async () => {
-    // The server allows this worker one job at a time while the worker has two local slots: the second claim
-    // finds nothing, yet `available` stays true in the watch subscription, so no new watch value arrives.
-    const farm = new FakeFarm();
-    farm.slotLimit = 1;
+  it("claims again when a job ends, although its claims were answered with fewer jobs than asked", async () => {
+    // The server allows this worker one job at a time while the worker has two local slots: a claim answers at
+    // most one job while one runs, and no new doorbell value says so.
+    const farm = new ScriptedFarm();
+    farm.claimAnswer = ({ max }) => Math.min(max ?? 1, 1 - farm.leases.size);
     const gates = [deferred(), deferred(), deferred()];
     let started = 0;
     const slow = handler("slow", async () => {
       await gates[started++].promise;
       return "ok";
     });
-    for (let i = 0; i < 3; i++) farm.add("slow");
+    for (let i = 0; i < 3; i++) farm.offer("slow");
     const worker = new Worker({ client: farm, handlers: handlersOf(slow), concurrency: 2 });
     await worker.start();
     await vi.advanceTimersByTimeAsync(0);
@@ -28,7 +28,7 @@ describe("Worker under the server's slot limit", () => {
       await vi.advanceTimersByTimeAsync(0);
       expect(farm.completed).toHaveLength(done);
     }
-    expect(farm.pending).toHaveLength(0);
+    expect(farm.queued).toHaveLength(0);
     await worker.stop();
   });
 });
@@ -39,10 +39,10 @@ describe("Worker when the server refuses a result", () => {
 
   it.each(["invalid_argument", "too_large"])("fails the job without retry when complete answers %s", async (code) => {
     const { ConvexError } = await import("convex/values");
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     farm.failNext.set("complete", new ConvexError({ code, message: "Result is not storable: nested too deep" }));
     const worker = new Worker({ client: farm, handlers: handlersOf(handler("deep", () => Promise.resolve({ ok: true }))) });
-    farm.add("deep");
+    farm.queue("deep");
     await worker.start();
     await vi.advanceTimersByTimeAsync(0);
     expect(farm.failed).toHaveLength(1);

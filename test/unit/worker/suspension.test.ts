@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Freezer, Handler } from "../../../extension/worker/handler";
 import { Worker, type WorkerOptions } from "../../../extension/worker/worker";
-import { deferred, FakeFarm, handler, handlersOf } from "./fakeFarm";
+import { deferred, ScriptedFarm, handler, handlersOf } from "./scriptedFarm";
 
 const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 
@@ -23,7 +23,7 @@ function unfreezable(type = "remote") {
   return handler(type, (_p, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("aborted")))));
 }
 
-function makeWorker(farm: FakeFarm, handlers: Handler[], options: Partial<WorkerOptions> = {}) {
+function makeWorker(farm: ScriptedFarm, handlers: Handler[], options: Partial<WorkerOptions> = {}) {
   const worker = new Worker({ client: farm, handlers: handlersOf(...handlers), graceMs: 1_000, ...options });
   const finished: Array<{ jobId: string; outcome: string }> = [];
   const held: string[][] = [];
@@ -34,9 +34,9 @@ function makeWorker(farm: FakeFarm, handlers: Handler[], options: Partial<Worker
 
 /** A worker running one freezable job, frozen for `frozenMs` under a suspend limit of `limitMs`. */
 async function frozenFor(frozenMs: number, limitMs: number) {
-  const farm = new FakeFarm();
+  const farm = new ScriptedFarm();
   const { worker, finished } = makeWorker(farm, [freezable().handler], { suspendLimitMs: limitMs });
-  farm.add("work");
+  farm.offer("work");
   await worker.start();
   await tick();
   worker.pause("you are using the computer", { suspend: true });
@@ -44,7 +44,7 @@ async function frozenFor(frozenMs: number, limitMs: number) {
   return { farm, worker, finished };
 }
 
-const heartbeats = (farm: FakeFarm) => farm.calls.filter((c) => c.name === "heartbeat").map((c) => c.args);
+const heartbeats = (farm: ScriptedFarm) => farm.calls.filter((c) => c.name === "heartbeat").map((c) => c.args);
 
 describe("Worker suspension (the machine's owner is back)", () => {
   beforeEach(() => {
@@ -55,10 +55,10 @@ describe("Worker suspension (the machine's owner is back)", () => {
   });
 
   it("freezes running jobs in place, says so in its heartbeats, and thaws them on resume", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const job = freezable();
     const { worker, held, finished } = makeWorker(farm, [job.handler]);
-    farm.add("work", {}, 6_000);
+    farm.offer("work", {}, 6_000);
     await worker.start();
     await tick();
     expect(worker.snapshot().running).toHaveLength(1);
@@ -94,11 +94,11 @@ describe("Worker suspension (the machine's owner is back)", () => {
   });
 
   it("gives back at once the jobs that cannot be frozen, and freezes the others", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const job = freezable();
     const { worker, finished } = makeWorker(farm, [job.handler, unfreezable()], { concurrency: 2 });
-    farm.add("work");
-    farm.add("remote");
+    farm.offer("work");
+    farm.offer("remote");
     await worker.start();
     await tick();
     expect(worker.snapshot().running).toHaveLength(2);
@@ -147,11 +147,11 @@ describe("Worker suspension (the machine's owner is back)", () => {
   });
 
   it("a thaw before the limit cancels it; the job's time limit does not run while it is frozen", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const job = freezable();
     const timed = { ...job.handler, timeoutMs: 20_000 };
     const { worker } = makeWorker(farm, [timed], { suspendLimitMs: 60_000 });
-    farm.add("work");
+    farm.offer("work");
     await worker.start();
     await tick(10_000);
     worker.pause("you are using the computer", { suspend: true });
@@ -167,10 +167,10 @@ describe("Worker suspension (the machine's owner is back)", () => {
   });
 
   it("pausing again for the owner changes nothing and says nothing more", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const job = freezable();
     const { worker, held } = makeWorker(farm, [job.handler]);
-    farm.add("work");
+    farm.offer("work");
     await worker.start();
     await tick();
     worker.pause("you are using the computer (starts after 5 idle min)", { suspend: true });
@@ -186,10 +186,10 @@ describe("Worker suspension (the machine's owner is back)", () => {
   });
 
   it("a plain pause (snooze) thaws frozen jobs: they go on at low priority, as before", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const job = freezable();
     const { worker } = makeWorker(farm, [job.handler]);
-    farm.add("work");
+    farm.offer("work");
     await worker.start();
     await tick();
     worker.pause("you are using the computer", { suspend: true });
@@ -201,7 +201,7 @@ describe("Worker suspension (the machine's owner is back)", () => {
   });
 
   it("a job whose claim lands after the suspension is given back, not started", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const job = freezable();
     const { worker } = makeWorker(farm, [job.handler]);
     await worker.start();
@@ -213,7 +213,7 @@ describe("Worker suspension (the machine's owner is back)", () => {
       await claimed.promise;
       return claim(args);
     };
-    farm.add("work");
+    farm.offer("work");
     await tick();
     worker.pause("you are using the computer", { suspend: true });
     claimed.resolve();
@@ -225,10 +225,10 @@ describe("Worker suspension (the machine's owner is back)", () => {
   });
 
   it("stop gives frozen jobs back", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const job = freezable();
     const { worker, finished } = makeWorker(farm, [job.handler]);
-    farm.add("work");
+    farm.offer("work");
     await worker.start();
     await tick();
     worker.pause("you are using the computer", { suspend: true });

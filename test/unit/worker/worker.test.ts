@@ -3,13 +3,13 @@ import { ConvexError } from "convex/values";
 import { abortReason, HandlerError } from "../../../extension/worker/errors";
 import { TIMING } from "../../../convex/lib/limits";
 import { Worker, type WorkerOptions } from "../../../extension/worker/worker";
-import { deferred, FakeFarm, handler, handlersOf, keyError } from "./fakeFarm";
+import { deferred, ScriptedFarm, handler, handlersOf, keyError } from "./scriptedFarm";
 
 const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 
 const echo = handler("demo.echo", (payload) => Promise.resolve(payload));
 
-function makeWorker(farm: FakeFarm, options: Partial<WorkerOptions> = {}) {
+function makeWorker(farm: ScriptedFarm, options: Partial<WorkerOptions> = {}) {
   const worker = new Worker({ client: farm, handlers: handlersOf(echo), graceMs: 1_000, ...options });
   const finished: Array<{ jobId: string; outcome: string; error?: string }> = [];
   const states: string[] = [];
@@ -27,14 +27,14 @@ describe("Worker", () => {
   });
 
   it("idles with its doorbell and one presence call every 5 minutes, nothing else", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const { worker } = makeWorker(farm);
     await worker.start();
     await tick();
     // one subscription, and one claim that finds nothing and so records the worker as waiting
     expect(farm.names()).toEqual(["doorbell", "claim"]);
+    // (that the server then records it waiting is the server's rule: test/engine/engineRules.test.ts)
     expect(farm.calls[1].args).toEqual([["demo.echo"], 1]);
-    expect(farm.wants).toBe(1);
     expect(vi.getTimerCount()).toBe(1); // the presence timer
     await tick(TIMING.presenceEveryMs - 1);
     expect(farm.names()).toEqual(["doorbell", "claim"]);
@@ -50,7 +50,7 @@ describe("Worker", () => {
   });
 
   it("announces a job before any of its progress, output or end", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const eager = handler("eager", (_p, ctx) => {
       ctx.progress(0.1, "at once");
       ctx.output("hi\n");
@@ -62,7 +62,7 @@ describe("Worker", () => {
     worker.on("jobProgress", () => order.push("progress"));
     worker.on("jobOutput", () => order.push("output"));
     worker.on("jobFinished", () => order.push("finished"));
-    farm.add("eager");
+    farm.offer("eager");
     await worker.start();
     await tick();
     await tick();
@@ -71,14 +71,14 @@ describe("Worker", () => {
   });
 
   it("claims up to its free slots, runs the handler and completes", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const gate = deferred();
     const slow = handler("slow", async (p) => {
       await gate.promise;
       return p;
     });
     const { worker, finished } = makeWorker(farm, { handlers: handlersOf(slow), concurrency: 2 });
-    for (let i = 0; i < 3; i++) farm.add("slow", { i });
+    for (let i = 0; i < 3; i++) farm.offer("slow", { i });
     await worker.start();
     await tick();
     expect(farm.calls.find((c) => c.name === "claim")?.args[1]).toBe(2);
@@ -93,7 +93,7 @@ describe("Worker", () => {
   });
 
   it("heartbeats every third of the lease with the latest progress", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const gate = deferred();
     const h = handler("p", async (_p, ctx) => {
       ctx.progress(0.5, "half way");
@@ -101,7 +101,7 @@ describe("Worker", () => {
       return 1;
     });
     const { worker } = makeWorker(farm, { handlers: handlersOf(h) });
-    farm.add("p", {}, 9_000);
+    farm.offer("p", {}, 9_000);
     await worker.start();
     await tick(2_999);
     expect(farm.count("heartbeat")).toBe(0);
@@ -118,13 +118,13 @@ describe("Worker", () => {
   });
 
   it("fails a throwing job as retryable, and a HandlerError as it says", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const boom = handler("boom", (p) =>
       Promise.reject((p as { final?: boolean }).final ? new HandlerError("bad input", { retryable: false }) : new Error("kaput")),
     );
     const { worker } = makeWorker(farm, { handlers: handlersOf(boom) });
-    farm.add("boom", {});
-    farm.add("boom", { final: true });
+    farm.offer("boom", {});
+    farm.offer("boom", { final: true });
     await worker.start();
     await tick();
     await tick();
@@ -136,10 +136,10 @@ describe("Worker", () => {
   });
 
   it("fails an unknown job type with a clear, retryable error and goes on", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const { worker, finished } = makeWorker(farm);
-    farm.add("nope.never");
-    farm.add("demo.echo", "hi");
+    farm.offer("nope.never");
+    farm.offer("demo.echo", "hi");
     await worker.start();
     await tick();
     await tick();
@@ -150,10 +150,10 @@ describe("Worker", () => {
   });
 
   it("fails an oversized result with a non-retryable error instead of sending it", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const big = handler("big", () => Promise.resolve("x".repeat(2_000)));
     const { worker } = makeWorker(farm, { handlers: handlersOf(big), maxResultBytes: 1_000 });
-    farm.add("big");
+    farm.offer("big");
     await worker.start();
     await tick();
     await tick();
@@ -163,7 +163,7 @@ describe("Worker", () => {
   });
 
   it("aborts a job the server canceled (heartbeat answer) and ends it canceled", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     let aborted = false;
     const h = handler("long", (_p, ctx) => new Promise((_r, reject) => {
       ctx.signal.addEventListener("abort", () => {
@@ -172,7 +172,7 @@ describe("Worker", () => {
       });
     }));
     const { worker, finished } = makeWorker(farm, { handlers: handlersOf(h) });
-    farm.add("long", {}, 6_000);
+    farm.offer("long", {}, 6_000);
     await worker.start();
     await tick();
     farm.requestCancel("job1");
@@ -185,10 +185,10 @@ describe("Worker", () => {
   });
 
   it("aborts a job canceled through its doorbell at once, long before the next heartbeat", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const h = handler("long", (_p, ctx) => new Promise((_r, reject) => ctx.signal.addEventListener("abort", () => reject(abortReason(ctx.signal)))));
     const { worker, finished } = makeWorker(farm, { handlers: handlersOf(h) });
-    farm.add("long", {}, 60_000);
+    farm.offer("long", {}, 60_000);
     await worker.start();
     await tick();
     expect(worker.snapshot().running).toHaveLength(1);
@@ -202,7 +202,7 @@ describe("Worker", () => {
   });
 
   it("drops a job quietly when its lease went stale", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const gate = deferred();
     let signalled = false;
     const h = handler("long", async (_p, ctx) => {
@@ -213,7 +213,7 @@ describe("Worker", () => {
     const { worker, finished } = makeWorker(farm, { handlers: handlersOf(h) });
     const errors: string[] = [];
     worker.on("error", (e) => errors.push(e.message));
-    farm.add("long", {}, 6_000);
+    farm.offer("long", {}, 6_000);
     await worker.start();
     await tick();
     farm.expire("job1");
@@ -229,7 +229,7 @@ describe("Worker", () => {
   });
 
   it("stops with a clear reason when the key is revoked", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const { worker, states } = makeWorker(farm);
     await worker.start();
     await tick();
@@ -241,10 +241,10 @@ describe("Worker", () => {
   });
 
   it("a completion refused for a revoked key is not reported as a success", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     farm.failNext.set("complete", keyError("revoked"));
     const { worker, finished } = makeWorker(farm);
-    farm.add("demo.echo");
+    farm.offer("demo.echo");
     await worker.start();
     await tick();
     await tick();
@@ -254,7 +254,7 @@ describe("Worker", () => {
   });
 
   it("stops when the server refuses its claim as invalid (e.g. a capability it does not accept)", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     farm.failNext.set("claim", new ConvexError({ code: "invalid_argument", message: 'capability "X" must match [a-z0-9:._-]{1,64}' }));
     const { worker } = makeWorker(farm);
     await worker.start();
@@ -266,14 +266,14 @@ describe("Worker", () => {
   });
 
   it("keeps going after a passing doorbell error", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const { worker } = makeWorker(farm);
     const errors: string[] = [];
     worker.on("error", (e) => errors.push(e.message));
     await worker.start();
     await tick();
     farm.doorbellError(new Error("query crashed"));
-    farm.add("demo.echo", 5);
+    farm.offer("demo.echo", 5);
     await tick();
     await tick();
     expect(errors).toEqual(["doorbell failed: query crashed"]);
@@ -282,10 +282,10 @@ describe("Worker", () => {
   });
 
   it("stops when a claim is refused for a bad key", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     farm.failNext.set("claim", keyError("bad_key"));
     const { worker } = makeWorker(farm);
-    farm.add("demo.echo");
+    farm.offer("demo.echo");
     await worker.start();
     await tick();
     expect(worker.state).toBe("stopped");
@@ -293,12 +293,12 @@ describe("Worker", () => {
   });
 
   it("retries a failed claim after a jittered backoff", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     farm.failNext.set("claim", new Error("server hiccup"));
     const { worker } = makeWorker(farm, { claimBackoffMs: 1_000 });
     const errors: string[] = [];
     worker.on("error", (e) => errors.push(e.message));
-    farm.add("demo.echo", 1);
+    farm.offer("demo.echo", 1);
     await worker.start();
     await tick();
     expect(errors).toEqual(["claim failed: server hiccup"]);
@@ -313,11 +313,11 @@ describe("Worker", () => {
   });
 
   it("auto-pauses after N handler failures in a row and resumes on request", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const boom = handler("boom", () => Promise.reject(new Error("no luck")));
     const { worker, states } = makeWorker(farm, { handlers: handlersOf(boom, echo), maxConsecutiveFailures: 3 });
-    for (let i = 0; i < 4; i++) farm.add("boom");
-    farm.add("demo.echo");
+    for (let i = 0; i < 4; i++) farm.offer("boom");
+    farm.offer("demo.echo");
     await worker.start();
     for (let i = 0; i < 6; i++) await tick();
     expect(farm.failed).toHaveLength(3);
@@ -331,12 +331,12 @@ describe("Worker", () => {
   });
 
   it("pause keeps running jobs but takes no new ones", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const gate = deferred();
     const slow = handler("slow", async () => gate.promise);
     const { worker } = makeWorker(farm, { handlers: handlersOf(slow) });
-    farm.add("slow");
-    farm.add("slow");
+    farm.offer("slow");
+    farm.offer("slow");
     await worker.start();
     await tick();
     worker.pause("user");
@@ -353,12 +353,12 @@ describe("Worker", () => {
   });
 
   it("drain finishes running jobs, then stops", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const gate = deferred();
     const slow = handler("slow", async () => gate.promise);
     const { worker, states } = makeWorker(farm, { handlers: handlersOf(slow) });
-    farm.add("slow");
-    farm.add("slow");
+    farm.offer("slow");
+    farm.offer("slow");
     await worker.start();
     await tick();
     const drained = worker.drain();
@@ -368,20 +368,20 @@ describe("Worker", () => {
     await drained;
     expect(worker.state).toBe("stopped");
     expect(farm.completed).toHaveLength(1);
-    expect(farm.pending).toHaveLength(1);
+    expect(farm.queued).toHaveLength(1);
     expect(states.at(-1)).toBe("stopped:drained");
   });
 
   it("stop aborts running jobs and releases their leases at once", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     let signalled = false;
     const stubborn = handler("stubborn", (_p, ctx) => {
       ctx.signal.addEventListener("abort", () => (signalled = true));
       return new Promise(() => undefined);
     });
     const { worker, finished } = makeWorker(farm, { handlers: handlersOf(stubborn), concurrency: 2 });
-    farm.add("stubborn");
-    farm.add("stubborn");
+    farm.offer("stubborn");
+    farm.offer("stubborn");
     await worker.start();
     await tick();
     await worker.stop({ kind: "user", detail: "bye" });
@@ -393,14 +393,13 @@ describe("Worker", () => {
     // the releases said "take nothing more", and so did the last word on the way out
     expect(farm.calls.filter((c) => c.name === "release").map((c) => c.args[1])).toEqual([0, 0]);
     expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["stubborn"], 0, true] });
-    expect(farm.wants).toBe(0);
   });
 
   it("fails a job that runs past its time limit, heartbeating until then", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const hang = handler("hang", (_p, ctx) => new Promise((_r, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("x")))), { timeoutMs: 20_000 });
     const { worker } = makeWorker(farm, { handlers: handlersOf(hang) });
-    farm.add("hang", {}, 6_000);
+    farm.offer("hang", {}, 6_000);
     await worker.start();
     await tick(19_999);
     expect(farm.count("heartbeat")).toBe(9);
@@ -410,10 +409,10 @@ describe("Worker", () => {
   });
 
   it("raises concurrency at run time and claims the new slots", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const slow = handler("slow", () => new Promise(() => undefined));
     const { worker } = makeWorker(farm, { handlers: handlersOf(slow) });
-    for (let i = 0; i < 4; i++) farm.add("slow");
+    for (let i = 0; i < 4; i++) farm.offer("slow");
     await worker.start();
     await tick();
     expect(worker.snapshot().running).toHaveLength(1);
@@ -427,7 +426,7 @@ describe("Worker", () => {
   });
 
   it("an offer it saw is not lost when its claim took a better one it had not seen yet", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const slow = handler("slow", () => new Promise(() => undefined));
     const { worker } = makeWorker(farm, { handlers: handlersOf(slow), concurrency: 2 });
     await worker.start();
@@ -442,13 +441,13 @@ describe("Worker", () => {
   });
 
   it("keeps no wake-up timer for delayed jobs: a promoted job arrives as an offer", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const { worker } = makeWorker(farm);
     await worker.start();
     await tick();
     expect(vi.getTimerCount()).toBe(1); // presence only
     await tick(10_000);
-    farm.add("demo.echo", 7); // the server promoted a delayed job and offered it
+    farm.offer("demo.echo", 7); // the server promoted a delayed job and offered it
     await tick();
     await tick();
     expect(farm.completed).toEqual([{ jobId: "job1", result: 7 }]);
@@ -456,22 +455,25 @@ describe("Worker", () => {
   });
 
   it("a doorbell asking it to resync (an offer to it expired) makes one full claim", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const { worker } = makeWorker(farm);
     await worker.start();
     await tick();
-    farm.add("demo.echo", 1); // offered...
-    farm.expireOffers(); // ...but it passed on before the engine claimed (say, it froze)
+    farm.queue("demo.echo", 1); // offered, but the offer passed on before the engine claimed (say, it froze):
+    farm.ring({ offers: [], cancel: [], resync: true }); // back at its lane's head, and this worker asked to resync
     await tick();
     await tick();
-    expect(farm.resync).toBe(false);
-    expect(farm.headClaims).toBe(2);
+    // no offer to claim, yet a claim for every free slot: it reads the heads
+    expect(farm.sent("claim")).toEqual([
+      [["demo.echo"], 1],
+      [["demo.echo"], 1],
+    ]);
     expect(farm.completed).toEqual([{ jobId: "job1", result: 1 }]);
     await worker.stop();
   });
 
   it("after a reconnect it claims once in full: offline, it may have been taken out of the waiting lines", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     let notify: (connected: boolean) => void = () => undefined;
     farm.onConnectionChange = (cb) => {
       notify = cb;
@@ -481,16 +483,20 @@ describe("Worker", () => {
     const { worker } = makeWorker(farm);
     await worker.start();
     await tick();
-    expect(farm.headClaims).toBe(1);
+    expect(farm.count("claim")).toBe(1);
     notify(false);
     notify(true);
     await tick();
-    expect(farm.headClaims).toBe(2);
+    // no offer shown, yet it claims for its free slot: a full claim
+    expect(farm.sent("claim")).toEqual([
+      [["demo.echo"], 1],
+      [["demo.echo"], 1],
+    ]);
     await worker.stop();
   });
 
   it("a clean stop tells the farm it is stopping (slots 0), so the farm shows it offline at once; a pause does not", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const { worker } = makeWorker(farm, { concurrency: 2 });
     await worker.start();
     await tick();
@@ -502,28 +508,33 @@ describe("Worker", () => {
   });
 
   it("pause and drain say it takes nothing more; resume claims in full again", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const { worker } = makeWorker(farm, { concurrency: 2 });
     await worker.start();
     await tick();
-    expect(farm.wants).toBe(2);
+    expect(farm.sent("claim")).toEqual([[["demo.echo"], 2]]);
     worker.pause("user");
     await tick();
     expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["demo.echo"], 0] });
-    expect(farm.wants).toBe(0);
-    farm.add("demo.echo");
+    farm.offer("demo.echo"); // an offer already on its way: a paused engine does not claim it
     await tick();
     expect(farm.completed).toHaveLength(0);
+    expect(farm.count("claim")).toBe(1);
     worker.resume();
     await tick();
     await tick();
     expect(farm.completed).toHaveLength(1);
-    expect(farm.wants).toBe(2);
+    // resumed: a full claim for both slots, then, after the job, its completion says two slots again
+    expect(farm.sent("claim")).toEqual([
+      [["demo.echo"], 2],
+      [["demo.echo"], 2],
+    ]);
+    expect(farm.sent("complete").map((args) => args[2])).toEqual([2]);
     await worker.stop();
   });
 
   it("a job that ended without its last write (lease lost) declares the freed slot", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const gate = deferred();
     const h = handler("long", async () => {
       await gate.promise;
@@ -532,7 +543,7 @@ describe("Worker", () => {
     const { worker, finished } = makeWorker(farm, { handlers: handlersOf(h) });
     await worker.start();
     await tick();
-    farm.add("long", {}, 6_000);
+    farm.offer("long", {}, 6_000);
     await tick();
     farm.expire("job1");
     await tick(2_000);
@@ -540,12 +551,11 @@ describe("Worker", () => {
     await tick();
     expect(finished).toEqual([expect.objectContaining({ outcome: "lost" })]);
     expect(farm.calls.at(-1)).toEqual({ name: "ready", args: [["long"], 1] });
-    expect(farm.wants).toBe(1);
     await worker.stop();
   });
 
   it("refuses to advertise a capability no handler provides", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const { worker } = makeWorker(farm, { onlyCapabilities: ["gpu"] });
     await expect(worker.start()).rejects.toThrow("capabilities not provided by any handler: gpu (available: demo.echo)");
     expect(worker.state).toBe("stopped");
@@ -553,13 +563,13 @@ describe("Worker", () => {
   });
 
   it("streams output in batches and flushes it before completing", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const talk = handler("talk", (_p, ctx) => {
       for (const t of ["Hel", "lo", " world", ". How", " are", " you"]) ctx.output(t);
       return Promise.resolve("ok");
     });
     const { worker } = makeWorker(farm, { handlers: handlersOf(talk) });
-    farm.add("talk");
+    farm.offer("talk");
     await worker.start();
     await tick();
     await tick();
@@ -570,7 +580,7 @@ describe("Worker", () => {
   });
 
   it("declares itself again with new capabilities when handlers change (the same subscription)", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const list = [echo];
     const source = {
       get: (type: string) => list.find((h) => h.type === type),
@@ -595,11 +605,11 @@ describe("Worker", () => {
   });
 
   it("gives one running job back on request and goes on with the others", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const slow = handler("slow", () => new Promise(() => undefined));
     const { worker, finished } = makeWorker(farm, { handlers: handlersOf(slow), concurrency: 2 });
-    farm.add("slow");
-    farm.add("slow");
+    farm.offer("slow");
+    farm.offer("slow");
     await worker.start();
     await tick();
     expect(worker.giveBack("job1")).toBe(true);
@@ -612,7 +622,7 @@ describe("Worker", () => {
   });
 
   it("stops streaming a job's output once the server says it is too large, and still completes the job", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const talk = handler("talk", async (_p, ctx) => {
       ctx.output("one\n");
       await new Promise((r) => setTimeout(r, 10));
@@ -625,7 +635,7 @@ describe("Worker", () => {
     const errors: string[] = [];
     worker.on("error", (e) => errors.push(e.message));
     farm.failNext.set("output", new ConvexError({ code: "too_large", message: "A job may stream at most 10000 chunks" }));
-    farm.add("talk");
+    farm.offer("talk");
     await worker.start();
     await tick(100);
     expect(farm.count("output")).toBe(1);
@@ -635,11 +645,11 @@ describe("Worker", () => {
   });
 
   it("counts a job whose end could not be reported as lost, not succeeded", async () => {
-    const farm = new FakeFarm();
+    const farm = new ScriptedFarm();
     const { worker, finished } = makeWorker(farm);
     const errors: string[] = [];
     worker.on("error", (e) => errors.push(e.message));
-    farm.add("demo.echo", 1);
+    farm.offer("demo.echo", 1);
     const refusal = new ConvexError({ code: "conflict", message: "try later" });
     farm.failNext.set("complete", refusal);
     await worker.start();

@@ -1,5 +1,5 @@
 import { ConvexError } from "convex/values";
-import type { CallArgs, CallResult, ClaimedJob, DoorbellValue, FarmClient, Slots } from "../../../extension/worker/farmClient";
+import type { CallArgs, CallResult, ClaimedJob, DoorbellValue, FarmClient } from "../../../extension/worker/farmClient";
 import type { Handler, HandlerSource } from "../../../extension/worker/handler";
 
 type Call = { name: string; args: unknown[] };
@@ -8,17 +8,19 @@ type JobId = ClaimedJob["jobId"];
 type Doorbell = { onValue: (v: DoorbellValue) => void; onError: (e: Error) => void };
 
 /**
- * An in-memory stand-in for the server side of FarmClient, recording every call. It keeps the server's
- * rules the engine relies on: a claim takes this worker's offers first, then ready jobs ("heads"), and
- * records what it still wants; a declaration (`slots` on complete/fail/release, or ready) sets what it
- * wants to slots − running − offers held; the dispatcher offers pending jobs to a waiting worker at once
- * and rings its doorbell. It implements the server's own types (derived from convex/), so a server change
- * the engine does not follow breaks the build here too.
+ * A scripted stand-in for the server side of FarmClient, recording every call. It keeps none of the server's
+ * rules: no dispatcher, no waiting lines, no slot counting. A claim answers with the next jobs the test queued
+ * (up to `max`, or what `claimAnswer` says); the doorbell shows what the test offered; each lease it handed out
+ * answers until the test expires it. Tests about the server's offer and claim rules run against the loopback
+ * test server (test/engine/engineRules.test.ts); this one serves tests of the engine's own transitions and of
+ * faults the server cannot produce. Typed from the same call table as the real client.
  */
-export class FakeFarm implements FarmClient {
+export class ScriptedFarm implements FarmClient {
   readonly calls: Call[] = [];
-  readonly pending: ClaimedJob[] = [];
-  readonly offered: ClaimedJob[] = [];
+  /** Jobs the next claims answer with, in order (the lane heads, as far as the test says). */
+  readonly queued: ClaimedJob[] = [];
+  /** Those of the queued jobs the doorbell shows as offered to this worker. */
+  private readonly offers = new Set<string>();
   readonly leases = new Map<string, Lease>();
   readonly completed: Array<{ jobId: string; result: unknown; cpuMs?: number }> = [];
   readonly failed: Array<{ jobId: string; error: string; retryable: boolean; cpuMs?: number }> = [];
@@ -26,23 +28,40 @@ export class FakeFarm implements FarmClient {
   readonly outputs = new Map<string, string[]>();
   /** Throw this from the next call of the given name (once). */
   readonly failNext = new Map<string, Error>();
-  /** How many more jobs the server would offer this worker now. */
-  wants = 0;
-  resync = false;
-  /** Claims that read the ready queue (what collides under load on a real deployment). */
-  headClaims = 0;
-  /** Like the server's maxConcurrentJobs for this worker: claims never hold more leases than this. */
-  slotLimit = Number.POSITIVE_INFINITY;
+  /** How many of the queued jobs a claim answers with (default: as many as it asks for). */
+  claimAnswer?: (args: CallArgs<"claim">) => number;
   /** Set by a test that plays connection drops. */
   onConnectionChange?: (cb: (connected: boolean) => void) => () => void;
   private readonly doorbells = new Set<Doorbell>();
   private seq = 0;
 
-  add(type: string, payload: unknown = {}, leaseMs = 30_000): string {
-    const jobId = `job${++this.seq}` as JobId;
-    this.pending.push({ jobId, leaseId: "", type, payload, attempt: 1, leaseMs, leaseExpiresAt: 0 });
-    this.dispatch();
+  /** A job the next claims answer with; the doorbell does not show it (a full claim finds it). */
+  queue(type: string, payload: unknown = {}, leaseMs = 30_000, extra: Partial<ClaimedJob> = {}): JobId {
+    const jobId = (extra.jobId ?? `job${++this.seq}`) as JobId;
+    this.queued.push({ jobId, leaseId: "", type, payload, attempt: 1, leaseMs, leaseExpiresAt: 0, ...extra });
     return jobId;
+  }
+
+  /** A job offered to this worker: queued, and the doorbell rings showing it. */
+  offer(type: string, payload: unknown = {}, leaseMs = 30_000, extra: Partial<ClaimedJob> = {}): JobId {
+    const jobId = this.queue(type, payload, leaseMs, extra);
+    this.offers.add(jobId);
+    this.ring();
+    return jobId;
+  }
+
+  /** Jobs offered to this worker without the doorbell having rung yet. */
+  offerQuietly(...types: string[]): JobId[] {
+    return types.map((type) => {
+      const jobId = this.queue(type);
+      this.offers.add(jobId);
+      return jobId;
+    });
+  }
+
+  /** The offers the doorbell shows now. */
+  get offered(): string[] {
+    return [...this.offers];
   }
 
   count(name: string): number {
@@ -51,6 +70,11 @@ export class FakeFarm implements FarmClient {
 
   names(): string[] {
     return this.calls.map((c) => c.name);
+  }
+
+  /** The arguments of every call of this name, in order. */
+  sent(name: string): unknown[][] {
+    return this.calls.filter((c) => c.name === name).map((c) => c.args);
   }
 
   leaseOf(jobId: string): string | undefined {
@@ -65,27 +89,10 @@ export class FakeFarm implements FarmClient {
     if (options.ring !== false) this.ring();
   }
 
-  /** Forget a lease as if it expired and went to another worker. */
+  /** Forget a lease as if it expired and went to another worker: its calls answer stale_lease from now on. */
   expire(jobId: string): void {
     const leaseId = this.leaseOf(jobId);
     if (leaseId) this.leases.delete(leaseId);
-  }
-
-  /** Jobs the dispatcher offered to this worker without the doorbell having rung yet. */
-  offerQuietly(...types: string[]): JobId[] {
-    return types.map((type) => {
-      const jobId = `job${++this.seq}` as JobId;
-      this.offered.push({ jobId, leaseId: "", type, payload: {}, attempt: 1, leaseMs: 30_000, leaseExpiresAt: 0 });
-      return jobId;
-    });
-  }
-
-  /** An offer was not claimed in time: it goes back, this worker stops waiting and is asked to resync. */
-  expireOffers(): void {
-    this.pending.unshift(...this.offered.splice(0));
-    this.wants = 0;
-    this.resync = true;
-    this.ring();
   }
 
   get doorbellCount(): number {
@@ -96,12 +103,12 @@ export class FakeFarm implements FarmClient {
     for (const d of this.doorbells) d.onError(e);
   }
 
-  /** The current doorbell value, as workers:doorbell answers it. */
+  /** The current doorbell value: the offers the test made, the cancels it requested (a resync the test rings itself). */
   value(): DoorbellValue {
     return {
-      offers: this.offered.map((j) => ({ jobId: j.jobId, expiresAt: Date.now() + 5_000 })),
+      offers: this.offered.map((jobId) => ({ jobId: jobId as JobId, expiresAt: Date.now() + 5_000 })),
       cancel: [...this.leases.values()].filter((l) => l.cancel).map((l) => l.job.jobId),
-      resync: this.resync,
+      resync: false,
     };
   }
 
@@ -117,23 +124,17 @@ export class FakeFarm implements FarmClient {
     return () => this.doorbells.delete(entry);
   }
 
-  claim({ capabilities, max }: CallArgs<"claim">): Promise<ClaimedJob[]> {
+  claim(args: CallArgs<"claim">): Promise<ClaimedJob[]> {
     return answer(() => {
-      this.record("claim", capabilities, max);
-      const serverFree = this.slotLimit - this.leases.size;
-      const wanted = Math.max(0, Math.min(max ?? 1, serverFree));
-      const taken = this.offered.splice(0, wanted);
-      const fromHeads = Math.min(wanted, serverFree - this.offered.length) - taken.length;
-      if (fromHeads > 0) {
-        this.headClaims++;
-        const heads = this.pending.splice(0, fromHeads);
-        taken.push(...heads);
-        this.wants = fromHeads - heads.length;
-        this.resync = false;
-      }
+      this.record("claim", args.capabilities, args.max);
+      const n = Math.max(0, this.claimAnswer ? this.claimAnswer(args) : (args.max ?? 1));
+      const taken = this.queued.splice(0, n);
       const jobs = taken.map((j) => ({ ...j, leaseId: `lease-${j.jobId}-${++this.seq}`, leaseExpiresAt: Date.now() + j.leaseMs }));
-      for (const job of jobs) this.leases.set(job.leaseId, { job, cancel: false });
-      this.ring();
+      for (const job of jobs) {
+        this.offers.delete(job.jobId);
+        this.leases.set(job.leaseId, { job, cancel: false });
+      }
+      if (taken.length > 0) this.ring();
       return jobs;
     });
   }
@@ -142,10 +143,7 @@ export class FakeFarm implements FarmClient {
     return answer(() => {
       if (stopping) this.record("ready", capabilities, slots, stopping);
       else this.record("ready", capabilities, slots);
-      this.declare(slots ?? 0);
-      this.resync = false;
-      this.ring();
-      return { waitingFor: this.wants };
+      return { waitingFor: 0 };
     });
   }
 
@@ -202,7 +200,7 @@ export class FakeFarm implements FarmClient {
       const { job } = this.lease(leaseId);
       this.leases.delete(leaseId);
       this.completed.push({ jobId: job.jobId, result, ...(cpuMs === undefined ? {} : { cpuMs }) });
-      this.ended(slots);
+      this.ring();
       return { status: "succeeded" as const };
     });
   }
@@ -213,7 +211,7 @@ export class FakeFarm implements FarmClient {
       const { job } = this.lease(leaseId);
       this.leases.delete(leaseId);
       this.failed.push({ jobId: job.jobId, error, retryable: retryable ?? false, ...(cpuMs === undefined ? {} : { cpuMs }) });
-      this.ended(slots);
+      this.ring();
       return { status: retryable ? ("pending" as const) : ("dead" as const), availableAt: undefined };
     });
   }
@@ -224,34 +222,9 @@ export class FakeFarm implements FarmClient {
       const { job } = this.lease(leaseId);
       this.leases.delete(leaseId);
       this.released.push(job.jobId);
-      this.pending.unshift({ ...job, leaseId: "" });
-      this.ended(slots);
+      this.ring();
       return { status: "pending" as const };
     });
-  }
-
-  private ended(slots: Slots | undefined): void {
-    if (slots !== undefined) this.declare(slots);
-    this.ring();
-  }
-
-  /** The server's declareSlots: keep the offers that fit, hand back the rest, want what is left. */
-  private declare(slots: Slots): void {
-    const capacity = Math.max(0, Math.min(slots, this.slotLimit) - this.leases.size);
-    this.pending.unshift(...this.offered.splice(capacity));
-    this.wants = capacity - this.offered.length;
-    this.dispatch();
-  }
-
-  /** The dispatcher: offer pending jobs while this worker wants some. */
-  private dispatch(): void {
-    let moved = false;
-    while (this.wants > 0 && this.pending.length > 0) {
-      this.offered.push(this.pending.shift()!);
-      this.wants--;
-      moved = true;
-    }
-    if (moved) this.ring();
   }
 
   private record(name: string, ...args: unknown[]): void {
