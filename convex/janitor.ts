@@ -4,7 +4,9 @@ import { internalMutation } from "./_generated/server";
 import { bumpFailed } from "./lib/counters";
 import { recordEvent } from "./lib/events";
 import { kickForJobs } from "./lib/kick";
+import { instanceOfLease, settleCanceled } from "./lib/instances";
 import { finishJob, requeue } from "./lib/transitions";
+import { failReplica } from "./lib/validationComplete";
 
 /**
  * Lazy lease janitor: claim schedules ONE check at the lease's expiry. Heartbeats only move
@@ -31,6 +33,33 @@ export const checkLease = internalMutation({
       if (job.attempt < job.maxAttempts) await requeue(ctx, job, { kind: "retry", error }, undefined, { fromLeaseCheck });
       else await finishJob(ctx, job, "dead", { error, fromLeaseCheck });
     }
+    return "expired";
+  },
+});
+
+/**
+ * The same for an instance of a replicated job (its own lease, lib/instances.ts): expired, the instance failed
+ * and another may start. A canceled instance whose worker never answered: its cancel notice goes, it earns nothing.
+ */
+export const checkInstanceLease = internalMutation({
+  args: { leaseId: v.string() },
+  handler: async (ctx, { leaseId }) => {
+    const row = await instanceOfLease(ctx, leaseId);
+    if (!row || !(row.status === "running" || (row.status === "canceled" && !row.reported))) return "gone";
+    const job = (await ctx.db.get(row.jobId))!;
+    const now = Date.now();
+    if (row.leaseExpiresAt !== undefined && row.leaseExpiresAt > now) {
+      const leaseCheck = await ctx.scheduler.runAt(row.leaseExpiresAt, internal.janitor.checkInstanceLease, { leaseId });
+      await ctx.db.patch(row._id, { leaseCheck });
+      return "re-armed";
+    }
+    const fromLeaseCheck = true;
+    if (row.status === "canceled") {
+      await settleCanceled(ctx, job, row, null, { fromLeaseCheck });
+      return "expired";
+    }
+    await recordEvent(ctx, job, "heartbeat-expired", { workerId: row.workerId, detail: `instance ${row.n}` });
+    await failReplica(ctx, job, row, `lease expired (no heartbeat for ${job.leaseMs} ms)`, true, undefined, { fromLeaseCheck });
     return "expired";
   },
 });

@@ -653,9 +653,19 @@ export default defineSchema({
     creditMeasured: v.optional(v.boolean()),
     // why it earned nothing, for the donor
     creditNote: v.optional(v.string()),
+    // instances run side by side, each under a lease of its own (checked like a job's, janitor.checkInstanceLease)
+    leaseExpiresAt: v.optional(v.number()),
+    leaseCheck: v.optional(v.id("_scheduled_functions")),
+    // canceled at quorum: its credit is capped at the agreeing instances' CPU time (capMs), once its worker reports
+    atQuorum: v.optional(v.boolean()),
+    capMs: v.optional(v.number()),
+    // a canceled instance's worker answered (fail, complete or release), or its lease ran out: nothing more to hear
+    reported: v.optional(v.boolean()),
   })
     .index("by_job", ["jobId", "round"])
-    .index("by_worker_credit", ["workerId", "credit"]),
+    .index("by_worker_credit", ["workerId", "credit"])
+    .index("by_lease", ["leaseId"])
+    .index("by_worker_status", ["workerId", "status"]),
 
   /** Consecutive valid results per worker and job type (adaptive replication), with its totals. */
   trustStreaks: defineTable({

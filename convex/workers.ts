@@ -11,7 +11,7 @@ import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys
 import { noteQueueWaits } from "./lib/counters";
 import { kickForWaiter, kickSummary } from "./lib/kick";
 import { noteAdvertised, refreshLaneRows } from "./lib/demand";
-import { leasedJob } from "./lib/lease";
+import { leasedWork } from "./lib/lease";
 import { revokeWorkerNow } from "./lib/access";
 import { LIMITS } from "./lib/limits";
 import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf, DAY_MS, utcDay } from "./lib/credit";
@@ -25,9 +25,9 @@ import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
 import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
 import { inputsPage } from "./lib/inputs";
-import { completeReplica } from "./lib/validationComplete";
+import { completeReplica, failReplica, releaseReplica } from "./lib/validationComplete";
 import { noteClaimed, quotaLeft, trustOf } from "./lib/validationTrust";
-import { pendingCreditOf, runningInstance } from "./lib/instances";
+import { pendingCreditOf, settleCanceled } from "./lib/instances";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
 
@@ -217,12 +217,18 @@ export const heartbeat = mutation({
   },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
-    const job = await leasedJob(ctx, worker, args.leaseId);
+    const { job, instance } = await leasedWork(ctx, worker, args.leaseId, { canceled: true });
     if (args.progress !== undefined && !(args.progress >= 0 && args.progress <= 1)) {
       reject("invalid_argument", `progress must be a fraction from 0 to 1, got ${args.progress}`);
     }
     const statusText = args.status === undefined ? undefined : checkText(args.status, "status", LIMITS.statusTextChars, true);
     const now = Date.now();
+    if (instance) {
+      // an instance of a replicated job: its own lease (the job's progress is its instances', not one worker's)
+      if (instance.status === "canceled") return { cancel: true, leaseExpiresAt: instance.leaseExpiresAt ?? now };
+      await ctx.db.patch(instance._id, { leaseExpiresAt: now + job.leaseMs });
+      return { cancel: false, leaseExpiresAt: now + job.leaseMs };
+    }
     const leaseExpiresAt = now + job.leaseMs;
     const patch: Partial<Doc<"jobs">> = { leaseExpiresAt };
     if (args.suspended === true && job.suspendedSince === undefined) patch.suspendedSince = now;
@@ -238,7 +244,7 @@ export const output = mutation({
   args: { apiKey: v.string(), leaseId: v.string(), chunk: v.string() },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
-    const job = await leasedJob(ctx, worker, args.leaseId);
+    const { job, instance: running } = await leasedWork(ctx, worker, args.leaseId);
     if (args.chunk.length > LIMITS.outputChunkChars) {
       reject("too_large", `An output chunk may hold at most ${LIMITS.outputChunkChars} characters`);
     }
@@ -251,7 +257,7 @@ export const output = mutation({
     const seq = last ? last.seq + 1 : 0;
     if (seq >= LIMITS.outputChunksPerJob) reject("too_large", `A job may stream at most ${LIMITS.outputChunksPerJob} chunks`);
     // a replicated job's chunk says which instance (worker) wrote it; a quorum-1 job reads nothing more
-    const instance = job.validation ? (await runningInstance(ctx, job))?._id : undefined;
+    const instance = running?._id;
     await ctx.db.insert("jobOutput", { orgId: job.orgId, jobId: job._id, seq, chunk: args.chunk, ...(instance ? { instance } : {}) });
     return { seq };
   },
@@ -265,7 +271,7 @@ export const checkpoint = mutation({
   args: { apiKey: v.string(), leaseId: v.string(), data: v.string() },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
-    const job = await leasedJob(ctx, worker, args.leaseId);
+    const { job } = await leasedWork(ctx, worker, args.leaseId);
     const bytes = checkCheckpointData(args.data);
     await saveCheckpoint(ctx, job, args.data, bytes);
     return { bytes };
@@ -282,12 +288,16 @@ export const complete = mutation({
   args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()), slots: slotsArg, cpuMs: cpuMsArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
-    const job = await leasedJob(ctx, worker, args.leaseId);
+    const { job, instance } = await leasedWork(ctx, worker, args.leaseId, { canceled: true });
     const result: unknown = args.result ?? null;
     checkValueSize(result, "result", LIMITS.resultBytes);
     const slots = checkSlots(args.slots);
-    if (job.validation) {
-      const status = await completeReplica(ctx, job, worker, result, checkCpuMs(args.cpuMs));
+    if (instance) {
+      const cpuMs = checkCpuMs(args.cpuMs);
+      let status: "succeeded" | "pending" | "dead" | "canceled" = "canceled";
+      // canceled meanwhile (at quorum): its result is not needed, its CPU time may be
+      if (instance.status === "canceled") await settleCanceled(ctx, job, instance, { worker, cpuMs });
+      else status = await completeReplica(ctx, job, instance, worker, result, cpuMs);
       if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
       return { status };
     }
@@ -316,13 +326,21 @@ export const fail = mutation({
   },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
-    const job = await leasedJob(ctx, worker, args.leaseId);
+    const { job, instance } = await leasedWork(ctx, worker, args.leaseId, { canceled: true });
     const error = args.error.slice(0, LIMITS.errorChars) || "failed";
     const slots = checkSlots(args.slots);
-    // an instance of a replicated job earns credit only for a valid result
-    if (!job.validation) await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "failed");
-    else checkCpuMs(args.cpuMs);
-    await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);
+    const cpuMs = checkCpuMs(args.cpuMs);
+    // an instance of a replicated job earns credit only for a valid result (or, canceled at quorum, up to one)
+    if (instance?.status === "canceled") {
+      await settleCanceled(ctx, job, instance, { worker, cpuMs });
+      if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
+      return { status: "canceled" as const, availableAt: undefined };
+    }
+    if (instance) await failReplica(ctx, job, instance, error, args.retryable ?? true, worker._id);
+    else {
+      await creditAttempt(ctx, job, worker, cpuMs, "failed");
+      await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);
+    }
     const after = (await ctx.db.get(job._id))!;
     if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
     return { status: after.status, availableAt: after.status === "pending" ? after.availableAt : undefined };
@@ -333,10 +351,15 @@ export const release = mutation({
   args: { apiKey: v.string(), leaseId: v.string(), slots: slotsArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
-    const job = await leasedJob(ctx, worker, args.leaseId);
+    const { job, instance } = await leasedWork(ctx, worker, args.leaseId, { canceled: true });
     const slots = checkSlots(args.slots);
     let status: "pending" | "canceled" = "pending";
-    if (job.cancelRequested) {
+    if (instance?.status === "canceled") {
+      await settleCanceled(ctx, job, instance, null);
+      status = "canceled";
+    } else if (instance) {
+      await releaseReplica(ctx, job, instance, worker._id);
+    } else if (job.cancelRequested) {
       await finishJob(ctx, job, "canceled", { workerId: worker._id, detail: "released after cancel" });
       status = "canceled";
     } else {
@@ -411,7 +434,7 @@ export const inputs = query({
   args: { apiKey: v.string(), leaseId: v.string(), cursor: v.union(v.string(), v.null()) },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
-    const job = await leasedJob(ctx, worker, args.leaseId);
+    const { job } = await leasedWork(ctx, worker, args.leaseId);
     return await inputsPage(ctx, job, args.cursor);
   },
 });

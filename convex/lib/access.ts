@@ -7,6 +7,7 @@ import { displayPrefix, newSecret, sha256Hex } from "./keys";
 import { LIMITS } from "./limits";
 import { presenceOf } from "./presence";
 import { finishJob, requeue } from "./transitions";
+import { releaseReplica } from "./validationComplete";
 import { checkCapabilityGrants, checkIntegerInRange, checkText } from "./validate";
 
 /** Who may do what: enrollment tokens, client keys and revoking workers, for admin:* and the console alike. */
@@ -72,7 +73,16 @@ export async function revokeWorkerNow(ctx: MutationCtx, worker: Doc<"workers">, 
     if (job.cancelRequested) await finishJob(ctx, job, "canceled", { workerId, detail: `${why} after cancel` });
     else await requeue(ctx, job, { kind: "release", detail: why }, workerId);
   }
-  let handedBack = running.length;
+  // its instances of replicated jobs: another machine may run each in its place
+  const instances = await ctx.db
+    .query("jobInstances")
+    .withIndex("by_worker_status", (q) => q.eq("workerId", workerId).eq("status", "running"))
+    .take(LIMITS.maxConcurrentJobs);
+  for (const row of instances) {
+    const job = await ctx.db.get(row.jobId);
+    if (job) await releaseReplica(ctx, job, row, workerId, why);
+  }
+  let handedBack = running.length + instances.length;
   for (const offer of await inboxRows(ctx, workerId, "offer")) {
     const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
     if (isOfferedTo(job, workerId)) {

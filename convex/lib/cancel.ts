@@ -11,7 +11,8 @@ import { finishJob } from "./transitions";
  * lease expiry. Finished jobs are left as they are.
  */
 export async function cancelJob(ctx: MutationCtx, job: Doc<"jobs">, detail: string) {
-  if (job.status === "pending" || job.status === "waiting") {
+  // a replicated job holds no lease: it ends at once, its running instances canceled (their workers told)
+  if (job.status === "pending" || job.status === "waiting" || (job.status === "running" && job.validation)) {
     await finishJob(ctx, job, "canceled", { detail });
     return { status: "canceled" as const };
   }

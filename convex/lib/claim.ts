@@ -99,9 +99,7 @@ export async function leaseJob(
   const attempt = job.attempt + 1;
   const leaseExpiresAt = now + job.leaseMs;
   const leaseCheck = await ctx.scheduler.runAt(leaseExpiresAt, internal.janitor.checkLease, { jobId: job._id, leaseId });
-  const validation = job.validation ? await startInstance(ctx, job, job.validation, workerId, leaseId, now) : undefined;
   await ctx.db.patch(job._id, {
-    ...(validation ? { validation } : {}),
     status: "running",
     queue: undefined,
     offerExpiresAt: undefined,
@@ -116,9 +114,43 @@ export async function leaseJob(
   });
   await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId });
   waits?.push(now - job.availableAt);
+  return leasedOf(job, leaseId, attempt, leaseExpiresAt, bodies);
+}
+
+function leasedOf(job: Doc<"jobs">, leaseId: string, attempt: number, leaseExpiresAt: number, bodies: { payload: unknown; checkpoint?: string }): Leased {
   const leased: Leased = { jobId: job._id, leaseId, type: job.type, payload: bodies.payload, attempt, leaseMs: job.leaseMs, leaseExpiresAt };
   if (job.requirements) leased.requirements = job.requirements;
   if (job.app) leased.app = job.app;
   if (bodies.checkpoint !== undefined) leased.checkpoint = bodies.checkpoint;
   return leased;
+}
+
+/**
+ * Start one instance of a replicated job on this worker (lib/instances.ts): the lease is the instance's. The job
+ * holds no lease: it stays ready (`stillReady`: not offered, counted pending) while it wants more instances than
+ * run, and runs once they all do; the caller moves the lane counters accordingly.
+ */
+export async function leaseReplica(
+  ctx: MutationCtx,
+  job: Doc<"jobs">,
+  worker: Doc<"workers">,
+  now: number,
+  bodies: { payload: unknown; checkpoint?: string },
+  waits?: number[],
+): Promise<{ leased: Leased; stillReady: boolean }> {
+  const leaseId = newLeaseId(job._id);
+  const { rules, more } = await startInstance(ctx, job, worker, leaseId, now);
+  const stillReady = more > 0;
+  await ctx.db.patch(job._id, {
+    validation: rules,
+    status: stillReady ? "pending" : "running",
+    queue: stillReady ? "ready" : undefined,
+    offerExpiresAt: undefined,
+    workerId: undefined,
+    startedAt: job.startedAt ?? now,
+  });
+  const attempt = job.attempt + 1;
+  await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId: worker._id, detail: `instance ${rules.started}` });
+  waits?.push(now - job.availableAt);
+  return { leased: leasedOf(job, leaseId, attempt, now + job.leaseMs, bodies), stillReady };
 }

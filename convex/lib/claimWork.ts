@@ -4,7 +4,7 @@ import { deadIfModuleGone } from "./appJobs";
 import { effectiveCapabilities } from "./auth";
 import { payloadOf } from "./bodies";
 import { checkpointOf } from "./checkpoints";
-import { leaseJob, readyHeads, type Leased } from "./claim";
+import { leaseJob, leaseReplica, readyHeads, type Leased } from "./claim";
 import { bumpLane } from "./counters";
 import { setWants } from "./demand";
 import { clearResync, inboxRows, isOfferedTo, takeOffer } from "./inbox";
@@ -61,7 +61,16 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
     const fits = await bodiesWithin(ctx, job, budget);
     if (!fits) break;
     await takeOffer(ctx, offer);
-    claimed.push(await leaseJob(ctx, job, worker._id, now, fits, waits));
+    if (!job.validation) claimed.push(await leaseJob(ctx, job, worker._id, now, fits, waits));
+    else {
+      const { leased, stillReady } = await leaseReplica(ctx, job, worker, now, fits, waits);
+      claimed.push(leased);
+      // offered, it counted as running; it stays ready for its other instances
+      if (stillReady) {
+        await bumpLane(ctx, job, { running: -1, pending: 1 });
+        await kickForJobs(ctx, worker.orgId);
+      }
+    }
   }
   return { claimed, complete: offers.length < wanted };
 }
@@ -87,12 +96,21 @@ export async function claimFromHeads(
   const heads = await readyHeads(ctx, lanes, count, (job) => mayRun(job, worker));
   const claimed: Leased[] = [];
   const perLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
+  let replicasLeftReady = false;
   for (const job of heads) {
     if (await deadIfModuleGone(ctx, job, worker._id)) continue;
     const fits = await bodiesWithin(ctx, job, budget);
     if (!fits) break;
-    claimed.push(await leaseJob(ctx, job, worker._id, now, fits, waits));
-    perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
+    let stillReady = false;
+    if (!job.validation) claimed.push(await leaseJob(ctx, job, worker._id, now, fits, waits));
+    else {
+      const replica = await leaseReplica(ctx, job, worker, now, fits, waits);
+      claimed.push(replica.leased);
+      stillReady = replica.stillReady;
+    }
+    // a replicated job that wants more instances stays ready (and pending in the counts): the dispatcher offers it on
+    if (stillReady) replicasLeftReady = true;
+    else perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
   }
   // one counter change per lane, however many of its jobs were claimed
   for (const { job, count: n } of perLane.values()) await bumpLane(ctx, job, { pending: -n, running: n });
@@ -101,7 +119,7 @@ export async function claimFromHeads(
   await setWants(ctx, worker, stillWanted, [...capabilities].sort());
   if (stillWanted > 0) await noteWaiter(ctx, worker.orgId);
   // heads left for the budget are ready now: the dispatcher offers them (to this worker or another)
-  if (budget.full) await kickForJobs(ctx, worker.orgId);
+  if (budget.full || replicasLeftReady) await kickForJobs(ctx, worker.orgId);
   await clearResync(ctx, worker._id);
   return claimed;
 }

@@ -1,13 +1,19 @@
+import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { bumpLane } from "./counters";
 import { addCredit, creditFor } from "./credit";
+import { kickForJobs, kickSummary } from "./kick";
+import { LIMITS } from "./limits";
+import { cancelIfPending } from "./scheduled";
+import { addRunning } from "./workerSlots";
 import { sha256Hex } from "./keys";
 import { canonicalJson, TRUST, type JobValidation } from "./validation";
 import { acceptAlone, noteChecked, streakRow } from "./validationTrust";
 
 /**
- * The instances of a replicated job (lib/validation.ts): one row per run, written when it starts (claim),
- * when it ends, and when the job's results are judged. Only jobs with `validation` ever reach this file.
+ * The instances of a replicated job (lib/validation.ts): one row per run, side by side, each under its own
+ * lease, written when it starts (claim), when it ends, and when the job's results are judged. Only jobs with `validation` ever reach this file.
  */
 
 export async function instancesOf(ctx: QueryCtx, jobId: Id<"jobs">, round: number): Promise<Doc<"jobInstances">[]> {
@@ -17,39 +23,154 @@ export async function instancesOf(ctx: QueryCtx, jobId: Id<"jobs">, round: numbe
     .take(4 * TRUST.maxInstances);
 }
 
-/** A worker starts the next instance (in the claim): its row, and the job's validation as it now stands. */
-export async function startInstance(ctx: MutationCtx, job: Doc<"jobs">, rules: JobValidation, workerId: Id<"workers">, leaseId: string, now: number): Promise<JobValidation> {
-  const worker = (await ctx.db.get(workerId))!;
-  const started = rules.started + 1;
-  await ctx.db.insert("jobInstances", {
+/**
+ * How many more instances this job wants started now: enough that, if the running ones and the new ones all
+ * agree with the largest agreeing group, `quorum` is reached, never past `maxInstances` results; one in all
+ * for a job accepted alone. Results of workers revoked meanwhile (or gone) do not count.
+ */
+export async function wantedMore(ctx: QueryCtx, rules: JobValidation, rows: Doc<"jobInstances">[]): Promise<number> {
+  const running = rows.filter((r) => r.status === "running").length;
+  const completed: Doc<"jobInstances">[] = [];
+  for (const r of rows) {
+    if (r.status !== "completed") continue;
+    const owner = await ctx.db.get(r.workerId);
+    if (owner && !owner.revoked) completed.push(r);
+  }
+  if (rules.alone) return completed.length > 0 ? 0 : 1 - running;
+  const groups = new Map<string, number>();
+  for (const r of completed) groups.set(r.resultHash!, (groups.get(r.resultHash!) ?? 0) + 1);
+  const best = Math.max(0, ...groups.values());
+  return Math.min(rules.quorum - best, rules.maxInstances - completed.length) - running;
+}
+
+/**
+ * A worker starts an instance (in the claim), under a lease of its own with its own lease check; its worker and
+ * machine are recorded at once, so neither gets a second instance of this round. With `adaptive`, the first
+ * live instance tosses the coin of adaptive trust for its worker. Returns the job's validation as it now
+ * stands, and how many more instances it still wants (the job then stays ready for them).
+ */
+export async function startInstance(ctx: MutationCtx, job: Doc<"jobs">, worker: Doc<"workers">, leaseId: string, now: number): Promise<{ rules: JobValidation; more: number }> {
+  const rules = job.validation!;
+  const rows = await instancesOf(ctx, job._id, rules.round);
+  const leaseExpiresAt = now + job.leaseMs;
+  const leaseCheck = await ctx.scheduler.runAt(leaseExpiresAt, internal.janitor.checkInstanceLease, { leaseId });
+  const row = {
     orgId: job.orgId,
     jobId: job._id,
     type: job.type,
     round: rules.round,
-    n: started,
-    workerId,
+    n: rules.started + 1,
+    workerId: worker._id,
     workerName: worker.name,
     machineId: worker.machineId,
     leaseId,
-    status: "running",
+    status: "running" as const,
     startedAt: now,
-  });
-  const next: JobValidation = { ...rules, started };
+    leaseExpiresAt,
+    leaseCheck,
+  };
+  const instanceId = await ctx.db.insert("jobInstances", row);
+  const next: JobValidation = { ...rules, started: rules.started + 1, workers: [...rules.workers, worker._id], machines: [...rules.machines, worker.machineId] };
   if (rules.homogeneous && !rules.platform && worker.facts) next.platform = { os: worker.facts.os, arch: worker.facts.arch };
-  return next;
+  if (rules.adaptive && !rows.some((r) => r.status === "running" || r.status === "completed")) {
+    const streak = (await streakRow(ctx, worker._id, job.type))?.streak ?? 0;
+    if (acceptAlone(streak)) next.alone = true;
+    else delete next.alone;
+  }
+  const more = await wantedMore(ctx, next, [...rows, { ...row, _id: instanceId, _creationTime: now }]);
+  return { rules: next, more };
 }
 
-/** The instance running under the job's current lease (what an output chunk of a replicated job is tagged with). */
-export async function runningInstance(ctx: QueryCtx, job: Doc<"jobs">): Promise<Doc<"jobInstances"> | null> {
-  if (!job.validation || !job.leaseId) return null;
-  const rows = await instancesOf(ctx, job._id, job.validation.round);
-  return rows.find((r) => r.leaseId === job.leaseId && r.status === "running") ?? null;
+/** The instance a lease names, by its lease. */
+export async function instanceOfLease(ctx: QueryCtx, leaseId: string): Promise<Doc<"jobInstances"> | null> {
+  return await ctx.db
+    .query("jobInstances")
+    .withIndex("by_lease", (q) => q.eq("leaseId", leaseId))
+    .unique();
 }
 
-/** The running instance stopped without a result (failed, released, lease expired, worker revoked, canceled). */
-export async function endRunningInstance(ctx: MutationCtx, job: Doc<"jobs">, status: "failed" | "canceled"): Promise<void> {
-  const row = await runningInstance(ctx, job);
-  if (row) await ctx.db.patch(row._id, { status, endedAt: Date.now() });
+/**
+ * A replicated job follows what it wants: back to ready while it wants more instances than run (the dispatcher
+ * offers it again), running (leaseless: its instances hold the leases) once every wanted instance runs.
+ */
+export async function settleReplica(ctx: MutationCtx, jobId: Id<"jobs">): Promise<void> {
+  const job = (await ctx.db.get(jobId))!;
+  const ready = job.status === "pending" && job.queue === "ready";
+  if (job.status !== "running" && !ready) return;
+  const more = await wantedMore(ctx, job.validation!, await instancesOf(ctx, job._id, job.validation!.round));
+  if (job.status === "running" && more > 0) {
+    await ctx.db.patch(job._id, { status: "pending", queue: "ready" });
+    await bumpLane(ctx, job, { running: -1, pending: 1 });
+    await kickForJobs(ctx, job.orgId);
+    await kickSummary(ctx, job.orgId);
+  } else if (ready && more <= 0) {
+    await ctx.db.patch(job._id, { status: "running", queue: undefined });
+    await bumpLane(ctx, job, { running: 1, pending: -1 });
+    await kickSummary(ctx, job.orgId);
+  }
+}
+
+/**
+ * A running instance stopped without a result (failed, released, lease expired, worker revoked): its lease
+ * and its worker's slot are freed, and its worker and machine may run the job again.
+ */
+export async function stopInstance(ctx: MutationCtx, job: Doc<"jobs">, row: Doc<"jobInstances">, options: { fromLeaseCheck?: boolean } = {}): Promise<void> {
+  if (row.leaseCheck && !options.fromLeaseCheck) await cancelIfPending(ctx, row.leaseCheck);
+  await ctx.db.patch(row._id, { status: "failed", endedAt: Date.now(), leaseExpiresAt: undefined, leaseCheck: undefined });
+  await addRunning(ctx, row.orgId, row.workerId, -1);
+  const rules = job.validation!;
+  if (row.round !== rules.round) return;
+  await ctx.db.patch(job._id, {
+    validation: { ...rules, workers: rules.workers.filter((w) => w !== row.workerId), machines: rules.machines.filter((m) => m !== row.machineId) },
+  });
+}
+
+/**
+ * Stop every running instance of the job's round: canceled, its worker's slot freed and its doorbell told (its
+ * heartbeat answers cancel: true). `capMs`: canceled at quorum, so its worker's CPU time, once reported, is
+ * credited up to that. Its lease check stays, to clear the notice if the worker never answers.
+ */
+export async function cancelRunningInstances(ctx: MutationCtx, job: Doc<"jobs">, note: string, capMs?: number): Promise<void> {
+  const rules = job.validation!;
+  for (const row of await instancesOf(ctx, job._id, rules.round)) {
+    if (row.status !== "running") continue;
+    await ctx.db.patch(row._id, {
+      status: "canceled",
+      endedAt: Date.now(),
+      credit: "denied",
+      creditNote: capMs === undefined ? note : `${note}: credit once its CPU time is reported`,
+      ...(capMs === undefined ? {} : { atQuorum: true, capMs }),
+    });
+    await addRunning(ctx, row.orgId, row.workerId, -1);
+    await ctx.db.insert("inbox", { orgId: row.orgId, workerId: row.workerId, kind: "cancel", jobId: row.jobId });
+  }
+}
+
+/**
+ * The worker of a canceled instance answered (fail, complete or release; or its lease ran out): its cancel
+ * notice goes, and an instance canceled at quorum earns its reported CPU time (clamped as any attempt's), at
+ * most the agreeing instances' least: being slow never pays more than finishing.
+ */
+export async function settleCanceled(
+  ctx: MutationCtx,
+  job: Doc<"jobs">,
+  row: Doc<"jobInstances">,
+  report: { worker: Doc<"workers">; cpuMs: number | undefined } | null,
+  options: { fromLeaseCheck?: boolean } = {},
+): Promise<void> {
+  if (row.leaseCheck && !options.fromLeaseCheck) await cancelIfPending(ctx, row.leaseCheck);
+  await ctx.db.patch(row._id, { reported: true, leaseCheck: undefined });
+  const notices = await ctx.db
+    .query("inbox")
+    .withIndex("by_worker_kind", (q) => q.eq("workerId", row.workerId).eq("kind", "cancel"))
+    .take(LIMITS.inboxRows);
+  for (const notice of notices) if (notice.jobId === row.jobId) await ctx.db.delete(notice._id);
+  if (!report || !row.atQuorum) return;
+  const now = Date.now();
+  const credit = creditFor({ ...job, startedAt: row.startedAt }, report.worker, report.cpuMs, now);
+  const cpuMs = Math.min(credit.cpuMs, row.capMs ?? 0);
+  await addCredit(ctx, report.worker, { cpuMs, measured: credit.measured }, "failed", now);
+  await ctx.db.patch(row._id, { credit: "granted", creditCpuMs: cpuMs, creditMeasured: credit.measured, creditNote: "canceled at quorum" });
 }
 
 /** Instances still waiting for their credit when the job ends without a verdict earn nothing, and say why. */
@@ -61,30 +182,28 @@ export async function denyPendingCredit(ctx: MutationCtx, job: Doc<"jobs">, note
 }
 
 export type Judgement =
-  | { kind: "canceled" }
-  | { kind: "valid"; result: unknown; agreeing: number }
+  | { kind: "valid"; result: unknown; agreeing: number; capMs: number }
   | { kind: "no_quorum"; distinct: number; completed: number }
   | { kind: "another"; completed: number };
 
 /**
  * The worker's result for its instance: kept (hashed), then judged with the others of this round. Returns
- * what the job does next; the instances, credit and trust are already settled when it does. Results of
- * workers revoked meanwhile (or gone) no longer count.
+ * what the job does next; the instances, credit and trust are already settled when it does (instances still
+ * running are the caller's). Results of workers revoked meanwhile (or gone) no longer count.
  */
 export async function completeInstance(
   ctx: MutationCtx,
   job: Doc<"jobs">,
+  mine: Doc<"jobInstances">,
   worker: Doc<"workers">,
   result: unknown,
   cpuMs: number | undefined,
 ): Promise<Judgement> {
   const rules = job.validation!;
   const now = Date.now();
-  const credit = creditFor(job, worker, cpuMs, now);
+  const credit = creditFor({ ...job, startedAt: mine.startedAt }, worker, cpuMs, now);
   const resultHash = await sha256Hex(canonicalJson(result));
   const rows = await instancesOf(ctx, job._id, rules.round);
-  const mine = rows.find((r) => r.leaseId === job.leaseId);
-  if (!mine) throw new Error(`replicated job ${job._id} has no instance for its lease`);
   const hashSeen = rows.some((r) => r.resultHash === resultHash && r.result !== undefined);
   const ended = {
     status: "completed" as const,
@@ -93,31 +212,28 @@ export async function completeInstance(
     credit: "pending" as const,
     creditCpuMs: credit.cpuMs,
     creditMeasured: credit.measured,
+    leaseExpiresAt: undefined,
+    leaseCheck: undefined,
     ...(hashSeen ? {} : { result }),
   };
+  if (mine.leaseCheck) await cancelIfPending(ctx, mine.leaseCheck);
   await ctx.db.patch(mine._id, ended);
-  Object.assign(mine, ended);
-  // never offered to this worker or machine again in this round
-  await ctx.db.patch(job._id, {
-    validation: { ...rules, workers: [...rules.workers, worker._id], machines: [...rules.machines, worker.machineId] },
-  });
-  if (job.cancelRequested) return { kind: "canceled" };
+  await addRunning(ctx, mine.orgId, worker._id, -1);
+  const row = rows.find((r) => r._id === mine._id)!;
+  Object.assign(row, ended);
 
   const completed: Array<{ row: Doc<"jobInstances">; worker: Doc<"workers"> | null }> = [];
-  for (const row of rows) {
-    if (row.status !== "completed") continue;
-    const owner = row.workerId === worker._id ? worker : await ctx.db.get(row.workerId);
-    completed.push({ row, worker: owner });
+  for (const r of rows) {
+    if (r.status !== "completed") continue;
+    const owner = r.workerId === worker._id ? worker : await ctx.db.get(r.workerId);
+    completed.push({ row: r, worker: owner });
   }
   const counted = completed.filter((c) => c.worker !== null && !c.worker.revoked);
 
-  if (rules.adaptive && completed.length === 1 && rules.started === 1) {
-    const streak = (await streakRow(ctx, worker._id, job.type))?.streak ?? 0;
-    if (acceptAlone(streak)) {
-      await grant(ctx, mine, worker, now);
-      await ctx.db.patch(mine._id, { valid: true, alone: true });
-      return { kind: "valid", result, agreeing: 1 };
-    }
+  if (rules.alone && completed.length === 1) {
+    await grant(ctx, row, worker, now);
+    await ctx.db.patch(row._id, { valid: true, alone: true });
+    return { kind: "valid", result, agreeing: 1, capMs: credit.cpuMs };
   }
 
   const agreeing = counted.filter((c) => c.row.resultHash === resultHash);
@@ -139,7 +255,7 @@ export async function completeInstance(
         });
       }
     }
-    return { kind: "valid", result, agreeing: agreeing.length };
+    return { kind: "valid", result, agreeing: agreeing.length, capMs: Math.min(...agreeing.map((c) => c.row.creditCpuMs ?? 0)) };
   }
 
   const groups = new Map<string, number>();
@@ -194,9 +310,18 @@ export async function pendingCreditOf(ctx: QueryCtx, workerId: Id<"workers">) {
     .withIndex("by_worker_credit", (q) => q.eq("workerId", workerId).eq("credit", "denied"))
     .order("desc")
     .take(20);
+  const canceled = await ctx.db
+    .query("jobInstances")
+    .withIndex("by_worker_status", (q) => q.eq("workerId", workerId).eq("status", "canceled"))
+    .order("desc")
+    .take(20);
   return {
     pending: { cpuHours: pending.reduce((sum, r) => sum + (r.creditCpuMs ?? 0), 0) / 3_600_000, jobs: pending.length },
     denied: denied.map((r) => ({ jobId: r.jobId, type: r.type, why: r.creditNote ?? "not validated" })),
+    // instances still running when their job reached its quorum (latest first): what their reported CPU time earned
+    canceledAtQuorum: canceled
+      .filter((r) => r.atQuorum)
+      .map((r) => ({ jobId: r.jobId, type: r.type, cpuHours: r.credit === "granted" ? (r.creditCpuMs ?? 0) / 3_600_000 : 0, credit: r.credit ?? "denied" })),
   };
 }
 

@@ -6,7 +6,7 @@ import { bumpFailed, bumpFinished, bumpLane, type FinishedStatus } from "./count
 import { recordEvent, type EventKind } from "./events";
 import { jitteredBackoffMs } from "./backoff";
 import { giveBackWant, leaveRunning, withdrawOffer } from "./inbox";
-import { denyPendingCredit, endRunningInstance } from "./instances";
+import { cancelRunningInstances, denyPendingCredit } from "./instances";
 import { kickForJobs, kickSummary } from "./kick";
 import { TIMING } from "./limits";
 import { noteJobEnded } from "./webhooks";
@@ -45,7 +45,7 @@ type FinishExtra = {
 export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: FinishedStatus, extra: FinishExtra = {}) {
   const now = Date.now();
   if (job.validation) {
-    if (job.status === "running") await endRunningInstance(ctx, job, status === "canceled" ? "canceled" : "failed");
+    if (status !== "succeeded") await cancelRunningInstances(ctx, job, status === "canceled" ? "job canceled" : "job ended");
     if (status !== "succeeded") await denyPendingCredit(ctx, job, status === "canceled" ? "job canceled before its results were validated" : `job died before its results were validated: ${extra.error ?? "dead"}`);
   }
   if (job.status === "running") await leaveRunning(ctx, job, { fromLeaseCheck: extra.fromLeaseCheck });
@@ -82,7 +82,6 @@ export async function requeue(
   workerId?: Id<"workers">,
   options: { fromLeaseCheck?: boolean } = {},
 ) {
-  if (job.validation) await endRunningInstance(ctx, job, "failed");
   await leaveRunning(ctx, job, options);
   await bumpLane(ctx, job, { running: -1, pending: 1 });
   await kickSummary(ctx, job.orgId);

@@ -3,10 +3,9 @@ import type { Doc } from "../_generated/dataModel";
 import { fail } from "./errors";
 
 /**
- * Replicated jobs (issue 20): a job with `validation.quorum` ≥ 2 runs as instances, one after another on the
- * same job row (so leases, heartbeats, output, cancel and the lease janitor work as for any job), each on a
- * different worker and machine, until `quorum` results agree. A job without it (quorum 1) carries no
- * `validation` on its row and takes exactly the path it always took.
+ * Replicated jobs (issue 20): a job with `validation.quorum` ≥ 2 runs as instances side by side, each under a
+ * lease of its own (lib/instances.ts), each on a different worker and machine, until `quorum` results agree. A
+ * job without it (quorum 1) carries no `validation` on its row and takes exactly the path it always took.
  */
 
 export const TRUST = {
@@ -35,13 +34,15 @@ export const jobValidation = v.object({
   adaptive: v.optional(v.boolean()),
   // a retried no_quorum dead letter starts a new round; instances of earlier rounds are kept, not counted
   round: v.number(),
-  // instances started in this round, and the workers and machines that ran one (never offered it again)
+  // instances started in this round, and the workers and machines that run or ran one with a result (never offered it again)
   started: v.number(),
   workers: v.array(v.id("workers")),
   machines: v.array(v.string()),
   // homogeneous: the os and arch of the first instance's machine, which every later one must share
   platform: v.optional(v.object({ os: v.string(), arch: v.string() })),
   outcome: v.optional(v.union(v.literal("valid"), v.literal("no_quorum"))),
+  // adaptive: the first instance's worker was trusted and the coin said its result is accepted on its own
+  alone: v.optional(v.boolean()),
 });
 export type JobValidation = Infer<typeof jobValidation>;
 
@@ -70,7 +71,7 @@ export function checkValidation(spec: ValidationSpec | undefined): JobValidation
 }
 
 /**
- * May this worker run the next instance of this job? Never a worker or a machine that already ran one of
+ * May this worker run the next instance of this job? Never a worker or a machine that runs or ran one of
  * this round; with `homogeneous`, only a machine of the first one's os and arch. Reads nothing: a job
  * without validation is always runnable.
  */

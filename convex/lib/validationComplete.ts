@@ -1,29 +1,33 @@
-import type { Doc } from "../_generated/dataModel";
+import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { completeInstance } from "./instances";
-import { finishJob, requeue } from "./transitions";
+import { bumpFailed } from "./counters";
+import { recordEvent } from "./events";
+import { cancelRunningInstances, completeInstance, settleReplica, stopInstance } from "./instances";
+import { finishJob } from "./transitions";
 
 /**
- * workers:complete for an instance of a replicated job: the result is judged with the others, then the job
- * succeeds with the agreed result, ends canceled (cancel requested meanwhile), goes dead with `no_quorum`,
- * or goes back to its lane (at its place: its availableAt is unchanged) for another instance elsewhere.
+ * The instances of a replicated job end here (workers:complete, fail, release, the instance lease janitor, a
+ * revoke). A result is judged with the others: the job succeeds with the agreed result (instances still running
+ * are canceled at quorum), goes dead with `no_quorum`, or wants another instance elsewhere (back to ready, at
+ * its place: its availableAt is unchanged).
  */
 export async function completeReplica(
   ctx: MutationCtx,
   job: Doc<"jobs">,
+  instance: Doc<"jobInstances">,
   worker: Doc<"workers">,
   result: unknown,
   cpuMs: number | undefined,
-): Promise<"succeeded" | "canceled" | "pending" | "dead"> {
-  const judged = await completeInstance(ctx, job, worker, result, cpuMs);
-  const rules = (await ctx.db.get(job._id))!.validation!;
+): Promise<"succeeded" | "pending" | "dead"> {
+  const judged = await completeInstance(ctx, job, instance, worker, result, cpuMs);
+  let current = (await ctx.db.get(job._id))!;
+  const rules = current.validation!;
   switch (judged.kind) {
-    case "canceled":
-      await finishJob(ctx, job, "canceled", { result, workerId: worker._id, detail: "completed after cancel" });
-      return "canceled";
     case "valid":
+      await cancelRunningInstances(ctx, current, "canceled at quorum", judged.capMs);
       await ctx.db.patch(job._id, { progress: 1, validation: { ...rules, outcome: "valid" } });
-      await finishJob(ctx, job, "succeeded", {
+      current = (await ctx.db.get(job._id))!;
+      await finishJob(ctx, current, "succeeded", {
         result: judged.result,
         workerId: worker._id,
         detail: judged.agreeing === 1 ? "accepted alone: trusted worker (adaptive replication)" : `quorum: ${judged.agreeing} results agree`,
@@ -31,13 +35,45 @@ export async function completeReplica(
       return "succeeded";
     case "no_quorum":
       await ctx.db.patch(job._id, { validation: { ...rules, outcome: "no_quorum" } });
-      await finishJob(ctx, job, "dead", {
+      current = (await ctx.db.get(job._id))!;
+      await finishJob(ctx, current, "dead", {
         error: `no_quorum: ${judged.completed} instances returned ${judged.distinct} different results, no ${rules.quorum} agree`,
         workerId: worker._id,
       });
       return "dead";
     case "another":
-      await requeue(ctx, job, { kind: "release", detail: `instance ${rules.started} returned a result: ${judged.completed} of ${rules.quorum} needed` }, worker._id);
+      await recordEvent(ctx, current, "released", { workerId: worker._id, detail: `instance ${instance.n} returned a result: ${judged.completed} of ${rules.quorum} needed` });
+      await settleReplica(ctx, job._id);
+      // the job waits for other instances' results (running or yet to start): pending validation
       return "pending";
   }
+}
+
+/**
+ * An instance failed (its worker said so, or its lease ran out): it counts as one of the job's attempts; while
+ * attempts remain (and the error is retryable) another instance may start at once, else the job is dead.
+ */
+export async function failReplica(
+  ctx: MutationCtx,
+  job: Doc<"jobs">,
+  instance: Doc<"jobInstances">,
+  error: string,
+  retryable: boolean,
+  workerId: Id<"workers"> | undefined,
+  options: { fromLeaseCheck?: boolean } = {},
+): Promise<void> {
+  await stopInstance(ctx, job, instance, options);
+  const attempt = job.attempt + 1;
+  await ctx.db.patch(job._id, { attempt });
+  await bumpFailed(ctx, job.orgId, Date.now());
+  await recordEvent(ctx, { ...job, attempt }, "failed", { workerId, detail: error });
+  if (retryable && attempt < job.maxAttempts) return await settleReplica(ctx, job._id);
+  await finishJob(ctx, (await ctx.db.get(job._id))!, "dead", { error, workerId });
+}
+
+/** An instance given back without a result (released, its worker revoked or gone): another may start, no attempt burnt. */
+export async function releaseReplica(ctx: MutationCtx, job: Doc<"jobs">, instance: Doc<"jobInstances">, workerId: Id<"workers">, detail?: string): Promise<void> {
+  await stopInstance(ctx, job, instance);
+  await recordEvent(ctx, job, "released", { workerId, detail });
+  await settleReplica(ctx, job._id);
 }

@@ -17,12 +17,16 @@ async function slotsRow(ctx: QueryCtx, workerId: Id<"workers">): Promise<Doc<"wo
 export async function runningCount(ctx: QueryCtx, worker: Doc<"workers">): Promise<number> {
   const row = await slotsRow(ctx, worker._id);
   if (row) return row.running;
-  // a worker from before the count existed: count its jobs (at most its slot limit)
+  // a worker from before the count existed: count its jobs and instances (at most its slot limit each)
   const running = await ctx.db
     .query("jobs")
     .withIndex("by_worker_status", (q) => q.eq("workerId", worker._id).eq("status", "running"))
     .take(worker.maxConcurrentJobs + 1);
-  return running.length;
+  const instances = await ctx.db
+    .query("jobInstances")
+    .withIndex("by_worker_status", (q) => q.eq("workerId", worker._id).eq("status", "running"))
+    .take(worker.maxConcurrentJobs + 1);
+  return running.length + instances.length;
 }
 
 /** `delta`: this worker's jobs that started (+) or stopped (−) running. */

@@ -140,17 +140,6 @@ describe("transitions", () => {
     await consistent(farm);
   });
 
-  test("quorum reached: nothing runs after it (instances run one at a time, so none is left running)", async () => {
-    const farm = await newFarm();
-    const jobId = await submit(farm, { quorum: 2, maxInstances: 5 });
-    const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
-    await run(farm, a, jobId, "r");
-    await run(farm, b, jobId, "r");
-    expect(await claim(farm, c)).toEqual([]);
-    expect((await instances(farm, jobId)).filter((r) => r.status === "running")).toEqual([]);
-    await consistent(farm);
-  });
-
   test("maxInstances exhausted: dead with no_quorum, every distinct result kept, nobody credited", async () => {
     const farm = await newFarm();
     const jobId = await submit(farm, { quorum: 2, maxInstances: 3 });
@@ -238,7 +227,7 @@ describe("transitions", () => {
     await consistent(farm);
   });
 
-  test("cancel of a replicated job: pending ends at once, running ends when its worker answers; nobody is credited", async () => {
+  test("cancel of a replicated job: it ends at once, its running instance canceled and its worker told; nobody is credited", async () => {
     const farm = await newFarm();
     const [a, b] = [await donor(farm, "a"), await donor(farm, "b")];
     const pending = await submit(farm, { quorum: 2 });
@@ -249,9 +238,12 @@ describe("transitions", () => {
     const running = await submit(farm, { quorum: 2 });
     const [lease] = await claim(farm, b);
     expect(lease.jobId).toBe(running);
-    await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId: running });
+    expect(await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId: running })).toMatchObject({ status: "canceled" });
+    expect((await farm.t.query(api.workers.doorbell, { apiKey: b.apiKey })).cancel).toEqual([running]);
+    expect(await farm.t.mutation(api.workers.heartbeat, { apiKey: b.apiKey, leaseId: lease.leaseId })).toMatchObject({ cancel: true });
     expect(await farm.t.mutation(api.workers.complete, { apiKey: b.apiKey, leaseId: lease.leaseId, result: 1 })).toEqual({ status: "canceled" });
-    expect((await instances(farm, running))[0]).toMatchObject({ status: "completed", credit: "denied" });
+    expect((await instances(farm, running))[0]).toMatchObject({ status: "canceled", credit: "denied", reported: true });
+    expect((await farm.t.query(api.workers.doorbell, { apiKey: b.apiKey })).cancel).toEqual([]);
     for (const w of [a, b]) expect((await creditOf(farm, w)).allTime.jobs).toBe(0);
     await consistent(farm);
   });
@@ -280,6 +272,192 @@ describe("transitions", () => {
     await farm.t.mutation(api.workers.fail, { apiKey: a.apiKey, leaseId: lease.leaseId, error: "boom", cpuMs: 500 });
     expect((await instances(farm, jobId)).map((r) => r.status)).toEqual(["failed"]);
     expect((await creditOf(farm, a)).allTime.failed).toBe(0);
+    await consistent(farm);
+  });
+});
+
+describe("side by side", () => {
+  const leaseOf = async (farm: Farm, worker: Donor, jobId: Id<"jobs">) => {
+    const [lease] = await claim(farm, worker);
+    expect(lease?.jobId, `${worker.name} should get an instance`).toBe(jobId);
+    return lease.leaseId;
+  };
+  const slotsOf = (farm: Farm, worker: Donor) =>
+    farm.t.run(async (ctx) => (await ctx.db.query("workerSlots").withIndex("by_worker", (q) => q.eq("workerId", worker.workerId)).unique())?.running);
+
+  test("quorum instances start together, each on its own machine; the job runs once all are running", async () => {
+    const farm = await newFarm();
+    const jobId = await submit(farm, { quorum: 3 });
+    const [a, b, c, d] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c"), await donor(farm, "d")];
+    await leaseOf(farm, a, jobId);
+    expect((await jobRow(farm.t, jobId))).toMatchObject({ status: "pending", queue: "ready" });
+    await consistent(farm);
+    await leaseOf(farm, b, jobId);
+    await leaseOf(farm, c, jobId);
+    expect((await jobRow(farm.t, jobId))).toMatchObject({ status: "running", validation: { started: 3, machines: ["machine-a", "machine-b", "machine-c"] } });
+    expect((await jobRow(farm.t, jobId)).leaseId).toBeUndefined();
+    expect(await claim(farm, d)).toEqual([]);
+    const rows = await instances(farm, jobId);
+    expect(rows.map((r) => r.status)).toEqual(["running", "running", "running"]);
+    expect(new Set(rows.map((r) => r.leaseId)).size).toBe(3);
+    for (const w of [a, b, c]) expect(await slotsOf(farm, w)).toBe(1);
+    await consistent(farm);
+  });
+
+  test("the same machine asking twice while its instance runs gets no second one, nor does its twin", async () => {
+    const farm = await newFarm();
+    const jobId = await submit(farm, { quorum: 2 });
+    const a = await donor(farm, "a");
+    const twin = await donor(farm, "a2", "machine-a");
+    await leaseOf(farm, a, jobId);
+    expect(await claim(farm, a)).toEqual([]);
+    expect(await claim(farm, twin)).toEqual([]);
+    expect((await instances(farm, jobId)).length).toBe(1);
+    await consistent(farm);
+  });
+
+  test("each instance heartbeats and completes under its own lease; another worker's lease is refused", async () => {
+    const farm = await newFarm();
+    const jobId = await submit(farm, { quorum: 2 });
+    const [a, b] = [await donor(farm, "a"), await donor(farm, "b")];
+    const [la, lb] = [await leaseOf(farm, a, jobId), await leaseOf(farm, b, jobId)];
+    await expectCode(farm.t.mutation(api.workers.heartbeat, { apiKey: b.apiKey, leaseId: la }), "stale_lease");
+    vi.advanceTimersByTime(20_000);
+    const beat = await farm.t.mutation(api.workers.heartbeat, { apiKey: a.apiKey, leaseId: la });
+    expect(beat).toEqual({ cancel: false, leaseExpiresAt: Date.now() + (await jobRow(farm.t, jobId)).leaseMs });
+    expect(await farm.t.mutation(api.workers.complete, { apiKey: a.apiKey, leaseId: la, result: 1 })).toEqual({ status: "pending" });
+    await expectCode(farm.t.mutation(api.workers.heartbeat, { apiKey: a.apiKey, leaseId: la }), "stale_lease");
+    expect(await farm.t.mutation(api.workers.complete, { apiKey: b.apiKey, leaseId: lb, result: 1 })).toEqual({ status: "succeeded" });
+    await consistent(farm);
+  });
+
+  test("disagreement while running: one more instance starts beside the one still running", async () => {
+    const farm = await newFarm();
+    const jobId = await submit(farm, { quorum: 3 });
+    const [a, b, c, d, e] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c"), await donor(farm, "d"), await donor(farm, "e")];
+    const [la, lb] = [await leaseOf(farm, a, jobId), await leaseOf(farm, b, jobId)];
+    await leaseOf(farm, c, jobId);
+    await farm.t.mutation(api.workers.complete, { apiKey: a.apiKey, leaseId: la, result: "x" });
+    expect((await jobRow(farm.t, jobId)).status).toBe("running");
+    await farm.t.mutation(api.workers.complete, { apiKey: b.apiKey, leaseId: lb, result: "y" });
+    // x and y: the best group has one, c runs: one more is wanted, and only one
+    expect((await jobRow(farm.t, jobId))).toMatchObject({ status: "pending", queue: "ready" });
+    await consistent(farm);
+    await leaseOf(farm, d, jobId);
+    expect((await jobRow(farm.t, jobId)).status).toBe("running");
+    expect(await claim(farm, e)).toEqual([]);
+    expect((await instances(farm, jobId)).map((r) => r.status)).toEqual(["completed", "completed", "running", "running"]);
+    await consistent(farm);
+  });
+
+  test("an instance's lease expiring fails it and starts a replacement, on any machine", async () => {
+    const farm = await newFarm();
+    const jobId = await submit(farm, { quorum: 2 });
+    const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
+    const la = await leaseOf(farm, a, jobId);
+    const lb = await leaseOf(farm, b, jobId);
+    const { leaseMs } = await jobRow(farm.t, jobId);
+    vi.advanceTimersByTime(leaseMs / 2);
+    await farm.t.mutation(api.workers.heartbeat, { apiKey: b.apiKey, leaseId: lb });
+    vi.advanceTimersByTime(leaseMs / 2 + 1);
+    await runDue(farm.t);
+    expect((await instances(farm, jobId)).map((r) => r.status)).toEqual(["failed", "running"]);
+    expect((await jobRow(farm.t, jobId))).toMatchObject({ status: "pending", queue: "ready", attempt: 1, validation: { machines: ["machine-b"] } });
+    expect(await slotsOf(farm, a)).toBe(0);
+    await expectCode(farm.t.mutation(api.workers.complete, { apiKey: a.apiKey, leaseId: la, result: 1 }), "stale_lease");
+    await consistent(farm);
+    await leaseOf(farm, c, jobId);
+    expect((await jobRow(farm.t, jobId)).status).toBe("running");
+    await consistent(farm);
+  });
+
+  test("a worker revoked while its instance runs: the instance ends, a replacement may start, the other keeps running", async () => {
+    const farm = await newFarm();
+    const jobId = await submit(farm, { quorum: 2 });
+    const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
+    await leaseOf(farm, a, jobId);
+    const lb = await leaseOf(farm, b, jobId);
+    await farm.t.mutation(internal.admin.revokeWorker, { workerId: a.workerId });
+    expect((await instances(farm, jobId)).map((r) => r.status)).toEqual(["failed", "running"]);
+    expect((await jobRow(farm.t, jobId))).toMatchObject({ status: "pending", queue: "ready", attempt: 0 });
+    await consistent(farm);
+    const lc = await leaseOf(farm, c, jobId);
+    await farm.t.mutation(api.workers.complete, { apiKey: b.apiKey, leaseId: lb, result: 3 });
+    expect(await farm.t.mutation(api.workers.complete, { apiKey: c.apiKey, leaseId: lc, result: 3 })).toEqual({ status: "succeeded" });
+    await consistent(farm);
+  });
+
+  test("an instance that fails for good ends the job: the one still running is canceled and told, earning nothing", async () => {
+    const farm = await newFarm();
+    const jobId = await submit(farm, { quorum: 2 });
+    const [a, b] = [await donor(farm, "a"), await donor(farm, "b")];
+    const [la, lb] = [await leaseOf(farm, a, jobId), await leaseOf(farm, b, jobId)];
+    expect(await farm.t.mutation(api.workers.fail, { apiKey: a.apiKey, leaseId: la, error: "bad input", retryable: false })).toMatchObject({ status: "dead" });
+    expect((await instances(farm, jobId)).map((r) => r.status)).toEqual(["failed", "canceled"]);
+    expect(await slotsOf(farm, b)).toBe(0);
+    expect((await farm.t.query(api.workers.doorbell, { apiKey: b.apiKey })).cancel).toEqual([jobId]);
+    await consistent(farm);
+    expect(await farm.t.mutation(api.workers.fail, { apiKey: b.apiKey, leaseId: lb, error: "canceled", cpuMs: 900 })).toMatchObject({ status: "canceled" });
+    expect((await creditOf(farm, b)).allTime.cpuHours).toBe(0);
+    await consistent(farm);
+  });
+
+  test("quorum reached while an instance still runs: it is canceled, its worker told and its slot freed; its reported CPU time is credited up to the agreeing ones'", async () => {
+    const farm = await newFarm();
+    // three instances side by side: c's is beyond what the quorum needs (as when a quorum is lowered meanwhile)
+    const jobId = await submit(farm, { quorum: 3 });
+    const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
+    const [la, lb, lc] = [await leaseOf(farm, a, jobId), await leaseOf(farm, b, jobId), await leaseOf(farm, c, jobId)];
+    await farm.t.run(async (ctx) => {
+      const job = (await ctx.db.get(jobId))!;
+      await ctx.db.patch(jobId, { validation: { ...job.validation!, quorum: 2 } });
+    });
+    vi.advanceTimersByTime(2_000);
+    await farm.t.mutation(api.workers.complete, { apiKey: a.apiKey, leaseId: la, result: "r", cpuMs: 1_500 });
+    expect(await farm.t.mutation(api.workers.complete, { apiKey: b.apiKey, leaseId: lb, result: "r", cpuMs: 1_000 })).toEqual({ status: "succeeded" });
+    expect((await instances(farm, jobId))[2]).toMatchObject({ status: "canceled", atQuorum: true, capMs: 1_000, credit: "denied" });
+    expect(await slotsOf(farm, c)).toBe(0);
+    expect((await farm.t.query(api.workers.doorbell, { apiKey: c.apiKey })).cancel).toEqual([jobId]);
+    expect(await farm.t.mutation(api.workers.heartbeat, { apiKey: c.apiKey, leaseId: lc })).toMatchObject({ cancel: true });
+    expect((await creditOf(farm, c)).canceledAtQuorum).toEqual([{ jobId, type: "x", cpuHours: 0, credit: "denied" }]);
+    await consistent(farm);
+    // what the engine does on a cancel: workers:fail with the CPU time used; slower than b, it earns b's 1,000 ms
+    expect(await farm.t.mutation(api.workers.fail, { apiKey: c.apiKey, leaseId: lc, error: "canceled", cpuMs: 1_800 })).toMatchObject({ status: "canceled" });
+    const credit = await creditOf(farm, c);
+    expect(credit.allTime.cpuHours).toBe(1_000 / 3_600_000);
+    expect(credit.canceledAtQuorum).toEqual([{ jobId, type: "x", cpuHours: 1_000 / 3_600_000, credit: "granted" }]);
+    expect((await farm.t.query(api.workers.doorbell, { apiKey: c.apiKey })).cancel).toEqual([]);
+    await expectCode(farm.t.mutation(api.workers.fail, { apiKey: c.apiKey, leaseId: lc, error: "again", cpuMs: 1_800 }), "stale_lease");
+    await consistent(farm);
+  });
+
+  test("a canceled instance whose worker never answers: its notice goes at its lease's end, and it earns nothing", async () => {
+    const farm = await newFarm();
+    const jobId = await submit(farm, { quorum: 2 });
+    const [a, b] = [await donor(farm, "a"), await donor(farm, "b")];
+    await leaseOf(farm, a, jobId);
+    await leaseOf(farm, b, jobId);
+    await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId });
+    expect((await farm.t.query(api.workers.doorbell, { apiKey: a.apiKey })).cancel).toEqual([jobId]);
+    vi.advanceTimersByTime((await jobRow(farm.t, jobId)).leaseMs + 1);
+    await runDue(farm.t);
+    for (const w of [a, b]) {
+      expect((await farm.t.query(api.workers.doorbell, { apiKey: w.apiKey })).cancel).toEqual([]);
+      expect((await creditOf(farm, w)).allTime.cpuHours).toBe(0);
+    }
+    expect((await instances(farm, jobId)).map((r) => [r.status, r.reported])).toEqual([["canceled", true], ["canceled", true]]);
+    await consistent(farm);
+  });
+
+  test("no quorum reachable while an instance runs: dead at once, the running one canceled", async () => {
+    const farm = await newFarm();
+    const jobId = await submit(farm, { quorum: 3, maxInstances: 3 });
+    const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
+    const [la, lb] = [await leaseOf(farm, a, jobId), await leaseOf(farm, b, jobId)];
+    await leaseOf(farm, c, jobId);
+    await farm.t.mutation(api.workers.complete, { apiKey: a.apiKey, leaseId: la, result: 1 });
+    expect(await farm.t.mutation(api.workers.complete, { apiKey: b.apiKey, leaseId: lb, result: 2 })).toEqual({ status: "dead" });
+    expect((await instances(farm, jobId)).map((r) => r.status)).toEqual(["completed", "completed", "canceled"]);
     await consistent(farm);
   });
 });

@@ -62,6 +62,9 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     readAll(t, "workerSlots"),
     readAll(t, "counterDeltas"),
   ]);
+  const instances = await readAll(t, "jobInstances");
+  // a worker runs its jobs and its instances of replicated jobs (each under a lease of its own)
+  const runningInstances = instances.filter((r) => r.status === "running");
   const orgIds = new Set(orgs.map((o) => o._id as string));
   const lanesById = new Map(lanes.map((l) => [l._id as string, l]));
   const workersById = new Map(workers.map((w) => [w._id as string, w]));
@@ -115,6 +118,13 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
         break;
       case "running": {
         if (job.queue !== undefined) problems.push(`${where} is also queued as ${job.queue}`);
+        if (job.validation) {
+          // a replicated job's leases are its instances' (checkInstances)
+          if (leased || job.workerId !== undefined) problems.push(`${where} is replicated but holds a lease or a worker`);
+          if (job.finishedAt !== undefined) problems.push(`${where} has finishedAt`);
+          add(realLane, `${job.laneId}:running`);
+          break;
+        }
         if (!job.leaseId || job.leaseExpiresAt === undefined) problems.push(`${where} has no lease`);
         const worker = job.workerId ? workersById.get(job.workerId) : undefined;
         if (!worker) problems.push(`${where} has no worker`);
@@ -184,12 +194,14 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
       if (want !== have) problems.push(`org "${org.name}" counts ${have} ${status}, really ${want}`);
     }
   }
+  for (const row of runningInstances) add(runningPerWorker, row.workerId);
   for (const [workerId, running] of runningPerWorker) {
     const worker = workersById.get(workerId)!;
     if (running > worker.maxConcurrentJobs) problems.push(`worker ${workerId} runs ${running} jobs, max ${worker.maxConcurrentJobs}`);
   }
   for (const row of workerSlots) {
-    const really = jobs.filter((j) => j.workerId === row.workerId && j.status === "running").length;
+    const really =
+      jobs.filter((j) => j.workerId === row.workerId && j.status === "running").length + runningInstances.filter((r) => r.workerId === row.workerId).length;
     if (row.running !== really) problems.push(`worker ${row.workerId} counts ${row.running} running jobs, really ${really}`);
   }
 
@@ -252,8 +264,21 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     }
   }
 
-  problems.push(...checkInstances(jobs, await readAll(t, "jobInstances")));
-  problems.push(...checkWaiting({ jobs, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }));
+  const instanceChecks = new Set(
+    scheduled.filter((s) => s.name.includes("checkInstanceLease")).map((s) => (s.args[0] as { leaseId: string }).leaseId),
+  );
+  for (const row of instances) {
+    const live = row.status === "running" || (row.status === "canceled" && !row.reported);
+    if (live && (!instanceChecks.has(row.leaseId) || !row.leaseCheck || !scheduledIds.has(row.leaseCheck))) {
+      problems.push(`${row.status} instance ${row._id} has no lease check scheduled`);
+    }
+    if (row.status === "running" && row.leaseExpiresAt === undefined) problems.push(`running instance ${row._id} has no lease`);
+    const other = leaseIds.get(row.leaseId);
+    if (other) problems.push(`${other} and instance ${row._id} share lease ${row.leaseId}`);
+    leaseIds.set(row.leaseId, `instance ${row._id}`);
+  }
+  problems.push(...checkInstances(jobs, instances));
+  problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }));
   const settling = await t.run(async (ctx) =>
     (await ctx.db.system.query("_scheduled_functions").collect()).filter((f) => f.name === "dependencies:settle" && f.state.kind === "pending").map((f) => f.args[0] as Settling),
   );
@@ -360,9 +385,10 @@ function batchSums(batches: Doc<"batches">[], problems: string[]) {
 
 /**
  * Replicated jobs (lib/instances.ts): instances belong to a live job of their org; a running replicated job has
- * exactly one running instance of its round, under its lease, and no other job has one; the round's started
- * count is its number of instances; the machines a job excludes ran an instance that returned a result; a
- * valid job has `quorum` valid instances (or one accepted alone); credit is granted only to a valid result.
+ * running instances (side by side, each under its own lease) and a finished one none; the round's started
+ * count is its number of instances; the workers and machines a job excludes are its instances' that did not
+ * fail; a valid job has `quorum` valid instances (or one accepted alone); credit is granted only to a valid
+ * result (or to an instance canceled at quorum).
  */
 function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): string[] {
   const problems: string[] = [];
@@ -372,7 +398,7 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
     if (!job) problems.push(`instance ${row._id} of a missing job`);
     else if (job.orgId !== row.orgId) problems.push(`instance ${row._id} in another org than its job`);
     else if (!job.validation) problems.push(`instance ${row._id} of job ${job._id}, which is not replicated`);
-    if (row.credit === "granted" && row.valid !== true) problems.push(`instance ${row._id} was credited without a valid result`);
+    if (row.credit === "granted" && row.valid !== true && !(row.status === "canceled" && row.atQuorum)) problems.push(`instance ${row._id} was credited without a valid result`);
     if (row.status === "completed" && row.resultHash === undefined) problems.push(`completed instance ${row._id} has no result hash`);
   }
   for (const job of jobs) {
@@ -380,12 +406,15 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
     if (!rules) continue;
     const round = instances.filter((r) => r.jobId === job._id && r.round === rules.round);
     const running = round.filter((r) => r.status === "running");
-    if (job.status === "running") {
-      if (running.length !== 1 || running[0].leaseId !== job.leaseId) problems.push(`running replicated job ${job._id} has ${running.length} running instances, not one under its lease`);
-    } else if (running.length > 0) problems.push(`${job.status} replicated job ${job._id} still has a running instance`);
+    if (job.status === "running" && running.length === 0) problems.push(`running replicated job ${job._id} has no running instance`);
+    if (job.status !== "running" && job.status !== "pending" && running.length > 0) problems.push(`${job.status} replicated job ${job._id} still has a running instance`);
+    if (job.status === "pending" && job.queue === "delayed" && running.length > 0) problems.push(`delayed replicated job ${job._id} has a running instance`);
     if (rules.started !== round.length) problems.push(`replicated job ${job._id} counts ${rules.started} instances, really ${round.length}`);
-    const completedMachines = round.filter((r) => r.status === "completed").map((r) => r.machineId);
-    if (rules.machines.some((m) => !completedMachines.includes(m))) problems.push(`replicated job ${job._id} excludes a machine that returned no result`);
+    // the workers and machines it is never offered to again: those running an instance or that ran one to its end, each once
+    const live = round.filter((r) => r.status !== "failed");
+    const sameSet = (a: string[], b: string[]) => a.length === b.length && new Set(a).size === a.length && a.every((x) => b.includes(x));
+    if (!sameSet(rules.machines, live.map((r) => r.machineId))) problems.push(`replicated job ${job._id} excludes machines ${rules.machines.join(",")}, its live instances ran on ${live.map((r) => r.machineId).join(",")}`);
+    if (!sameSet(rules.workers, live.map((r) => r.workerId))) problems.push(`replicated job ${job._id} excludes other workers than its live instances'`);
     if (rules.outcome === "valid") {
       const valid = round.filter((r) => r.valid === true);
       if (job.status !== "succeeded") problems.push(`replicated job ${job._id} is valid but ${job.status}`);
@@ -398,6 +427,7 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
 
 type WaitingTables = {
   jobs: Doc<"jobs">[];
+  instances: Doc<"jobInstances">[];
   lanes: Doc<"lanes">[];
   workers: Doc<"workers">[];
   inbox: Doc<"inbox">[];
@@ -407,7 +437,7 @@ type WaitingTables = {
 };
 
 /** Inbox rows, waiting lines and the dispatcher's idle state agree with the jobs and the workers. */
-function checkWaiting({ jobs, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }: WaitingTables): string[] {
+function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }: WaitingTables): string[] {
   const problems: string[] = [];
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
   const workersById = new Map(workers.map((w) => [w._id as string, w]));
@@ -429,8 +459,9 @@ function checkWaiting({ jobs, lanes, workers, inbox, waiters, laneWaiters, dispa
     if (row.kind === "offer" && !(job.status === "pending" && job.queue === "offered" && job.workerId === row.workerId)) {
       problems.push(`${where}: job ${job._id} is ${job.status}/${job.queue}, not offered to this worker`);
     }
-    if (row.kind === "cancel" && !(job.status === "running" && job.cancelRequested && job.workerId === row.workerId)) {
-      problems.push(`${where}: job ${job._id} is not a cancel-requested job running there`);
+    const canceledInstance = instances.some((r) => r.jobId === job._id && r.workerId === row.workerId && r.status === "canceled" && !r.reported);
+    if (row.kind === "cancel" && !(job.status === "running" && job.cancelRequested && job.workerId === row.workerId) && !canceledInstance) {
+      problems.push(`${where}: job ${job._id} is not a cancel-requested job running there, nor an instance canceled there`);
     }
     if (row.kind === "offer") held.set(row.workerId, (held.get(row.workerId) ?? 0) + 1);
   }
@@ -450,7 +481,9 @@ function checkWaiting({ jobs, lanes, workers, inbox, waiters, laneWaiters, dispa
     if (waiter.wants < 0) problems.push(`${where} wants ${waiter.wants}`);
     if ((waiter.wants > 0) !== (waiter.since !== undefined)) problems.push(`${where} wants ${waiter.wants} but since is ${waiter.since}`);
     if (waiter.wants > 0 && worker.revoked) problems.push(`${where} is revoked but still waiting`);
-    const running = jobs.filter((j) => j.workerId === waiter.workerId && j.status === "running").length;
+    const running =
+      jobs.filter((j) => j.workerId === waiter.workerId && j.status === "running").length +
+      instances.filter((r) => r.workerId === waiter.workerId && r.status === "running").length;
     if (waiter.wants + running + (held.get(waiter.workerId) ?? 0) > worker.maxConcurrentJobs) {
       problems.push(`${where} wants ${waiter.wants} with ${running} running and ${held.get(waiter.workerId) ?? 0} offered, max ${worker.maxConcurrentJobs}`);
     }
