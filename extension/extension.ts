@@ -12,6 +12,7 @@ import type { DonorFacts } from "./donorState/deriveDonorState";
 import type { DonorState } from "./donorState/donorState";
 import { joinedMessage } from "./donorState/donorStateText";
 import type { Handler } from "./worker";
+import { messageOf } from "./worker/errors";
 import { ContextKeys } from "./views/contextKeys";
 import { DonorStore } from "./views/donorStore";
 import { FarmTree } from "./views/farmTree";
@@ -44,7 +45,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   const started = performance.now();
   const log = vscode.window.createOutputChannel("Farmhand", { log: true });
   const membership = new Membership(context.secrets);
-  await membership.load();
+  // The worker key comes from SecretStorage, a round trip to the workbench (busy starting up): ask at once, and build
+  // what follows while the answer travels (the request leaves on the host's next timer tick: yield one first).
+  const keyLoaded = membership.load();
+  await new Promise((resolve) => setTimeout(resolve));
   const connection = new FarmConnection(membership);
   const data = new FarmData(connection);
   const donor = new Donor(context.globalState, log);
@@ -77,9 +81,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   const panel = new PanelProvider(context.extensionUri, data, { version: String((context.extension.packageJSON as { version?: unknown }).version), snapshot: () => store.state, perform: (r) => void perform(r), log });
   const contextKeys = new ContextKeys();
   // The console's key (an operator key, else a managing worker key) never reaches the engine: a connection of its own.
+  // Only the console needs it: it is read in the background, and the console's commands wait for it.
   const operatorKeys = new OperatorKeyStore(context.secrets);
-  await operatorKeys.load();
-  await operatorKeys.provisionFromEnvironment();
+  const operatorKeyRead = operatorKeys.loadAndProvision().catch((error) => log.error(`The operator key could not be read: ${messageOf(error)}`));
   const consoleConnection = new ConsoleConnection(membership, operatorKeys);
   const consolePanel = new ConsolePanel(context.extensionUri, new ConsoleSession(consoleConnection), operatorKeys, membership, log);
   const render = (state: DonorState) => {
@@ -95,7 +99,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     tree.show(state);
     panel.show(state);
   };
-  render(store.state);
+  await keyLoaded;
+  render(store.refresh());
   const applyPolicy = () => {
     const key = membership.apiKey;
     const { concurrency, suspendOnReturn, suspendLimitMs } = donor.current;
@@ -115,9 +120,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     operatorKeys,
     consoleConnection,
     consolePanel,
-    vscode.commands.registerCommand("farmhand.openConsole", () => consolePanel.open()),
-    vscode.commands.registerCommand("farmhand.enterOperatorKey", () => consolePanel.enterOperatorKey()),
-    vscode.commands.registerCommand("farmhand.forgetOperatorKey", () => consolePanel.forgetOperatorKey()),
+    vscode.commands.registerCommand("farmhand.openConsole", () => operatorKeyRead.then(() => consolePanel.open())),
+    vscode.commands.registerCommand("farmhand.enterOperatorKey", () => operatorKeyRead.then(() => consolePanel.enterOperatorKey())),
+    vscode.commands.registerCommand("farmhand.forgetOperatorKey", () => operatorKeyRead.then(() => consolePanel.forgetOperatorKey())),
     ...register(),
   );
 

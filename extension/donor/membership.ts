@@ -24,8 +24,12 @@ export class Membership {
     ];
   }
 
+  /** Read the key; a key that differs from the one held (none, before the first load) is a change. */
   async load(): Promise<void> {
-    this.key = await this.secrets.get(KEY_SECRET);
+    const key = await this.secrets.get(KEY_SECRET);
+    if (key === this.key) return;
+    this.key = key;
+    this.changed.fire();
   }
 
   get url(): string {

@@ -17,16 +17,15 @@ export class OperatorKeyStore implements vscode.Disposable {
 
   constructor(private readonly secrets: vscode.SecretStorage) {
     // Another window may set or forget it: follow it.
-    this.listener = secrets.onDidChange(async (e) => {
-      if (e.key !== OPERATOR_SECRET) return;
-      const before = JSON.stringify(this.stored);
-      await this.load();
-      if (JSON.stringify(this.stored) !== before) this.changed.fire();
-    });
+    this.listener = secrets.onDidChange((e) => e.key === OPERATOR_SECRET && void this.load());
   }
 
+  /** Read the key; a key that differs from the one held (none, before the first load) is a change. */
   async load(): Promise<void> {
-    this.stored = parseStored(await this.secrets.get(OPERATOR_SECRET));
+    const stored = parseStored(await this.secrets.get(OPERATOR_SECRET));
+    if (JSON.stringify(stored) === JSON.stringify(this.stored)) return;
+    this.stored = stored;
+    this.changed.fire();
   }
 
   get current(): StoredOperatorKey | undefined {
@@ -46,13 +45,15 @@ export class OperatorKeyStore implements vscode.Disposable {
   }
 
   /**
-   * Provisioning (fleets, demos): FARMHAND_OPERATOR_KEY (with FARMHAND_OPERATOR_URL, else FARMHAND_JOIN_URL) is
-   * stored once and taken out of this process's environment, so no job started from here inherits it.
+   * The first load, with provisioning (fleets, demos): FARMHAND_OPERATOR_KEY (with FARMHAND_OPERATOR_URL, else
+   * FARMHAND_JOIN_URL) is stored once if no key is, and taken out of this process's environment at once (before the
+   * read), so no job started from here inherits it.
    */
-  async provisionFromEnvironment(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  async loadAndProvision(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     const key = env.FARMHAND_OPERATOR_KEY?.trim();
     const url = (env.FARMHAND_OPERATOR_URL ?? env.FARMHAND_JOIN_URL)?.trim();
     delete env.FARMHAND_OPERATOR_KEY;
+    await this.load();
     if (!key || !url || this.stored) return;
     await this.store({ url, key });
   }

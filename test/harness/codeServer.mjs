@@ -1,6 +1,6 @@
 // Starts one code-server on a free loopback port with its own user-data, extensions and config, and stops it with
 // its whole process group (the extension host and its children are forked by code-server).
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { codeServerEntry } from "./paths.mjs";
@@ -61,6 +61,23 @@ function baseArgs(profile) {
     "--user-data-dir", profile.userDataDir,
     "--extensions-dir", profile.extensionsDir,
   ];
+}
+
+/** `installExtension`, without blocking this process: resolves with its output. */
+export function installExtensionAsync(profile, vsixPath) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...baseArgs(profile), "--force", "--install-extension", vsixPath], { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk) => (output += chunk));
+    child.stderr.on("data", (chunk) => (output += chunk));
+    const timer = setTimeout(() => child.kill(), 60_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (code === 0 && /was successfully installed/.test(output)) resolve(output);
+      else reject(new Error(`installing ${vsixPath} into code-server failed (exit ${code}):\n${output}`));
+    });
+  });
 }
 
 /** `code-server --install-extension <vsix>` into the profile's extensions dir; returns its output. */

@@ -3,8 +3,16 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 
-/** Runs `npm run package` in `dir` and returns the path of the newest .vsix it left there. */
+/** The .vsix each folder was packaged into by this process: every UI suite of one run installs the same one. */
+const packaged = new Map();
+
+/** Runs `npm run package` in `dir` (once per process) and returns the path of the newest .vsix it left there. */
 export function packageExtension(dir) {
+  if (!packaged.has(dir)) packaged.set(dir, packageNow(dir));
+  return packaged.get(dir);
+}
+
+function packageNow(dir) {
   const started = Date.now();
   const result = spawnSync("npm", ["run", "--silent", "package"], { cwd: dir, encoding: "utf8" });
   if (result.status !== 0) throw new Error(`npm run package failed (exit ${result.status}):\n${result.stdout}${result.stderr}`);

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { launchChromium } from "../harness/browser.mjs";
-import { installExtension, prepareProfile, requireInstalledCodeServer, startCodeServer } from "../harness/codeServer.mjs";
+import { installExtensionAsync, prepareProfile, requireInstalledCodeServer, startCodeServer } from "../harness/codeServer.mjs";
 import { onInterrupt } from "../harness/process.mjs";
 import { startTestFarm } from "../harness/testFarm.mjs";
 import { quickInputBox, quickInputTitle, waitForWorkbench } from "./workbench.mjs";
@@ -24,9 +24,7 @@ export async function startUiSession({ vsix, settings, machineOnly, name, env = 
   let root;
   let browser;
   const stop = async () => {
-    await browser?.close();
-    await session.server?.stop();
-    await session.farm?.stop();
+    await Promise.all([browser?.close(), session.server?.stop(), session.farm?.stop()]);
     if (root) rmSync(root, { recursive: true, force: true });
     browser = session.server = session.farm = root = undefined;
   };
@@ -37,11 +35,13 @@ export async function startUiSession({ vsix, settings, machineOnly, name, env = 
   };
   try {
     root = mkdtempSync(join(tmpdir(), `farmhand-${name}-`));
-    session.farm = await startTestFarm();
     session.profile = prepareProfile(root, settings, machineOnly);
-    installExtension(session.profile, vsix);
-    session.server = await startCodeServer(session.profile, { env: env(session.farm), onLog: (line) => session.serverLog.push(line) });
-    browser = await launchChromium(session.profile.chromiumDir);
+    // Steps that do not need each other run together: the farm and the install, then code-server and Chromium.
+    await allStarted([startTestFarm().then((farm) => (session.farm = farm)), installExtensionAsync(session.profile, vsix)]);
+    await allStarted([
+      startCodeServer(session.profile, { env: env(session.farm), onLog: (line) => session.serverLog.push(line) }).then((server) => (session.server = server)),
+      launchChromium(session.profile.chromiumDir).then((launched) => (browser = launched)),
+    ]);
     session.page = await browser.context.newPage();
     session.page.on("console", (message) => session.browserLog.push(`${message.type()}: ${message.text()}`));
     await session.page.goto(`${session.server.origin}/?folder=${encodeURIComponent(session.profile.workspaceDir)}`);
@@ -51,6 +51,12 @@ export async function startUiSession({ vsix, settings, machineOnly, name, env = 
     await session.stop();
     throw error;
   }
+}
+
+/** Waits for every step, so a failed one leaves nothing half started behind; then throws the first failure. */
+async function allStarted(steps) {
+  const failed = (await Promise.allSettled(steps)).find((step) => step.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
 /** A failed test's screenshot, named after it, in `dir`. */
