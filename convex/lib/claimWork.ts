@@ -61,15 +61,12 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
     const fits = await bodiesWithin(ctx, job, budget);
     if (!fits) break;
     await takeOffer(ctx, offer);
-    if (!job.validation) claimed.push(await leaseJob(ctx, job, worker._id, now, fits, waits));
-    else {
-      const { leased, stillReady } = await leaseReplica(ctx, job, worker, now, fits, waits);
-      claimed.push(leased);
-      // offered, it counted as running; it stays ready for its other instances
-      if (stillReady) {
-        await bumpLane(ctx, job, { running: -1, pending: 1 });
-        await kickForJobs(ctx, worker.orgId);
-      }
+    const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, waits);
+    claimed.push(leased);
+    // offered, it counted as running; a replicated job wanting more instances stays ready for them
+    if (stillReady) {
+      await bumpLane(ctx, job, { running: -1, pending: 1 });
+      await kickForJobs(ctx, worker.orgId);
     }
   }
   return { claimed, complete: offers.length < wanted };
@@ -101,13 +98,8 @@ export async function claimFromHeads(
     if (await deadIfModuleGone(ctx, job, worker._id)) continue;
     const fits = await bodiesWithin(ctx, job, budget);
     if (!fits) break;
-    let stillReady = false;
-    if (!job.validation) claimed.push(await leaseJob(ctx, job, worker._id, now, fits, waits));
-    else {
-      const replica = await leaseReplica(ctx, job, worker, now, fits, waits);
-      claimed.push(replica.leased);
-      stillReady = replica.stillReady;
-    }
+    const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, waits);
+    claimed.push(leased);
     // a replicated job that wants more instances stays ready (and pending in the counts): the dispatcher offers it on
     if (stillReady) replicasLeftReady = true;
     else perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
@@ -122,4 +114,17 @@ export async function claimFromHeads(
   if (budget.full || replicasLeftReady) await kickForJobs(ctx, worker.orgId);
   await clearResync(ctx, worker._id);
   return claimed;
+}
+
+/** Lease a job to this worker, or start one instance of it when it is replicated (which may leave it ready). */
+async function leaseOne(
+  ctx: MutationCtx,
+  job: Doc<"jobs">,
+  worker: Doc<"workers">,
+  now: number,
+  fits: { payload: unknown; checkpoint?: string },
+  waits?: number[],
+): Promise<{ leased: Leased; stillReady: boolean }> {
+  if (job.validation) return await leaseReplica(ctx, job, worker, now, fits, waits);
+  return { leased: await leaseJob(ctx, job, worker._id, now, fits, waits), stillReady: false };
 }

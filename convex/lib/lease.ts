@@ -23,7 +23,10 @@ function stale(): never {
 
 /** The running job this worker holds under this lease id; anything else (an instance's lease included) is stale. */
 export async function leasedJob(ctx: QueryCtx, worker: Doc<"workers">, leaseId: string): Promise<Doc<"jobs">> {
-  const job = await jobOfLease(ctx, leaseId);
+  return heldJob(await jobOfLease(ctx, leaseId), worker, leaseId);
+}
+
+function heldJob(job: Doc<"jobs"> | null, worker: Doc<"workers">, leaseId: string): Doc<"jobs"> {
   if (!job || job.leaseId !== leaseId || job.status !== "running" || job.workerId !== worker._id) stale();
   return job;
 }
@@ -37,7 +40,7 @@ export type LeasedWork = { job: Doc<"jobs">; instance: Doc<"jobInstances"> | nul
  */
 export async function leasedWork(ctx: QueryCtx, worker: Doc<"workers">, leaseId: string, options: { canceled?: boolean } = {}): Promise<LeasedWork> {
   const job = await jobOfLease(ctx, leaseId);
-  if (!job?.validation) return { job: await leasedJob(ctx, worker, leaseId), instance: null };
+  if (!job?.validation) return { job: heldJob(job, worker, leaseId), instance: null };
   const instance = await instanceOfLease(ctx, leaseId);
   const held =
     instance !== null &&
