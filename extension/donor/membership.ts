@@ -13,13 +13,7 @@ export class Membership {
   constructor(private readonly secrets: vscode.SecretStorage) {
     // Another window may join, switch farms or leave: follow it.
     this.listeners = [
-      secrets.onDidChange(async (e) => {
-        if (e.key !== KEY_SECRET) return;
-        const key = await secrets.get(KEY_SECRET);
-        if (key === this.key) return;
-        this.key = key;
-        this.changed.fire();
-      }),
+      secrets.onDidChange((e) => e.key === KEY_SECRET && void this.load()),
       vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration("farmhand.deploymentUrl") && this.changed.fire()),
     ];
   }
