@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import type { MachineFacts } from "../../convex/lib/facts";
 import { canonicalJson, TRUST } from "../../convex/lib/validation";
 import { acceptAlone } from "../../convex/lib/validationTrust";
 import { jobRow, runDue } from "./queueState";
 import { expectCode, LAPTOP_FACTS, newFarm, snapshot, type Farm, TEST_TYPES } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
+import { donor, type Donor } from "./validationDonors";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -17,14 +17,6 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-type Donor = { apiKey: string; workerId: Id<"workers">; name: string };
-
-/** A worker of its own machine (`machineId`; by default one per name). */
-async function donor(farm: Farm, name: string, machineId = `machine-${name}`, facts: MachineFacts = LAPTOP_FACTS): Promise<Donor> {
-  const { token } = await farm.t.mutation(internal.admin.createEnrollment, { orgId: farm.orgId, capabilities: TEST_TYPES, maxConcurrentJobs: 4 });
-  const enrolled = await farm.t.mutation(api.workers.enroll, { token, name, machineId, capabilities: TEST_TYPES, facts });
-  return { ...enrolled, name };
-}
 
 const submit = (farm: Farm, validation?: { quorum: number; maxInstances?: number; homogeneous?: boolean; adaptive?: boolean }) =>
   farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", payload: { n: 7 }, ...(validation ? { validation } : {}) });

@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
-import { api, internal } from "../../convex/_generated/api";
+import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { TRUST } from "../../convex/lib/validation";
 import { runDue } from "./queueState";
-import { enrollWorker, LAPTOP_FACTS, newFarm, type Farm, TEST_TYPES } from "./setup";
+import { enrollWorker, newFarm, type Farm, TEST_TYPES } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
+import { donor, type Donor } from "./validationDonors";
 
 /** Replicated jobs (issue 20): what the console shows (trust on the Workers page, output per instance), and checkpoints. */
 
@@ -17,13 +18,6 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-type Donor = { apiKey: string; workerId: Id<"workers">; name: string };
-
-async function donor(farm: Farm, name: string): Promise<Donor> {
-  const { token } = await farm.t.mutation(internal.admin.createEnrollment, { orgId: farm.orgId, capabilities: TEST_TYPES, maxConcurrentJobs: 4 });
-  const enrolled = await farm.t.mutation(api.workers.enroll, { token, name, machineId: `machine-${name}`, capabilities: TEST_TYPES, facts: LAPTOP_FACTS });
-  return { ...enrolled, name };
-}
 
 const submit = (farm: Farm, type: string, quorum: number) =>
   farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type, payload: {}, validation: { quorum } });
