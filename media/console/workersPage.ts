@@ -29,12 +29,20 @@ function quotaCell(trust: ConsoleWorkerTrust | undefined, now: number): string |
   return el("span", `${used}/${limit} (÷${2 ** halvings})`, { class: "quota-halved", title });
 }
 
+/** "just now", "5m ago", "3h ago", "2d ago" (the page is drawn afresh every 15 s); the full time on hover. */
+function seen(at: number | undefined, now: number): string | Node {
+  if (at === undefined) return "—";
+  const minutes = Math.max(0, Math.floor((now - at) / 60_000));
+  const text = minutes < 1 ? "just now" : minutes < 60 ? `${minutes}m ago` : minutes < 48 * 60 ? `${Math.floor(minutes / 60)}h ago` : `${Math.floor(minutes / 1440)}d ago`;
+  return el("span", text, { title: when(at) });
+}
+
 export function workersPage({ workers, workersPaging, leaderboard }: ConsoleState, parts: Node[], now: number): void {
   if (!workers) return void parts.push(el("p", "Loading…"));
   const rows = workers.map((w) => [
     w.name + (w.isMe ? " (this machine)" : ""),
     workerStateAt(w, now),
-    when(w.lastSeenAt),
+    seen(w.lastSeenAt, now),
     w.advertisedCapabilities.join(", "),
     hardware(w.facts),
     `${w.slotsInUse}/${w.maxConcurrentJobs}`,
@@ -47,8 +55,8 @@ export function workersPage({ workers, workersPaging, leaderboard }: ConsoleStat
   // the last column fits its button whatever the width (a share of a narrow editor cut Revoke… off)
   // short headers: eleven columns fit 1024 px (the cells' full text is their tooltip)
   // (Quota: the daily job quota, its detail on hover)
-  const headers = ["Worker", "State", "Last seen", "Capabilities", "Hardware", "Slots", "Jobs", "CPU", "Streak", "Quota", ""];
-  const workersTable = table(headers, rows, { id: "workers" }, ["14%", "7%", "12%", "10%", "13%", "5%", "5%", "7%", "7%", "9%", "112px"]);
+  const headers = ["Worker", "State", "Seen", "Capabilities", "Hardware", "Slots", "Jobs", "CPU", "Streak", "Quota", ""];
+  const workersTable = table(headers, rows, { id: "workers" }, ["20%", "7%", "8%", "11%", "12%", "5%", "5%", "6%", "7%", "8%", "112px"]);
   parts.push(scrolling(workersTable, "wide"));
   if (workersPaging && (workersPaging.page > 0 || workersPaging.hasOlder)) {
     const pager = el("div", undefined, { class: "actions pager" });

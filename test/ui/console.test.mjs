@@ -379,6 +379,7 @@ describe("the operator's console", function () {
     // adaptive trust (issue 20): a streak per job type (none before a checked result) and the daily job quota
     await assertText(frame.locator("#workers"), /Streak\s*Quota/);
     await assertText(frame.locator("#workers vscode-table-row").filter({ hasText: "test-worker-1" }), /—\s*full/);
+    await assertText(frame.locator("#workers vscode-table-row").filter({ hasText: "test-worker-1" }), /online\s*(just now|\d+m ago)/);
     await clearNotifications(page);
     await shoot("workers");
     // workers are listed most recently seen first: revoke test-worker-1 by its row
