@@ -7,26 +7,49 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
-const SKIPPED = new Set(["node_modules", "dist", "artifacts", ".git", "out"]);
+const ALWAYS_SKIPPED = [".git", "node_modules"];
 
-function walk(root: string, path: string): string[] {
+/** The repository's .gitignore as a test on relative paths (names, paths and `*` globs; enough for ours). */
+function ignoredBy(root: string): (path: string) => boolean {
+  const file = join(root, ".gitignore");
+  const patterns = (existsSync(file) ? readFileSync(file, "utf8").split("\n") : [])
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && !line.startsWith("#") && !line.startsWith("!"))
+    .map((line) => line.replace(/\/$/, ""))
+    .concat(ALWAYS_SKIPPED)
+    .map((pattern) => {
+      const glob = pattern.replace(/^\//, "").replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*");
+      // a pattern without a slash matches that name anywhere; with one, that path from the root
+      return new RegExp(pattern.replace(/^\//, "").includes("/") ? `^${glob}(/|$)` : `(^|/)${glob}(/|$)`);
+    });
+  return (path) => patterns.some((pattern) => pattern.test(path));
+}
+
+function walk(root: string, path: string, ignored: (path: string) => boolean): string[] {
   const full = join(root, path);
   if (!statSync(full).isDirectory()) return [path];
   return readdirSync(full, { withFileTypes: true })
-    .filter((entry) => !SKIPPED.has(entry.name))
-    .flatMap((entry) => (entry.isDirectory() ? walk(root, join(path, entry.name)) : [join(path, entry.name)]));
+    .map((entry) => ({ entry, relativePath: join(path, entry.name) }))
+    .filter(({ relativePath }) => !ignored(relativePath.split(sep).join("/")))
+    .flatMap(({ entry, relativePath }) => (entry.isDirectory() ? walk(root, relativePath, ignored) : [relativePath]));
 }
 
 /**
- * The path's source files: in a git checkout, those git does not ignore (tracked or new), so runtime state such
- * as test/harness/.state/ and installed packages never count; elsewhere every file but SKIPPED folders.
+ * The path's source files: those git does not ignore (tracked or new), so runtime state such as
+ * test/harness/.state/ and installed packages never count. Where git cannot answer (no checkout, or a checkout
+ * owned by another user, which git refuses without safe.directory) the same rule from .gitignore read by hand.
  */
-function filesUnder(root: string, path: string): string[] {
+export function filesUnder(root: string, path: string, { git = true } = {}): string[] {
+  if (!git) return walk(root, path, ignoredBy(root));
   let listed: string;
   try {
-    listed = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", path], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    listed = execFileSync("git", ["-c", "safe.directory=*", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", path], {
+      cwd: root,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
   } catch {
-    return walk(root, path);
+    return walk(root, path, ignoredBy(root));
   }
   // a file deleted from the work tree but still in the index is gone
   return listed.split("\0").filter((file) => file !== "" && existsSync(join(root, file)));

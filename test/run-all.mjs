@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 
 const layers = [
   { name: "unit · backend · engine (vitest)", run: () => vitestProjects(["unit", "backend", "engine"]) },
@@ -17,14 +17,18 @@ const layers = [
 let passed = 0;
 let failed = 0;
 const timings = [];
+const failures = [];
 for (const layer of layers) {
   const started = Date.now();
   console.log(`\n=== ${layer.name} ===`);
   const result = await layer.run();
   passed += result.passed;
   failed += result.failed;
+  failures.push(...(result.failures ?? []).map((f) => `${layer.name}: ${f}`));
   timings.push(`${layer.name}: ${result.passed} passed, ${result.failed} failed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
+// The failures again, just above the totals, so the tail of a long CI log says what broke.
+if (failures.length > 0) console.log("\nFailed:\n" + failures.map((f) => `  ✗ ${f}`).join("\n"));
 console.log("\n" + timings.join("\n"));
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);
@@ -51,14 +55,29 @@ async function vitestProjects(projects) {
   try {
     const json = JSON.parse(readFileSync(report, "utf8"));
     // A suite that failed to load has no tests of its own: count it as a failure so it cannot hide.
-    const brokenFiles = json.testResults.filter((f) => f.status === "failed" && f.assertionResults.length === 0).length;
-    return { passed: json.numPassedTests, failed: json.numFailedTests + brokenFiles + (code !== 0 && json.numFailedTests === 0 && brokenFiles === 0 ? 1 : 0) };
+    const broken = json.testResults.filter((f) => f.status === "failed" && f.assertionResults.length === 0);
+    const failures = [
+      ...json.testResults.flatMap((file) =>
+        file.assertionResults
+          .filter((t) => t.status === "failed")
+          .map((t) => `${relative(process.cwd(), file.name)} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`),
+      ),
+      ...broken.map((file) => `${relative(process.cwd(), file.name)} did not load: ${firstLine(file.message)}`),
+    ];
+    // vitest exits non-zero with every test passed when an error escaped a test (an unhandled rejection).
+    const escaped = code !== 0 && json.numFailedTests === 0 && broken.length === 0;
+    if (escaped) failures.push(`vitest exited ${code} with every test passed: an error escaped a test (see "Unhandled Errors" above)`);
+    return { passed: json.numPassedTests, failed: json.numFailedTests + broken.length + (escaped ? 1 : 0), failures };
   } catch {
     console.error("vitest wrote no report; counting the layer as one failure");
     return { passed: 0, failed: 1 };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function firstLine(text) {
+  return String(text ?? "").split("\n").find((line) => line.trim() !== "")?.trim().slice(0, 300) ?? "";
 }
 
 // Layers 4 and 5 print their own plain `N passed, N failed` line; a run that ends without one failed.
@@ -70,7 +89,16 @@ async function summarizedScript(script) {
     console.error(`npm run ${script} ended (exit ${code}) without a summary line; counting it as one failure`);
     return { passed: 0, failed: 1 };
   }
-  const result = { passed: Number(last[1]), failed: Number(last[2]) };
+  const result = { passed: Number(last[1]), failed: Number(last[2]), failures: mochaFailures(output) };
   if (code !== 0 && result.failed === 0) result.failed = 1;
   return result;
+}
+
+// Mocha lists each failure after "N failing" as "  1) suite" followed by the indented test title.
+function mochaFailures(output) {
+  const failingAt = output.search(/^\s*\d+ failing/m);
+  if (failingAt < 0) return [];
+  return [...output.slice(failingAt).matchAll(/^\s{2}(\d+\) .+)\n((?:\s{5,}.+\n)*)/gm)].map(
+    (m) => [m[1], ...m[2].split("\n").map((l) => l.trim()).filter(Boolean)].join(" ").slice(0, 300),
+  );
 }

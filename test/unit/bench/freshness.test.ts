@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { renderReport } from "../../../bench/report";
 import type { BenchEntry } from "../../../bench/results";
-import { changedPaths, fingerprint, hashPath } from "../../../bench/sources";
+import { changedPaths, filesUnder, fingerprint, hashPath } from "../../../bench/sources";
 
 const root = join(__dirname, "..", "..", "..");
 const results = JSON.parse(readFileSync(join(root, "bench", "results.json"), "utf8")) as Record<string, BenchEntry>;
@@ -83,6 +83,32 @@ describe("measured-path fingerprints", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("without git, .gitignore is read by hand: ignored folders, names and globs do not count", () => {
+    const dir = repo();
+    try {
+      writeFileSync(join(dir, ".gitignore"), "# build output\nconvex/build/\n*.tmp\n.state/\n!keep.tmp\n");
+      const before = hashPath("convex", dir);
+      mkdirSync(join(dir, "convex", "build"), { recursive: true });
+      mkdirSync(join(dir, "convex", "lib", ".state"), { recursive: true });
+      writeFileSync(join(dir, "convex", "build", "app.wasm"), "x");
+      writeFileSync(join(dir, "convex", "lib", "run.tmp"), "x");
+      writeFileSync(join(dir, "convex", "lib", ".state", "session.json"), "{}");
+      expect(hashPath("convex", dir)).toBe(before);
+      writeFileSync(join(dir, "convex", "lib", "built.ts"), "x");
+      expect(hashPath("convex", dir)).not.toBe(before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // CI may run in a checkout git refuses to read (owned by another user): the hand-read .gitignore must then list
+  // exactly the files git lists here, or every fingerprint would read as changed.
+  it("reading .gitignore by hand lists the same files as git for every measured path", () => {
+    const measured = [...new Set(Object.values(results).flatMap((entry) => Object.keys(entry.measures ?? {})))];
+    expect(measured.length).toBeGreaterThan(0);
+    for (const path of measured) expect({ path, files: filesUnder(root, path, { git: false }).sort() }).toEqual({ path, files: filesUnder(root, path).sort() });
   });
 
   it("an entry without fingerprints is stale, a frozen one is not", () => {
