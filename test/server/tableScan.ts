@@ -1,8 +1,10 @@
 // convex-test answers every query by walking the ids of EVERY stored document (DatabaseFake._iterateDocs),
 // so each query costs time in proportion to the whole database: about three quarters of a loaded server's
-// CPU. A deployment's index read never looks at other tables. The loopback server therefore runs a copy of
-// convex-test that keeps one id set per table, updated where convex-test commits, and iterates only the
-// queried table: the same documents, in the same order (test/engine/serverTableScan.test.ts checks it).
+// CPU. A deployment's index read never looks at other tables, nor at rows outside the range. The loopback server
+// therefore runs a copy of convex-test that keeps one id set per table, and per index one id set per combination of
+// values of each prefix of its fields, updated where convex-test commits: a query iterates only its table, and an
+// index range that starts with equalities only the ids under them. Every candidate still goes through convex-test's own range
+// check and sort, so the answers are the same documents in the same order (test/engine/serverTableScan.test.ts).
 //
 // The copy is written next to the installed packages (node_modules/.cache), so its own imports resolve to
 // the same `convex` build the stock convex-test would load; its name carries a hash of its text.
@@ -15,7 +17,6 @@ import { pathToFileURL } from "node:url";
 type ConvexTestModule = typeof import("convex-test");
 
 const ITERATE = `        const ids = new Set(Object.keys(this._documents).filter(isInTable));`;
-const ITERATE_BY_TABLE = `        const ids = new Set(this.__tableIds?.get(tableName) ?? []);`;
 const COMMIT = `                if (write === null) {
                     delete this._documents[_id];
                 }
@@ -32,6 +33,88 @@ const COMMIT_BY_TABLE = `                const __table = tableNameFromId(_id);
                     this.__tableIds.get(__table).add(_id);
                     this._documents[_id] =`;
 const METRICS_IMPORT = `from "./transactionMetrics.js"`;
+const ITERATE_SIGNATURE = `    _iterateDocs(tableName, callback) {`;
+const ITERATE_SIGNATURE_WITH_CANDIDATES = `    _iterateDocs(tableName, callback, candidates) {`;
+const ITERATE_WITH_CANDIDATES = `        const ids = new Set(candidates ?? this.__tableIds?.get(tableName) ?? []);`;
+const COMMIT_TOP = `            if (this._writes.length === 0) {
+                const __table = tableNameFromId(_id);`;
+const COMMIT_TOP_INDEXED = `            if (this._writes.length === 0) {
+                __indexEqPrefixes(this, _id, this._documents[_id] ?? null, write);
+                const __table = tableNameFromId(_id);`;
+const INDEX_RANGE = `                this._iterateDocs(tableName, (doc) => {
+                    if (source.range.every((filter) => evaluateRangeFilter(doc, filter))) {
+                        results.push(doc);
+                    }
+                });`;
+const INDEX_RANGE_BY_EQ_PREFIX = `                this._iterateDocs(tableName, (doc) => {
+                    if (source.range.every((filter) => evaluateRangeFilter(doc, filter))) {
+                        results.push(doc);
+                    }
+                }, __eqPrefixCandidates(this, tableName, indexName, source.range));`;
+/**
+ * Appended to the module. Per index (not by_id / by_creation_time) and per prefix of its fields: the committed ids
+ * under each combination of values. An index range starting with equalities reads only the ids under its longest
+ * equal prefix. Only primitive values have keys (an object or array never equals one; an equality on an object
+ * reads the whole table as before). Keys carry the type, so 1 (float64) and 1n (int64) never share a bucket.
+ */
+const EQ_PREFIX_INDEX = `
+function __valueKey(value) {
+    if (value === null) return "null";
+    const type = typeof value;
+    return type === "object" ? null : type + ":" + String(value);
+}
+function __prefixIndexes(db, table) {
+    db.__prefixIndexes ??= new Map();
+    let indexes = db.__prefixIndexes.get(table);
+    if (indexes === undefined) {
+        indexes = new Map();
+        for (const index of db._schema?.tables.get(table)?.indexes ?? []) {
+            indexes.set(index.indexDescriptor, { fields: index.fields, buckets: new Map() });
+        }
+        db.__prefixIndexes.set(table, indexes);
+    }
+    return indexes;
+}
+// "1:<key of field 1>", "2:<key 1>\0<key 2>", …: one key per prefix of the index's fields, up to the first object.
+function __prefixKeys(fields, valueOf) {
+    const keys = [];
+    let prefix = "";
+    for (const [i, field] of fields.entries()) {
+        const key = __valueKey(valueOf(field));
+        if (key === null) break;
+        prefix = i === 0 ? key : prefix + "\0" + key;
+        keys.push(i + 1 + ":" + prefix);
+    }
+    return keys;
+}
+function __indexEqPrefixes(db, id, before, after) {
+    for (const index of __prefixIndexes(db, tableNameFromId(id)).values()) {
+        if (before !== null) {
+            for (const key of __prefixKeys(index.fields, (field) => evaluateFieldPath(field, before))) {
+                const ids = index.buckets.get(key);
+                ids?.delete(id);
+                if (ids?.size === 0) index.buckets.delete(key);
+            }
+        }
+        if (after !== null) {
+            for (const key of __prefixKeys(index.fields, (field) => evaluateFieldPath(field, after))) {
+                let ids = index.buckets.get(key);
+                if (ids === undefined) index.buckets.set(key, (ids = new Set()));
+                ids.add(id);
+            }
+        }
+    }
+}
+function __eqPrefixCandidates(db, table, indexName, range) {
+    const index = __prefixIndexes(db, table).get(indexName);
+    if (index === undefined) return undefined;
+    let eqs = 0;
+    while (eqs < range.length && eqs < index.fields.length && range[eqs].type === "Eq" && range[eqs].fieldPath === index.fields[eqs]) eqs++;
+    const keys = __prefixKeys(index.fields.slice(0, eqs), (field) => evaluateQueryValue(range.find((r) => r.fieldPath === field).value));
+    if (keys.length === 0) return undefined;
+    return index.buckets.get(keys[keys.length - 1]) ?? [];
+}
+`;
 
 function occurrences(text: string, part: string): number {
   return text.split(part).length - 1;
@@ -46,6 +129,8 @@ export function patchTableScan(source: string, version: string, metricsUrl: stri
     ["DatabaseFake._iterateDocs", ITERATE],
     ["DatabaseFake.commit", COMMIT],
     ["the transactionMetrics import", METRICS_IMPORT],
+    ["DatabaseFake._iterateDocs's signature", ITERATE_SIGNATURE],
+    ["DatabaseFake._resolveQuerySource's index range", INDEX_RANGE],
   ].filter(([, part]) => occurrences(source, part) !== 1);
   if (missing.length > 0) {
     throw new Error(
@@ -53,10 +138,19 @@ export function patchTableScan(source: string, version: string, metricsUrl: stri
         `${missing.map(([name]) => name).join(", ")} changed. Update test/server/tableScan.ts for this version.`,
     );
   }
-  return source
-    .replace(ITERATE, ITERATE_BY_TABLE)
-    .replace(COMMIT, COMMIT_BY_TABLE)
-    .replace(METRICS_IMPORT, `from ${JSON.stringify(metricsUrl)}`);
+  const patched =
+    source
+      .replace(ITERATE_SIGNATURE, ITERATE_SIGNATURE_WITH_CANDIDATES)
+      .replace(ITERATE, ITERATE_WITH_CANDIDATES)
+      .replace(COMMIT, COMMIT_BY_TABLE)
+      .replace(COMMIT_TOP, COMMIT_TOP_INDEXED)
+      .replace(INDEX_RANGE, INDEX_RANGE_BY_EQ_PREFIX)
+      .replace(METRICS_IMPORT, `from ${JSON.stringify(metricsUrl)}`) + EQ_PREFIX_INDEX;
+  // The commit hook goes into text the per-table patch wrote: check it landed rather than index nothing.
+  if (occurrences(patched, "__indexEqPrefixes(this, _id") !== 1) {
+    throw new Error(`The loopback server's index patch did not apply to convex-test ${version}. Update test/server/tableScan.ts.`);
+  }
+  return patched;
 }
 
 /** The installed convex-test: its entry file, its version. */
