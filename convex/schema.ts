@@ -377,6 +377,8 @@ export default defineSchema({
     batchId: v.optional(v.string()),
     progress: v.optional(v.number()),
     statusText: v.optional(v.string()),
+    // a replicated job's progress and status text are its leading running instance's (lib/instanceProgress.ts)
+    progressInstance: v.optional(v.id("jobInstances")),
     result: v.optional(v.any()),
     error: v.optional(v.string()),
     cancelRequested: v.optional(v.boolean()),
@@ -661,6 +663,9 @@ export default defineSchema({
     capMs: v.optional(v.number()),
     // a canceled instance's worker answered (fail, complete or release), or its lease ran out: nothing more to hear
     reported: v.optional(v.boolean()),
+    // what its heartbeats last said
+    progress: v.optional(v.number()),
+    statusText: v.optional(v.string()),
   })
     .index("by_job", ["jobId", "round"])
     .index("by_worker_credit", ["workerId", "credit"])

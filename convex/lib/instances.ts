@@ -6,6 +6,7 @@ import { addCredit, creditFor } from "./credit";
 import { kickForJobs, kickSummary } from "./kick";
 import { LIMITS } from "./limits";
 import { cancelIfPending } from "./scheduled";
+import { dropProgressLead } from "./instanceProgress";
 import { addRunning } from "./workerSlots";
 import { sha256Hex } from "./keys";
 import { canonicalJson, TRUST, type JobValidation } from "./validation";
@@ -122,6 +123,7 @@ export async function stopInstance(ctx: MutationCtx, job: Doc<"jobs">, row: Doc<
   await ctx.db.patch(row._id, { status: "failed", endedAt: Date.now(), leaseExpiresAt: undefined, leaseCheck: undefined });
   await addRunning(ctx, row.orgId, row.workerId, -1);
   await bumpLane(ctx, job, { running: -1 });
+  await dropProgressLead(ctx, job, row);
   const rules = job.validation!;
   if (row.round !== rules.round) return;
   await ctx.db.patch(job._id, {
@@ -149,6 +151,7 @@ export async function cancelRunningInstances(ctx: MutationCtx, job: Doc<"jobs">,
     });
     await addRunning(ctx, row.orgId, row.workerId, -1);
     await ctx.db.insert("inbox", { orgId: row.orgId, workerId: row.workerId, kind: "cancel", jobId: row.jobId });
+    await dropProgressLead(ctx, job, row);
   }
   if (canceled > 0) await bumpLane(ctx, job, { running: -canceled });
 }
@@ -227,6 +230,7 @@ export async function completeInstance(
   await ctx.db.patch(mine._id, ended);
   await addRunning(ctx, mine.orgId, worker._id, -1);
   await bumpLane(ctx, job, { running: -1 });
+  await dropProgressLead(ctx, job, mine);
   const row = rows.find((r) => r._id === mine._id)!;
   Object.assign(row, ended);
 
@@ -296,6 +300,7 @@ export async function validationView(ctx: QueryCtx, job: Doc<"jobs">) {
   const instances = rows.map((r) => ({
     workerName: r.workerName,
     status: r.status,
+    ...(r.status === "running" && r.progress !== undefined ? { progress: r.progress } : {}),
     ...(r.resultHash !== undefined ? { resultHash: r.resultHash } : {}),
     ...(r.valid !== undefined ? { valid: r.valid } : {}),
     ...(r.credit !== undefined ? { credit: r.credit } : {}),

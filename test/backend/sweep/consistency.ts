@@ -427,6 +427,8 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
       if (job.status !== "succeeded") problems.push(`replicated job ${job._id} is valid but ${job.status}`);
       if (valid.length < rules.quorum && !(valid.length === 1 && valid[0].alone)) problems.push(`replicated job ${job._id} is valid with ${valid.length} valid instances of ${rules.quorum}`);
     }
+    // the instance whose progress the job shows is one of its running instances
+    if (job.progressInstance !== undefined && !round.some((r) => r._id === job.progressInstance && r.status === "running")) problems.push(`replicated job ${job._id} shows the progress of an instance that is not running`);
     if (rules.outcome === "no_quorum" && job.status !== "dead") problems.push(`replicated job ${job._id} has no quorum but is ${job.status}`);
   }
   return problems;
