@@ -560,6 +560,8 @@ export default defineSchema({
     wallMs: v.number(),
     jobs: v.number(),
     failed: v.number(),
+    // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
+    canceledAtQuorum: v.optional(v.number()),
   })
     .index("by_worker_day", ["workerId", "day"])
     .index("by_org_day", ["orgId", "day"])
@@ -573,6 +575,8 @@ export default defineSchema({
     wallMs: v.number(),
     jobs: v.number(),
     failed: v.number(),
+    // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
+    canceledAtQuorum: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"])

@@ -415,12 +415,13 @@ export const myCredit = query({
     const total = await creditTotalOf(ctx, worker._id);
     const hours = (ms: number) => ms / 3_600_000;
     return {
-      week: { cpuHours: hours(week.cpuMs), wallHours: hours(week.wallMs), jobs: week.jobs, failed: week.failed },
+      week: { cpuHours: hours(week.cpuMs), wallHours: hours(week.wallMs), jobs: week.jobs, failed: week.failed, canceledAtQuorum: week.canceledAtQuorum },
       allTime: {
         cpuHours: hours(total?.cpuMs ?? 0),
         wallHours: hours(total?.wallMs ?? 0),
         jobs: total?.jobs ?? 0,
         failed: total?.failed ?? 0,
+        canceledAtQuorum: total?.canceledAtQuorum ?? 0,
       },
       // replicated jobs: credit waiting for validation, results that earned nothing and why, and trust
       ...(await pendingCreditOf(ctx, worker._id)),

@@ -179,7 +179,7 @@ export async function settleCanceled(
   const now = Date.now();
   const credit = creditFor({ ...job, startedAt: row.startedAt }, report.worker, report.cpuMs, now);
   const cpuMs = Math.min(credit.cpuMs, row.capMs ?? 0);
-  await addCredit(ctx, report.worker, { cpuMs, measured: credit.measured }, "failed", now);
+  await addCredit(ctx, report.worker, { cpuMs, measured: credit.measured }, "canceledAtQuorum", now);
   await ctx.db.patch(row._id, { credit: "granted", creditCpuMs: cpuMs, creditMeasured: credit.measured, creditNote: "canceled at quorum" });
 }
 

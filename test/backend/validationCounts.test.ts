@@ -108,3 +108,27 @@ describe("a lane counts a replicated job's running instances", () => {
     await consistent(farm);
   });
 });
+
+describe("a donor's counts", () => {
+  test("an instance canceled at quorum is counted apart: credited, neither a job done nor a failed attempt", async () => {
+    const farm = await newFarm();
+    // three instances side by side: c's is beyond what the quorum needs (as when a quorum is lowered meanwhile)
+    const jobId = await submitReplicated(farm, { quorum: 3 });
+    const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
+    const [la, lb, lc] = [await instanceLease(farm, a, jobId), await instanceLease(farm, b, jobId), await instanceLease(farm, c, jobId)];
+    await farm.t.run(async (ctx) => {
+      const job = (await ctx.db.get(jobId))!;
+      await ctx.db.patch(jobId, { validation: { ...job.validation!, quorum: 2 } });
+    });
+    vi.advanceTimersByTime(2_000);
+    await farm.t.mutation(api.workers.complete, { apiKey: a.apiKey, leaseId: la, result: "r", cpuMs: 1_000 });
+    await farm.t.mutation(api.workers.complete, { apiKey: b.apiKey, leaseId: lb, result: "r", cpuMs: 1_000 });
+    await farm.t.mutation(api.workers.fail, { apiKey: c.apiKey, leaseId: lc, error: "canceled", cpuMs: 800 });
+    const credit = await farm.t.query(api.workers.myCredit, { apiKey: c.apiKey });
+    for (const counts of [credit.week, credit.allTime]) {
+      expect(counts).toEqual({ cpuHours: 800 / 3_600_000, wallHours: 0, jobs: 0, failed: 0, canceledAtQuorum: 1 });
+    }
+    expect((await farm.t.query(api.workers.myCredit, { apiKey: a.apiKey })).allTime).toMatchObject({ jobs: 1, failed: 0, canceledAtQuorum: 0 });
+    await consistent(farm);
+  });
+});
