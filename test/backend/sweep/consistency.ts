@@ -415,7 +415,7 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
     const running = round.filter((r) => r.status === "running");
     if (job.status === "running" && running.length === 0) problems.push(`running replicated job ${job._id} has no running instance`);
     if (job.status !== "running" && job.status !== "pending" && running.length > 0) problems.push(`${job.status} replicated job ${job._id} still has a running instance`);
-    if (job.status === "pending" && job.queue === "delayed" && running.length > 0) problems.push(`delayed replicated job ${job._id} has a running instance`);
+    // delayed (a failed instance's retry backoff), its other instances run on
     if (rules.started !== round.length) problems.push(`replicated job ${job._id} counts ${rules.started} instances, really ${round.length}`);
     // the workers and machines it is never offered to again: those running an instance or that ran one to its end, each once
     const live = round.filter((r) => r.status !== "failed");
