@@ -4,7 +4,7 @@ import { internalMutation } from "./_generated/server";
 import { bumpFailed } from "./lib/counters";
 import { recordEvent } from "./lib/events";
 import { kickForJobs } from "./lib/kick";
-import { instanceOfLease, settleCanceled } from "./lib/instances";
+import { instanceOfLease, settleCanceled, settleReplica } from "./lib/instances";
 import { finishJob, requeue } from "./lib/transitions";
 import { failReplica } from "./lib/validationComplete";
 
@@ -76,5 +76,7 @@ export const promote = internalMutation({
     }
     await ctx.db.patch(jobId, { queue: "ready" });
     await kickForJobs(ctx, job.orgId);
+    // a replicated job whose instances running meanwhile are all it wants runs on without another
+    if (job.validation) await settleReplica(ctx, jobId);
   },
 });

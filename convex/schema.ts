@@ -377,6 +377,8 @@ export default defineSchema({
     batchId: v.optional(v.string()),
     progress: v.optional(v.number()),
     statusText: v.optional(v.string()),
+    // a replicated job's progress and status text are its leading running instance's (lib/instanceProgress.ts)
+    progressInstance: v.optional(v.id("jobInstances")),
     result: v.optional(v.any()),
     error: v.optional(v.string()),
     cancelRequested: v.optional(v.boolean()),
@@ -558,6 +560,8 @@ export default defineSchema({
     wallMs: v.number(),
     jobs: v.number(),
     failed: v.number(),
+    // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
+    canceledAtQuorum: v.optional(v.number()),
   })
     .index("by_worker_day", ["workerId", "day"])
     .index("by_org_day", ["orgId", "day"])
@@ -571,6 +575,8 @@ export default defineSchema({
     wallMs: v.number(),
     jobs: v.number(),
     failed: v.number(),
+    // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
+    canceledAtQuorum: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"])
@@ -661,6 +667,9 @@ export default defineSchema({
     capMs: v.optional(v.number()),
     // a canceled instance's worker answered (fail, complete or release), or its lease ran out: nothing more to hear
     reported: v.optional(v.boolean()),
+    // what its heartbeats last said
+    progress: v.optional(v.number()),
+    statusText: v.optional(v.string()),
   })
     .index("by_job", ["jobId", "round"])
     .index("by_worker_credit", ["workerId", "credit"])

@@ -25,6 +25,7 @@ import { addRunning, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
 import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
 import { inputsPage } from "./lib/inputs";
+import { showInstanceProgress } from "./lib/instanceProgress";
 import { completeReplica, failReplica, releaseReplica } from "./lib/validationComplete";
 import { noteClaimed, quotaLeft, trustOf } from "./lib/validationTrust";
 import { pendingCreditOf, settleCanceled } from "./lib/instances";
@@ -224,9 +225,11 @@ export const heartbeat = mutation({
     const statusText = args.status === undefined ? undefined : checkText(args.status, "status", LIMITS.statusTextChars, true);
     const now = Date.now();
     if (instance) {
-      // an instance of a replicated job: its own lease (the job's progress is its instances', not one worker's)
+      // an instance of a replicated job: its own lease; the job shows its leading instance's progress
       if (instance.status === "canceled") return { cancel: true, leaseExpiresAt: instance.leaseExpiresAt ?? now };
-      await ctx.db.patch(instance._id, { leaseExpiresAt: now + job.leaseMs });
+      const said = { ...(args.progress !== undefined ? { progress: args.progress } : {}), ...(statusText !== undefined ? { statusText } : {}) };
+      await ctx.db.patch(instance._id, { leaseExpiresAt: now + job.leaseMs, ...said });
+      await showInstanceProgress(ctx, job, instance, said);
       return { cancel: false, leaseExpiresAt: now + job.leaseMs };
     }
     const leaseExpiresAt = now + job.leaseMs;
@@ -412,12 +415,13 @@ export const myCredit = query({
     const total = await creditTotalOf(ctx, worker._id);
     const hours = (ms: number) => ms / 3_600_000;
     return {
-      week: { cpuHours: hours(week.cpuMs), wallHours: hours(week.wallMs), jobs: week.jobs, failed: week.failed },
+      week: { cpuHours: hours(week.cpuMs), wallHours: hours(week.wallMs), jobs: week.jobs, failed: week.failed, canceledAtQuorum: week.canceledAtQuorum },
       allTime: {
         cpuHours: hours(total?.cpuMs ?? 0),
         wallHours: hours(total?.wallMs ?? 0),
         jobs: total?.jobs ?? 0,
         failed: total?.failed ?? 0,
+        canceledAtQuorum: total?.canceledAtQuorum ?? 0,
       },
       // replicated jobs: credit waiting for validation, results that earned nothing and why, and trust
       ...(await pendingCreditOf(ctx, worker._id)),

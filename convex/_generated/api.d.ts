@@ -56,6 +56,7 @@ import type * as lib_faults from "../lib/faults.js";
 import type * as lib_httpAnswers from "../lib/httpAnswers.js";
 import type * as lib_inbox from "../lib/inbox.js";
 import type * as lib_inputs from "../lib/inputs.js";
+import type * as lib_instanceProgress from "../lib/instanceProgress.js";
 import type * as lib_instances from "../lib/instances.js";
 import type * as lib_jobQuery from "../lib/jobQuery.js";
 import type * as lib_jobView from "../lib/jobView.js";
@@ -149,6 +150,7 @@ declare const fullApi: ApiFromModules<{
   "lib/httpAnswers": typeof lib_httpAnswers;
   "lib/inbox": typeof lib_inbox;
   "lib/inputs": typeof lib_inputs;
+  "lib/instanceProgress": typeof lib_instanceProgress;
   "lib/instances": typeof lib_instances;
   "lib/jobQuery": typeof lib_jobQuery;
   "lib/jobView": typeof lib_jobView;

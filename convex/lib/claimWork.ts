@@ -63,11 +63,10 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
     await takeOffer(ctx, offer);
     const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, waits);
     claimed.push(leased);
-    // offered, it counted as running; a replicated job wanting more instances stays ready for them
-    if (stillReady) {
-      await bumpLane(ctx, job, { running: -1, pending: 1 });
-      await kickForJobs(ctx, worker.orgId);
-    }
+    // offered, it counted as running; a replicated job's instance now counts instead, and the job counts as
+    // pending if it stays ready for more instances
+    if (job.validation) await bumpLane(ctx, job, { running: -1, pending: stillReady ? 1 : 0 });
+    if (stillReady) await kickForJobs(ctx, worker.orgId);
   }
   return { claimed, complete: offers.length < wanted };
 }
@@ -100,8 +99,10 @@ export async function claimFromHeads(
     if (!fits) break;
     const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, waits);
     claimed.push(leased);
-    // a replicated job that wants more instances stays ready (and pending in the counts): the dispatcher offers it on
+    // a replicated job that wants more instances stays ready (and pending in the counts): the dispatcher offers it on;
+    // one that runs all it wants counts nothing itself (its instances count as running)
     if (stillReady) replicasLeftReady = true;
+    else if (job.validation) await bumpLane(ctx, job, { pending: -1 });
     else perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
   }
   // one counter change per lane, however many of its jobs were claimed

@@ -53,18 +53,30 @@ export function creditFor(job: Doc<"jobs">, worker: Doc<"workers">, cpuMs: numbe
   return { cpuMs: Math.min(cpuMs, wallMs * coresOf(worker), cap), measured: true };
 }
 
-type Totals = { cpuMs: number; wallMs: number; jobs: number; failed: number };
+type Totals = { cpuMs: number; wallMs: number; jobs: number; failed: number; canceledAtQuorum: number };
 
-function added(row: Totals, credit: Credit, outcome: "completed" | "failed"): Totals {
+/**
+ * How an attempt ended, for the counts beside the CPU time: `completed` (workers:complete), `failed`
+ * (workers:fail), or `canceledAtQuorum`: an instance of a replicated job canceled because the others agreed,
+ * which is no failure of its donor.
+ */
+export type Outcome = "completed" | "failed" | "canceledAtQuorum";
+
+function added(row: Pick<Doc<"creditTotals">, "cpuMs" | "wallMs" | "jobs" | "failed" | "canceledAtQuorum">, credit: Credit, outcome: Outcome): Totals {
   return {
     cpuMs: row.cpuMs + credit.cpuMs,
     wallMs: row.wallMs + (credit.measured ? 0 : credit.cpuMs),
     jobs: row.jobs + (outcome === "completed" ? 1 : 0),
     failed: row.failed + (outcome === "failed" ? 1 : 0),
+    canceledAtQuorum: (row.canceledAtQuorum ?? 0) + (outcome === "canceledAtQuorum" ? 1 : 0),
   };
 }
 
-const ZERO: Totals = { cpuMs: 0, wallMs: 0, jobs: 0, failed: 0 };
+const ZERO: Totals = { cpuMs: 0, wallMs: 0, jobs: 0, failed: 0, canceledAtQuorum: 0 };
+
+function sum(a: Totals, r: Pick<Doc<"creditDays">, "cpuMs" | "wallMs" | "jobs" | "failed" | "canceledAtQuorum">): Totals {
+  return { cpuMs: a.cpuMs + r.cpuMs, wallMs: a.wallMs + r.wallMs, jobs: a.jobs + r.jobs, failed: a.failed + r.failed, canceledAtQuorum: a.canceledAtQuorum + (r.canceledAtQuorum ?? 0) };
+}
 
 /**
  * Credit the attempt the worker just ended (in the mutation that ends it): marks the job and adds to the
@@ -89,7 +101,7 @@ export async function addCredit(
   ctx: MutationCtx,
   worker: Pick<Doc<"workers">, "_id" | "orgId">,
   credit: Credit,
-  outcome: "completed" | "failed",
+  outcome: Outcome,
   now: number,
 ): Promise<void> {
   const day = utcDay(now);
@@ -117,10 +129,7 @@ export async function weekCreditOf(ctx: QueryCtx, workerId: Id<"workers">, now: 
     .query("creditDays")
     .withIndex("by_worker_day", (q) => q.eq("workerId", workerId).gte("day", weekStartDay(now)).lte("day", utcDay(now)))
     .take(7);
-  return rows.reduce(
-    (sum, r) => ({ cpuMs: sum.cpuMs + r.cpuMs, wallMs: sum.wallMs + r.wallMs, jobs: sum.jobs + r.jobs, failed: sum.failed + r.failed }),
-    ZERO,
-  );
+  return rows.reduce(sum, ZERO);
 }
 
 /** Every worker's credit this week, summed from the org's day rows (at most 7 per listed worker). */
@@ -131,8 +140,7 @@ export async function orgWeekCredit(ctx: QueryCtx, orgId: Id<"orgs">, now: numbe
     .take(7 * LIMITS.workersListed);
   const byWorker = new Map<Id<"workers">, Totals>();
   for (const r of rows) {
-    const t = byWorker.get(r.workerId) ?? ZERO;
-    byWorker.set(r.workerId, { cpuMs: t.cpuMs + r.cpuMs, wallMs: t.wallMs + r.wallMs, jobs: t.jobs + r.jobs, failed: t.failed + r.failed });
+    byWorker.set(r.workerId, sum(byWorker.get(r.workerId) ?? ZERO, r));
   }
   return byWorker;
 }

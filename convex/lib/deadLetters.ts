@@ -67,6 +67,7 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = 
     cancelRequested: undefined,
     progress: undefined,
     statusText: undefined,
+    progressInstance: undefined,
     // a replicated job starts a new round: the instances of this one stay to be read, but no longer count
     ...(job.validation ? { validation: newRound(job.validation) } : {}),
   });

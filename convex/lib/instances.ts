@@ -6,6 +6,7 @@ import { addCredit, creditFor } from "./credit";
 import { kickForJobs, kickSummary } from "./kick";
 import { LIMITS } from "./limits";
 import { cancelIfPending } from "./scheduled";
+import { dropProgressLead } from "./instanceProgress";
 import { addRunning } from "./workerSlots";
 import { sha256Hex } from "./keys";
 import { canonicalJson, TRUST, type JobValidation } from "./validation";
@@ -70,6 +71,8 @@ export async function startInstance(ctx: MutationCtx, job: Doc<"jobs">, worker: 
     leaseCheck,
   };
   const instanceId = await ctx.db.insert("jobInstances", row);
+  // each running instance holds a worker slot and does the whole work: it counts as running in its lane
+  await bumpLane(ctx, job, { running: 1 });
   const next: JobValidation = { ...rules, started: rules.started + 1, workers: [...rules.workers, worker._id], machines: [...rules.machines, worker.machineId] };
   if (rules.homogeneous && !rules.platform && worker.facts) next.platform = { os: worker.facts.os, arch: worker.facts.arch };
   if (rules.adaptive && !rows.some((r) => r.status === "running" || r.status === "completed")) {
@@ -91,7 +94,8 @@ export async function instanceOfLease(ctx: QueryCtx, leaseId: string): Promise<D
 
 /**
  * A replicated job follows what it wants: back to ready while it wants more instances than run (the dispatcher
- * offers it again), running (leaseless: its instances hold the leases) once every wanted instance runs.
+ * offers it again), running (leaseless: its instances hold the leases) once every wanted instance runs. In its
+ * lane's counts it is pending while ready; running, it counts nothing itself (its running instances count).
  */
 export async function settleReplica(ctx: MutationCtx, jobId: Id<"jobs">): Promise<void> {
   const job = (await ctx.db.get(jobId))!;
@@ -100,12 +104,12 @@ export async function settleReplica(ctx: MutationCtx, jobId: Id<"jobs">): Promis
   const more = await wantedMore(ctx, job.validation!, await instancesOf(ctx, job._id, job.validation!.round));
   if (job.status === "running" && more > 0) {
     await ctx.db.patch(job._id, { status: "pending", queue: "ready" });
-    await bumpLane(ctx, job, { running: -1, pending: 1 });
+    await bumpLane(ctx, job, { pending: 1 });
     await kickForJobs(ctx, job.orgId);
     await kickSummary(ctx, job.orgId);
   } else if (ready && more <= 0) {
     await ctx.db.patch(job._id, { status: "running", queue: undefined });
-    await bumpLane(ctx, job, { running: 1, pending: -1 });
+    await bumpLane(ctx, job, { pending: -1 });
     await kickSummary(ctx, job.orgId);
   }
 }
@@ -118,6 +122,8 @@ export async function stopInstance(ctx: MutationCtx, job: Doc<"jobs">, row: Doc<
   if (row.leaseCheck && !options.fromLeaseCheck) await cancelIfPending(ctx, row.leaseCheck);
   await ctx.db.patch(row._id, { status: "failed", endedAt: Date.now(), leaseExpiresAt: undefined, leaseCheck: undefined });
   await addRunning(ctx, row.orgId, row.workerId, -1);
+  await bumpLane(ctx, job, { running: -1 });
+  await dropProgressLead(ctx, job, row);
   const rules = job.validation!;
   if (row.round !== rules.round) return;
   await ctx.db.patch(job._id, {
@@ -132,8 +138,10 @@ export async function stopInstance(ctx: MutationCtx, job: Doc<"jobs">, row: Doc<
  */
 export async function cancelRunningInstances(ctx: MutationCtx, job: Doc<"jobs">, note: string, capMs?: number): Promise<void> {
   const rules = job.validation!;
+  let canceled = 0;
   for (const row of await instancesOf(ctx, job._id, rules.round)) {
     if (row.status !== "running") continue;
+    canceled++;
     await ctx.db.patch(row._id, {
       status: "canceled",
       endedAt: Date.now(),
@@ -143,7 +151,9 @@ export async function cancelRunningInstances(ctx: MutationCtx, job: Doc<"jobs">,
     });
     await addRunning(ctx, row.orgId, row.workerId, -1);
     await ctx.db.insert("inbox", { orgId: row.orgId, workerId: row.workerId, kind: "cancel", jobId: row.jobId });
+    await dropProgressLead(ctx, job, row);
   }
+  if (canceled > 0) await bumpLane(ctx, job, { running: -canceled });
 }
 
 /**
@@ -169,7 +179,7 @@ export async function settleCanceled(
   const now = Date.now();
   const credit = creditFor({ ...job, startedAt: row.startedAt }, report.worker, report.cpuMs, now);
   const cpuMs = Math.min(credit.cpuMs, row.capMs ?? 0);
-  await addCredit(ctx, report.worker, { cpuMs, measured: credit.measured }, "failed", now);
+  await addCredit(ctx, report.worker, { cpuMs, measured: credit.measured }, "canceledAtQuorum", now);
   await ctx.db.patch(row._id, { credit: "granted", creditCpuMs: cpuMs, creditMeasured: credit.measured, creditNote: "canceled at quorum" });
 }
 
@@ -219,6 +229,8 @@ export async function completeInstance(
   if (mine.leaseCheck) await cancelIfPending(ctx, mine.leaseCheck);
   await ctx.db.patch(mine._id, ended);
   await addRunning(ctx, mine.orgId, worker._id, -1);
+  await bumpLane(ctx, job, { running: -1 });
+  await dropProgressLead(ctx, job, mine);
   const row = rows.find((r) => r._id === mine._id)!;
   Object.assign(row, ended);
 
@@ -288,6 +300,7 @@ export async function validationView(ctx: QueryCtx, job: Doc<"jobs">) {
   const instances = rows.map((r) => ({
     workerName: r.workerName,
     status: r.status,
+    ...(r.status === "running" && r.progress !== undefined ? { progress: r.progress } : {}),
     ...(r.resultHash !== undefined ? { resultHash: r.resultHash } : {}),
     ...(r.valid !== undefined ? { valid: r.valid } : {}),
     ...(r.credit !== undefined ? { credit: r.credit } : {}),

@@ -22,9 +22,13 @@ const LEASE_CLEARED = {
   suspendedSince: undefined,
 } as const;
 
-/** Offered jobs are pending to their submitter but count as running in the lane counters (a slot is taken). */
-export function countedAs(job: Doc<"jobs">): "pending" | "running" {
-  return job.status === "running" || (job.status === "pending" && job.queue === "offered") ? "running" : "pending";
+/**
+ * Offered jobs are pending to their submitter but count as running in the lane counters (a slot is taken). A
+ * running replicated job counts nothing itself: each of its running instances counts as running (lib/instances.ts).
+ */
+export function countedAs(job: Doc<"jobs">): "pending" | "running" | null {
+  if (job.status === "running") return job.validation ? null : "running";
+  return job.status === "pending" && job.queue === "offered" ? "running" : "pending";
 }
 
 type FinishExtra = {
@@ -54,7 +58,8 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
     await giveBackWant(ctx, job.workerId ? await ctx.db.get(job.workerId) : null);
   }
   // a waiting job is in no lane's counts
-  if (job.status !== "waiting") await bumpLane(ctx, job, countedAs(job) === "running" ? { running: -1 } : { pending: -1 });
+  const counted = job.status === "waiting" ? null : countedAs(job);
+  if (counted) await bumpLane(ctx, job, { [counted]: -1 });
   const patch: Partial<Doc<"jobs">> = { status, finishedAt: now, offerExpiresAt: undefined, ...LEASE_CLEARED };
   if (job.unmetParents !== undefined) patch.unmetParents = undefined;
   if (extra.code !== undefined) patch.errorCode = extra.code;

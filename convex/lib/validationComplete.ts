@@ -1,9 +1,13 @@
+import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { bumpFailed } from "./counters";
+import { errorFields } from "./bodies";
+import { bumpFailed, bumpLane } from "./counters";
 import { recordEvent } from "./events";
+import { giveBackWant, withdrawOffer } from "./inbox";
 import { cancelRunningInstances, completeInstance, settleReplica, stopInstance } from "./instances";
-import { finishJob } from "./transitions";
+import { kickSummary } from "./kick";
+import { backoffMs, finishJob } from "./transitions";
 
 /**
  * The instances of a replicated job end here (workers:complete, fail, release, the instance lease janitor, a
@@ -51,7 +55,8 @@ export async function completeReplica(
 
 /**
  * An instance failed (its worker said so, or its lease ran out): it counts as one of the job's attempts; while
- * attempts remain (and the error is retryable) another instance may start at once, else the job is dead.
+ * attempts remain (and the error is retryable) another instance may start after the job's retry backoff (the
+ * same as a single job's: the job waits delayed meanwhile, its other instances running on), else the job is dead.
  */
 export async function failReplica(
   ctx: MutationCtx,
@@ -67,8 +72,29 @@ export async function failReplica(
   await ctx.db.patch(job._id, { attempt });
   await bumpFailed(ctx, job.orgId, Date.now());
   await recordEvent(ctx, { ...job, attempt }, "failed", { workerId, detail: error });
-  if (retryable && attempt < job.maxAttempts) return await settleReplica(ctx, job._id);
+  if (retryable && attempt < job.maxAttempts) return await delayReplica(ctx, (await ctx.db.get(job._id))!, attempt, error, workerId);
   await finishJob(ctx, (await ctx.db.get(job._id))!, "dead", { error, workerId });
+}
+
+/**
+ * After a failed instance no other starts before the backoff a single job's retry waits (transitions.ts backoffMs
+ * of the attempts failed so far): the job goes delayed (pending in its lane's counts; an offer of it is
+ * withdrawn), and janitor.promote makes it ready again.
+ */
+async function delayReplica(ctx: MutationCtx, job: Doc<"jobs">, attempt: number, error: string, workerId: Id<"workers"> | undefined): Promise<void> {
+  if (job.status === "pending" && job.queue === "offered") {
+    const offeredTo = job.workerId ? await ctx.db.get(job.workerId) : null;
+    await withdrawOffer(ctx, job, { requeue: true });
+    await giveBackWant(ctx, offeredTo);
+  } else if (job.status === "running") {
+    await bumpLane(ctx, job, { pending: 1 });
+  }
+  const backoff = backoffMs(attempt);
+  const availableAt = Date.now() + backoff;
+  await ctx.db.patch(job._id, { status: "pending", queue: "delayed", availableAt, workerId: undefined, offerExpiresAt: undefined, ...(await errorFields(ctx, job, error)) });
+  await recordEvent(ctx, { ...job, attempt }, "retried", { workerId, detail: error, backoffMs: backoff });
+  await ctx.scheduler.runAt(availableAt, internal.janitor.promote, { jobId: job._id });
+  await kickSummary(ctx, job.orgId);
 }
 
 /** An instance given back without a result (released, its worker revoked or gone): another may start, no attempt burnt. */

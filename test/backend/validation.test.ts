@@ -342,7 +342,7 @@ describe("side by side", () => {
     await consistent(farm);
   });
 
-  test("an instance's lease expiring fails it and starts a replacement, on any machine", async () => {
+  test("an instance's lease expiring fails it and starts a replacement after the retry backoff, on any machine", async () => {
     const farm = await newFarm();
     const jobId = await submit(farm, { quorum: 2 });
     const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
@@ -354,10 +354,13 @@ describe("side by side", () => {
     vi.advanceTimersByTime(leaseMs / 2 + 1);
     await runDue(farm.t);
     expect((await instances(farm, jobId)).map((r) => r.status)).toEqual(["failed", "running"]);
-    expect((await jobRow(farm.t, jobId))).toMatchObject({ status: "pending", queue: "ready", attempt: 1, validation: { machines: ["machine-b"] } });
+    expect((await jobRow(farm.t, jobId))).toMatchObject({ status: "pending", queue: "delayed", attempt: 1, validation: { machines: ["machine-b"] } });
     expect(await slotsOf(farm, a)).toBe(0);
     await expectCode(farm.t.mutation(api.workers.complete, { apiKey: a.apiKey, leaseId: la, result: 1 }), "stale_lease");
     await consistent(farm);
+    expect(await claim(farm, c)).toEqual([]);
+    vi.advanceTimersByTime((await jobRow(farm.t, jobId)).availableAt - Date.now());
+    await runDue(farm.t);
     await leaseOf(farm, c, jobId);
     expect((await jobRow(farm.t, jobId)).status).toBe("running");
     await consistent(farm);

@@ -12,3 +12,14 @@ export async function donor(farm: Farm, name: string, machineId = `machine-${nam
   const enrolled = await farm.t.mutation(api.workers.enroll, { token, name, machineId, capabilities: TEST_TYPES, facts });
   return { ...enrolled, name };
 }
+
+/** A job of type "x" with these validation rules. */
+export const submitReplicated = (farm: Farm, validation: { quorum: number; maxInstances?: number }) =>
+  farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", payload: { n: 7 }, validation });
+
+/** The donor claims and must get an instance of this job; its lease id. */
+export async function instanceLease(farm: Farm, worker: Donor, jobId: Id<"jobs">): Promise<string> {
+  const [lease] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: TEST_TYPES });
+  if (lease?.jobId !== jobId) throw new Error(`${worker.name} should get an instance of ${jobId}, got ${lease?.jobId}`);
+  return lease.leaseId;
+}

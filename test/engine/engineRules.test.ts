@@ -165,4 +165,34 @@ describe("the engine under the server's offer rules", () => {
     expect(Date.now() - submitted).toBeGreaterThanOrEqual(1_000);
     expect(calls.map((c) => c.name)).toEqual(["claim", "claim", "complete"]);
   });
+
+  it("an instance whose job still waits for others (complete answers pending) ends like any completion: slot freed, lease never used again", async () => {
+    farm = await startFarm(2, 4);
+    const { client, calls, sent } = recorded(farm, 0);
+    const answers: unknown[] = [];
+    const complete = client.complete;
+    client.complete = async (args) => {
+      const answer = await complete(args);
+      answers.push(answer);
+      return answer;
+    };
+    const worker = engine(farm, client, { onlyCapabilities: ["demo.echo"] });
+    await worker.start();
+    await until(async () => (await wants(farm, farm.seeded.workerIds[0])) === 1, "waiting");
+    const farmClient = connect(farm);
+    const [id] = await farmClient.mutation(api.jobs.submitBatch, { clientKey: farm.seeded.clientKey, jobs: [{ type: "demo.echo", payload: 5, validation: { quorum: 2 } }] });
+    await until(() => answers.length === 1, "the instance's completion");
+    expect(answers).toEqual([{ status: "pending" }]);
+    await until(() => worker.snapshot().totals.succeeded === 1, "the run counted done");
+    expect(worker.snapshot().running).toEqual([]);
+    await until(async () => (await wants(farm, farm.seeded.workerIds[0])) === 1, "waiting again");
+    expect((await jobsOf(farm, [id]))[0].status).toBe("pending");
+    const leaseId = sent("complete")[0].args.leaseId;
+    await sleep(300);
+    const completed = calls.findIndex((c) => c.name === "complete");
+    expect(calls.slice(completed + 1).filter((c) => c.args.leaseId === leaseId)).toEqual([]);
+    // the other machine's instance agrees: the job succeeds
+    const [lease] = await farmClient.mutation(api.workers.claim, { apiKey: farm.seeded.workerKeys[1], capabilities: ["demo.echo"] });
+    expect(await farmClient.mutation(api.workers.complete, { apiKey: farm.seeded.workerKeys[1], leaseId: lease.leaseId, result: 5 })).toEqual({ status: "succeeded" });
+  });
 });

@@ -36,7 +36,8 @@ function add(map: Map<string, number>, key: string, n = 1) {
 
 /**
  * Check the queue's invariants over every table; returns the problems found (empty when consistent):
- * lane and org counters equal the real job counts (offered jobs count as running), every job is in exactly
+ * lane and org counters equal the real job counts (offered jobs count as running; a replicated job counts as
+ * pending while ready, and each of its running instances as running), every job is in exactly
  * one well-formed state, running jobs hold a lease from a live row of their org, offered ones an inbox offer
  * and an expiry check, lease ids are unique, children belong to live jobs of the same org, every delayed job
  * has a promotion and every running job its lease check scheduled, the waiting lines match what each worker
@@ -122,7 +123,7 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
           // a replicated job's leases are its instances' (checkInstances)
           if (leased || job.workerId !== undefined) problems.push(`${where} is replicated but holds a lease or a worker`);
           if (job.finishedAt !== undefined) problems.push(`${where} has finishedAt`);
-          add(realLane, `${job.laneId}:running`);
+          // it counts nothing itself in its lane: its running instances do (below)
           break;
         }
         if (!job.leaseId || job.leaseExpiresAt === undefined) problems.push(`${where} has no lease`);
@@ -157,6 +158,12 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
       if (other) problems.push(`jobs ${other} and ${job._id} share lease ${job.leaseId}`);
       leaseIds.set(job.leaseId, job._id);
     }
+  }
+
+  // a running instance holds a worker slot and does the whole work: it counts as running in its job's lane
+  for (const row of runningInstances) {
+    const job = jobsById.get(row.jobId);
+    if (job) add(realLane, `${job.laneId}:running`);
   }
 
   // counters
@@ -408,7 +415,7 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
     const running = round.filter((r) => r.status === "running");
     if (job.status === "running" && running.length === 0) problems.push(`running replicated job ${job._id} has no running instance`);
     if (job.status !== "running" && job.status !== "pending" && running.length > 0) problems.push(`${job.status} replicated job ${job._id} still has a running instance`);
-    if (job.status === "pending" && job.queue === "delayed" && running.length > 0) problems.push(`delayed replicated job ${job._id} has a running instance`);
+    // delayed (a failed instance's retry backoff), its other instances run on
     if (rules.started !== round.length) problems.push(`replicated job ${job._id} counts ${rules.started} instances, really ${round.length}`);
     // the workers and machines it is never offered to again: those running an instance or that ran one to its end, each once
     const live = round.filter((r) => r.status !== "failed");
@@ -420,6 +427,8 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
       if (job.status !== "succeeded") problems.push(`replicated job ${job._id} is valid but ${job.status}`);
       if (valid.length < rules.quorum && !(valid.length === 1 && valid[0].alone)) problems.push(`replicated job ${job._id} is valid with ${valid.length} valid instances of ${rules.quorum}`);
     }
+    // the instance whose progress the job shows is one of its running instances
+    if (job.progressInstance !== undefined && !round.some((r) => r._id === job.progressInstance && r.status === "running")) problems.push(`replicated job ${job._id} shows the progress of an instance that is not running`);
     if (rules.outcome === "no_quorum" && job.status !== "dead") problems.push(`replicated job ${job._id} has no quorum but is ${job.status}`);
   }
   return problems;
