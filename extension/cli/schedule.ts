@@ -26,7 +26,8 @@ export const SCHEDULE_USAGE = `Usage: farmhand schedule create --name <N> --cron
 
   --json        Print the server's answer as JSON (every command)
   --url <url>   The deployment; default FARMHAND_URL, then the client key file's url
-  Client key:   FARMHAND_CLIENT_KEY, else the client key file (~/.config/farmhand/client.json, mode 0600)
+  Client key:   FARMHAND_CLIENT_KEY, else the client key file (~/.config/farmhand/client.json, mode 0600); an
+                operator key (fh_o_…) manages the org's schedules too
   Exit codes:   0 done, 1 failed (no such schedule, a refused key), 2 usage (a bad flag, cron line, time zone or job)`;
 
 const ACTIONS = ["create", "list", "pause", "resume", "remove"] as const;

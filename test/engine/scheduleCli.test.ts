@@ -2,6 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { internal } from "../../convex/_generated/api";
 import { FarmhandClient } from "../../extension/sdk/client";
 import { errorCode } from "../../extension/worker/errors";
 import { seed, startTestServer, type Seeded, type TestServer } from "../server";
@@ -95,6 +96,12 @@ describe("farmhand schedule and the SDK's schedules, on the loopback server", ()
     expect(noKey.err).toContain("no client key: set FARMHAND_CLIENT_KEY");
     const badKey = await runFarmhand(["schedule", "list"], { ...env, FARMHAND_CLIENT_KEY: "fh_c_nope" });
     expect(badKey.code).toBe(1);
+    // an operator key manages the org's schedules too (schedules:* take either)
+    const { key: operatorKey } = await server.write(async (t) => await t.mutation(internal.admin.createOperatorKey, { orgId: seeded.orgId, name: "op" }));
+    const asOperator = await runFarmhand(["schedule", "create", "--name", "op", "--cron", "0 0 1 1 *", "--type", "demo.echo"], { ...env, FARMHAND_CLIENT_KEY: operatorKey });
+    expect(asOperator.code, asOperator.err).toBe(0);
+    expect((await listJson()).map((s) => s.name)).toEqual(["op"]);
+    expect((await runFarmhand(["schedule", "remove", "op"], env)).code).toBe(0);
 
     for (const usage of [["schedule"], ["schedule", "frobnicate"], ["schedule", "create", "--name", "x"], ["schedule", "pause"], ["schedule", "create", "--name", "x", "--cron", "* * * * *", "--type", "t", "--overlap", "never"]]) {
       expect((await runFarmhand(usage, env)).code, usage.join(" ")).toBe(2);
