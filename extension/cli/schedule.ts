@@ -9,7 +9,7 @@ import { connectionOf, parseJson, SUBMITTER_EXIT, UsageError, type Connection, t
  * line) over farmhand/client. Exit codes as submit's: 0 done, 1 failed (an unknown schedule, a refused key), 2 usage
  * (a bad flag, and what the server refuses as invalid_argument: a bad cron line, time zone or job, a name in use).
  */
-export const SCHEDULE_USAGE = `Usage: farmhand schedule create --name <N> --cron "<m h dom mon dow>" --type <T> [--payload <JSON>]
+const SCHEDULE_USAGE = `Usage: farmhand schedule create --name <N> --cron "<m h dom mon dow>" --type <T> [--payload <JSON>]
                                 [--timezone <TZ>] [--overlap skip|allow]
        farmhand schedule list [--json]
        farmhand schedule pause | resume | remove <name or id>
