@@ -1,6 +1,7 @@
 import { getFunctionName } from "convex/server";
 import { ConvexError } from "convex/values";
 import { describe, expect, it } from "vitest";
+import { runFarmhand } from "../../../extension/cli/farmhandMain";
 import { runSchedule, scheduleTable, timeIn } from "../../../extension/cli/schedule";
 import { FarmhandClient, type ScheduleView, type Transport } from "../../../extension/sdk/client";
 
@@ -128,6 +129,18 @@ describe("farmhand schedule", () => {
     expect(farm.calls).toEqual([]);
     expect((await run(["--help"], farm)).code).toBe(0);
     expect((await run([], farm)).code).toBe(2);
+  });
+});
+
+describe("farmhand lists schedule and hands it its arguments", () => {
+  it("--help names it; farmhand schedule … runs it", async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { env: { XDG_CONFIG_HOME: "/nonexistent-farmhand-home", FARMHAND_URL: "http://127.0.0.1:1" }, out: (l: string) => out.push(l), err: (l: string) => err.push(l), onSignal: () => () => undefined };
+    expect(await runFarmhand(["--help"], io)).toBe(0);
+    expect(out.join("\n")).toMatch(/^ {2}schedule {3}create, list, pause, resume or remove a schedule/m);
+    expect(await runFarmhand(["schedule", "list"], io)).toBe(2);
+    expect(err.join("\n")).toMatch(/^farmhand schedule list: no client key/);
   });
 });
 
