@@ -64,7 +64,7 @@ async function batchRows(ctx: QueryCtx, orgId: Id<"orgs">, batchId: string) {
     .take(BATCH_SHARDS + 1);
 }
 
-/** A batch's counts: the sums over its rows (null: no job ever joined it). */
+/** A batch's counts: the sums over its rows (null: no job ever joined it). `firstFailures`: each shard's first failed job. */
 export async function batchTotals(ctx: QueryCtx, orgId: Id<"orgs">, batchId: string) {
   const rows = await batchRows(ctx, orgId, batchId);
   if (rows.length === 0) return null;
@@ -72,15 +72,31 @@ export async function batchTotals(ctx: QueryCtx, orgId: Id<"orgs">, batchId: str
   let succeeded = 0;
   let failed = 0;
   let resultBytes = 0;
-  let firstFailed: Id<"jobs"> | undefined;
+  const firstFailures: Id<"jobs">[] = [];
   for (const row of rows) {
     unfinished += row.unfinished;
     succeeded += row.succeeded;
     failed += row.failed;
     resultBytes += row.resultBytes ?? 0;
-    firstFailed ??= row.firstFailed;
+    if (row.firstFailed) firstFailures.push(row.firstFailed);
   }
-  return { unfinished, succeeded, failed, resultBytes, firstFailed };
+  return { unfinished, succeeded, failed, resultBytes, firstFailures };
+}
+
+/**
+ * The batch's earliest failed job: of the shards' first failures (rows come in shard order, not failure order), the
+ * one still dead or canceled that ended first (creation order on a tie). Read only when a child joins a failed batch.
+ */
+async function earliestFailed(ctx: QueryCtx, firstFailures: readonly Id<"jobs">[]): Promise<Id<"jobs"> | undefined> {
+  let earliest: Doc<"jobs"> | null = null;
+  for (const id of firstFailures) {
+    const job = await ctx.db.get(id);
+    if (!job || (job.status !== "dead" && job.status !== "canceled")) continue;
+    const [at, earliestAt] = [job.finishedAt ?? Infinity, earliest?.finishedAt ?? Infinity];
+    if (!earliest || at < earliestAt || (at === earliestAt && job._creationTime < earliest._creationTime)) earliest = job;
+  }
+  // none still failed (retried since): name a shard's first failure, as before, so the child is still canceled
+  return earliest?._id ?? firstFailures[0];
 }
 
 /** The row of the shard `jobId` is counted in, made when missing; null when the batch has no row at all and `make` is false. */
@@ -123,7 +139,7 @@ export async function resolveParents(ctx: MutationCtx, orgId: Id<"orgs">, spec: 
     if (spec.batch === ownBatch) fail("invalid_argument", "A job cannot depend on its own batch");
     const batch = await batchTotals(ctx, orgId, spec.batch);
     if (!batch) fail("not_found", `dependsOn.batch: no batch ${JSON.stringify(spec.batch.slice(0, 40))} in this org`);
-    if (batch.failed > 0) failedParent ??= batch.firstFailed;
+    if (batch.failed > 0) failedParent ??= await earliestFailed(ctx, batch.firstFailures);
     unmetBatch = batch.unfinished > 0;
   }
   return { dependsOn: { ...(ids.length ? { jobs: ids } : {}), ...(spec.batch !== undefined ? { batch: spec.batch } : {}) }, unmetJobs, unmetBatch, failedParent };
@@ -186,7 +202,8 @@ export async function noteJobEnded(ctx: MutationCtx, job: Doc<"jobs">, status: F
     unfinished,
     ...(ok
       ? { succeeded: shard.succeeded + 1, resultBytes: (shard.resultBytes ?? 0) + resultBytes }
-      : { failed: shard.failed + 1, firstFailed: shard.firstFailed ?? job._id }),
+      : // a shard whose failed jobs were all retried holds a stale first failure: this one is its first now
+        { failed: shard.failed + 1, firstFailed: shard.failed > 0 && shard.firstFailed !== undefined ? shard.firstFailed : job._id }),
   });
   // A success while its shard still counts unfinished jobs is not the batch's last: one row read and written.
   // Only a success that empties its shard reads the batch's other shards (at most BATCH_SHARDS small rows).

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// farmhand: submit jobs and follow them (submit, wait, status), run a worker (worker), publish an app (publish).
+// farmhand: submit jobs and follow them (submit, wait, status), keep schedules (schedule), run a worker (worker), publish an app (publish).
 import { messageOf } from "../worker/errors";
 import { runFarmhand } from "./farmhandMain";
 import { processIo } from "./main";

@@ -1,4 +1,5 @@
 import { runCli, type CliIo } from "./main";
+import { runSchedule } from "./schedule";
 import { runSubmitter, SUBMITTER_USAGE, type SubmitterIo } from "./submitter";
 
 const FARMHAND_USAGE = `Usage: farmhand <command> [options]
@@ -7,12 +8,13 @@ Commands:
   submit     submit jobs (one, or one per line of a JSON Lines file), optionally wait for their results
   wait       wait for jobs, or a whole batch, to end
   status     print a job
+  schedule   create, list, pause, resume or remove a schedule (a job submitted at each tick of a cron line)
   worker     run a headless worker (the same as farmhand-worker)
   publish    publish a farm app (the same as farmhand-worker publish)
 
 ${SUBMITTER_USAGE}
 
-Run farmhand worker --help and farmhand publish --help for theirs.`;
+Run farmhand schedule --help, farmhand worker --help and farmhand publish --help for theirs.`;
 
 /** `farmhand <command>`: the submitter's commands, and the worker's (`farmhand-worker` stays its alias). */
 export async function runFarmhand(argv: string[], io: CliIo & Omit<SubmitterIo, keyof CliIo>): Promise<number> {
@@ -22,6 +24,8 @@ export async function runFarmhand(argv: string[], io: CliIo & Omit<SubmitterIo, 
     case "wait":
     case "status":
       return await runSubmitter(command, rest, io);
+    case "schedule":
+      return await runSchedule(rest, io);
     case "worker":
       return await runCli(rest, io);
     case "publish":

@@ -5,7 +5,7 @@ import { checkHttpUrl } from "./flagValues";
 import { readSecretFile, secretFilePath } from "./secretFiles";
 
 /** `farmhand submit | wait | status`: a submitter's commands over farmhand/client. Exit codes: 0 all succeeded, 1 some failed, 2 usage. */
-const SUBMITTER_EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+export const SUBMITTER_EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 export const SUBMITTER_USAGE = `Usage: farmhand submit --type <T> [--payload <JSON> | --payloads <file.jsonl>] [--batch <ID>]
                        [--depends-on <ID,…> | --after-batch <ID>] [--wait]
@@ -32,11 +32,12 @@ export type SubmitterIo = {
   readStdin?(): Promise<string>;
 };
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 
-type Connection = { url: string; clientKey: string };
+export type Connection = { url: string; clientKey: string };
 
-function connectionOf(url: string | undefined, env: NodeJS.ProcessEnv): Connection {
+/** The deployment and client key: --url, FARMHAND_URL or the key file; FARMHAND_CLIENT_KEY or the key file. */
+export function connectionOf(url: string | undefined, env: NodeJS.ProcessEnv): Connection {
   let stored: { url: string; key: string } | undefined;
   const fromEnv = env.FARMHAND_CLIENT_KEY;
   if (!fromEnv || !(url ?? env.FARMHAND_URL)) stored = readSecretFile(secretFilePath("client", env));
@@ -72,7 +73,7 @@ export async function runSubmitter(command: "submit" | "wait" | "status", argv: 
       return SUBMITTER_EXIT.ok;
     }
     const plan = await planOf(command, values, positionals, io);
-    client = new FarmhandClient(connectionOf(values.url, io.env));
+    client = new FarmhandClient({ ...connectionOf(values.url, io.env), log: false });
     return await plan(client);
   } catch (e) {
     const usage = e instanceof UsageError || (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
@@ -164,7 +165,7 @@ async function batchJobIds(client: FarmhandClient, batchId: string): Promise<str
   return ids;
 }
 
-function parseJson(text: string, where: string): unknown {
+export function parseJson(text: string, where: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {

@@ -7,8 +7,10 @@ import type { FunctionArgs, FunctionReturnType } from "convex/server";
 import { api } from "../../convex/_generated/api";
 import { jsonBytes, LIMITS } from "../../convex/contract";
 import { JobFailedError, failureOf, isFinal } from "./outcome";
+import { FarmhandSchedules } from "./schedules";
 
 export { JobFailedError } from "./outcome";
+export { FarmhandSchedules, type ScheduleCreated, type ScheduleSpec, type ScheduleView } from "./schedules";
 
 type Jobs = typeof api.jobs;
 /** One job as jobs:submit takes it (without the key): type, payload, priority, batchId, dependsOn, … */
@@ -24,7 +26,8 @@ export type JobOutcome = { jobId: string; status: "succeeded"; result: unknown }
 /** The parts of a ConvexClient the SDK uses (a test may hand in its own). */
 export type Transport = Pick<ConvexClient, "mutation" | "query" | "onUpdate" | "close">;
 
-export type FarmhandClientOptions = { url: string; clientKey: string } | { client: Transport; clientKey: string };
+/** `log: false` keeps the Convex client from also writing failed calls to the console (they reject either way). */
+export type FarmhandClientOptions = { url: string; clientKey: string; log?: boolean } | { client: Transport; clientKey: string };
 export type SubmitManyOptions = { batchId?: string; onProgress?: (submitted: number, total: number) => void };
 export type ResultOptions = { signal?: AbortSignal; timeoutMs?: number };
 /**
@@ -37,6 +40,8 @@ export class FarmhandClient {
   private readonly client: Transport;
   private readonly clientKey: string;
   private readonly owned: boolean;
+  /** Schedules: create, list, pause, resume, remove (by name). */
+  readonly schedules: FarmhandSchedules;
 
   constructor(options: FarmhandClientOptions) {
     if (!options || typeof options.clientKey !== "string" || !options.clientKey) throw new TypeError("FarmhandClient needs a clientKey (fh_c_…)");
@@ -47,9 +52,10 @@ export class FarmhandClient {
     } else {
       if (typeof options.url !== "string" || !/^https?:\/\//.test(options.url)) throw new TypeError("FarmhandClient needs the deployment's url (https://…convex.cloud)");
       // any deployment URL (a self-hosted or loopback one too); no "unsaved changes" prompt in a browser tab
-      this.client = new ConvexClient(options.url, { skipConvexDeploymentUrlCheck: true, unsavedChangesWarning: false });
+      this.client = new ConvexClient(options.url, { skipConvexDeploymentUrlCheck: true, unsavedChangesWarning: false, ...(options.log === false ? { logger: false } : {}) });
       this.owned = true;
     }
+    this.schedules = new FarmhandSchedules(this.client, this.clientKey);
   }
 
   /** Submit one job; resolves with its id. */

@@ -148,3 +148,51 @@ test("a batch counted in a row from before sharding: its jobs end in their shard
   expect(await checkConsistency(farm.t)).toEqual([]);
   expect((await rowsOf(farm, "old")).filter((r) => r.shard === undefined)).toHaveLength(1);
 });
+
+test("a child joining a failed batch names its earliest failed job, whatever the shards' order; a failure retried since is not named", async () => {
+  vi.useFakeTimers();
+  const farm = await newFarm();
+  const w = await enrollWorker(farm, { maxConcurrentJobs: 32 });
+  const ids = await farm.t.mutation(api.jobs.submitBatch, {
+    clientKey: farm.clientKey,
+    jobs: Array.from({ length: SIZE }, (_, i) => ({ type: "j1", batchId: "f", payload: i, maxAttempts: 1 })),
+  });
+  const { key: operatorKey } = await farm.t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "op" });
+  const leases = await claimAll(farm, w, SIZE);
+  const byShard = [...ids].sort((a, b) => batchShardOf(a) - batchShardOf(b));
+  // the earliest failure is in the highest shard, a later one in the lowest: the rows come lowest shard first
+  const [low, high] = [byShard[0], byShard[SIZE - 1]];
+  expect(batchShardOf(low)).toBeLessThan(batchShardOf(high));
+  const failJob = async (jobId: string) => {
+    await farm.t.mutation(api.workers.fail, { apiKey: w.apiKey, leaseId: leases.get(jobId)!, error: "fatal", retryable: false });
+    vi.advanceTimersByTime(1_000);
+  };
+  await failJob(high);
+  await failJob(low);
+  const child = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j2", dependsOn: { batch: "f" } });
+  expect(await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId: child })).toMatchObject({ status: "canceled", errorCode: "dependency_failed", failedParent: high });
+  expect(await checkConsistency(farm.t)).toEqual([]);
+
+  // the earliest is retried and succeeds; a later failure in its own shard is that shard's first now
+  await farm.t.mutation(api.consoleActions.retryJob, { apiKey: operatorKey, jobId: high });
+  const [again] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["j1"], max: 1 });
+  expect(again.jobId).toBe(high);
+  await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: again.leaseId, result: {} });
+  const sameShard = ids.find((id) => id !== high && batchShardOf(id) === batchShardOf(high))!;
+  expect(sameShard).toBeDefined();
+  await failJob(sameShard);
+  expect((await rowsOf(farm, "f")).find((r) => r.shard === batchShardOf(high))!.firstFailed).toBe(sameShard);
+  const second = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j2", dependsOn: { batch: "f" } });
+  expect(await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId: second })).toMatchObject({ status: "canceled", failedParent: low });
+  // both are retried and succeed; a job of a third shard fails after them: it is named, not a first failure that succeeded since
+  for (const jobId of [low, sameShard]) await farm.t.mutation(api.consoleActions.retryJob, { apiKey: operatorKey, jobId });
+  for (const c of await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: ["j1"], max: 2 })) {
+    await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: {} });
+  }
+  vi.advanceTimersByTime(1_000);
+  const other = ids.find((id) => ![batchShardOf(low), batchShardOf(high)].includes(batchShardOf(id)))!;
+  await failJob(other);
+  const third = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j2", dependsOn: { batch: "f" } });
+  expect(await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId: third })).toMatchObject({ status: "canceled", failedParent: other });
+  expect(await checkConsistency(farm.t)).toEqual([]);
+});

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 
 const cliEntry = join(__dirname, "..", "..", "extension", "cli", "cli.ts");
+const farmhandEntry = join(__dirname, "..", "..", "extension", "cli", "farmhand.ts");
 
 export type CliRun = { child: ChildProcess; lines: string[]; stderr: () => string; exited: Promise<number | null> };
 
@@ -37,4 +38,16 @@ export async function waitForLine(run: CliRun, pattern: RegExp, timeoutMs = 20_0
     }
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** `farmhand …` from its TypeScript source: its exit code and output (stdout as non-blank lines). */
+export function runFarmhand(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string[]; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["--import", "tsx", farmhandEntry, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.setEncoding("utf8").on("data", (t: string) => (out += t));
+    child.stderr.setEncoding("utf8").on("data", (t: string) => (err += t));
+    child.on("exit", (code) => resolve({ code, out: out.split("\n").filter(Boolean), err }));
+  });
 }

@@ -29,7 +29,7 @@ const NOT_RUN_HERE: Record<string, string> = {
   "npm run build": "the build",
   "node dist/cli.js": "the CLI (test/engine/cli.test.ts, test/unit/cli)",
   "FARMHAND_KEY=": "the CLI (test/engine/cli.test.ts, test/unit/cli)",
-  "farmhand ": "the farmhand command (test/engine/pipelines.test.ts)",
+  "farmhand ": "the farmhand command (test/engine/pipelines.test.ts, test/engine/scheduleCli.test.ts)",
 };
 
 type Block = { doc: string; line: number; lang: string; text: string };

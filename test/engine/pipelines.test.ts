@@ -1,27 +1,14 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seed, startTestServer, type Seeded, type TestServer } from "../server";
-import { spawnCli, waitForLine, type CliRun } from "./cliProcess";
+import { runFarmhand, spawnCli, waitForLine, type CliRun } from "./cliProcess";
 
 const root = join(__dirname, "..", "..");
-const farmhandEntry = join(root, "extension", "cli", "farmhand.ts");
 
 type Sdk = typeof import("farmhand/client");
-
-/** `farmhand …` from its TypeScript source: its exit code and output. */
-function runFarmhand(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string[]; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", farmhandEntry, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.setEncoding("utf8").on("data", (t: string) => (out += t));
-    child.stderr.setEncoding("utf8").on("data", (t: string) => (err += t));
-    child.on("exit", (code) => resolve({ code, out: out.split("\n").filter(Boolean), err }));
-  });
-}
 
 describe("pipelines end to end: the SDK (imported as farmhand/client), dependencies, the farmhand CLI, real CLI workers", () => {
   let server: TestServer;

@@ -1,0 +1,185 @@
+import { parseArgs } from "node:util";
+import { FarmhandClient, type ScheduleView } from "../sdk/client";
+import type { SchedulePaused, ScheduleRemoved, ScheduleResumed } from "../sdk/schedules";
+import { errorCode, errorMessage } from "../worker/errors";
+import { connectionOf, parseJson, SUBMITTER_EXIT, UsageError, type Connection, type SubmitterIo } from "./submitter";
+
+/**
+ * `farmhand schedule create | list | pause | resume | remove`: schedules (a job submitted at each tick of a cron
+ * line) over farmhand/client. Exit codes as submit's: 0 done, 1 failed (an unknown schedule, a refused key), 2 usage
+ * (a bad flag, and what the server refuses as invalid_argument: a bad cron line, time zone or job, a name in use).
+ */
+const SCHEDULE_USAGE = `Usage: farmhand schedule create --name <N> --cron "<m h dom mon dow>" --type <T> [--payload <JSON>]
+                                [--timezone <TZ>] [--overlap skip|allow]
+       farmhand schedule list [--json]
+       farmhand schedule pause | resume | remove <name or id>
+
+  create        Submit a job of type T (payload --payload, default null) at each tick of a 5-field cron line, in
+                --timezone (an IANA name, default UTC). --overlap skip (the default) skips a tick while the last
+                run's job has not ended; allow submits anyway. Prints the schedule's id; its next run on stderr.
+  list          The org's schedules by name: cron line, time zone, state, next run (in its time zone), last run's
+                job and status. --json: one JSON line per schedule, as schedules:list answers it.
+  pause         Stop a schedule's ticks until it is resumed.
+  resume        Start its ticks again, counted from now (ticks missed while paused do not run).
+  remove        Delete a schedule; the jobs it submitted stay.
+                A schedule is named by its name, or by its id (as create and list --json print it).
+
+  --json        Print the server's answer as JSON (every command)
+  --url <url>   The deployment; default FARMHAND_URL, then the client key file's url
+  Client key:   FARMHAND_CLIENT_KEY, else the client key file (~/.config/farmhand/client.json, mode 0600); an
+                operator key (fh_o_…) manages the org's schedules too
+  Exit codes:   0 done, 1 failed (no such schedule, a refused key), 2 usage (a bad flag, cron line, time zone or job)`;
+
+const ACTIONS = ["create", "list", "pause", "resume", "remove"] as const;
+type Action = (typeof ACTIONS)[number];
+
+type Values = { name?: string; cron?: string; timezone?: string; overlap?: string; type?: string; payload?: string; json?: boolean };
+type Plan = (client: FarmhandClient) => Promise<number>;
+type ActionAnswer = SchedulePaused | ScheduleResumed | ScheduleRemoved;
+
+class NotFoundError extends Error {}
+
+/** Run `farmhand schedule …`; resolves with the exit code. `connect` opens the client (a test may hand in its own). */
+export async function runSchedule(
+  argv: string[],
+  io: SubmitterIo,
+  connect: (connection: Connection) => FarmhandClient = (connection) => new FarmhandClient({ ...connection, log: false }),
+): Promise<number> {
+  const [action, ...rest] = argv;
+  if (action === undefined || action === "-h" || action === "--help" || action === "help") {
+    io.out(SCHEDULE_USAGE);
+    return action === undefined ? SUBMITTER_EXIT.usage : SUBMITTER_EXIT.ok;
+  }
+  const label = `farmhand schedule ${action}`;
+  let client: FarmhandClient | undefined;
+  try {
+    if (!(ACTIONS as readonly string[]).includes(action)) throw new UsageError(`unknown command ${JSON.stringify(action)} (create, list, pause, resume, remove)`);
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
+        url: { type: "string" },
+        name: { type: "string" },
+        cron: { type: "string" },
+        timezone: { type: "string" },
+        overlap: { type: "string" },
+        type: { type: "string" },
+        payload: { type: "string" },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+    if (values.help) {
+      io.out(SCHEDULE_USAGE);
+      return SUBMITTER_EXIT.ok;
+    }
+    const plan = planOf(action as Action, values, positionals, io);
+    client = connect(connectionOf(values.url, io.env));
+    return await plan(client);
+  } catch (e) {
+    const usage = e instanceof UsageError || (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    if (usage) {
+      io.err(`${label}: ${(e as Error).message}\nRun farmhand schedule --help for usage.`);
+      return SUBMITTER_EXIT.usage;
+    }
+    // the server's own words (its ConvexError data), told apart by code
+    io.err(`${label}: ${e instanceof NotFoundError ? e.message : errorMessage(e)}`);
+    return errorCode(e) === "invalid_argument" ? SUBMITTER_EXIT.usage : SUBMITTER_EXIT.failed;
+  } finally {
+    await client?.close();
+  }
+}
+
+function planOf(action: Action, values: Values, positionals: string[], io: SubmitterIo): Plan {
+  if (action === "create") {
+    if (positionals.length > 0) throw new UsageError(`create takes no positional arguments (got ${positionals[0]})`);
+    for (const flag of ["name", "cron", "type"] as const) if (!values[flag]) throw new UsageError(`create needs --${flag}`);
+    const overlap = values.overlap;
+    if (overlap !== undefined && overlap !== "skip" && overlap !== "allow") throw new UsageError(`--overlap must be skip or allow, got ${overlap}`);
+    const payload = parseJson(values.payload ?? "null", "--payload");
+    return async (client) => {
+      const created = await client.schedules.create({
+        name: values.name!,
+        cron: values.cron!,
+        ...(values.timezone !== undefined ? { timezone: values.timezone } : {}),
+        ...(overlap !== undefined ? { overlap } : {}),
+        job: { type: values.type!, payload },
+      });
+      if (values.json) {
+        io.out(JSON.stringify(created));
+      } else {
+        io.out(created.scheduleId);
+        io.err(created.nextRunAt === null ? "no next run: the line never fires again" : `next run ${timeIn(created.nextRunAt, values.timezone ?? "UTC")} ${values.timezone ?? "UTC"}`);
+      }
+      return SUBMITTER_EXIT.ok;
+    };
+  }
+  if (action === "list") {
+    if (positionals.length > 0) throw new UsageError(`list takes no positional arguments (got ${positionals[0]})`);
+    return async (client) => {
+      const schedules = await client.schedules.list();
+      if (values.json) for (const schedule of schedules) io.out(JSON.stringify(schedule));
+      else if (schedules.length === 0) io.out("No schedules.");
+      else for (const line of scheduleTable(schedules)) io.out(line);
+      return SUBMITTER_EXIT.ok;
+    };
+  }
+  if (positionals.length !== 1) throw new UsageError(`${action} takes one schedule name or id`);
+  const nameOrId = positionals[0];
+  return async (client) => {
+    const { name, answer } = await byNameOrId(client, nameOrId, (n): Promise<ActionAnswer> => client.schedules[action](n));
+    if (values.json) io.out(JSON.stringify({ name, ...answer }));
+    else if (action === "pause") io.out(`paused ${name}`);
+    else if (action === "remove") io.out(`removed ${name}`);
+    else {
+      const nextRunAt = "nextRunAt" in answer ? answer.nextRunAt : null;
+      const timezone = nextRunAt === null ? "" : ((await client.schedules.list()).find((s) => s.name === name)?.timezone ?? "UTC");
+      io.out(`resumed ${name}${nextRunAt === null ? "" : `; next run ${timeIn(nextRunAt, timezone)} ${timezone}`}`);
+    }
+    return SUBMITTER_EXIT.ok;
+  };
+}
+
+/** The server names a schedule by its name; an operator may paste its id instead (list --json, create print it). */
+async function byNameOrId<T>(client: FarmhandClient, nameOrId: string, act: (name: string) => Promise<T>): Promise<{ name: string; answer: T }> {
+  try {
+    return { name: nameOrId, answer: await act(nameOrId) };
+  } catch (e) {
+    if (errorCode(e) !== "not_found") throw e;
+    const match = (await client.schedules.list()).find((s) => s.scheduleId === nameOrId);
+    if (!match) throw new NotFoundError(`no schedule named ${JSON.stringify(nameOrId)} (nor with that id); farmhand schedule list shows them`);
+    return { name: match.name, answer: await act(match.name) };
+  }
+}
+
+/** A table, one schedule a row: times in the schedule's own time zone. */
+export function scheduleTable(schedules: readonly ScheduleView[]): string[] {
+  const rows = [
+    ["NAME", "TYPE", "CRON", "TIMEZONE", "STATE", "NEXT RUN", "LAST RUN"],
+    ...schedules.map((s) => [
+      s.name,
+      s.type,
+      s.cron,
+      s.timezone,
+      s.paused ? "paused" : "active",
+      s.nextRuns.length > 0 ? timeIn(s.nextRuns[0], s.timezone) : "-",
+      lastRunOf(s),
+    ]),
+  ];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join("  ").trimEnd());
+}
+
+function lastRunOf(s: ScheduleView): string {
+  if (s.lastRunAt === null) return "-";
+  const when = timeIn(s.lastRunAt, s.timezone);
+  // no job: its submission was refused at the tick, or retention has deleted it since
+  return s.lastJob ? `${when} ${s.lastJob.jobId} ${s.lastJob.status}` : `${when} (no job)`;
+}
+
+/** "2026-11-28 02:00" as the clock reads in `timeZone`. */
+export function timeIn(ms: number, timeZone: string): string {
+  const format = new Intl.DateTimeFormat("en-US", { timeZone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+  const part = Object.fromEntries(format.formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
+  return `${part.year}-${part.month}-${part.day} ${part.hour}:${part.minute}`;
+}
