@@ -1,22 +1,13 @@
-import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { canonicalJson, TRUST } from "../../convex/lib/validation";
 import { acceptAlone } from "../../convex/lib/validationTrust";
 import { jobRow, runDue } from "./queueState";
 import { expectCode, LAPTOP_FACTS, newFarm, snapshot, type Farm, TEST_TYPES } from "./setup";
-import { checkConsistency } from "./sweep/consistency";
-import { donor, type Donor } from "./validationDonors";
+import { consistent, donor, type Donor, threeInstancesThenQuorumTwo, useReplicationClock } from "./validationDonors";
 
-beforeEach(() => {
-  vi.useFakeTimers();
-  vi.setSystemTime(Date.UTC(2026, 10, 18, 12));
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  vi.useRealTimers();
-});
-
+useReplicationClock();
 
 const submit = (farm: Farm, validation?: { quorum: number; maxInstances?: number; homogeneous?: boolean; adaptive?: boolean }) =>
   farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", payload: { n: 7 }, ...(validation ? { validation } : {}) });
@@ -37,11 +28,6 @@ const instances = (farm: Farm, jobId: Id<"jobs">) =>
 const streak = (farm: Farm, workerId: Id<"workers">) =>
   farm.t.run(async (ctx) => (await ctx.db.query("trustStreaks").withIndex("by_worker_type", (q) => q.eq("workerId", workerId).eq("type", "x")).unique())?.streak);
 const creditOf = (farm: Farm, worker: Donor) => farm.t.query(api.workers.myCredit, { apiKey: worker.apiKey });
-
-async function consistent(farm: Farm) {
-  await runDue(farm.t);
-  expect(await checkConsistency(farm.t)).toEqual([]);
-}
 
 describe("the validation field", () => {
   test("quorum 1 (or none) stores nothing on the job: it runs once, as always", async () => {
@@ -399,14 +385,8 @@ describe("side by side", () => {
 
   test("quorum reached while an instance still runs: it is canceled, its worker told and its slot freed; its reported CPU time is credited up to the agreeing ones'", async () => {
     const farm = await newFarm();
-    // three instances side by side: c's is beyond what the quorum needs (as when a quorum is lowered meanwhile)
     const jobId = await submit(farm, { quorum: 3 });
-    const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
-    const [la, lb, lc] = [await leaseOf(farm, a, jobId), await leaseOf(farm, b, jobId), await leaseOf(farm, c, jobId)];
-    await farm.t.run(async (ctx) => {
-      const job = (await ctx.db.get(jobId))!;
-      await ctx.db.patch(jobId, { validation: { ...job.validation!, quorum: 2 } });
-    });
+    const { a, b, c, la, lb, lc } = await threeInstancesThenQuorumTwo(farm, jobId);
     vi.advanceTimersByTime(2_000);
     await farm.t.mutation(api.workers.complete, { apiKey: a.apiKey, leaseId: la, result: "r", cpuMs: 1_500 });
     expect(await farm.t.mutation(api.workers.complete, { apiKey: b.apiKey, leaseId: lb, result: "r", cpuMs: 1_000 })).toEqual({ status: "succeeded" });

@@ -1,25 +1,12 @@
-import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { TIMING } from "../../convex/lib/limits";
 import { jobRow, laneCounts, runDue } from "./queueState";
 import { newFarm, type Farm, TEST_TYPES } from "./setup";
-import { checkConsistency } from "./sweep/consistency";
-import { donor, type Donor, instanceLease, submitReplicated } from "./validationDonors";
+import { consistent, type Donor, donor, instanceLease, submitReplicated, useReplicationClock } from "./validationDonors";
 
-beforeEach(() => {
-  vi.useFakeTimers();
-  vi.setSystemTime(Date.UTC(2026, 10, 18, 12));
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  vi.useRealTimers();
-});
-
-async function consistent(farm: Farm) {
-  await runDue(farm.t);
-  expect(await checkConsistency(farm.t)).toEqual([]);
-}
+useReplicationClock();
 
 const claim = (farm: Farm, worker: Donor) => farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: TEST_TYPES });
 const fail = (farm: Farm, worker: Donor, leaseId: string) => farm.t.mutation(api.workers.fail, { apiKey: worker.apiKey, leaseId, error: "boom" });

@@ -1,23 +1,14 @@
-import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { TRUST } from "../../convex/lib/validation";
-import { runDue } from "./queueState";
+
 import { enrollWorker, newFarm, type Farm, TEST_TYPES } from "./setup";
-import { checkConsistency } from "./sweep/consistency";
-import { donor, type Donor } from "./validationDonors";
+import { consistent, type Donor, donor, useReplicationClock } from "./validationDonors";
 
 /** Replicated jobs (issue 20): what the console shows (trust on the Workers page, output per instance), and checkpoints. */
 
-beforeEach(() => {
-  vi.useFakeTimers();
-  vi.setSystemTime(Date.UTC(2026, 10, 18, 12));
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  vi.useRealTimers();
-});
-
+useReplicationClock();
 
 const submit = (farm: Farm, type: string, quorum: number) =>
   farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type, payload: {}, validation: { quorum } });
@@ -31,11 +22,6 @@ async function run(farm: Farm, worker: Donor, jobId: Id<"jobs">, result: unknown
   for (const chunk of chunks) await farm.t.mutation(api.workers.output, { apiKey: worker.apiKey, leaseId: lease.leaseId, chunk });
   vi.advanceTimersByTime(1_000);
   return await farm.t.mutation(api.workers.complete, { apiKey: worker.apiKey, leaseId: lease.leaseId, result, cpuMs: 500 });
-}
-
-async function consistent(farm: Farm) {
-  await runDue(farm.t);
-  expect(await checkConsistency(farm.t)).toEqual([]);
 }
 
 describe("console:workers shows each worker's trust", () => {

@@ -1,24 +1,11 @@
-import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { laneCounts, runDue } from "./queueState";
 import { newFarm, overviewNow, type Farm, TEST_TYPES } from "./setup";
-import { checkConsistency } from "./sweep/consistency";
-import { donor, instanceLease, submitReplicated } from "./validationDonors";
+import { consistent, donor, instanceLease, submitReplicated, threeInstancesThenQuorumTwo, useReplicationClock } from "./validationDonors";
 
-beforeEach(() => {
-  vi.useFakeTimers();
-  vi.setSystemTime(Date.UTC(2026, 10, 18, 12));
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  vi.useRealTimers();
-});
-
-async function consistent(farm: Farm) {
-  await runDue(farm.t);
-  expect(await checkConsistency(farm.t)).toEqual([]);
-}
+useReplicationClock();
 
 /** The one lane's counts (every job here is of type "x"). */
 async function lane(farm: Farm) {
@@ -112,14 +99,8 @@ describe("a lane counts a replicated job's running instances", () => {
 describe("a donor's counts", () => {
   test("an instance canceled at quorum is counted apart: credited, neither a job done nor a failed attempt", async () => {
     const farm = await newFarm();
-    // three instances side by side: c's is beyond what the quorum needs (as when a quorum is lowered meanwhile)
     const jobId = await submitReplicated(farm, { quorum: 3 });
-    const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
-    const [la, lb, lc] = [await instanceLease(farm, a, jobId), await instanceLease(farm, b, jobId), await instanceLease(farm, c, jobId)];
-    await farm.t.run(async (ctx) => {
-      const job = (await ctx.db.get(jobId))!;
-      await ctx.db.patch(jobId, { validation: { ...job.validation!, quorum: 2 } });
-    });
+    const { a, b, c, la, lb, lc } = await threeInstancesThenQuorumTwo(farm, jobId);
     vi.advanceTimersByTime(2_000);
     await farm.t.mutation(api.workers.complete, { apiKey: a.apiKey, leaseId: la, result: "r", cpuMs: 1_000 });
     await farm.t.mutation(api.workers.complete, { apiKey: b.apiKey, leaseId: lb, result: "r", cpuMs: 1_000 });

@@ -1,9 +1,12 @@
+import { afterEach, beforeEach, expect, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import type { MachineFacts } from "../../convex/lib/facts";
+import { runDue } from "./queueState";
 import { LAPTOP_FACTS, type Farm, TEST_TYPES } from "./setup";
+import { checkConsistency } from "./sweep/consistency";
 
-/** A donor of the replicated-job tests (validation.test.ts, validationConsole.test.ts). */
+/** A donor of the replicated-job tests (test/backend/validation*.test.ts). */
 export type Donor = { apiKey: string; workerId: Id<"workers">; name: string };
 
 /** A worker of its own machine (`machineId`; by default one per name). */
@@ -22,4 +25,36 @@ export async function instanceLease(farm: Farm, worker: Donor, jobId: Id<"jobs">
   const [lease] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: TEST_TYPES });
   if (lease?.jobId !== jobId) throw new Error(`${worker.name} should get an instance of ${jobId}, got ${lease?.jobId}`);
   return lease.leaseId;
+}
+
+/** The replicated-job tests' clock: fake timers from one fixed noon, restored after each test. */
+export function useReplicationClock(): void {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    vi.setSystemTime(Date.UTC(2026, 10, 18, 12));
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+  });
+}
+
+/** Scheduled work done, the tables agree with each other. */
+export async function consistent(farm: Farm): Promise<void> {
+  await runDue(farm.t);
+  expect(await checkConsistency(farm.t)).toEqual([]);
+}
+
+/**
+ * Three instances running side by side, then the job's quorum lowered to 2 in the database: the third is beyond
+ * what the quorum needs (as when a quorum is lowered meanwhile), the only way to have one running at a quorum.
+ */
+export async function threeInstancesThenQuorumTwo(farm: Farm, jobId: Id<"jobs">) {
+  const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
+  const [la, lb, lc] = [await instanceLease(farm, a, jobId), await instanceLease(farm, b, jobId), await instanceLease(farm, c, jobId)];
+  await farm.t.run(async (ctx) => {
+    const job = (await ctx.db.get(jobId))!;
+    await ctx.db.patch(jobId, { validation: { ...job.validation!, quorum: 2 } });
+  });
+  return { a, b, c, la, lb, lc };
 }

@@ -1,25 +1,12 @@
-import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
+import { describe, expect, test } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { OVERTAKE } from "../../convex/lib/instanceProgress";
-import { jobRow, runDue } from "./queueState";
+import { jobRow } from "./queueState";
 import { newFarm, type Farm } from "./setup";
-import { checkConsistency } from "./sweep/consistency";
-import { donor, type Donor, instanceLease, submitReplicated } from "./validationDonors";
+import { consistent, type Donor, donor, instanceLease, submitReplicated, useReplicationClock } from "./validationDonors";
 
-beforeEach(() => {
-  vi.useFakeTimers();
-  vi.setSystemTime(Date.UTC(2026, 10, 18, 12));
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  vi.useRealTimers();
-});
-
-async function consistent(farm: Farm) {
-  await runDue(farm.t);
-  expect(await checkConsistency(farm.t)).toEqual([]);
-}
+useReplicationClock();
 
 const beat = (farm: Farm, worker: Donor, leaseId: string, progress?: number, status?: string) =>
   farm.t.mutation(api.workers.heartbeat, { apiKey: worker.apiKey, leaseId, ...(progress !== undefined ? { progress } : {}), ...(status !== undefined ? { status } : {}) });
