@@ -8,6 +8,9 @@ import { api } from "../../convex/_generated/api";
 import { jsonBytes, LIMITS } from "../../convex/contract";
 import { JobFailedError, failureOf, isFinal } from "./outcome";
 import { FarmhandSchedules } from "./schedules";
+import type { Transport } from "./transport";
+
+export type { Transport } from "./transport";
 
 export { JobFailedError } from "./outcome";
 export { FarmhandSchedules, type ScheduleCreated, type ScheduleSpec, type ScheduleView } from "./schedules";
@@ -23,8 +26,6 @@ export type CancelResult = FunctionReturnType<Jobs["cancel"]>;
 /** A job's end as results() yields it: its result, or the JobFailedError it ended with. */
 export type JobOutcome = { jobId: string; status: "succeeded"; result: unknown } | { jobId: string; status: "dead" | "canceled"; error: JobFailedError };
 
-/** The parts of a ConvexClient the SDK uses (a test may hand in its own). */
-export type Transport = Pick<ConvexClient, "mutation" | "query" | "onUpdate" | "close">;
 
 /** `log: false` keeps the Convex client from also writing failed calls to the console (they reject either way). */
 export type FarmhandClientOptions = { url: string; clientKey: string; log?: boolean } | { client: Transport; clientKey: string };

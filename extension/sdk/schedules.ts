@@ -2,7 +2,7 @@
 // is named by its name, unique in the org, as the server's functions take it. Types are the server's own.
 import type { FunctionArgs, FunctionReturnType } from "convex/server";
 import { api } from "../../convex/_generated/api";
-import type { Transport } from "./client";
+import type { Transport } from "./transport";
 
 type Functions = typeof api.schedules;
 /** What schedules:create takes (without the key): name, cron, timezone?, overlap?, job. */

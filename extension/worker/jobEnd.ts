@@ -2,7 +2,15 @@ import { jsonBytes, LIMITS } from "../../convex/contract";
 import { Backoff } from "./backoff";
 import { errorCode, errorMessage, isKeyError, isStaleLease, messageOf } from "./errors";
 import type { FarmCalls } from "./farmClient";
-import type { JobOutcome } from "./jobRun";
+
+/** How a job ended on this worker. */
+export type JobOutcome =
+  | { kind: "succeeded"; result: unknown }
+  | { kind: "failed"; error: string; retryable: boolean; handlerFault: boolean }
+  | { kind: "canceled" }
+  | { kind: "released" }
+  /** The lease went stale (the server gave the job to someone else): dropped quietly. */
+  | { kind: "lost"; reason: string };
 
 export type EndWrite = {
   client: Pick<FarmCalls, "complete" | "fail" | "release">;

@@ -3,20 +3,13 @@ import { CheckpointUploader } from "./checkpointUploader";
 import { inputsOf } from "./inputs";
 import { errorCode, errorMessage, isKeyError, isRetryable, isStaleLease, messageOf } from "./errors";
 import type { ClaimedJob, FarmCalls } from "./farmClient";
-import { sleep, writeEnd } from "./jobEnd";
+import { sleep, writeEnd, type JobOutcome } from "./jobEnd";
 import { Heartbeat } from "./heartbeat";
 import { TimeLimit } from "./timeLimit";
 import type { Freezer, Handler } from "./handler";
 import { OutputBatcher } from "./outputBatcher";
 
-/** How a job ended on this worker. */
-export type JobOutcome =
-  | { kind: "succeeded"; result: unknown }
-  | { kind: "failed"; error: string; retryable: boolean; handlerFault: boolean }
-  | { kind: "canceled" }
-  | { kind: "released" }
-  /** The lease went stale (the server gave the job to someone else): dropped quietly. */
-  | { kind: "lost"; reason: string };
+export type { JobOutcome } from "./jobEnd";
 
 /** `yield`: given back so another donor carries on (it could not be frozen, or stayed frozen too long). */
 export type AbortReason = "cancel" | "stop" | "yield" | "timeout" | "lost";
