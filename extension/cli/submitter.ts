@@ -1,11 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { FarmhandClient, type JobOutcome, type JobSpec } from "../sdk/client";
+import { errorCode, errorMessage } from "../worker/errors";
 import { checkHttpUrl } from "./flagValues";
 import { readSecretFile, secretFilePath } from "./secretFiles";
 
 /** `farmhand submit | wait | status`: a submitter's commands over farmhand/client. Exit codes: 0 all succeeded, 1 some failed, 2 usage. */
 export const SUBMITTER_EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+/** What the server answers a job spec it will not take: exit 2, the command was wrong (not the farm). */
+const SPEC_REFUSALS = new Set(["invalid_argument", "too_large"]);
 
 export const SUBMITTER_USAGE = `Usage: farmhand submit --type <T> [--payload <JSON> | --payloads <file.jsonl>] [--batch <ID>]
                        [--depends-on <ID,…> | --after-batch <ID>] [--wait]
@@ -21,7 +24,8 @@ export const SUBMITTER_USAGE = `Usage: farmhand submit --type <T> [--payload <JS
 
   --url <url>   The deployment (https://…convex.cloud); default FARMHAND_URL, then the client key file's url
   Client key:   FARMHAND_CLIENT_KEY, else the client key file (~/.config/farmhand/client.json, mode 0600)
-  Exit codes:   0 every job succeeded (status: the job exists and has not failed), 1 some failed, 2 usage`;
+  Exit codes:   0 every job succeeded (status: the job exists and has not failed), 1 some failed, 2 usage (a bad
+                flag, or a job the farm refuses: invalid fields, too large)`;
 
 export type SubmitterIo = {
   env: NodeJS.ProcessEnv;
@@ -77,8 +81,13 @@ export async function runSubmitter(command: "submit" | "wait" | "status", argv: 
     return await plan(client);
   } catch (e) {
     const usage = e instanceof UsageError || (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
-    io.err(`farmhand ${command}: ${(e as Error).message}${usage ? "\nRun farmhand --help for usage." : ""}`);
-    return usage ? SUBMITTER_EXIT.usage : SUBMITTER_EXIT.failed;
+    if (usage) {
+      io.err(`farmhand ${command}: ${(e as Error).message}\nRun farmhand --help for usage.`);
+      return SUBMITTER_EXIT.usage;
+    }
+    // the server's own words; a spec it refuses (bad fields, too large) is a usage error, as farmhand schedule's
+    io.err(`farmhand ${command}: ${errorMessage(e)}`);
+    return SPEC_REFUSALS.has(errorCode(e) ?? "") ? SUBMITTER_EXIT.usage : SUBMITTER_EXIT.failed;
   } finally {
     await client?.close();
   }

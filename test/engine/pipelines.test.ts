@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LIMITS } from "../../convex/contract";
 import { seed, startTestServer, type Seeded, type TestServer } from "../server";
 import { runFarmhand, spawnCli, waitForLine, type CliRun } from "./cliProcess";
 
@@ -102,6 +103,17 @@ describe("pipelines end to end: the SDK (imported as farmhand/client), dependenc
       expect((await runFarmhand(usage, env)).code, usage.join(" ")).toBe(2);
     }
     expect((await runFarmhand(["status", lines[0].jobId], { FARMHAND_URL: server.url, FARMHAND_CLIENT_KEY: "", XDG_CONFIG_HOME: home })).code).toBe(2);
+    // a job the farm refuses is a usage error too, in the server's words (not the Convex client's wrapping)
+    const tooLarge = join(home, "too-large.jsonl");
+    writeFileSync(tooLarge, JSON.stringify({ pad: "x".repeat(LIMITS.payloadBytes + 1) }) + "\n");
+    const refused = await runFarmhand(["submit", "--type", "demo.echo", "--payloads", tooLarge], env);
+    expect(refused.code, refused.err).toBe(2);
+    expect(refused.err).toMatch(/^farmhand submit: .*payload/im);
+    expect(refused.err).not.toMatch(/\[CONVEX|Uncaught/);
+    const unknownParent = await runFarmhand(["submit", "--type", "demo.echo", "--depends-on", "not-a-job"], env);
+    expect(unknownParent.code, unknownParent.err).toBeGreaterThan(0);
+    expect(unknownParent.err).toMatch(/no such job "not-a-job"/);
+    expect(unknownParent.err).not.toMatch(/\[CONVEX|Uncaught/);
   });
 
   it("the browser bundle imports nothing from Node", () => {
