@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { FarmhandClient, type ScheduleView } from "../sdk/client";
-import type { SchedulePaused, ScheduleRemoved, ScheduleResumed } from "../sdk/schedules";
+import type { SchedulePaused, ScheduleRemoved, ScheduleResumed, ScheduleSpec } from "../sdk/schedules";
 import { errorCode, errorMessage } from "../worker/errors";
 import { connectionOf, parseJson, SUBMITTER_EXIT, UsageError, type Connection, type SubmitterIo } from "./submitter";
 
@@ -9,7 +9,7 @@ import { connectionOf, parseJson, SUBMITTER_EXIT, UsageError, type Connection, t
  * line) over farmhand/client. Exit codes as submit's: 0 done, 1 failed (an unknown schedule, a refused key), 2 usage
  * (a bad flag, and what the server refuses as invalid_argument: a bad cron line, time zone or job, a name in use).
  */
-const SCHEDULE_USAGE = `Usage: farmhand schedule create --name <N> --cron "<m h dom mon dow>" --type <T> [--payload <JSON>]
+const SCHEDULE_USAGE = `Usage: farmhand schedule create --name <N> --cron "<m h dom mon dow>" (--type <T> [--payload <JSON>] | --job <JSON>)
                                 [--timezone <TZ>] [--overlap skip|allow]
        farmhand schedule list [--json]
        farmhand schedule pause | resume | remove <name or id>
@@ -17,6 +17,8 @@ const SCHEDULE_USAGE = `Usage: farmhand schedule create --name <N> --cron "<m h 
   create        Submit a job of type T (payload --payload, default null) at each tick of a 5-field cron line, in
                 --timezone (an IANA name, default UTC). --overlap skip (the default) skips a tick while the last
                 run's job has not ended; allow submits anyway. Prints the schedule's id; its next run on stderr.
+                --job gives the whole job spec instead, as jobs:submit takes it (e.g. '{"type":"render",
+                "payload":{…},"priority":5,"maxAttempts":3}').
   list          The org's schedules by name: cron line, time zone, state, next run (in its time zone), last run's
                 job and status. --json: one JSON line per schedule, as schedules:list answers it.
   pause         Stop a schedule's ticks until it is resumed.
@@ -33,7 +35,7 @@ const SCHEDULE_USAGE = `Usage: farmhand schedule create --name <N> --cron "<m h 
 const ACTIONS = ["create", "list", "pause", "resume", "remove"] as const;
 type Action = (typeof ACTIONS)[number];
 
-type Values = { name?: string; cron?: string; timezone?: string; overlap?: string; type?: string; payload?: string; json?: boolean };
+type Values = { name?: string; cron?: string; timezone?: string; overlap?: string; type?: string; payload?: string; job?: string; json?: boolean };
 type Plan = (client: FarmhandClient) => Promise<number>;
 type ActionAnswer = SchedulePaused | ScheduleResumed | ScheduleRemoved;
 
@@ -65,6 +67,7 @@ export async function runSchedule(
         overlap: { type: "string" },
         type: { type: "string" },
         payload: { type: "string" },
+        job: { type: "string" },
         json: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
@@ -90,20 +93,53 @@ export async function runSchedule(
   }
 }
 
+/** A job spec's fields, checked against the server's own type: a field added there fails to compile here. */
+const JOB_SPEC_FIELDS = {
+  type: true,
+  payload: true,
+  priority: true,
+  requiredCapabilities: true,
+  externalId: true,
+  maxAttempts: true,
+  leaseMs: true,
+  delayMs: true,
+  runAt: true,
+  batchId: true,
+  requirements: true,
+  dependsOn: true,
+  validation: true,
+} as const satisfies Record<keyof ScheduleSpec["job"], true>;
+
+/** The job each tick submits: --type and --payload, or a whole job spec with --job (the server checks its values). */
+function jobOf(values: Values): ScheduleSpec["job"] {
+  if (values.job === undefined) {
+    if (!values.type) throw new UsageError("create needs --type (or --job)");
+    return { type: values.type, payload: parseJson(values.payload ?? "null", "--payload") };
+  }
+  if (values.type !== undefined || values.payload !== undefined) throw new UsageError("give --job, or --type and --payload, not both");
+  const job = parseJson(values.job, "--job");
+  if (typeof job !== "object" || job === null || Array.isArray(job) || typeof (job as { type?: unknown }).type !== "string") {
+    throw new UsageError('--job must be a JSON object with a "type" (a job spec, as jobs:submit takes it)');
+  }
+  const unknown = Object.keys(job).filter((field) => !Object.hasOwn(JOB_SPEC_FIELDS, field));
+  if (unknown.length > 0) throw new UsageError(`--job has ${unknown.map((f) => JSON.stringify(f)).join(", ")}, which a job spec has not (it takes ${Object.keys(JOB_SPEC_FIELDS).join(", ")})`);
+  return job as ScheduleSpec["job"];
+}
+
 function planOf(action: Action, values: Values, positionals: string[], io: SubmitterIo): Plan {
   if (action === "create") {
     if (positionals.length > 0) throw new UsageError(`create takes no positional arguments (got ${positionals[0]})`);
-    for (const flag of ["name", "cron", "type"] as const) if (!values[flag]) throw new UsageError(`create needs --${flag}`);
+    for (const flag of ["name", "cron"] as const) if (!values[flag]) throw new UsageError(`create needs --${flag}`);
     const overlap = values.overlap;
     if (overlap !== undefined && overlap !== "skip" && overlap !== "allow") throw new UsageError(`--overlap must be skip or allow, got ${overlap}`);
-    const payload = parseJson(values.payload ?? "null", "--payload");
+    const job = jobOf(values);
     return async (client) => {
       const created = await client.schedules.create({
         name: values.name!,
         cron: values.cron!,
         ...(values.timezone !== undefined ? { timezone: values.timezone } : {}),
         ...(overlap !== undefined ? { overlap } : {}),
-        job: { type: values.type!, payload },
+        job,
       });
       if (values.json) {
         io.out(JSON.stringify(created));

@@ -81,6 +81,13 @@ describe("farmhand schedule and the SDK's schedules, on the loopback server", ()
     const badZone = await create(["--cron", "0 2 * * *", "--timezone", "Mars/Olympus"]);
     expect(badZone.code).toBe(2);
     expect(badZone.err).toContain('timezone "Mars/Olympus" is not an IANA time zone name');
+    const unknownField = await runFarmhand(["schedule", "create", "--name", "bad", "--cron", "0 2 * * *", "--job", '{"type":"demo.echo","prio":5}'], env);
+    expect(unknownField.code).toBe(2);
+    expect(unknownField.err).toMatch(/^farmhand schedule create: --job has "prio", which a job spec has not \(it takes type, payload, priority, /);
+    const wholeSpec = await runFarmhand(["schedule", "create", "--name", "whole", "--cron", "0 2 * * *", "--job", '{"type":"demo.echo","payload":{"n":2},"priority":5,"maxAttempts":2}'], env);
+    expect(wholeSpec.code, wholeSpec.err).toBe(0);
+    expect((await listJson())[0]).toMatchObject({ name: "whole", type: "demo.echo" });
+    expect((await runFarmhand(["schedule", "remove", "whole"], env)).code).toBe(0);
     expect(await listJson()).toEqual([]);
 
     for (const action of ["pause", "resume", "remove"]) {

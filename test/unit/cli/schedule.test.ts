@@ -72,13 +72,17 @@ describe("farmhand schedule", () => {
     ]);
   });
 
-  it("create sends the spec with the key and prints the id, its next run on stderr; --json prints the answer", async () => {
+  it("create sends the spec with the key and prints the id, its next run on stderr; --job sends a whole job spec; --json prints the answer", async () => {
     const farm = fakeFarm([]);
     const created = await run(["create", "--name", "n", "--cron", "0 2 * * *", "--timezone", "Europe/Paris", "--overlap", "allow", "--type", "demo.echo", "--payload", '{"a":1}'], farm);
     expect(created).toEqual({ code: 0, out: ["sched1"], err: "next run 2026-11-28 02:00 Europe/Paris" });
     expect(farm.calls).toEqual([
       { fn: "schedules:create", args: { clientKey: "fh_c_test", name: "n", cron: "0 2 * * *", timezone: "Europe/Paris", overlap: "allow", job: { type: "demo.echo", payload: { a: 1 } } } },
     ]);
+    const whole = fakeFarm([]);
+    const spec = { type: "render", payload: { frame: 1 }, priority: 5, maxAttempts: 3 };
+    expect((await run(["create", "--name", "w", "--cron", "0 2 * * *", "--job", JSON.stringify(spec)], whole)).code).toBe(0);
+    expect(whole.calls).toEqual([{ fn: "schedules:create", args: { clientKey: "fh_c_test", name: "w", cron: "0 2 * * *", job: spec } }]);
     const json = await run(["create", "--name", "n", "--cron", "0 2 * * *", "--type", "t", "--json"], fakeFarm([]));
     expect(json.out.map((l) => JSON.parse(l) as unknown)).toEqual([{ scheduleId: "sched1", nextRunAt: Date.UTC(2026, 10, 28, 1, 0) }]);
   });
@@ -107,10 +111,14 @@ describe("farmhand schedule", () => {
     expect(farm.calls.map((c) => c.fn)).toEqual(["schedules:remove"]);
   });
 
-  it("usage: missing flags, a bad --overlap or --payload, no key, unknown subcommands exit 2 before any call", async () => {
+  it("usage: missing flags, --job beside --type or not a spec, a bad --overlap or --payload, no key, unknown subcommands exit 2 before any call", async () => {
     const farm = fakeFarm([]);
     for (const argv of [
       ["create", "--name", "n", "--type", "t"],
+      ["create", "--name", "n", "--cron", "* * * * *"],
+      ["create", "--name", "n", "--cron", "* * * * *", "--type", "t", "--job", '{"type":"t"}'],
+      ["create", "--name", "n", "--cron", "* * * * *", "--job", '["t"]'],
+      ["create", "--name", "n", "--cron", "* * * * *", "--job", '{"payload":1}'],
       ["create", "--name", "n", "--cron", "* * * * *", "--type", "t", "--overlap", "never"],
       ["create", "--name", "n", "--cron", "* * * * *", "--type", "t", "--payload", "{nope"],
       ["pause"],
