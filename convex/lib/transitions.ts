@@ -75,7 +75,7 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
 }
 
 /** Exponential backoff with jitter: base·2^(attempt−1), capped, then scaled by a random 50–100 %. */
-export function backoffMs(attempt: number): number {
+function backoffMs(attempt: number): number {
   return jitteredBackoffMs(attempt - 1, TIMING.backoffBaseMs, TIMING.backoffMaxMs);
 }
 
@@ -97,17 +97,32 @@ export async function requeue(
     await kickForJobs(ctx, job.orgId);
     return;
   }
+  await delayForRetry(ctx, job, how.error, workerId, LEASE_CLEARED);
+}
+
+/**
+ * The job waits the retry backoff of its attempts so far, delayed (pending, off the ready queue), and
+ * janitor.promote readies it when the backoff has passed. `also`: more fields for the same patch. Lane counters are
+ * the caller's.
+ */
+export async function delayForRetry(
+  ctx: MutationCtx,
+  job: Doc<"jobs">,
+  error: string | undefined,
+  workerId: Id<"workers"> | undefined,
+  also: Partial<Doc<"jobs">> = {},
+) {
   const backoff = backoffMs(job.attempt);
   const availableAt = Date.now() + backoff;
   await ctx.db.patch(job._id, {
-    ...LEASE_CLEARED,
+    ...also,
     status: "pending",
     queue: "delayed",
     availableAt,
     workerId: undefined,
-    ...(how.error !== undefined ? await errorFields(ctx, job, how.error) : {}),
+    ...(error !== undefined ? await errorFields(ctx, job, error) : {}),
   });
-  await recordEvent(ctx, job, "retried", { workerId, detail: how.error, backoffMs: backoff });
+  await recordEvent(ctx, job, "retried", { workerId, detail: error, backoffMs: backoff });
   await ctx.scheduler.runAt(availableAt, internal.janitor.promote, { jobId: job._id });
 }
 

@@ -1,13 +1,11 @@
-import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { errorFields } from "./bodies";
 import { bumpFailed, bumpLane } from "./counters";
 import { recordEvent } from "./events";
 import { giveBackWant, withdrawOffer } from "./inbox";
 import { cancelRunningInstances, completeInstance, settleReplica, stopInstance } from "./instances";
 import { kickSummary } from "./kick";
-import { backoffMs, finishJob } from "./transitions";
+import { delayForRetry, finishJob } from "./transitions";
 
 /**
  * The instances of a replicated job end here (workers:complete, fail, release, the instance lease janitor, a
@@ -72,16 +70,16 @@ export async function failReplica(
   await ctx.db.patch(job._id, { attempt });
   await bumpFailed(ctx, job.orgId, Date.now());
   await recordEvent(ctx, { ...job, attempt }, "failed", { workerId, detail: error });
-  if (retryable && attempt < job.maxAttempts) return await delayReplica(ctx, (await ctx.db.get(job._id))!, attempt, error, workerId);
+  if (retryable && attempt < job.maxAttempts) return await delayReplica(ctx, (await ctx.db.get(job._id))!, error, workerId);
   await finishJob(ctx, (await ctx.db.get(job._id))!, "dead", { error, workerId });
 }
 
 /**
- * After a failed instance no other starts before the backoff a single job's retry waits (transitions.ts backoffMs
- * of the attempts failed so far): the job goes delayed (pending in its lane's counts; an offer of it is
- * withdrawn), and janitor.promote makes it ready again.
+ * After a failed instance no other starts before the backoff a single job's retry waits (transitions.ts
+ * delayForRetry): the job goes delayed (pending in its lane's counts; an offer of it is withdrawn), its other
+ * instances running on, and janitor.promote makes it ready again.
  */
-async function delayReplica(ctx: MutationCtx, job: Doc<"jobs">, attempt: number, error: string, workerId: Id<"workers"> | undefined): Promise<void> {
+async function delayReplica(ctx: MutationCtx, job: Doc<"jobs">, error: string, workerId: Id<"workers"> | undefined): Promise<void> {
   if (job.status === "pending" && job.queue === "offered") {
     const offeredTo = job.workerId ? await ctx.db.get(job.workerId) : null;
     await withdrawOffer(ctx, job, { requeue: true });
@@ -89,11 +87,7 @@ async function delayReplica(ctx: MutationCtx, job: Doc<"jobs">, attempt: number,
   } else if (job.status === "running") {
     await bumpLane(ctx, job, { pending: 1 });
   }
-  const backoff = backoffMs(attempt);
-  const availableAt = Date.now() + backoff;
-  await ctx.db.patch(job._id, { status: "pending", queue: "delayed", availableAt, workerId: undefined, offerExpiresAt: undefined, ...(await errorFields(ctx, job, error)) });
-  await recordEvent(ctx, { ...job, attempt }, "retried", { workerId, detail: error, backoffMs: backoff });
-  await ctx.scheduler.runAt(availableAt, internal.janitor.promote, { jobId: job._id });
+  await delayForRetry(ctx, job, error, workerId, { offerExpiresAt: undefined });
   await kickSummary(ctx, job.orgId);
 }
 

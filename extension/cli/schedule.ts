@@ -1,13 +1,14 @@
 import { parseArgs } from "node:util";
 import { FarmhandClient, type ScheduleView } from "../sdk/client";
 import type { SchedulePaused, ScheduleRemoved, ScheduleResumed, ScheduleSpec } from "../sdk/schedules";
-import { errorCode, errorMessage } from "../worker/errors";
-import { connectionOf, parseJson, SUBMITTER_EXIT, UsageError, type Connection, type SubmitterIo } from "./submitter";
+import { errorCode } from "../worker/errors";
+import { connectionOf, parseJson, reportFailure, SUBMITTER_EXIT, UsageError, type Connection, type SubmitterIo } from "./submitter";
 
 /**
  * `farmhand schedule create | list | pause | resume | remove`: schedules (a job submitted at each tick of a cron
  * line) over farmhand/client. Exit codes as submit's: 0 done, 1 failed (an unknown schedule, a refused key), 2 usage
- * (a bad flag, and what the server refuses as invalid_argument: a bad cron line, time zone or job, a name in use).
+ * (a bad flag, and what the server refuses as invalid_argument or too_large: a bad cron line, time zone or job, a name
+ * in use, a payload over the cap).
  */
 const SCHEDULE_USAGE = `Usage: farmhand schedule create --name <N> --cron "<m h dom mon dow>" (--type <T> [--payload <JSON>] | --job <JSON>)
                                 [--timezone <TZ>] [--overlap skip|allow]
@@ -38,8 +39,6 @@ type Action = (typeof ACTIONS)[number];
 type Values = { name?: string; cron?: string; timezone?: string; overlap?: string; type?: string; payload?: string; job?: string; json?: boolean };
 type Plan = (client: FarmhandClient) => Promise<number>;
 type ActionAnswer = SchedulePaused | ScheduleResumed | ScheduleRemoved;
-
-class NotFoundError extends Error {}
 
 /** Run `farmhand schedule …`; resolves with the exit code. `connect` opens the client (a test may hand in its own). */
 export async function runSchedule(
@@ -80,14 +79,7 @@ export async function runSchedule(
     client = connect(connectionOf(values.url, io.env));
     return await plan(client);
   } catch (e) {
-    const usage = e instanceof UsageError || (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
-    if (usage) {
-      io.err(`${label}: ${(e as Error).message}\nRun farmhand schedule --help for usage.`);
-      return SUBMITTER_EXIT.usage;
-    }
-    // the server's own words (its ConvexError data), told apart by code
-    io.err(`${label}: ${e instanceof NotFoundError ? e.message : errorMessage(e)}`);
-    return errorCode(e) === "invalid_argument" ? SUBMITTER_EXIT.usage : SUBMITTER_EXIT.failed;
+    return reportFailure(e, label, "farmhand schedule --help", io);
   } finally {
     await client?.close();
   }
@@ -183,7 +175,7 @@ async function byNameOrId<T>(client: FarmhandClient, nameOrId: string, act: (nam
   } catch (e) {
     if (errorCode(e) !== "not_found") throw e;
     const match = (await client.schedules.list()).find((s) => s.scheduleId === nameOrId);
-    if (!match) throw new NotFoundError(`no schedule named ${JSON.stringify(nameOrId)} (nor with that id); farmhand schedule list shows them`);
+    if (!match) throw new Error(`no schedule named ${JSON.stringify(nameOrId)} (nor with that id); farmhand schedule list shows them`);
     return { name: match.name, answer: await act(match.name) };
   }
 }

@@ -38,6 +38,19 @@ export type SubmitterIo = {
 
 export class UsageError extends Error {}
 
+/**
+ * What a failed `farmhand submit|wait|status|schedule` says and exits with: a bad flag is a usage error (2) with a
+ * pointer to the help; otherwise the server's own words, and 2 for a spec it refuses, 1 for the rest.
+ */
+export function reportFailure(e: unknown, label: string, help: string, io: Pick<SubmitterIo, "err">): number {
+  if (e instanceof UsageError || (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    io.err(`${label}: ${(e as Error).message}\nRun ${help} for usage.`);
+    return SUBMITTER_EXIT.usage;
+  }
+  io.err(`${label}: ${errorMessage(e)}`);
+  return SPEC_REFUSALS.has(errorCode(e) ?? "") ? SUBMITTER_EXIT.usage : SUBMITTER_EXIT.failed;
+}
+
 export type Connection = { url: string; clientKey: string };
 
 /** The deployment and client key: --url, FARMHAND_URL or the key file; FARMHAND_CLIENT_KEY or the key file. */
@@ -80,14 +93,7 @@ export async function runSubmitter(command: "submit" | "wait" | "status", argv: 
     client = new FarmhandClient({ ...connectionOf(values.url, io.env), log: false });
     return await plan(client);
   } catch (e) {
-    const usage = e instanceof UsageError || (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
-    if (usage) {
-      io.err(`farmhand ${command}: ${(e as Error).message}\nRun farmhand --help for usage.`);
-      return SUBMITTER_EXIT.usage;
-    }
-    // the server's own words; a spec it refuses (bad fields, too large) is a usage error, as farmhand schedule's
-    io.err(`farmhand ${command}: ${errorMessage(e)}`);
-    return SPEC_REFUSALS.has(errorCode(e) ?? "") ? SUBMITTER_EXIT.usage : SUBMITTER_EXIT.failed;
+    return reportFailure(e, `farmhand ${command}`, "farmhand --help", io);
   } finally {
     await client?.close();
   }
