@@ -50,7 +50,7 @@ describe("a lane counts a replicated job's running instances", () => {
     await consistent(farm);
   });
 
-  test("an instance returning a result stops counting; the job waiting for another counts as pending again", async () => {
+  test("an instance returning a result stops counting; the job, waiting for the other one's result, counts nothing itself", async () => {
     const farm = await newFarm();
     const jobId = await submitReplicated(farm, { quorum: 2 });
     const [a, b] = [await donor(farm, "a"), await donor(farm, "b")];
