@@ -8,7 +8,7 @@ import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 const root = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
-const APT_PACKAGES = ["chromium", "ripgrep", "build-essential", "python3", "pkg-config", "libsecret-1-dev", "libkrb5-dev", "git", "ca-certificates", "clang", "lld", "wasi-libc", "libclang-rt-14-dev-wasm32", "rustc", "libstd-rust-dev-wasm32", "xvfb", "xdotool", "x11-utils", "xprintidle", "dbus", "dbus-x11", "python3-gi", "gir1.2-glib-2.0"];
+const APT_PACKAGES = ["chromium", "ripgrep", "build-essential", "python3", "pkg-config", "libsecret-1-dev", "libkrb5-dev", "git", "ca-certificates", "clang", "lld", "wasi-libc", "libclang-rt-14-dev-wasm32", "rustc", "libstd-rust-dev-wasm32", "xvfb", "xdotool", "x11-utils", "xprintidle", "dbus", "dbus-x11", "python3-gi", "gir1.2-glib-2.0", "prometheus"];
 
 phase("system packages", () => {
   if (!onPath("dpkg") || !onPath("apt-get")) return checkWithoutApt();
