@@ -73,7 +73,7 @@ async function laneIsEmpty(ctx: MutationCtx, lane: Doc<"lanes">): Promise<boolea
   for (const queue of ["ready", "offered"] as const) {
     const job = await ctx.db
       .query("jobs")
-      .withIndex("by_lane_ready", (q) => q.eq("laneId", lane._id).eq("queue", queue))
+      .withIndex("by_lane_fair", (q) => q.eq("laneId", lane._id).eq("queue", queue))
       .first();
     if (job) return false;
   }

@@ -8,7 +8,7 @@ import { declareSlots, withdrawUnmetOffers } from "./lib/declare";
 import { fail as reject } from "./lib/errors";
 import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
-import { noteQueueWaits } from "./lib/counters";
+import { noteQueueWaits, type QueueWait } from "./lib/counters";
 import { kickForWaiter, kickSummary } from "./lib/kick";
 import { noteAdvertised, refreshLaneRows } from "./lib/demand";
 import { leasedWork } from "./lib/lease";
@@ -109,7 +109,7 @@ export const claim = mutation({
     const now = Date.now();
     const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
     const wanted = Math.min(max, free, await quotaLeft(ctx, worker, now));
-    const waits: number[] = [];
+    const waits: QueueWait[] = [];
     // what the claim returns stays well below Convex's limit on a function's return value
     const budget = newClaimBudget();
     const { claimed, complete } = await takeOffers(ctx, worker, wanted, now, budget, waits);

@@ -4,8 +4,9 @@ import { deadIfModuleGone } from "./appJobs";
 import { effectiveCapabilities } from "./auth";
 import { payloadOf } from "./bodies";
 import { checkpointOf } from "./checkpoints";
-import { leaseJob, leaseReplica, readyHeads, type Leased } from "./claim";
-import { bumpLane } from "./counters";
+import { leaseJob, leaseReplica, REPLICA_SKIPS, type Leased } from "./claim";
+import { bumpLane, type QueueWait } from "./counters";
+import { FairRound } from "./fairRound";
 import { setWants } from "./demand";
 import { clearResync, inboxRows, isOfferedTo, takeOffer } from "./inbox";
 import { kickForJobs, kickSummary, noteWaiter } from "./kick";
@@ -50,7 +51,7 @@ async function bodiesWithin(ctx: MutationCtx, job: Doc<"jobs">, budget: ClaimBud
  * meanwhile does not conflict with the claim. `complete`: every offer it holds was read. An offer whose
  * bodies do not fit the budget stays in the inbox (and the rest after it) for the next claim.
  */
-export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number, budget: ClaimBudget, waits?: number[]) {
+export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number, budget: ClaimBudget, waits?: QueueWait[]) {
   const offers = wanted > 0 ? await inboxRows(ctx, worker._id, "offer", wanted) : [];
   const claimed: Leased[] = [];
   for (const offer of offers) {
@@ -65,17 +66,19 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
     claimed.push(leased);
     // offered, it counted as running; a replicated job's instance now counts instead, and the job counts as
     // pending if it stays ready for more instances
-    if (job.validation) await bumpLane(ctx, job, { running: -1, pending: stillReady ? 1 : 0 });
+    if (job.validation) await bumpLane(ctx, job, { running: -1, pending: stillReady ? 1 : 0 }, { moved: true });
     if (stillReady) await kickForJobs(ctx, worker.orgId);
   }
   return { claimed, complete: offers.length < wanted };
 }
 
 /**
- * Up to `count` ready jobs straight from the heads of the lanes this worker can serve, in strict order;
- * what it still wants after that is recorded as waiting (it has just read every head it can serve).
- * A claim that reads the heads is a worker declaring itself: an engine's start, or a simple caller. Heads
- * past one whose bodies do not fit the budget stay ready; the worker waits for them like for any job.
+ * Up to `count` ready jobs straight from the heads of the lanes this worker can serve, in the dispatcher's order
+ * (priority, then fair share between client keys and fairness keys, FIFO inside one: lib/fairRound.ts, whose
+ * passes move for these jobs as for offered ones; a key at its maxRunning is held back); what it still wants
+ * after that is recorded as waiting (it has just read every head it can serve). A claim that reads the heads is
+ * a worker declaring itself: an engine's start, or a simple caller. Heads past one whose bodies do not fit the
+ * budget stay ready; the worker waits for them like for any job.
  */
 export async function claimFromHeads(
   ctx: MutationCtx,
@@ -84,35 +87,54 @@ export async function claimFromHeads(
   count: number,
   now: number,
   budget: ClaimBudget,
-  waits?: number[],
+  waits?: QueueWait[],
 ): Promise<Leased[]> {
   await touchWorker(ctx, worker);
   const capabilities = effectiveCapabilities(worker.allowedCapabilities, advertised);
   const lanes = await eligibleLanes(ctx, worker.orgId, capabilities, worker.facts);
-  const heads = await readyHeads(ctx, lanes, count, (job) => mayRun(job, worker));
+  const round = await FairRound.open(ctx, worker.orgId, lanes, now);
   const claimed: Leased[] = [];
-  const perLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
+  const perLane = new Map<string, { job: Doc<"jobs">; count: number }>();
   let replicasLeftReady = false;
-  for (const job of heads) {
-    if (await deadIfModuleGone(ctx, job, worker._id)) continue;
+  let skips = 0;
+  while (claimed.length < count) {
+    const flow = await round.next();
+    if (flow === null) break;
+    const job = flow.head!;
+    // an instance of a replicated job this worker already ran: the flow's next job is looked at
+    if (!mayRun(job, worker)) {
+      if (++skips > REPLICA_SKIPS) break;
+      await round.skip(flow);
+      continue;
+    }
+    if (await deadIfModuleGone(ctx, job, worker._id)) {
+      await round.skip(flow);
+      continue;
+    }
     const fits = await bodiesWithin(ctx, job, budget);
     if (!fits) break;
     const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, waits);
+    await round.took(flow);
     claimed.push(leased);
     // a replicated job that wants more instances stays ready (and pending in the counts): the dispatcher offers it on;
     // one that runs all it wants counts nothing itself (its instances count as running)
     if (stillReady) replicasLeftReady = true;
     else if (job.validation) await bumpLane(ctx, job, { pending: -1 });
-    else perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
+    else {
+      const tally = `${job.laneId}|${job.clientKeyId ?? ""}`;
+      perLane.set(tally, { job, count: (perLane.get(tally)?.count ?? 0) + 1 });
+    }
   }
-  // one counter change per lane, however many of its jobs were claimed
+  await round.save();
+  // one counter change per lane and client key, however many of their jobs were claimed
   for (const { job, count: n } of perLane.values()) await bumpLane(ctx, job, { pending: -n, running: n });
   if (claimed.length > 0) await kickSummary(ctx, worker.orgId);
   const stillWanted = count - claimed.length;
   await setWants(ctx, worker, stillWanted, [...capabilities].sort());
   if (stillWanted > 0) await noteWaiter(ctx, worker.orgId);
-  // heads left for the budget are ready now: the dispatcher offers them (to this worker or another)
-  if (budget.full || replicasLeftReady) await kickForJobs(ctx, worker.orgId);
+  // heads left for the budget or held back for their key's limit are ready now: the dispatcher offers them (to this
+  // worker or another, once the key has room)
+  if (budget.full || replicasLeftReady || round.limited) await kickForJobs(ctx, worker.orgId);
   await clearResync(ctx, worker._id);
   return claimed;
 }
@@ -124,7 +146,7 @@ async function leaseOne(
   worker: Doc<"workers">,
   now: number,
   fits: { payload: unknown; checkpoint?: string },
-  waits?: number[],
+  waits?: QueueWait[],
 ): Promise<{ leased: Leased; stillReady: boolean }> {
   if (job.validation) return await leaseReplica(ctx, job, worker, now, fits, waits);
   return { leased: await leaseJob(ctx, job, worker._id, now, fits, waits), stillReady: false };

@@ -1,5 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { kickForJobs } from "./kick";
+import { noteKeyEnded } from "./keyRunning";
 import { addHistograms, waitBucket } from "./queueWait";
 
 /**
@@ -32,13 +34,25 @@ export async function createLaneShards(ctx: MutationCtx, orgId: Id<"orgs">, lane
   await ctx.db.insert("laneShards", { orgId, laneId, shard: 0, pending: 0, running: 0 });
 }
 
-/** Change a lane's pending/running counts. */
+/**
+ * Change a lane's pending/running counts (and its client key's, the job's when it has one). A running job or
+ * instance of a key with a maxRunning that stops counting (`running` below 0) also counts down the key's running
+ * jobs (lib/keyRunning.ts) and wakes the dispatcher (jobs of the key may wait for that slot); `moved`: it goes on
+ * running elsewhere (an offer turned into an instance, a job moved to another lane), no slot of its key is freed.
+ * Starts are counted against the key by whoever hands the job out (lib/fairRound.ts).
+ */
 export async function bumpLane(
   ctx: MutationCtx,
-  job: Pick<Doc<"jobs">, "orgId" | "laneId">,
+  job: Pick<Doc<"jobs">, "orgId" | "laneId" | "clientKeyId">,
   delta: { pending?: number; running?: number },
+  options: { moved?: boolean } = {},
 ) {
-  await addDelta(ctx, job.orgId, { laneId: job.laneId, pending: delta.pending, running: delta.running });
+  const clientKeyId = job.clientKeyId;
+  await addDelta(ctx, job.orgId, { laneId: job.laneId, pending: delta.pending, running: delta.running, ...(clientKeyId ? { clientKeyId } : {}) });
+  if (clientKeyId && (delta.running ?? 0) < 0 && !options.moved && (await ctx.db.get(clientKeyId))?.maxRunning !== undefined) {
+    await noteKeyEnded(ctx, job.orgId, clientKeyId, -delta.running!);
+    await kickForJobs(ctx, job.orgId);
+  }
 }
 
 /** Count a finished status and, for a new finish, the minute's throughput. */
@@ -61,12 +75,23 @@ export async function bumpFailed(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
   await addDelta(ctx, orgId, { minute: Math.floor(now / 60_000), failed: 1 });
 }
 
-/** Count one claim call's queue waits (claim time − ready time, ms) in the minute's wait histogram: one insert. */
-export async function noteQueueWaits(ctx: MutationCtx, orgId: Id<"orgs">, now: number, waitsMs: number[]) {
-  if (waitsMs.length === 0) return;
-  const waits = addHistograms(undefined, undefined);
-  for (const ms of waitsMs) waits[waitBucket(Math.max(0, ms))]++;
-  await addDelta(ctx, orgId, { minute: Math.floor(now / 60_000), waits });
+/** One started job's (or instance's) queue wait, and the client key it counts for. */
+export type QueueWait = { ms: number; clientKeyId?: Id<"clientKeys"> };
+
+/**
+ * Count one claim call's queue waits (claim time − ready time, ms) in the minute's wait histogram: one insert per
+ * client key of its jobs (usually one), so each key's starts of the minute are counted too.
+ */
+export async function noteQueueWaits(ctx: MutationCtx, orgId: Id<"orgs">, now: number, waitsMs: QueueWait[]) {
+  const byKey = new Map<Id<"clientKeys"> | undefined, number[]>();
+  for (const wait of waitsMs) {
+    const waits = byKey.get(wait.clientKeyId) ?? addHistograms(undefined, undefined);
+    waits[waitBucket(Math.max(0, wait.ms))]++;
+    byKey.set(wait.clientKeyId, waits);
+  }
+  for (const [clientKeyId, waits] of byKey) {
+    await addDelta(ctx, orgId, { minute: Math.floor(now / 60_000), waits, ...(clientKeyId ? { clientKeyId } : {}) });
+  }
 }
 
 /**
@@ -79,8 +104,10 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
     .withIndex("by_org", (q) => (Number.isFinite(now) ? q.eq("orgId", orgId).lt("_creationTime", now - FOLD_AGE_MS) : q.eq("orgId", orgId)))
     .take(FOLD_BATCH);
   const lanes = new Map<Id<"lanes">, { pending: number; running: number }>();
+  const keys = new Map<Id<"clientKeys">, { pending: number; running: number }>();
   const org = { succeeded: 0, canceled: 0, dead: 0 };
-  const minutes = new Map<number, { finished: number; failed: number; waits?: number[] }>();
+  type Minute = { finished: number; failed: number; waits?: number[]; byKey: Map<Id<"clientKeys">, number> };
+  const minutes = new Map<number, Minute>();
   for (const d of deltas) {
     if (d.laneId) {
       const t = lanes.get(d.laneId) ?? { pending: 0, running: 0 };
@@ -88,14 +115,21 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
       t.running += d.running ?? 0;
       lanes.set(d.laneId, t);
     }
+    if (d.clientKeyId && (d.pending !== undefined || d.running !== undefined)) {
+      const t = keys.get(d.clientKeyId) ?? { pending: 0, running: 0 };
+      t.pending += d.pending ?? 0;
+      t.running += d.running ?? 0;
+      keys.set(d.clientKeyId, t);
+    }
     org.succeeded += d.succeeded ?? 0;
     org.canceled += d.canceled ?? 0;
     org.dead += d.dead ?? 0;
     if (d.minute !== undefined) {
-      const m = minutes.get(d.minute) ?? { finished: 0, failed: 0 };
+      const m: Minute = minutes.get(d.minute) ?? { finished: 0, failed: 0, byKey: new Map() };
       m.finished += d.finished ?? 0;
       m.failed += d.failed ?? 0;
       if (d.waits !== undefined) m.waits = addHistograms(m.waits, d.waits);
+      if (d.waits !== undefined && d.clientKeyId) m.byKey.set(d.clientKeyId, (m.byKey.get(d.clientKeyId) ?? 0) + d.waits.reduce((a, b) => a + b, 0));
       minutes.set(d.minute, m);
     }
     await ctx.db.delete(d._id);
@@ -107,6 +141,14 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
       .unique();
     if (row) await ctx.db.patch(row._id, { pending: row.pending + t.pending, running: row.running + t.running });
     else await ctx.db.insert("laneShards", { orgId, laneId, shard: 0, ...t });
+  }
+  for (const [clientKeyId, t] of keys) {
+    const row = await ctx.db
+      .query("keyShards")
+      .withIndex("by_client", (q) => q.eq("clientKeyId", clientKeyId))
+      .unique();
+    if (row) await ctx.db.patch(row._id, { pending: row.pending + t.pending, running: row.running + t.running });
+    else await ctx.db.insert("keyShards", { orgId, clientKeyId, ...t });
   }
   if (org.succeeded || org.canceled || org.dead) {
     const row = await ctx.db
@@ -125,10 +167,20 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
       .withIndex("by_org_minute_shard", (q) => q.eq("orgId", orgId).eq("minute", minute).eq("shard", 0))
       .unique();
     const waits = m.waits ? { waits: addHistograms(row?.waits, m.waits) } : {};
-    if (row) await ctx.db.patch(row._id, { finished: row.finished + m.finished, failed: (row.failed ?? 0) + m.failed, ...waits });
-    else await ctx.db.insert("throughput", { orgId, minute, shard: 0, finished: m.finished, failed: m.failed, ...waits });
+    const byKey = m.byKey.size > 0 ? { byKey: addStarts(row?.byKey, m.byKey) } : {};
+    if (row) await ctx.db.patch(row._id, { finished: row.finished + m.finished, failed: (row.failed ?? 0) + m.failed, ...waits, ...byKey });
+    else await ctx.db.insert("throughput", { orgId, minute, shard: 0, finished: m.finished, failed: m.failed, ...waits, ...byKey });
   }
   return deltas.length === FOLD_BATCH;
+}
+
+type KeyStarts = NonNullable<Doc<"throughput">["byKey"]>;
+
+/** A minute's starts per client key plus more of them. */
+function addStarts(row: KeyStarts | undefined, more: Map<Id<"clientKeys">, number>): KeyStarts {
+  const sums = new Map((row ?? []).map((e) => [e.clientKeyId, e.started]));
+  for (const [clientKeyId, n] of more) sums.set(clientKeyId, (sums.get(clientKeyId) ?? 0) + n);
+  return [...sums].map(([clientKeyId, started]) => ({ clientKeyId, started }));
 }
 
 /** Are any of the org's counter changes not folded yet? (Reads up to the first one only.) */

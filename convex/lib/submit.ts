@@ -16,6 +16,7 @@ import { checkRequirements, classOf, jobRequirements, type JobRequirements } fro
 import { checkDependsOn, dependsOnSpec, DEPENDENCY_FAILED, insertEdges, noteBatchJobAdded, resolveParents, unmetCount, type CheckedDependsOn } from "./dependencies";
 import { finishJob } from "./transitions";
 import { checkValidation, validationSpec, type JobValidation } from "./validation";
+import { checkFairnessKey } from "./fairLimits";
 import { appValidation } from "./validationApps";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
@@ -35,6 +36,8 @@ export const jobSpecFields = {
   dependsOn: v.optional(dependsOnSpec),
   // replication with a quorum (lib/validation.ts); none or quorum 1: the job runs once
   validation: v.optional(validationSpec),
+  // whom the job is shared with inside its client key (lib/fairShare.ts), at most 64 bytes
+  fairnessKey: v.optional(v.string()),
 };
 export const jobSpec = v.object(jobSpecFields);
 export type JobSpec = Infer<typeof jobSpec>;
@@ -55,6 +58,7 @@ type CheckedSpec = {
   validation?: JobValidation;
   // the submitter gave a validation (quorum 1 included): an app's default does not apply
   validationGiven?: boolean;
+  fairnessKey?: string;
 };
 
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
@@ -82,10 +86,12 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const requirements = checkRequirements(spec.requirements);
   const dependsOn = checkDependsOn(spec.dependsOn);
   const validation = checkValidation(spec.validation);
+  const fairnessKey = spec.fairnessKey === undefined ? undefined : checkFairnessKey(spec.fairnessKey);
   return {
     type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements, dependsOn,
     ...(validation ? { validation } : {}),
     ...(spec.validation ? { validationGiven: true } : {}),
+    ...(fairnessKey !== undefined ? { fairnessKey } : {}),
   };
 }
 
@@ -145,6 +151,7 @@ export async function insertCheckedJob(
     externalId: spec.externalId,
     batchId: spec.batchId,
     clientKeyId,
+    ...(spec.fairnessKey !== undefined ? { fairnessKey: spec.fairnessKey } : {}),
     ...(requirements ? { requirements } : {}),
     ...(app ? { app } : {}),
     ...(parents ? { dependsOn: parents.dependsOn } : {}),
@@ -166,7 +173,7 @@ export async function insertCheckedJob(
     await kickSummary(ctx, orgId);
     return jobId;
   }
-  await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });
+  await bumpLane(ctx, { orgId, laneId: lane._id, clientKeyId }, { pending: 1 });
   if (delayed) await ctx.scheduler.runAt(spec.availableAt, internal.janitor.promote, { jobId });
   else await kickForJobs(ctx, orgId);
   await kickSummary(ctx, orgId);
