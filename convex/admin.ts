@@ -8,6 +8,7 @@ import { computeSummary } from "./lib/summary";
 import { LIMITS } from "./lib/limits";
 import { checkText } from "./lib/validate";
 import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
+import { applyClientKeyLimits, limitsFields } from "./lib/clientKeyLimits";
 
 /** Operator functions: internal only, run with `npx convex run admin:<name> '<json args>'`. */
 
@@ -83,6 +84,20 @@ export const revokeClientKey = internalMutation({
   handler: async (ctx, { clientKeyId }) => {
     if (!(await ctx.db.get(clientKeyId))) fail("not_found", "No such client key");
     await ctx.db.patch(clientKeyId, { revoked: true });
+  },
+});
+
+/**
+ * A client key's share of the farm: `weight` against the org's other keys (0.001–1000; null: 1), `maxRunning` of
+ * its jobs and instances at once (null: no limit), `fairnessWeights` for its fairness keys (at most 1,000; replaces
+ * the ones set before; null: none). A field left out stays as it is. Returns the key's limits.
+ */
+export const setClientKeyLimits = internalMutation({
+  args: { clientKeyId: v.id("clientKeys"), ...limitsFields },
+  handler: async (ctx, { clientKeyId, ...spec }) => {
+    const key = await ctx.db.get(clientKeyId);
+    if (!key) fail("not_found", "No such client key");
+    return await applyClientKeyLimits(ctx, key, spec);
   },
 });
 

@@ -116,6 +116,7 @@ export const sweepLanes = internalMutation({
         .withIndex("by_lane", (q) => q.eq("laneId", lane._id))
         .take(500);
       for (const delta of deltas) await ctx.db.delete(delta._id);
+      await dropFairRows(ctx, lane);
       await ctx.db.delete(lane._id);
       deleted++;
     }
@@ -126,6 +127,20 @@ export const sweepLanes = internalMutation({
   },
 });
 
+/** A deleted lane's virtual times and the cursor of a level of it that did not fit in a round (lib/fairRound.ts). */
+async function dropFairRows(ctx: MutationCtx, lane: Doc<"lanes">) {
+  const clocks = await ctx.db
+    .query("fairClocks")
+    .withIndex("by_lane", (q) => q.eq("laneId", lane._id))
+    .take(WAITERS_PER_LANE);
+  for (const row of clocks) await ctx.db.delete(row._id);
+  const cursors = await ctx.db
+    .query("fairCursors")
+    .withIndex("by_org", (q) => q.eq("orgId", lane.orgId))
+    .take(WAITERS_PER_LANE);
+  for (const row of cursors) if (row.laneId === lane._id) await ctx.db.delete(row._id);
+}
+
 const WORKERS_PER_BATCH = 20;
 const RECORDS_PER_BATCH = 200;
 const DAY_MS = 24 * 60 * 60_000;
@@ -133,7 +148,8 @@ const DAY_MS = 24 * 60 * 60_000;
 /**
  * The last pass of the sweep: what would otherwise only grow. Workers revoked (or gone with workers:leave)
  * longer ago than the retention age, with their rows (lib/workerRows.ts); finished bulk operations and
- * enrollment tokens past it; credit days older than the retention age and the current week. Presence,
+ * enrollment tokens past it; credit days older than the retention age and the current week; fairness keys' passes
+ * idle a day. Presence,
  * waiting-line and slot rows are one per worker and go with it; a job's webhook delivery goes with the job.
  */
 export const sweepRecords = internalMutation({
@@ -164,8 +180,14 @@ export const sweepRecords = internalMutation({
       .withIndex("by_day", (q) => q.lt("day", oldestDay))
       .take(RECORDS_PER_BATCH);
     for (const day of days) await ctx.db.delete(day._id);
-    const deleted = { workers: workers.length, bulkOps: bulkOps.length, enrollments: enrollments.length, creditDays: days.length };
-    const more = workers.length === WORKERS_PER_BATCH || [bulkOps, enrollments, days].some((rows) => rows.length === RECORDS_PER_BATCH);
+    // a fairness key idle a day comes back at its lanes' virtual time anyway: its pass row only costs space
+    const passes = await ctx.db
+      .query("fairPasses")
+      .withIndex("by_scope_at", (q) => q.eq("scope", "flow").lt("at", now - DAY_MS))
+      .take(RECORDS_PER_BATCH);
+    for (const pass of passes) await ctx.db.delete(pass._id);
+    const deleted = { workers: workers.length, bulkOps: bulkOps.length, enrollments: enrollments.length, creditDays: days.length, fairPasses: passes.length };
+    const more = workers.length === WORKERS_PER_BATCH || [bulkOps, enrollments, days, passes].some((rows) => rows.length === RECORDS_PER_BATCH);
     if (more) await ctx.scheduler.runAfter(0, internal.retention.sweepRecords, { olderThanMs: age });
     else await ctx.scheduler.runAfter(0, internal.retention.sweepBatches, {});
     return { deleted, more };

@@ -301,8 +301,7 @@ export default defineSchema({
   /**
    * A lane's virtual time per priority level (`scope` "keys": between client keys; "flows": between one client
    * key's fairness keys): the pass of the last job handed out there. A key that had nothing ready in the lane
-   * comes back at it (no banked credit). `after`: where the lane's last round stopped reading its fairness keys
-   * (more than a round reads), so the next starts after it.
+   * comes back at it (no banked credit).
    */
   fairClocks: defineTable({
     orgId: v.id("orgs"),
@@ -311,8 +310,18 @@ export default defineSchema({
     scope: v.union(v.literal("keys"), v.literal("flows")),
     clientKeyId: v.optional(v.id("clientKeys")),
     vtime: v.number(),
-    after: v.optional(v.object({ clientKeyId: v.optional(v.id("clientKeys")), fairnessKey: v.optional(v.string()) })),
   }).index("by_lane", ["laneId", "negPriority", "scope", "clientKeyId"]),
+
+  /**
+   * Where a round stopped reading a lane's flows at one priority level, when it had more than a round reads
+   * (lib/fairQueue.ts): the next round starts after it. None: the level fits in a round.
+   */
+  fairCursors: defineTable({
+    orgId: v.id("orgs"),
+    laneId: v.id("lanes"),
+    negPriority: v.number(),
+    after: v.object({ clientKeyId: v.optional(v.id("clientKeys")), fairnessKey: v.optional(v.string()) }),
+  }).index("by_org", ["orgId"]),
 
   /**
    * Each client key's running jobs and instances (offered ones included), for its maxRunning (lib/keyRunning.ts):

@@ -1,4 +1,4 @@
-import type { Doc, Id } from "../_generated/dataModel";
+import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { deadIfModuleGone } from "./appJobs";
 import { effectiveCapabilities } from "./auth";

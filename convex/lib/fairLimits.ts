@@ -13,7 +13,7 @@ export const FAIR = {
   fairnessWeightsPerKey: 1000,
   maxRunningMax: 1_000_000,
   /** Fairness keys (flows) one dispatch round or claim reads at most; past it, the next round goes on after them. */
-  flowsPerRound: 2000,
+  flowsPerRound: 500,
 } as const;
 
 const utf8 = new TextEncoder();

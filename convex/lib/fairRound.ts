@@ -2,26 +2,26 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { ByteBudget, TX_BUDGET } from "./budget";
 import { FAIR } from "./fairLimits";
-import { firstReady, flowAfter, flowKeyOf, levelFlows, type FlowKey } from "./fairQueue";
+import { firstReady, flowAfter, levelFlows, type FlowKey } from "./fairQueue";
 import { effectivePass, nextPass, pickFlow, type FlowHead } from "./fairShare";
 import { addKeyRunning, exactRunning, keyRunningRow } from "./keyRunning";
 
 /**
  * One round of handing out ready jobs in fair-share order (lib/fairShare.ts), for the dispatcher and for a claim
- * that takes lane heads itself: it reads each lane's flows at its best priority level, their passes and the
- * lanes' virtual times, and offers the best head (`next`); the caller hands it out (`took`), passes over it
- * (`skip`) or gives up on its lane (`dropLane`). A client key at its maxRunning is held back for the round. `save`
- * writes what moved: passes, virtual times, the keys' running counts. Reads O(lanes + flows + jobs handed out).
+ * that takes lane heads itself: it reads each lane's flows at its best priority level and offers the best head
+ * (`next`); the caller hands it out (`took`), passes over it (`skip`) or gives up on its lane (`dropLane`). A client
+ * key at its maxRunning is held back for the round. `save` writes what moved: passes, virtual times, the limited
+ * keys' running counts. Reads O(lanes + flows + jobs handed out); passes and virtual times only where more than
+ * one key (or fairness key) has jobs at a level — with one, the order is FIFO and nothing needs to move.
  */
 
-/** A client key as the round uses it; `undefined` stands for jobs submitted without one (never limited). */
+/** A client key as the round uses it; no clientKeyId stands for jobs submitted without one (never limited). */
 type KeyState = {
   clientKeyId?: Id<"clientKeys">;
-  name: string;
   weight: number;
   maxRunning?: number;
   overrides: number;
-  /** running jobs and instances as counted (at most), plus those handed out in this round */
+  /** running jobs and instances as counted (at most), plus those handed out in this round; limited keys only */
   running: number;
   started: number;
   /** the unfolded ends were counted in (exactRunning) */
@@ -30,11 +30,10 @@ type KeyState = {
 };
 
 type PassFields = Omit<Doc<"fairPasses">, "_id" | "_creationTime" | "pass" | "at">;
-type ClockFields = Omit<Doc<"fairClocks">, "_id" | "_creationTime" | "vtime" | "after">;
-/** A pass or a lane's clock as read (no row yet: 0), and whether the round moved it. */
+type ClockFields = Omit<Doc<"fairClocks">, "_id" | "_creationTime" | "vtime">;
+/** A pass or a lane's virtual time as read (no row yet: 0), and whether the round moved it. */
 type Pass = { row: Doc<"fairPasses"> | null; fields: PassFields; pass: number; dirty: boolean };
-/** `after`: undefined leaves the stored one, null clears it. */
-type Clock = { row: Doc<"fairClocks"> | null; fields: ClockFields; vtime: number; after?: FlowKey | null; dirty: boolean };
+type Clock = { row: Doc<"fairClocks"> | null; fields: ClockFields; vtime: number; dirty: boolean };
 
 type LaneState = {
   lane: Doc<"lanes">;
@@ -56,19 +55,35 @@ export type Flow = {
   /** jobs of it this round took or passed over (they may still be in a range read before) */
   passed: Set<Id<"jobs">>;
   rest?: AsyncGenerator<Doc<"jobs">>;
-  flowWeight: number;
 };
 
-const keyId = (clientKeyId: Id<"clientKeys"> | undefined) => clientKeyId ?? "";
+const keyId = (clientKeyId: Id<"clientKeys"> | undefined): string => clientKeyId ?? "";
+const flowId = (fairnessKey: string | undefined): string => (fairnessKey === undefined ? "-" : `+${fairnessKey}`);
+const passId = (level: number, scope: "key" | "flow", clientKeyId: Id<"clientKeys"> | undefined, fairnessKey: string | undefined) =>
+  scope === "key" ? `${level}|k|${keyId(clientKeyId)}` : `${level}|f|${keyId(clientKeyId)}|${flowId(fairnessKey)}`;
+const clockId = (laneId: Id<"lanes">, level: number, scope: "keys" | "flows", clientKeyId: Id<"clientKeys"> | undefined) =>
+  `${laneId}|${level}|${scope}|${scope === "flows" ? keyId(clientKeyId) : ""}`;
+/** Rows of one kind a round reads in one range (the client keys' passes at a level, a lane's clocks at a level). */
+const ROWS_AT_ONCE = 1000;
+/** Cursor rows a round reads: at most one per lane and level that was cut. */
+const CURSORS_READ = 1000;
 
 export class FairRound {
   private readonly lanes: LaneState[] = [];
   private readonly keys = new Map<string, KeyState>();
   private readonly passes = new Map<string, Pass>();
   private readonly clocks = new Map<string, Clock>();
+  private readonly flowWeights = new Map<string, number>();
+  /** levels (and lane levels) whose rows were read at once, and whether that read had them all */
+  private readonly keyPassesRead = new Map<number, boolean>();
+  private readonly clocksRead = new Map<string, boolean>();
   /** the client keys seen per level, and the fairness keys seen per level and client key: who competes */
   private readonly keysAt = new Map<number, Set<string>>();
   private readonly flowsAt = new Map<string, Set<string>>();
+  private readonly cursors = new Map<string, Doc<"fairCursors">>();
+  private cursorsRead = false;
+  /** where the lanes' levels that were cut stop now (null: they were read to the end) */
+  private readonly cursorMoves = new Map<string, { laneId: Id<"lanes">; level: number; after: FlowKey | null }>();
   /** a lane's flows were more than a round reads: another round goes on after them */
   cut = false;
   /** some key was held back at its maxRunning */
@@ -80,14 +95,15 @@ export class FairRound {
     private readonly now: number,
   ) {}
 
-  /** The round over these lanes: each lane's first ready job is read now, its flows when its level comes up. */
+  /** The round over these lanes: each lane's first ready job and the flows of its level are read now. */
   static async open(ctx: MutationCtx, orgId: Id<"orgs">, lanes: Doc<"lanes">[], now: number): Promise<FairRound> {
     const round = new FairRound(ctx, orgId, now);
     const firsts = await Promise.all(lanes.map((lane) => firstReady(ctx, lane._id)));
     const withWork = firsts.filter((f) => f !== null).length;
     // every lane with work gets its part of the round's reading, so one lane of many flows cannot starve the others
-    const maxFlows = Math.max(8, Math.floor(FAIR.flowsPerRound / Math.max(1, withWork)));
-    const bytes = Math.max(64 * 1024, Math.floor(TX_BUDGET.rangeReadBytes / Math.max(1, withWork)));
+    const maxFlows = Math.max(2, Math.floor(FAIR.flowsPerRound / Math.max(1, withWork)));
+    // half of it: a level that does not fit is read twice (from its first flow, then from where the last round stopped)
+    const bytes = Math.max(32 * 1024, Math.floor(TX_BUDGET.rangeReadBytes / 2 / Math.max(1, withWork)));
     for (const [i, lane] of lanes.entries()) {
       const first = firsts[i];
       if (!first) continue;
@@ -108,7 +124,7 @@ export class FairRound {
       const heads: Array<FlowHead & { flow: Flow }> = [];
       for (const state of open) {
         if (state.level !== level) continue;
-        for (const flow of state.flows) if (flow.head && !flow.key.blocked) heads.push(this.headOf(flow));
+        for (const flow of state.flows) if (flow.head && !flow.key.blocked) heads.push(await this.headOf(flow));
       }
       const best = pickFlow(heads)!.flow;
       if (await this.mayStart(best.key)) return best;
@@ -119,16 +135,21 @@ export class FairRound {
   async took(flow: Flow): Promise<void> {
     const { lane, key } = flow;
     const level = lane.level!;
-    const keyPass = this.pass(level, "key", key.clientKeyId);
-    const flowPass = this.pass(level, "flow", key.clientKeyId, flow.fairnessKey);
-    const laneClock = this.clock(lane.lane._id, level, "keys");
-    const keyClock = this.clock(lane.lane._id, level, "flows", key.clientKeyId);
-    const keyEffective = effectivePass(keyPass.pass, laneClock.vtime);
-    const flowEffective = effectivePass(flowPass.pass, keyClock.vtime);
-    this.move(keyPass, nextPass(keyEffective, key.weight));
-    this.move(flowPass, nextPass(flowEffective, flow.flowWeight));
-    this.advance(laneClock, keyEffective);
-    this.advance(keyClock, flowEffective);
+    const laneId = lane.lane._id;
+    if (this.competing(level)) {
+      const pass = await this.keyPass(level, key.clientKeyId);
+      const clock = await this.clock(laneId, level, "keys");
+      const effective = effectivePass(pass.pass, clock.vtime);
+      this.move(pass, nextPass(effective, key.weight));
+      this.advance(clock, effective);
+    }
+    if (this.competingFlows(level, key.clientKeyId)) {
+      const pass = await this.flowPass(level, key.clientKeyId, flow.fairnessKey);
+      const clock = await this.clock(laneId, level, "flows", key.clientKeyId);
+      const effective = effectivePass(pass.pass, clock.vtime);
+      this.move(pass, nextPass(effective, await this.flowWeight(key, flow.fairnessKey)));
+      this.advance(clock, effective);
+    }
     key.running++;
     key.started++;
     await this.skip(flow);
@@ -157,52 +178,74 @@ export class FairRound {
   }
 
   /**
-   * Write the passes and virtual times that moved, and count the jobs handed out against their limited keys. A
-   * level where one client key had jobs (or a client key with one fairness key) had nobody to share with: its
-   * passes need not move, so a farm with one key writes nothing here. (When another key comes, both stand where
-   * they last competed, within one stride of each other: no credit banked.)
+   * Write the passes and virtual times that moved, where the lanes' cut levels stop, and count the jobs handed out
+   * against their limited keys.
    */
   async save(): Promise<void> {
     for (const pass of this.passes.values()) {
-      if (!pass.dirty || !this.competing(pass.fields.negPriority, pass.fields.scope === "key" ? undefined : pass.fields.clientKeyId, pass.fields.scope === "flow")) continue;
+      if (!pass.dirty) continue;
       if (pass.row) await this.ctx.db.patch(pass.row._id, { pass: pass.pass, at: this.now });
       else await this.ctx.db.insert("fairPasses", { ...pass.fields, pass: pass.pass, at: this.now });
     }
     for (const clock of this.clocks.values()) {
-      const moved = clock.dirty && this.competing(clock.fields.negPriority, clock.fields.clientKeyId, clock.fields.scope === "flows");
-      if (!moved && clock.after === undefined) continue;
-      const after = clock.after === undefined ? {} : { after: clock.after ?? undefined };
-      const vtime = moved ? clock.vtime : (clock.row?.vtime ?? 0);
-      if (clock.row) await this.ctx.db.patch(clock.row._id, { vtime, ...after });
-      else await this.ctx.db.insert("fairClocks", { ...clock.fields, vtime, ...(clock.after ? { after: clock.after } : {}) });
+      if (!clock.dirty) continue;
+      if (clock.row) await this.ctx.db.patch(clock.row._id, { vtime: clock.vtime });
+      else await this.ctx.db.insert("fairClocks", { ...clock.fields, vtime: clock.vtime });
+    }
+    for (const [id, { laneId, level, after }] of this.cursorMoves) {
+      const row = this.cursors.get(id);
+      if (after === null) {
+        if (row) await this.ctx.db.delete(row._id);
+      } else if (row) await this.ctx.db.patch(row._id, { after });
+      else await this.ctx.db.insert("fairCursors", { orgId: this.orgId, laneId, negPriority: level, after });
     }
     for (const key of this.keys.values()) {
       if (key.clientKeyId && key.maxRunning !== undefined && key.started > 0) await addKeyRunning(this.ctx, this.orgId, key.clientKeyId, key.started);
     }
   }
 
-  /** Did more than one client key (`flows`: more than one fairness key of this client key) have jobs at this level? */
-  private competing(level: number, clientKeyId: Id<"clientKeys"> | undefined, flows: boolean): boolean {
-    const seen = flows ? this.flowsAt.get(`${level}|${keyId(clientKeyId)}`) : this.keysAt.get(level);
-    return (seen?.size ?? 0) > 1;
+  /**
+   * Where the last round stopped reading this lane's level, if it was cut. `known`: only if the round already read
+   * the org's cursors (a level read to its end clears a cursor it knows of; a stale one is cleared when next cut).
+   */
+  private async cursorOf(laneId: Id<"lanes">, level: number, known = false): Promise<Doc<"fairCursors"> | null> {
+    if (!this.cursorsRead) {
+      if (known) return null;
+      const rows = await this.ctx.db
+        .query("fairCursors")
+        .withIndex("by_org", (q) => q.eq("orgId", this.orgId))
+        .take(CURSORS_READ);
+      for (const row of rows) this.cursors.set(`${row.laneId}|${row.negPriority}`, row);
+      this.cursorsRead = true;
+    }
+    return this.cursors.get(`${laneId}|${level}`) ?? null;
   }
 
-  /** How many jobs the round handed out per client key (none: jobs without a key). */
-  startedPerKey(): Map<Id<"clientKeys"> | undefined, number> {
-    return new Map([...this.keys.values()].filter((k) => k.started > 0).map((k) => [k.clientKeyId, k.started]));
+  /** Do more client keys than one have jobs at this level (so far as the round has read)? */
+  private competing(level: number): boolean {
+    return (this.keysAt.get(level)?.size ?? 0) > 1;
   }
 
-  private headOf(flow: Flow): FlowHead & { flow: Flow } {
+  /** Do more fairness keys than one of this client key have jobs at this level? */
+  private competingFlows(level: number, clientKeyId: Id<"clientKeys"> | undefined): boolean {
+    return (this.flowsAt.get(`${level}|${keyId(clientKeyId)}`)?.size ?? 0) > 1;
+  }
+
+  private async headOf(flow: Flow): Promise<FlowHead & { flow: Flow }> {
     const level = flow.lane.level!;
     const laneId = flow.lane.lane._id;
     const ck = flow.key.clientKeyId;
+    const keyPass = this.competing(level) ? effectivePass((await this.keyPass(level, ck)).pass, (await this.clock(laneId, level, "keys")).vtime) : 0;
+    const flowPass = this.competingFlows(level, ck)
+      ? effectivePass((await this.flowPass(level, ck, flow.fairnessKey)).pass, (await this.clock(laneId, level, "flows", ck)).vtime)
+      : 0;
     return {
       flow,
       lane: laneId,
       clientKey: keyId(ck),
       fairnessKey: flow.fairnessKey ?? "",
-      keyPass: effectivePass(this.pass(level, "key", ck).pass, this.clock(laneId, level, "keys").vtime),
-      flowPass: effectivePass(this.pass(level, "flow", ck, flow.fairnessKey).pass, this.clock(laneId, level, "flows", ck).vtime),
+      keyPass,
+      flowPass,
       availableAt: flow.head!.availableAt,
       createdAt: flow.head!._creationTime,
     };
@@ -222,31 +265,28 @@ export class FairRound {
     }
   }
 
-  /** Read the flows of the lane's current level (`first`: its first head), their keys, passes and weights, and the lane's clocks. */
+  /**
+   * Read the flows of the lane's current level (`first`: its first head) and their keys. A level with more flows
+   * than a round reads is read from where the last round stopped (its cursor), round again to it.
+   */
   private async readLevel(state: LaneState, first: Doc<"jobs">): Promise<void> {
     const level = state.level!;
     const laneId = state.lane._id;
-    const laneClock = await this.loadClock(laneId, level, "keys");
-    const start = laneClock.row?.after ?? null;
-    const { heads, cut, last } = await levelFlows(this.ctx, first, start, state.maxFlows, state.budget);
-    if (cut) this.cut = state.cutLevel = true;
-    // where the next round starts reading this level: after the last flow read if it stopped early, else anywhere
-    if (cut || start !== null) {
-      laneClock.after = cut ? last : null;
-      laneClock.dirty = true;
-    }
+    const cursorId = `${laneId}|${level}`;
+    let read = await levelFlows(this.ctx, first, null, state.maxFlows, state.budget);
+    if (read.cut) {
+      const cursor = await this.cursorOf(laneId, level);
+      if (cursor) read = await levelFlows(this.ctx, first, cursor.after, state.maxFlows, new ByteBudget(state.budget.limit));
+      this.cut = state.cutLevel = true;
+      this.cursorMoves.set(cursorId, { laneId, level, after: read.last });
+    } else if (await this.cursorOf(laneId, level, true)) this.cursorMoves.set(cursorId, { laneId, level, after: null });
+    const { heads } = read;
     for (const head of heads) {
       const key = await this.keyOf(head.clientKeyId);
-      const keys = this.keysAt.get(level) ?? new Set();
-      this.keysAt.set(level, keys.add(keyId(key.clientKeyId)));
-      const flowsId = `${level}|${keyId(key.clientKeyId)}`;
-      const flows = this.flowsAt.get(flowsId) ?? new Set();
-      this.flowsAt.set(flowsId, flows.add(head.fairnessKey === undefined ? "-" : `+${head.fairnessKey}`));
-      await this.loadPass(level, "key", key.clientKeyId);
-      await this.loadPass(level, "flow", key.clientKeyId, head.fairnessKey);
-      await this.loadClock(laneId, level, "flows", key.clientKeyId);
-      const flowWeight = await this.flowWeight(key, head.fairnessKey);
-      state.flows.push({ lane: state, key, fairnessKey: flowKeyOf(head).fairnessKey, head, passed: new Set(), flowWeight });
+      this.keysAt.set(level, (this.keysAt.get(level) ?? new Set()).add(keyId(key.clientKeyId)));
+      const flows = `${level}|${keyId(key.clientKeyId)}`;
+      this.flowsAt.set(flows, (this.flowsAt.get(flows) ?? new Set()).add(flowId(head.fairnessKey)));
+      state.flows.push({ lane: state, key, fairnessKey: head.fairnessKey, head, passed: new Set() });
     }
   }
 
@@ -256,8 +296,7 @@ export class FairRound {
     if (key.running < key.maxRunning) return true;
     if (!key.exact) {
       key.exact = true;
-      const started = key.started;
-      key.running = (await exactRunning(this.ctx, key.clientKeyId, key.running - started)) + started;
+      key.running = (await exactRunning(this.ctx, key.clientKeyId, key.running - key.started)) + key.started;
       if (key.running < key.maxRunning) return true;
     }
     key.blocked = true;
@@ -270,14 +309,13 @@ export class FairRound {
     const known = this.keys.get(id);
     if (known) return known;
     const row = clientKeyId ? await this.ctx.db.get(clientKeyId) : null;
-    const limited = row?.maxRunning !== undefined;
+    const limited = clientKeyId !== undefined && row?.maxRunning !== undefined;
     const state: KeyState = {
       clientKeyId,
-      name: row?.name ?? "",
       weight: row?.weight ?? 1,
       maxRunning: row?.maxRunning,
       overrides: row?.fairnessOverrides ?? 0,
-      running: limited ? ((await keyRunningRow(this.ctx, clientKeyId!))?.running ?? 0) : 0,
+      running: limited ? ((await keyRunningRow(this.ctx, clientKeyId))?.running ?? 0) : 0,
       started: 0,
       exact: false,
       blocked: false,
@@ -288,54 +326,88 @@ export class FairRound {
 
   private async flowWeight(key: KeyState, fairnessKey: string | undefined): Promise<number> {
     if (key.overrides === 0 || fairnessKey === undefined || key.clientKeyId === undefined) return 1;
+    const id = `${key.clientKeyId}|${fairnessKey}`;
+    const known = this.flowWeights.get(id);
+    if (known !== undefined) return known;
     const row = await this.ctx.db
       .query("fairnessWeights")
       .withIndex("by_client_key", (q) => q.eq("clientKeyId", key.clientKeyId!).eq("fairnessKey", fairnessKey))
       .unique();
+    this.flowWeights.set(id, row?.weight ?? 1);
     return row?.weight ?? 1;
   }
 
-  private passId(level: number, scope: "key" | "flow", clientKeyId?: Id<"clientKeys">, fairnessKey?: string): string {
-    return scope === "key" ? `${level}|k|${keyId(clientKeyId)}` : `${level}|f|${keyId(clientKeyId)}|${fairnessKey === undefined ? "-" : `+${fairnessKey}`}`;
+  /** A client key's pass at a level. */
+  private async keyPass(level: number, clientKeyId: Id<"clientKeys"> | undefined): Promise<Pass> {
+    return await this.pass(level, "key", clientKeyId, undefined);
   }
 
-  private pass(level: number, scope: "key" | "flow", clientKeyId?: Id<"clientKeys">, fairnessKey?: string): Pass {
-    return this.passes.get(this.passId(level, scope, clientKeyId, fairnessKey))!;
+  /** A fairness key's pass inside its client key at a level (no fairnessKey: the key's jobs without one). */
+  private async flowPass(level: number, clientKeyId: Id<"clientKeys"> | undefined, fairnessKey: string | undefined): Promise<Pass> {
+    return await this.pass(level, "flow", clientKeyId, fairnessKey);
   }
 
-  private async loadPass(level: number, scope: "key" | "flow", clientKeyId?: Id<"clientKeys">, fairnessKey?: string): Promise<void> {
-    const id = this.passId(level, scope, clientKeyId, fairnessKey);
-    if (this.passes.has(id)) return;
-    const row = await this.ctx.db
-      .query("fairPasses")
-      .withIndex("by_org_scope", (q) =>
-        q.eq("orgId", this.orgId).eq("negPriority", level).eq("scope", scope).eq("clientKeyId", clientKeyId).eq("fairnessKey", scope === "key" ? undefined : fairnessKey),
-      )
-      .unique();
-    const fields: PassFields = { orgId: this.orgId, negPriority: level, scope, clientKeyId, fairnessKey: scope === "key" ? undefined : fairnessKey };
-    this.passes.set(id, { row, fields, pass: row?.pass ?? 0, dirty: false });
+  private async pass(level: number, scope: "key" | "flow", clientKeyId: Id<"clientKeys"> | undefined, fairnessKey: string | undefined): Promise<Pass> {
+    const id = passId(level, scope, clientKeyId, fairnessKey);
+    // every client key's pass at the level in one read (the org's keys are few); fairness keys' one by one
+    if (scope === "key" && !this.keyPassesRead.has(level)) {
+      const rows = await this.ctx.db
+        .query("fairPasses")
+        .withIndex("by_org_scope", (q) => q.eq("orgId", this.orgId).eq("negPriority", level).eq("scope", "key"))
+        .take(ROWS_AT_ONCE + 1);
+      for (const row of rows.slice(0, ROWS_AT_ONCE)) this.passes.set(passId(level, "key", row.clientKeyId, undefined), this.passOf(row, row));
+      this.keyPassesRead.set(level, rows.length <= ROWS_AT_ONCE);
+    }
+    const known = this.passes.get(id);
+    if (known) return known;
+    const fields: PassFields = { orgId: this.orgId, negPriority: level, scope, clientKeyId, fairnessKey };
+    const row =
+      scope === "key" && this.keyPassesRead.get(level)
+        ? null
+        : await this.ctx.db
+            .query("fairPasses")
+            .withIndex("by_org_scope", (q) => q.eq("orgId", this.orgId).eq("negPriority", level).eq("scope", scope).eq("clientKeyId", clientKeyId).eq("fairnessKey", fairnessKey))
+            .unique();
+    const pass = this.passOf(row, fields);
+    this.passes.set(id, pass);
+    return pass;
   }
 
-  private clockId(laneId: Id<"lanes">, level: number, scope: "keys" | "flows", clientKeyId?: Id<"clientKeys">): string {
-    return `${laneId}|${level}|${scope}|${scope === "flows" ? keyId(clientKeyId) : ""}`;
+  private passOf(row: Doc<"fairPasses"> | null, fields: PassFields): Pass {
+    const { orgId, negPriority, scope, clientKeyId, fairnessKey } = fields;
+    return { row, fields: { orgId, negPriority, scope, clientKeyId, fairnessKey }, pass: row?.pass ?? 0, dirty: false };
   }
 
-  private clock(laneId: Id<"lanes">, level: number, scope: "keys" | "flows", clientKeyId?: Id<"clientKeys">): Clock {
-    return this.clocks.get(this.clockId(laneId, level, scope, clientKeyId))!;
-  }
-
-  private async loadClock(laneId: Id<"lanes">, level: number, scope: "keys" | "flows", clientKeyId?: Id<"clientKeys">): Promise<Clock> {
-    const id = this.clockId(laneId, level, scope, clientKeyId);
+  /** A lane's virtual time at a level between client keys (`keys`), or between one client key's fairness keys. */
+  private async clock(laneId: Id<"lanes">, level: number, scope: "keys" | "flows", clientKeyId?: Id<"clientKeys">): Promise<Clock> {
+    const ck = scope === "flows" ? clientKeyId : undefined;
+    // all of the lane's clocks at the level in one read: one per client key with fairness keys there, and one more
+    const levelId = `${laneId}|${level}`;
+    if (!this.clocksRead.has(levelId)) {
+      const rows = await this.ctx.db
+        .query("fairClocks")
+        .withIndex("by_lane", (q) => q.eq("laneId", laneId).eq("negPriority", level))
+        .take(ROWS_AT_ONCE + 1);
+      for (const row of rows.slice(0, ROWS_AT_ONCE)) this.clocks.set(clockId(laneId, level, row.scope, row.clientKeyId), this.clockOf(row, row));
+      this.clocksRead.set(levelId, rows.length <= ROWS_AT_ONCE);
+    }
+    const id = clockId(laneId, level, scope, ck);
     const known = this.clocks.get(id);
     if (known) return known;
-    const row = await this.ctx.db
-      .query("fairClocks")
-      .withIndex("by_lane", (q) => q.eq("laneId", laneId).eq("negPriority", level).eq("scope", scope).eq("clientKeyId", scope === "flows" ? clientKeyId : undefined))
-      .unique();
-    const fields: ClockFields = { orgId: this.orgId, laneId, negPriority: level, scope, clientKeyId: scope === "flows" ? clientKeyId : undefined };
-    const clock: Clock = { row, fields, vtime: row?.vtime ?? 0, dirty: false };
+    const row = this.clocksRead.get(levelId)
+      ? null
+      : await this.ctx.db
+          .query("fairClocks")
+          .withIndex("by_lane", (q) => q.eq("laneId", laneId).eq("negPriority", level).eq("scope", scope).eq("clientKeyId", ck))
+          .unique();
+    const clock = this.clockOf(row, { orgId: this.orgId, laneId, negPriority: level, scope, clientKeyId: ck });
     this.clocks.set(id, clock);
     return clock;
+  }
+
+  private clockOf(row: Doc<"fairClocks"> | null, fields: ClockFields): Clock {
+    const { orgId, laneId, negPriority, scope, clientKeyId } = fields;
+    return { row, fields: { orgId, laneId, negPriority, scope, clientKeyId }, vtime: row?.vtime ?? 0, dirty: false };
   }
 
   private move(pass: Pass, to: number): void {

@@ -6,6 +6,7 @@ import { classOf, meetsClass } from "../../../convex/lib/requirements";
 import { routingCapabilities } from "../../../convex/lib/routing";
 import { mayRun } from "../../../convex/lib/validation";
 import type { Backend } from "../setup";
+import { checkFairShare, keysAtLimit } from "./fairConsistency";
 
 const PAGE = 2_000;
 // pages of big rows (job bodies, checkpoints) end early at this many bytes, under the transaction limit
@@ -41,7 +42,8 @@ function add(map: Map<string, number>, key: string, n = 1) {
  * one well-formed state, running jobs hold a lease from a live row of their org, offered ones an inbox offer
  * and an expiry check, lease ids are unique, children belong to live jobs of the same org, every delayed job
  * has a promotion and every running job its lease check scheduled, the waiting lines match what each worker
- * wants, and an idle dispatcher left no ready job that a waiting worker could take.
+ * wants, and an idle dispatcher left no ready job that a waiting worker could take (unless its client key is at its
+ * maxRunning); per client key, its counters match its jobs (test/backend/sweep/fairConsistency.ts).
  */
 export async function checkConsistency(t: Backend): Promise<string[]> {
   const problems: string[] = [];
@@ -64,6 +66,16 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     readAll(t, "counterDeltas"),
   ]);
   const instances = await readAll(t, "jobInstances");
+  const [clientKeys, keyShards, keyRunning, keyRunningDeltas, fairPasses, fairClocks, fairCursors, fairnessWeights] = await Promise.all([
+    readAll(t, "clientKeys"),
+    readAll(t, "keyShards"),
+    readAll(t, "keyRunning"),
+    readAll(t, "keyRunningDeltas"),
+    readAll(t, "fairPasses"),
+    readAll(t, "fairClocks"),
+    readAll(t, "fairCursors"),
+    readAll(t, "fairnessWeights"),
+  ]);
   // a worker runs its jobs and its instances of replicated jobs (each under a lease of its own)
   const runningInstances = instances.filter((r) => r.status === "running");
   const orgIds = new Set(orgs.map((o) => o._id as string));
@@ -285,7 +297,9 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     leaseIds.set(row.leaseId, `instance ${row._id}`);
   }
   problems.push(...checkInstances(jobs, instances));
-  problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }));
+  problems.push(...checkFairShare({ orgs, lanes, jobs, instances, clientKeys, counterDeltas, keyShards, keyRunning, keyRunningDeltas, fairPasses, fairClocks, fairCursors, fairnessWeights }));
+  const atLimit = keysAtLimit(clientKeys, jobs, instances);
+  problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, atLimit }));
   const settling = await t.run(async (ctx) =>
     (await ctx.db.system.query("_scheduled_functions").collect()).filter((f) => f.name === "dependencies:settle" && f.state.kind === "pending").map((f) => f.args[0] as Settling),
   );
@@ -443,10 +457,12 @@ type WaitingTables = {
   waiters: Doc<"waiters">[];
   laneWaiters: Doc<"laneWaiters">[];
   dispatchStates: Doc<"dispatchStates">[];
+  /** client keys at their maxRunning: their ready jobs wait by design */
+  atLimit: Set<string>;
 };
 
 /** Inbox rows, waiting lines and the dispatcher's idle state agree with the jobs and the workers. */
-function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }: WaitingTables): string[] {
+function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, atLimit }: WaitingTables): string[] {
   const problems: string[] = [];
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
   const workersById = new Map(workers.map((w) => [w._id as string, w]));
@@ -526,7 +542,8 @@ function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWai
     // a ready replicated job waits for a worker that may run it (lib/validation.ts mayRun)
     const readyFor = (laneId: string, workerId: string) => {
       const worker = workersById.get(workerId);
-      return jobs.some((j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready" && (!worker || mayRun(j, worker)));
+      const held = (j: Doc<"jobs">) => j.clientKeyId !== undefined && atLimit.has(j.clientKeyId);
+      return jobs.some((j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready" && !held(j) && (!worker || mayRun(j, worker)));
     };
     for (const lane of orgLanes) {
       if (laneWaiters.some((r) => r.laneId === lane._id && readyFor(lane._id, r.workerId))) {
