@@ -97,7 +97,7 @@ async function moveToTypeLane(ctx: MutationCtx, job: Doc<"jobs">, lanes: Map<Id<
   // the job moves on as it was: its key's running slot (if it holds one) is not freed
   await bumpLane(ctx, job, { [counts]: -1 }, { moved: true });
   await ctx.db.patch(job._id, { laneId: lane._id });
-  await bumpLane(ctx, { orgId: job.orgId, laneId: lane._id, clientKeyId: job.clientKeyId }, { [counts]: 1 });
+  await bumpLane(ctx, { orgId: job.orgId, laneId: lane._id, clientKeyId: job.clientKeyId, keyCounted: job.keyCounted }, { [counts]: 1 });
   return true;
 }
 

@@ -494,6 +494,9 @@ export default defineSchema({
     clientKeyId: v.optional(v.id("clientKeys")),
     // whom it is shared with inside its client key (e.g. the submitting app's end user), at most 64 bytes
     fairnessKey: v.optional(v.string()),
+    // its client key's counters count it (pending and running per key, maxRunning): set on jobs submitted since those
+    // counters exist, so a job queued before an upgrade never moves a count it was not added to
+    keyCounted: v.optional(v.boolean()),
     // what the job needs of its machine, as submitted (its lane holds the rounded-up class)
     requirements: v.optional(jobRequirements),
     // the running job is frozen on its worker (the donor is using the machine) since then; its heartbeats say so

@@ -121,7 +121,7 @@ export async function claimFromHeads(
     if (stillReady) replicasLeftReady = true;
     else if (job.validation) await bumpLane(ctx, job, { pending: -1 });
     else {
-      const tally = `${job.laneId}|${job.clientKeyId ?? ""}`;
+      const tally = `${job.laneId}|${job.clientKeyId ?? ""}|${job.keyCounted === true}`;
       perLane.set(tally, { job, count: (perLane.get(tally)?.count ?? 0) + 1 });
     }
   }

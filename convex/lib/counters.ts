@@ -35,7 +35,7 @@ export async function createLaneShards(ctx: MutationCtx, orgId: Id<"orgs">, lane
 }
 
 /**
- * Change a lane's pending/running counts (and its client key's, the job's when it has one). A running job or
+ * Change a lane's pending/running counts (and its client key's, for a job its key counts: `keyCounted`). A running job or
  * instance of a key with a maxRunning that stops counting (`running` below 0) also counts down the key's running
  * jobs (lib/keyRunning.ts) and wakes the dispatcher (jobs of the key may wait for that slot); `moved`: it goes on
  * running elsewhere (an offer turned into an instance, a job moved to another lane), no slot of its key is freed.
@@ -43,11 +43,11 @@ export async function createLaneShards(ctx: MutationCtx, orgId: Id<"orgs">, lane
  */
 export async function bumpLane(
   ctx: MutationCtx,
-  job: Pick<Doc<"jobs">, "orgId" | "laneId" | "clientKeyId">,
+  job: Pick<Doc<"jobs">, "orgId" | "laneId" | "clientKeyId" | "keyCounted">,
   delta: { pending?: number; running?: number },
   options: { moved?: boolean } = {},
 ) {
-  const clientKeyId = job.clientKeyId;
+  const clientKeyId = job.keyCounted ? job.clientKeyId : undefined;
   await addDelta(ctx, job.orgId, { laneId: job.laneId, pending: delta.pending, running: delta.running, ...(clientKeyId ? { clientKeyId } : {}) });
   if (clientKeyId && (delta.running ?? 0) < 0 && !options.moved && (await ctx.db.get(clientKeyId))?.maxRunning !== undefined) {
     await noteKeyEnded(ctx, job.orgId, clientKeyId, -delta.running!);
@@ -232,8 +232,8 @@ export async function laneTotals(ctx: QueryCtx, orgId: Id<"orgs">, maxLanes: num
 }
 
 /**
- * Jobs finished and attempts failed per minute over the last hour, with the minute's queue-wait histogram
- * when something was claimed (sparse: empty minutes are omitted).
+ * Jobs finished and attempts failed per minute over the last hour, with the minute's queue-wait histogram and
+ * starts per client key when something was claimed (sparse: empty minutes are omitted).
  */
 export async function recentThroughput(ctx: QueryCtx, orgId: Id<"orgs">, now: number) {
   const current = Math.floor(now / 60_000);
@@ -241,12 +241,13 @@ export async function recentThroughput(ctx: QueryCtx, orgId: Id<"orgs">, now: nu
     .query("throughput")
     .withIndex("by_org_minute_shard", (q) => q.eq("orgId", orgId).gt("minute", current - 60))
     .take(61 * LEGACY_SHARDS);
-  const byMinute = new Map<number, { finished: number; failed: number; waits?: number[] }>();
+  const byMinute = new Map<number, { finished: number; failed: number; waits?: number[]; byKey?: KeyStarts }>();
   for (const row of rows) {
     const sum = byMinute.get(row.minute) ?? { finished: 0, failed: 0 };
     sum.finished += row.finished;
     sum.failed += row.failed ?? 0;
     if (row.waits) sum.waits = addHistograms(sum.waits, row.waits);
+    if (row.byKey) sum.byKey = addStarts(sum.byKey, new Map(row.byKey.map((e) => [e.clientKeyId, e.started])));
     byMinute.set(row.minute, sum);
   }
   return [...byMinute]

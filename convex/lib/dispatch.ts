@@ -76,7 +76,7 @@ export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget:
   const before = Math.min(now, waitingBy ?? now);
   await foldKeyEnds(ctx, orgId, now - KEY_FOLD_AGE_MS, KEY_FOLD_BATCH);
   const round = await FairRound.open(ctx, orgId, await orgLanes(ctx, orgId), now);
-  const offeredPer = new Map<string, { laneId: Id<"lanes">; clientKeyId?: Id<"clientKeys">; count: number }>();
+  const offeredPer = new Map<string, { laneId: Id<"lanes">; clientKeyId?: Id<"clientKeys">; keyCounted?: boolean; count: number }>();
   let offered = 0;
   let readyJobs = false;
   let more = false;
@@ -104,14 +104,14 @@ export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget:
     await offerJob(ctx, job, waiter, now);
     await round.took(flow);
     offered++;
-    const tally = `${laneId}|${job.clientKeyId ?? ""}`;
-    offeredPer.set(tally, { laneId, clientKeyId: job.clientKeyId, count: (offeredPer.get(tally)?.count ?? 0) + 1 });
+    const tally = `${laneId}|${job.clientKeyId ?? ""}|${job.keyCounted === true}`;
+    offeredPer.set(tally, { laneId, clientKeyId: job.clientKeyId, keyCounted: job.keyCounted, count: (offeredPer.get(tally)?.count ?? 0) + 1 });
   }
   // a key held back at its limit, or flows past what one round reads, leave ready jobs
   if (round.limited || round.cut) readyJobs = true;
   await round.save();
-  for (const { laneId, clientKeyId, count } of offeredPer.values()) {
-    await bumpLane(ctx, { orgId, laneId, clientKeyId }, { pending: -count, running: count });
+  for (const { laneId, clientKeyId, keyCounted, count } of offeredPer.values()) {
+    await bumpLane(ctx, { orgId, laneId, clientKeyId, keyCounted }, { pending: -count, running: count });
   }
   if (more || (offered > 0 && readyJobs)) return { offered, more: true, readyJobs, waiters: true };
   // About to go idle: now look at every waiting worker, those who came during the round included (a

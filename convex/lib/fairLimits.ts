@@ -12,8 +12,12 @@ export const FAIR = {
   /** Fairness-key weights one client key may set (Temporal's limit). */
   fairnessWeightsPerKey: 1000,
   maxRunningMax: 1_000_000,
-  /** Fairness keys (flows) one dispatch round or claim reads at most; past it, the next round goes on after them. */
-  flowsPerRound: 500,
+  /**
+   * Flows (a client key's jobs of one fairness key in one lane) one dispatch round or claim reads at most, shared
+   * by the lanes with work: each costs an index read or three, and a round must stay well inside a mutation's time.
+   * Past it, the next round reads on from where this one stopped.
+   */
+  flowsPerRound: 128,
 } as const;
 
 const utf8 = new TextEncoder();

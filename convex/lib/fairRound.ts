@@ -43,6 +43,10 @@ type LaneState = {
   open: boolean;
   /** its level's flows were more than it may read: it ends with them this round (never a lower level before them) */
   cutLevel: boolean;
+  /** a job of it was handed out this round */
+  served: boolean;
+  /** dropped (nobody to take its jobs) before it served one: the flows it read were not looked at, so the next round reads them again */
+  unseen: boolean;
   budget: ByteBudget;
   maxFlows: number;
 };
@@ -65,6 +69,7 @@ const clockId = (laneId: Id<"lanes">, level: number, scope: "keys" | "flows", cl
   `${laneId}|${level}|${scope}|${scope === "flows" ? keyId(clientKeyId) : ""}`;
 /** Rows of one kind a round reads in one range (the client keys' passes at a level, a lane's clocks at a level). */
 const ROWS_AT_ONCE = 1000;
+type RowsAtOnce<T> = { rows: Map<string, T>; complete: boolean };
 /** Cursor rows a round reads: at most one per lane and level that was cut. */
 const CURSORS_READ = 1000;
 
@@ -74,16 +79,17 @@ export class FairRound {
   private readonly passes = new Map<string, Pass>();
   private readonly clocks = new Map<string, Clock>();
   private readonly flowWeights = new Map<string, number>();
-  /** levels (and lane levels) whose rows were read at once, and whether that read had them all */
-  private readonly keyPassesRead = new Map<number, boolean>();
-  private readonly clocksRead = new Map<string, boolean>();
+  private readonly passLoads = new Map<string, Promise<Pass>>();
+  private readonly clockLoads = new Map<string, Promise<Clock>>();
+  private readonly keyPassReads = new Map<number, Promise<RowsAtOnce<Doc<"fairPasses">>>>();
+  private readonly clockReads = new Map<string, Promise<RowsAtOnce<Doc<"fairClocks">>>>();
   /** the client keys seen per level, and the fairness keys seen per level and client key: who competes */
   private readonly keysAt = new Map<number, Set<string>>();
   private readonly flowsAt = new Map<string, Set<string>>();
   private readonly cursors = new Map<string, Doc<"fairCursors">>();
   private cursorsRead = false;
   /** where the lanes' levels that were cut stop now (null: they were read to the end) */
-  private readonly cursorMoves = new Map<string, { laneId: Id<"lanes">; level: number; after: FlowKey | null }>();
+  private readonly cursorMoves = new Map<string, { lane: LaneState; level: number; after: FlowKey | null }>();
   /** a lane's flows were more than a round reads: another round goes on after them */
   cut = false;
   /** some key was held back at its maxRunning */
@@ -107,7 +113,7 @@ export class FairRound {
     for (const [i, lane] of lanes.entries()) {
       const first = firsts[i];
       if (!first) continue;
-      const state: LaneState = { lane, level: first.negPriority, flows: [], open: true, cutLevel: false, budget: new ByteBudget(bytes), maxFlows };
+      const state: LaneState = { lane, level: first.negPriority, flows: [], open: true, cutLevel: false, served: false, unseen: false, budget: new ByteBudget(bytes), maxFlows };
       round.lanes.push(state);
       await round.readLevel(state, first);
     }
@@ -121,11 +127,9 @@ export class FairRound {
       const open = this.lanes.filter((s) => s.open && s.level !== null);
       if (open.length === 0) return null;
       const level = Math.min(...open.map((s) => s.level!));
-      const heads: Array<FlowHead & { flow: Flow }> = [];
-      for (const state of open) {
-        if (state.level !== level) continue;
-        for (const flow of state.flows) if (flow.head && !flow.key.blocked) heads.push(await this.headOf(flow));
-      }
+      const flows = open.filter((s) => s.level === level).flatMap((s) => s.flows.filter((f) => f.head && !f.key.blocked));
+      // their passes are read side by side the first time (then known)
+      const heads = await Promise.all(flows.map((flow) => this.headOf(flow)));
       const best = pickFlow(heads)!.flow;
       if (await this.mayStart(best.key)) return best;
     }
@@ -151,7 +155,9 @@ export class FairRound {
       this.advance(clock, effective);
     }
     key.running++;
-    key.started++;
+    // a job queued before the key's counters existed is not in them (its end will not count down either)
+    if (flow.head!.keyCounted) key.started++;
+    lane.served = true;
     await this.skip(flow);
   }
 
@@ -175,6 +181,7 @@ export class FairRound {
   /** Nobody can take this lane's jobs this round. */
   dropLane(flow: Flow): void {
     flow.lane.open = false;
+    if (!flow.lane.served) flow.lane.unseen = true;
   }
 
   /**
@@ -192,7 +199,9 @@ export class FairRound {
       if (clock.row) await this.ctx.db.patch(clock.row._id, { vtime: clock.vtime });
       else await this.ctx.db.insert("fairClocks", { ...clock.fields, vtime: clock.vtime });
     }
-    for (const [id, { laneId, level, after }] of this.cursorMoves) {
+    for (const [id, { lane, level, after }] of this.cursorMoves) {
+      if (lane.unseen) continue;
+      const laneId = lane.lane._id;
       const row = this.cursors.get(id);
       if (after === null) {
         if (row) await this.ctx.db.delete(row._id);
@@ -278,8 +287,8 @@ export class FairRound {
       const cursor = await this.cursorOf(laneId, level);
       if (cursor) read = await levelFlows(this.ctx, first, cursor.after, state.maxFlows, new ByteBudget(state.budget.limit));
       this.cut = state.cutLevel = true;
-      this.cursorMoves.set(cursorId, { laneId, level, after: read.last });
-    } else if (await this.cursorOf(laneId, level, true)) this.cursorMoves.set(cursorId, { laneId, level, after: null });
+      this.cursorMoves.set(cursorId, { lane: state, level, after: read.last });
+    } else if (await this.cursorOf(laneId, level, true)) this.cursorMoves.set(cursorId, { lane: state, level, after: null });
     const { heads } = read;
     for (const head of heads) {
       const key = await this.keyOf(head.clientKeyId);
@@ -347,67 +356,79 @@ export class FairRound {
     return await this.pass(level, "flow", clientKeyId, fairnessKey);
   }
 
-  private async pass(level: number, scope: "key" | "flow", clientKeyId: Id<"clientKeys"> | undefined, fairnessKey: string | undefined): Promise<Pass> {
+  /** Read once per round, however many flows ask at the same time; the passes to save are kept in `passes`. */
+  private pass(level: number, scope: "key" | "flow", clientKeyId: Id<"clientKeys"> | undefined, fairnessKey: string | undefined): Promise<Pass> {
     const id = passId(level, scope, clientKeyId, fairnessKey);
-    // every client key's pass at the level in one read (the org's keys are few); fairness keys' one by one
-    if (scope === "key" && !this.keyPassesRead.has(level)) {
-      const rows = await this.ctx.db
-        .query("fairPasses")
-        .withIndex("by_org_scope", (q) => q.eq("orgId", this.orgId).eq("negPriority", level).eq("scope", "key"))
-        .take(ROWS_AT_ONCE + 1);
-      for (const row of rows.slice(0, ROWS_AT_ONCE)) this.passes.set(passId(level, "key", row.clientKeyId, undefined), this.passOf(row, row));
-      this.keyPassesRead.set(level, rows.length <= ROWS_AT_ONCE);
-    }
-    const known = this.passes.get(id);
-    if (known) return known;
+    let loading = this.passLoads.get(id);
+    if (!loading) this.passLoads.set(id, (loading = this.loadPass(id, level, scope, clientKeyId, fairnessKey)));
+    return loading;
+  }
+
+  private async loadPass(id: string, level: number, scope: "key" | "flow", clientKeyId: Id<"clientKeys"> | undefined, fairnessKey: string | undefined): Promise<Pass> {
     const fields: PassFields = { orgId: this.orgId, negPriority: level, scope, clientKeyId, fairnessKey };
-    const row =
-      scope === "key" && this.keyPassesRead.get(level)
-        ? null
-        : await this.ctx.db
-            .query("fairPasses")
-            .withIndex("by_org_scope", (q) => q.eq("orgId", this.orgId).eq("negPriority", level).eq("scope", scope).eq("clientKeyId", clientKeyId).eq("fairnessKey", fairnessKey))
-            .unique();
-    const pass = this.passOf(row, fields);
+    let row: Doc<"fairPasses"> | null = null;
+    // every client key's pass at the level comes in one read (the org's keys are few); fairness keys' one by one
+    const keyRows = scope === "key" ? await this.keyPassesAt(level) : null;
+    if (keyRows && keyRows.complete) row = keyRows.rows.get(keyId(clientKeyId)) ?? null;
+    else {
+      row = await this.ctx.db
+        .query("fairPasses")
+        .withIndex("by_org_scope", (q) => q.eq("orgId", this.orgId).eq("negPriority", level).eq("scope", scope).eq("clientKeyId", clientKeyId).eq("fairnessKey", fairnessKey))
+        .unique();
+    }
+    const pass: Pass = { row, fields, pass: row?.pass ?? 0, dirty: false };
     this.passes.set(id, pass);
     return pass;
   }
 
-  private passOf(row: Doc<"fairPasses"> | null, fields: PassFields): Pass {
-    const { orgId, negPriority, scope, clientKeyId, fairnessKey } = fields;
-    return { row, fields: { orgId, negPriority, scope, clientKeyId, fairnessKey }, pass: row?.pass ?? 0, dirty: false };
+  private keyPassesAt(level: number): Promise<RowsAtOnce<Doc<"fairPasses">>> {
+    let loading = this.keyPassReads.get(level);
+    if (!loading) {
+      loading = this.rowsAtOnce(
+        this.ctx.db.query("fairPasses").withIndex("by_org_scope", (q) => q.eq("orgId", this.orgId).eq("negPriority", level).eq("scope", "key")),
+        (row) => keyId(row.clientKeyId),
+      );
+      this.keyPassReads.set(level, loading);
+    }
+    return loading;
   }
 
   /** A lane's virtual time at a level between client keys (`keys`), or between one client key's fairness keys. */
-  private async clock(laneId: Id<"lanes">, level: number, scope: "keys" | "flows", clientKeyId?: Id<"clientKeys">): Promise<Clock> {
+  private clock(laneId: Id<"lanes">, level: number, scope: "keys" | "flows", clientKeyId?: Id<"clientKeys">): Promise<Clock> {
     const ck = scope === "flows" ? clientKeyId : undefined;
+    const id = clockId(laneId, level, scope, ck);
+    let loading = this.clockLoads.get(id);
+    if (!loading) this.clockLoads.set(id, (loading = this.loadClock(id, laneId, level, scope, ck)));
+    return loading;
+  }
+
+  private async loadClock(id: string, laneId: Id<"lanes">, level: number, scope: "keys" | "flows", clientKeyId: Id<"clientKeys"> | undefined): Promise<Clock> {
     // all of the lane's clocks at the level in one read: one per client key with fairness keys there, and one more
     const levelId = `${laneId}|${level}`;
-    if (!this.clocksRead.has(levelId)) {
-      const rows = await this.ctx.db
-        .query("fairClocks")
-        .withIndex("by_lane", (q) => q.eq("laneId", laneId).eq("negPriority", level))
-        .take(ROWS_AT_ONCE + 1);
-      for (const row of rows.slice(0, ROWS_AT_ONCE)) this.clocks.set(clockId(laneId, level, row.scope, row.clientKeyId), this.clockOf(row, row));
-      this.clocksRead.set(levelId, rows.length <= ROWS_AT_ONCE);
+    let loading = this.clockReads.get(levelId);
+    if (!loading) {
+      loading = this.rowsAtOnce(
+        this.ctx.db.query("fairClocks").withIndex("by_lane", (q) => q.eq("laneId", laneId).eq("negPriority", level)),
+        (row) => clockId(laneId, level, row.scope, row.clientKeyId),
+      );
+      this.clockReads.set(levelId, loading);
     }
-    const id = clockId(laneId, level, scope, ck);
-    const known = this.clocks.get(id);
-    if (known) return known;
-    const row = this.clocksRead.get(levelId)
-      ? null
+    const rows = await loading;
+    const row = rows.complete
+      ? (rows.rows.get(id) ?? null)
       : await this.ctx.db
           .query("fairClocks")
-          .withIndex("by_lane", (q) => q.eq("laneId", laneId).eq("negPriority", level).eq("scope", scope).eq("clientKeyId", ck))
+          .withIndex("by_lane", (q) => q.eq("laneId", laneId).eq("negPriority", level).eq("scope", scope).eq("clientKeyId", clientKeyId))
           .unique();
-    const clock = this.clockOf(row, { orgId: this.orgId, laneId, negPriority: level, scope, clientKeyId: ck });
+    const clock: Clock = { row, fields: { orgId: this.orgId, laneId, negPriority: level, scope, clientKeyId }, vtime: row?.vtime ?? 0, dirty: false };
     this.clocks.set(id, clock);
     return clock;
   }
 
-  private clockOf(row: Doc<"fairClocks"> | null, fields: ClockFields): Clock {
-    const { orgId, laneId, negPriority, scope, clientKeyId } = fields;
-    return { row, fields: { orgId, laneId, negPriority, scope, clientKeyId }, vtime: row?.vtime ?? 0, dirty: false };
+  /** Up to ROWS_AT_ONCE rows of a range by their ids; `complete`: that was all of it. */
+  private async rowsAtOnce<T>(query: { take(n: number): Promise<T[]> }, idOf: (row: T) => string): Promise<RowsAtOnce<T>> {
+    const rows = await query.take(ROWS_AT_ONCE + 1);
+    return { rows: new Map(rows.slice(0, ROWS_AT_ONCE).map((row) => [idOf(row), row])), complete: rows.length <= ROWS_AT_ONCE };
   }
 
   private move(pass: Pass, to: number): void {

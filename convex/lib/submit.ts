@@ -151,6 +151,7 @@ export async function insertCheckedJob(
     externalId: spec.externalId,
     batchId: spec.batchId,
     clientKeyId,
+    ...(clientKeyId ? { keyCounted: true } : {}),
     ...(spec.fairnessKey !== undefined ? { fairnessKey: spec.fairnessKey } : {}),
     ...(requirements ? { requirements } : {}),
     ...(app ? { app } : {}),
@@ -173,7 +174,7 @@ export async function insertCheckedJob(
     await kickSummary(ctx, orgId);
     return jobId;
   }
-  await bumpLane(ctx, { orgId, laneId: lane._id, clientKeyId }, { pending: 1 });
+  await bumpLane(ctx, { orgId, laneId: lane._id, clientKeyId, keyCounted: clientKeyId !== undefined }, { pending: 1 });
   if (delayed) await ctx.scheduler.runAt(spec.availableAt, internal.janitor.promote, { jobId });
   else await kickForJobs(ctx, orgId);
   await kickSummary(ctx, orgId);

@@ -118,7 +118,7 @@ export async function dispatchAll(farm: Farm, maxRounds = 200) {
  */
 export async function newIndexedFarm(): Promise<Farm> {
   const { convexTest } = await loadConvexTest();
-  return await newFarm(convexTest(schema, modules, { transactionLimits: true }) as unknown as Backend);
+  return await newFarm(convexTest({ schema, modules, transactionLimits: true }) as unknown as Backend);
 }
 
 /** How many of these names there are, by name. */

@@ -21,19 +21,22 @@ function add(map: Map<string, number>, key: string, n = 1) {
   map.set(key, (map.get(key) ?? 0) + n);
 }
 
-/** What each client key really runs and has pending, as the lanes count it (offered jobs and running instances run). */
+/**
+ * What each client key really runs and has pending, as the lanes count it (offered jobs and running instances run),
+ * of the jobs its counters count (keyCounted: submitted since they exist).
+ */
 export function realPerKey(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]) {
   const running = new Map<string, number>();
   const pending = new Map<string, number>();
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
   for (const job of jobs) {
-    if (!job.clientKeyId) continue;
+    if (!job.clientKeyId || !job.keyCounted) continue;
     if (job.status === "pending") add(job.queue === "offered" ? running : pending, job.clientKeyId);
     if (job.status === "running" && !job.validation) add(running, job.clientKeyId);
   }
   for (const row of instances) {
     const job = jobsById.get(row.jobId);
-    if (row.status === "running" && job?.clientKeyId) add(running, job.clientKeyId);
+    if (row.status === "running" && job?.clientKeyId && job.keyCounted) add(running, job.clientKeyId);
   }
   return { running, pending };
 }
