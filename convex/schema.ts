@@ -25,8 +25,9 @@ export const jobFilter = v.object({
   externalId: v.optional(v.string()),
   from: v.optional(v.number()),
   to: v.optional(v.number()),
-  // the client key that submitted it (its id), and the fairness key it carries (lib/fairnessKeys.ts)
-  clientKeyId: v.optional(v.id("clientKeys")),
+  // the client key the jobs count against (its id; another org's or a malformed one matches nothing), and their
+  // fairness key
+  clientKeyId: v.optional(v.string()),
   fairnessKey: v.optional(v.string()),
 });
 

@@ -46,10 +46,15 @@ function withinTime<Q>(q: Q, filter: JobFilter): Q {
   return range as unknown as Q;
 }
 
+/** A client key id no key has: the filter's client key when it names none. */
+const NO_CLIENT_KEY = "0" as Id<"clientKeys">;
+
 /** The ordered (newest first) query serving this filter within one org, and what is left to check per page. */
 export function planJobQuery(ctx: QueryCtx, orgId: Id<"orgs">, filter: JobFilter) {
   const jobs = ctx.db.query("jobs");
-  const { status, type, batchId, externalId, clientKeyId, fairnessKey } = filter;
+  const { status, type, batchId, externalId, fairnessKey } = filter;
+  // an id that is not a client key's names none: the same index range, found empty (never another org's jobs)
+  const clientKeyId = filter.clientKeyId === undefined ? undefined : (ctx.db.normalizeId("clientKeys", filter.clientKeyId) ?? NO_CLIENT_KEY);
   let index: string;
   let served: Field[];
   let query;
@@ -87,7 +92,7 @@ export function planJobQuery(ctx: QueryCtx, orgId: Id<"orgs">, filter: JobFilter
     query = jobs.withIndex("by_org", (q) => withinTime(q.eq("orgId", orgId), filter));
   }
   const checked = (["status", "type", "batchId", "externalId", "clientKeyId", "fairnessKey"] as const).filter((f) => filter[f] !== undefined && !served.includes(f));
-  const matches = (job: Doc<"jobs">) => checked.every((f) => job[f] === filter[f]);
+  const matches = (job: Doc<"jobs">) => checked.every((f) => (f === "clientKeyId" ? job.clientKeyId === clientKeyId : job[f] === filter[f]));
   const plan: JobQueryPlan = { index, checked, matches };
   return { query: query.order("desc"), plan };
 }

@@ -1,5 +1,5 @@
 import { isConsoleMessage, overviewAt, type ConsolePage, type ConsoleState } from "../../extension/protocol/consoleProtocol";
-import { accessPage, showSecret } from "./accessPage";
+import { accessPage, showFairnessWeights, showSecret } from "./accessPage";
 import { ThroughputChart } from "./chart";
 import "./console.css";
 import { beginRender, el, post, reconcile, seconds, table } from "./dom";
@@ -47,6 +47,9 @@ window.addEventListener("message", (event: MessageEvent<unknown>) => {
       return render(message.state);
     case "secret":
       if (shown === "access") showSecret(content, message.kind, message.secret);
+      return;
+    case "fairnessWeights":
+      if (shown === "access") showFairnessWeights(content, message.clientKeyId, message.entries);
       return;
     case "notice":
     case "rejected":
@@ -130,6 +133,23 @@ function overviewPage({ overview }: ConsoleState, parts: Node[], now: number): v
     ),
     el("h2", "Finished and failed per minute, last hour"),
     chart.element,
+    el("h2", "Client keys"),
+  );
+  if (at.clientKeys.length === 0) return void parts.push(el("p", "No client key has jobs waiting or running, or started any in the last hour.", { class: "label", id: "no-client-keys" }));
+  parts.push(
+    table(
+      ["Client key", "Weight", "Running", "Waiting", "Share, last hour", "Oldest wait"],
+      at.clientKeys.map((k) => [
+        k.name,
+        String(k.weight),
+        k.maxRunning === null ? String(k.running) : `${k.running} of ${k.maxRunning}`,
+        String(k.waiting),
+        `${Math.round(k.shareLastHour * 100)} %`,
+        seconds(k.oldestWaitingMs),
+      ]),
+      { id: "client-key-shares" },
+      ["26%", "10%", "14%", "12%", "18%", "20%"],
+    ),
   );
 }
 
