@@ -6,11 +6,11 @@
  * each lane keeps a virtual time of its own, the pass of the last job it handed out: a key that had nothing ready in
  * the lane comes back at that time, not below it, so idling banks no credit.
  *
- * Bound (any set of keys that stay backlogged on the same workers, starting level): over any run of N jobs handed
- * out to them, key k with weight w_k of total weight W gets n_k with  N·w_k/W − |K|·w_k/W ≤ n_k ≤ N·w_k/W + 1,
- * i.e. never more than one job ahead of its share and less than one job per competing key behind it. Proof
- * sketch: each backlogged key's pass lies within one stride (1/w_k) above the lowest pass, and n_k = w_k·(its
- * pass − the start).
+ * Bound (a set K of keys backlogged on the same workers, total weight W): from when they start competing (equal
+ * passes), of the N jobs handed out to them key k with weight w_k gets n_k with
+ * N·w_k/W − |K|·w_k/W ≤ n_k ≤ N·w_k/W + 1: never a job ahead of its share, less than one per competing key behind;
+ * over any other run of N of them, |n_k − N·w_k/W| ≤ 1 + |K|·w_k/W. Proof sketch: each backlogged key's pass lies
+ * within one stride (1/w_k) above the lowest pass, and n_k = w_k·(its pass at the end − at the start).
  *
  * This file reads nothing: lib/fairRound.ts feeds it what the round read.
  */
