@@ -12,7 +12,7 @@ import type { ByteBudget } from "./budget";
 
 export type FlowKey = { clientKeyId?: Id<"clientKeys">; fairnessKey?: string };
 
-export function flowKeyOf(job: Doc<"jobs">): FlowKey {
+function flowKeyOf(job: Doc<"jobs">): FlowKey {
   return { clientKeyId: job.clientKeyId, fairnessKey: job.fairnessKey };
 }
 

@@ -4,7 +4,7 @@ import type { Doc, Id } from "../../convex/_generated/dataModel";
 import { runDue } from "./queueState";
 import schema from "../../convex/schema";
 import { loadConvexTest } from "../server/tableScan";
-import { enrollWorker, modules, newFarm, TEST_TYPES, type Backend, type Enrolled, type Farm } from "./setup";
+import { enrollWorker, modules, newFarm, TEST_TYPES, type Enrolled, type Farm } from "./setup";
 
 /** Helpers for the fair-share tests: client keys of one org, workers that take jobs, who got what. */
 
@@ -37,7 +37,7 @@ export async function submitMany(farm: Farm, key: Key, n: number, spec: { fairne
   return ids;
 }
 
-export async function jobsByIds(farm: Farm, ids: Id<"jobs">[]) {
+async function jobsByIds(farm: Farm, ids: Id<"jobs">[]) {
   return await farm.t.run(async (ctx) => {
     const jobs: Doc<"jobs">[] = [];
     for (const id of ids) jobs.push((await ctx.db.get(id))!);
@@ -118,7 +118,7 @@ export async function dispatchAll(farm: Farm, maxRounds = 200) {
  */
 export async function newIndexedFarm(): Promise<Farm> {
   const { convexTest } = await loadConvexTest();
-  return await newFarm(convexTest({ schema, modules, transactionLimits: true }) as unknown as Backend);
+  return await newFarm(convexTest({ schema, modules, transactionLimits: true }));
 }
 
 /** How many of these names there are, by name. */

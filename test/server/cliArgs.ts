@@ -9,10 +9,14 @@ export type CliOptions = {
   conflictWindowMs?: number;
   /** Serve with stock convex-test, which walks every table for every query (for benchmarks' reference figures). */
   stockScan?: boolean;
+  /** Also make an operator key for the seeded org (printed as `operatorKey`). */
+  operatorKey?: boolean;
 };
 
 export const usage =
-  "usage: npm run testserver -- [--port P] [--seed N] [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N] [--stock-scan]\n" +
+  "usage: npm run testserver -- [--port P] [--seed N] [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N] [--stock-scan] [--operator-key]\n" +
+  "  --seed N                an org, its client keys and N enrolled workers (up to 10 000)\n" +
+  "  --operator-key          with --seed: an operator key of the org too, printed as operatorKey\n" +
   "  --conflict-window-ms N  a mutation counts a would-be OCC conflict when a write committed in the N ms before it\n" +
   "                          ran, by a caller it had not heard from yet, falls into its read set (default 20)\n" +
   "  --stock-scan            run stock convex-test, whose every query walks every table (a benchmark's reference)";
@@ -34,12 +38,16 @@ export function parseCliArgs(argv: string[]): CliOptions {
       options.stockScan = true;
       continue;
     }
+    if (flag === "--operator-key") {
+      options.operatorKey = true;
+      continue;
+    }
     switch (flag) {
       case "--port":
         options.port = wholeNumber(flag, value, 65535);
         break;
       case "--seed":
-        options.seed = wholeNumber(flag, value, 1000);
+        options.seed = wholeNumber(flag, value, 10_000);
         break;
       case "--capabilities":
         if (!value) throw new Error("--capabilities needs a comma-separated list");
