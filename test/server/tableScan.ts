@@ -4,7 +4,8 @@
 // therefore runs a copy of convex-test that keeps one id set per table, and per index one id set per combination of
 // values of each prefix of its fields, updated where convex-test commits: a query iterates only its table, and an
 // index range that starts with equalities only the ids under them. Every candidate still goes through convex-test's own range
-// check and sort, so the answers are the same documents in the same order (test/engine/serverTableScan.test.ts).
+// check and order (a query asking for a few documents gets its first ones picked in one pass, not the whole range sorted),
+// so the answers are the same documents in the same order (test/engine/serverTableScan.test.ts).
 //
 // The copy is written next to the installed packages (node_modules/.cache), so its own imports resolve to
 // the same `convex` build the stock convex-test would load; its name carries a hash of its text.
@@ -46,8 +47,24 @@ const INDEX_RANGE = `                this._iterateDocs(tableName, (doc) => {
                         results.push(doc);
                     }
                 });`;
-const INDEX_RANGE_BY_EQ_PREFIX = `                this._iterateDocs(tableName, (doc) => {
-                    if (source.range.every((filter) => evaluateRangeFilter(doc, filter))) {
+// first/take/unique ask for a few documents (a limit, no filter): those are picked from the candidates in one pass
+// rather than sorting them all, the same documents in the same order (the comparison ends with _creationTime and
+// _id, so no two documents compare equal). A skip from one index prefix to the next over a big bucket stays cheap.
+const SORT = `        results.sort((a, b) => {
+            const orderMultiplier = order === "asc" ? 1 : -1;`;
+const SORT_OR_PICK = `        if (limit !== null && limit.limit <= __PICK_AT_MOST && filters.length === 0 && results.length > limit.limit) {
+            results = __smallest(results, limit.limit, order, fieldPathsToSortBy);
+        }
+        else results.sort((a, b) => {
+            const orderMultiplier = order === "asc" ? 1 : -1;`;
+const RESULTS_CONST = `        const results = [];
+        let fieldPathsToSortBy;`;
+const RESULTS_LET = `        let results = [];
+        let fieldPathsToSortBy;`;
+// the range's bounds are made values once per query, not once per candidate (convex-test's evaluateRangeFilter does)
+const INDEX_RANGE_BY_EQ_PREFIX = `                const __bounds = source.range.map((filter) => ({ filter, value: evaluateQueryValue(filter.value) }));
+                this._iterateDocs(tableName, (doc) => {
+                    if (__bounds.every(({ filter, value }) => __inRange(evaluateFieldPath(filter.fieldPath, doc), filter.type, value))) {
                         results.push(doc);
                     }
                 }, __eqPrefixCandidates(this, tableName, indexName, source.range));`;
@@ -105,6 +122,37 @@ function __indexEqPrefixes(db, id, before, after) {
         }
     }
 }
+function __inRange(value, type, bound) {
+    const v = compareValues(value, bound);
+    switch (type) {
+        case "Eq": return v === 0;
+        case "Gt": return v > 0;
+        case "Gte": return v >= 0;
+        case "Lt": return v < 0;
+        case "Lte": return v <= 0;
+    }
+    throw new Error(\`not implemented: range filter \${type}\`);
+}
+const __PICK_AT_MOST = 16;
+function __compareBy(fieldPaths, order, a, b) {
+    for (const fp of fieldPaths) {
+        const v = compareValues(evaluateFieldPath(fp, a), evaluateFieldPath(fp, b));
+        if (v !== 0) return order === "asc" ? v : -v;
+    }
+    return 0;
+}
+// the k first of docs in this order: one pass, keeping the k best so far in order
+function __smallest(docs, k, order, fieldPaths) {
+    const best = [];
+    for (const doc of docs) {
+        if (best.length === k && __compareBy(fieldPaths, order, doc, best[k - 1]) >= 0) continue;
+        let at = best.length;
+        while (at > 0 && __compareBy(fieldPaths, order, doc, best[at - 1]) < 0) at--;
+        best.splice(at, 0, doc);
+        if (best.length > k) best.pop();
+    }
+    return best;
+}
 function __eqPrefixCandidates(db, table, indexName, range) {
     const index = __prefixIndexes(db, table).get(indexName);
     if (index === undefined) return undefined;
@@ -131,6 +179,8 @@ export function patchTableScan(source: string, version: string, metricsUrl: stri
     ["the transactionMetrics import", METRICS_IMPORT],
     ["DatabaseFake._iterateDocs's signature", ITERATE_SIGNATURE],
     ["DatabaseFake._resolveQuerySource's index range", INDEX_RANGE],
+    ["DatabaseFake._resolveQuerySource's sort", SORT],
+    ["DatabaseFake._resolveQuerySource's results", RESULTS_CONST],
   ].filter(([, part]) => occurrences(source, part) !== 1);
   if (missing.length > 0) {
     throw new Error(
@@ -145,6 +195,8 @@ export function patchTableScan(source: string, version: string, metricsUrl: stri
       .replace(COMMIT, COMMIT_BY_TABLE)
       .replace(COMMIT_TOP, COMMIT_TOP_INDEXED)
       .replace(INDEX_RANGE, INDEX_RANGE_BY_EQ_PREFIX)
+      .replace(RESULTS_CONST, RESULTS_LET)
+      .replace(SORT, SORT_OR_PICK)
       .replace(METRICS_IMPORT, `from ${JSON.stringify(metricsUrl)}`) + EQ_PREFIX_INDEX;
   // The commit hook goes into text the per-table patch wrote: check it landed rather than index nothing.
   if (occurrences(patched, "__indexEqPrefixes(this, _id") !== 1) {
