@@ -1,5 +1,6 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
+import { ByteBudget, takeWithinBudget } from "./budget";
 
 /**
  * Per client key, what the operator's Overview shows: its running and waiting jobs (the summariser's totals,
@@ -9,6 +10,13 @@ import type { QueryCtx } from "../_generated/server";
 
 /** Client keys a summary lists at most (the busiest first). */
 const KEYS_LISTED = 50;
+/**
+ * Key totals (keyShards rows, one per key that ever had work, idle ones included) a summary reads: an org's keys
+ * past these are left out of the Overview. A row is about 100 bytes, so 1,000 take about 100 KiB; the byte budget
+ * only guards against rows growing.
+ */
+const KEY_TOTALS_READ = 1000;
+const KEY_TOTALS_BYTES = 256 * 1024;
 
 type Minute = Pick<Doc<"throughput">, "byKey">;
 
@@ -16,10 +24,11 @@ type Minute = Pick<Doc<"throughput">, "byKey">;
 export async function keyCounts(ctx: QueryCtx, orgId: Id<"orgs">, minutes: Minute[]) {
   const started = new Map<Id<"clientKeys">, number>();
   for (const minute of minutes) for (const e of minute.byKey ?? []) started.set(e.clientKeyId, (started.get(e.clientKeyId) ?? 0) + e.started);
-  const totals = await ctx.db
-    .query("keyShards")
-    .withIndex("by_org", (q) => q.eq("orgId", orgId))
-    .take(4 * KEYS_LISTED);
+  const { rows: totals } = await takeWithinBudget(
+    ctx.db.query("keyShards").withIndex("by_org", (q) => q.eq("orgId", orgId)),
+    KEY_TOTALS_READ,
+    new ByteBudget(KEY_TOTALS_BYTES),
+  );
   const rows = new Map<Id<"clientKeys">, { clientKeyId: Id<"clientKeys">; pending: number; running: number; startedLastHour: number }>();
   for (const t of totals) rows.set(t.clientKeyId, { clientKeyId: t.clientKeyId, pending: t.pending, running: t.running, startedLastHour: started.get(t.clientKeyId) ?? 0 });
   for (const [clientKeyId, n] of started) if (!rows.has(clientKeyId)) rows.set(clientKeyId, { clientKeyId, pending: 0, running: 0, startedLastHour: n });

@@ -1,10 +1,12 @@
 // What fair share accepts and shows: a job's fairness key (jobs:submit, jobs:submitBatch, HTTP), a client key's
 // limits (admin:setClientKeyLimits, consoleAccess:setClientKeyLimits); bad input is refused with a stable code and
 // changes nothing.
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { FAIR } from "../../convex/lib/fairLimits";
+import { FarmhandClient } from "../../extension/sdk/client";
+import type { Transport } from "../../extension/sdk/transport";
 import { answerOf, enrollWorker, expectCode, newFarm, type Farm } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
 
@@ -48,6 +50,32 @@ describe("a job's fairness key", () => {
     // a host app's own job (submitJob, no client key) counts against no key
     const own = await farm.t.run(async (ctx) => (await import("../../convex/lib/submit")).submitJob(ctx, { orgId: farm.orgId, type: "x" }));
     expect((await jobOf(farm, own)).clientKey).toBeNull();
+  });
+
+  test("the SDK's submit, submitMany and map hand a spec's fairnessKey to the farm", async () => {
+    const farm = await newFarm();
+    const t = farm.t as unknown as Record<"mutation" | "query", (ref: unknown, args: unknown) => Promise<unknown>>;
+    const transport = {
+      mutation: (ref: unknown, args: unknown) => t.mutation(ref, args),
+      query: (ref: unknown, args: unknown) => t.query(ref, args),
+      onUpdate: () => () => undefined,
+      close: () => Promise.resolve(),
+    } as unknown as Transport;
+    const sdk = new FarmhandClient({ client: transport, clientKey: farm.clientKey });
+    const one = await sdk.submit({ type: "x", fairnessKey: "user-1" });
+    const many = await sdk.submitMany([{ type: "x", fairnessKey: "user-2" }, { type: "x" }]);
+    // map submits its first chunk before it waits for any result
+    const mapped = sdk.map("x", [1], { spec: { fairnessKey: "user-3" } })[Symbol.asyncIterator]();
+    void mapped.next();
+    await vi.waitFor(async () => expect(await farm.t.run(async (ctx) => (await ctx.db.query("jobs").collect()).length)).toBe(4));
+    const keys = await farm.t.run(async (ctx) => (await ctx.db.query("jobs").collect()).map((j) => [j._id, j.fairnessKey ?? null]));
+    expect(keys).toEqual([
+      [one, "user-1"],
+      [many[0], "user-2"],
+      [many[1], null],
+      [expect.any(String), "user-3"],
+    ]);
+    expect(await checkConsistency(farm.t)).toEqual([]);
   });
 
   test("empty or over 64 bytes is refused, naming the batch's job, and nothing is written", async () => {

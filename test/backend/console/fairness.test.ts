@@ -1,11 +1,12 @@
 // The console's view of fair share: the Overview per client key, the Jobs page's client key and fairness key
 // filters (bulk actions take the same filter), a job's page naming the key it counts against and why it waits.
 import type { FunctionReturnType } from "convex/server";
+import { getDocumentSize } from "convex/values";
 import { afterEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
 import type { Id } from "../../../convex/_generated/dataModel";
 import type { JobFilter } from "../../../convex/lib/jobQuery";
-import { expectCode, newFarm, refreshSummaries, TEST_TYPES, type Farm } from "../setup";
+import { expectCode, newFarm, refreshSummaries, TEST_TYPES, withoutSystemFields, type Farm } from "../setup";
 import { checkConsistency } from "../sweep/consistency";
 
 afterEach(() => vi.useRealTimers());
@@ -58,6 +59,28 @@ test("the Overview shows each client key's running and waiting jobs, its share o
   // ci's first jobs were submitted a second before app's
   expect(Date.now() - byName.ci.oldestReadyAt!).toBe(31_000);
   expect(Date.now() - byName.app.oldestReadyAt!).toBe(30_000);
+  expect(await checkConsistency(farm.t)).toEqual([]);
+});
+
+test("the Overview finds a busy key behind hundreds of idle keys' totals, within the summary's byte budget", async () => {
+  const { farm, ops, app } = await twoKeys();
+  // 300 keys that once had work and have none now: their totals rows come before app's in the org's range
+  await farm.t.run(async (ctx) => {
+    const fields = withoutSystemFields((await ctx.db.get(app.clientKeyId))!);
+    for (let i = 0; i < 300; i++) {
+      const idle = await ctx.db.insert("clientKeys", { ...fields, name: `idle-${i}`, keyHash: `idle-${i}-${fields.keyHash}` });
+      await ctx.db.insert("keyShards", { orgId: farm.orgId, clientKeyId: idle, pending: 0, running: 0 });
+    }
+  });
+  await submit(farm, app.key, 2);
+  vi.advanceTimersByTime(30_000);
+  await refreshSummaries(farm.t);
+  const overview = await farm.t.query(api.console.overview, { apiKey: ops });
+  expect(overview.clientKeys.map((k) => [k.name, k.waiting])).toEqual([["app", 2]]);
+  // the 1,000 totals a summary reads at most fit its 256 KiB for them (a row is about 100 bytes)
+  const rows = await farm.t.run(async (ctx) => await ctx.db.query("keyShards").collect());
+  expect(rows.length).toBe(301);
+  expect((1000 * rows.reduce((sum, row) => sum + getDocumentSize(row), 0)) / rows.length).toBeLessThan(256 * 1024);
   expect(await checkConsistency(farm.t)).toEqual([]);
 });
 
