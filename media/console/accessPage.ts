@@ -153,7 +153,9 @@ const formKeys = new WeakMap<HTMLFormElement, ClientKeyRow[]>();
 function shareForm(): HTMLFormElement {
   const form = el("form", undefined, { id: "limits-form", class: "filters" });
   const key = el("vscode-single-select", undefined, { id: "limits-key", "aria-label": "Client key" });
-  const weight = el("vscode-textfield", undefined, { id: "limits-weight", type: "number", min: String(FAIR.weightMin), max: String(FAIR.weightMax), step: "any", placeholder: "1", "aria-label": "Weight" });
+  // a text field checked on Save: vscode-textfield's step is a number property, so step="any" never reaches its input
+  // and the browser would refuse 3 (steps of 1 from min 0.001)
+  const weight = el("vscode-textfield", undefined, { id: "limits-weight", inputmode: "decimal", placeholder: "1", "aria-label": "Weight" });
   const most = el("vscode-textfield", undefined, { id: "limits-max-running", type: "number", min: "0", step: "1", placeholder: "no limit", "aria-label": "Most running" });
   const weights = el("vscode-textfield", undefined, { id: "limits-fairness-weights", placeholder: "gold=4, free=0.5", "aria-label": "Fairness weights" });
   form.append(

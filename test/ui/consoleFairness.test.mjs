@@ -64,7 +64,7 @@ describe("the console's view of fair share", function () {
     await assertText(frame.locator("#client-keys"), /test client[\s\S]*active[\s\S]*1\s*no limit\s*0/);
     // choosing the farm's client key fills the form with what it has: the defaults
     await frame.locator("#limits-key").click();
-    await frame.locator("#limits-key vscode-option", { hasText: "test client" }).click();
+    await frame.locator("#limits-key").getByRole("option", { name: "test client", exact: true }).click();
     assert.equal(await field("limits-weight").inputValue(), "1");
     assert.equal(await field("limits-max-running").inputValue(), "");
     await field("limits-weight").fill("3");
@@ -105,7 +105,7 @@ describe("the console's view of fair share", function () {
     await tab("jobs").click();
     await frame.locator("#client-key-filter").waitFor({ timeout: UI_TIMEOUT });
     await frame.locator("#client-key-filter").click();
-    await frame.locator("#client-key-filter vscode-option", { hasText: "test client" }).click();
+    await frame.locator("#client-key-filter").getByRole("option", { name: "test client", exact: true }).click();
     await assertText(frame.locator("#jobs"), (text) => (text.match(/test client/g) ?? []).length === 3);
     await frame.locator("#filter-fairnessKey input").fill("free");
     await frame.locator("#filter-apply").click();
