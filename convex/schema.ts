@@ -611,6 +611,24 @@ export default defineSchema({
     .index("by_org_batch", ["orgId", "batchId"])
     .index("by_child", ["childId"]),
 
+  /**
+   * A parent's end whose children are settled in scheduled pages (lib/settlements.ts): one row while pages are left,
+   * so the watchdog re-arms a page that failed. `batchId`: the batch's edges (the batch ended or failed), else the
+   * job `parentId`'s.
+   */
+  settlements: defineTable({
+    orgId: v.id("orgs"),
+    parentId: v.id("jobs"),
+    ok: v.boolean(),
+    why: v.string(),
+    batchId: v.optional(v.string()),
+    // when its next page was scheduled, and the page chain's generation (a page of an older one does nothing)
+    armedAt: v.number(),
+    generation: v.number(),
+    // times the watchdog re-armed it: each halves its pages (a page too big for one transaction gets through)
+    stalls: v.optional(v.number()),
+  }).index("by_armed", ["armedAt"]),
+
   /** schedules:create: a cron line that submits `job` at each tick (lib/schedules.ts). */
   schedules: defineTable({
     orgId: v.id("orgs"),

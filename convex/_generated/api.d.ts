@@ -74,6 +74,7 @@ import type * as lib_roster from "../lib/roster.js";
 import type * as lib_routing from "../lib/routing.js";
 import type * as lib_scheduled from "../lib/scheduled.js";
 import type * as lib_schedules from "../lib/schedules.js";
+import type * as lib_settlements from "../lib/settlements.js";
 import type * as lib_sha256 from "../lib/sha256.js";
 import type * as lib_storable from "../lib/storable.js";
 import type * as lib_submit from "../lib/submit.js";
@@ -168,6 +169,7 @@ declare const fullApi: ApiFromModules<{
   "lib/routing": typeof lib_routing;
   "lib/scheduled": typeof lib_scheduled;
   "lib/schedules": typeof lib_schedules;
+  "lib/settlements": typeof lib_settlements;
   "lib/sha256": typeof lib_sha256;
   "lib/storable": typeof lib_storable;
   "lib/submit": typeof lib_submit;

@@ -11,6 +11,7 @@ import { laneFor } from "./laneFor";
 import { LIMITS } from "./limits";
 import { classOf } from "./requirements";
 import { routingCapabilities } from "./routing";
+import { armSettlement, EDGES_PER_PAGE, type Settlement } from "./settlements";
 import { checkText } from "./validate";
 
 /**
@@ -172,27 +173,31 @@ export async function noteBatchJobRetried(ctx: MutationCtx, job: Doc<"jobs">) {
 /** The code of an app job whose parents' results total more than its stdin may carry (LIMITS.appInputsBytes). */
 export const INPUTS_TOO_LARGE = "inputs_too_large";
 
-/** lib/transitions.ts finishJob, passed in so that this module does not import transitions. */
+/**
+ * lib/transitions.ts finishJob, passed in so that this module does not import transitions. A job that a settlement
+ * ends is `cascaded`: its own children are settled in scheduled pages, never in the page that ended it.
+ */
 export type Finish = (
   ctx: MutationCtx,
   job: Doc<"jobs">,
   status: FinishedStatus,
-  extra: { error: string; detail: string; code: string; failedParent?: Id<"jobs"> },
+  extra: { error: string; detail: string; code: string; failedParent?: Id<"jobs">; cascaded: true },
 ) => Promise<void>;
 
 /**
  * The one hook of a job's end (lib/transitions.ts finishJob, after the job row is final): its batch's
  * counters, its children's edges, and, for a waiting job that ends (canceled), its own edges.
  * `resultBytes`: the size of the result it ended with (a batch sums them, for its children's inputs).
+ * `cascaded`: a settlement page ended it, so its children's first page is scheduled too (lib/settlements.ts).
  */
-export async function noteJobEnded(ctx: MutationCtx, job: Doc<"jobs">, status: FinishedStatus, finish: Finish, resultBytes = 0) {
+export async function noteJobEnded(ctx: MutationCtx, job: Doc<"jobs">, status: FinishedStatus, finish: Finish, resultBytes = 0, cascaded = false) {
   if (job.status === "waiting") {
     for (const edge of await ctx.db.query("jobDependencies").withIndex("by_child", (q) => q.eq("childId", job._id)).collect()) {
       await ctx.db.delete(edge._id);
     }
   }
   const ok = status === "succeeded";
-  await settleEdges(ctx, { orgId: job.orgId, parentId: job._id, ok, why: `parent job ${job._id} ended ${status}` }, finish);
+  await settleFirstPage(ctx, { orgId: job.orgId, parentId: job._id, ok, why: `parent job ${job._id} ended ${status}` }, finish, cascaded);
   if (job.batchId === undefined) return;
   const batchId = job.batchId;
   const shard = await shardRow(ctx, job.orgId, batchId, job._id, false);
@@ -214,39 +219,47 @@ export async function noteJobEnded(ctx: MutationCtx, job: Doc<"jobs">, status: F
   }
   // the batch's children are read only when it fails or when its last job ends
   const why = ok ? "" : `batch ${JSON.stringify(batchId)}'s job ${job._id} ended ${status}`;
-  await settleEdges(ctx, { orgId: job.orgId, parentId: job._id, ok, why, batchId }, finish);
+  await settleFirstPage(ctx, { orgId: job.orgId, parentId: job._id, ok, why, batchId }, finish, cascaded);
 }
 
-/** Edges settled in one transaction at most, and the bytes of edges and children read for them: the rest go on in a scheduled page. */
-const EDGES_PER_PAGE = 100;
+/**
+ * A parent just ended: settle its first page of edges here, the rest in scheduled pages; a cascaded end settles
+ * nothing here and schedules its first page only when it has an edge at all (one index read).
+ */
+async function settleFirstPage(ctx: MutationCtx, s: Settlement, finish: Finish, cascaded: boolean) {
+  if (cascaded) {
+    if (await edgesOf(ctx, s).first()) await armSettlement(ctx, s);
+    return;
+  }
+  if ((await settleEdges(ctx, s, finish)).more) await armSettlement(ctx, s);
+}
+
+/** The bytes of edges and children one page reads at most. */
 const EDGE_PAGE_BYTES = TX_BUDGET.rangeReadBytes / 4;
 
-/**
- * The edges a parent's end settles: those on the job `parentId`, or with `batchId` those on its batch (the job is
- * the batch's last to succeed, or one that failed). `ok`: met (released once a child has no unmet parent left),
- * else the children are canceled naming `parentId` and `why`.
- */
-type Settlement = { orgId: Id<"orgs">; parentId: Id<"jobs">; ok: boolean; why: string; batchId?: string };
+function edgesOf(ctx: MutationCtx, s: Settlement) {
+  return s.batchId === undefined
+    ? ctx.db.query("jobDependencies").withIndex("by_parent", (q) => q.eq("parentId", s.parentId))
+    : ctx.db.query("jobDependencies").withIndex("by_org_batch", (q) => q.eq("orgId", s.orgId).eq("batchId", s.batchId));
+}
 
 /**
- * Settle a page of a parent's edges (EDGES_PER_PAGE rows and EDGE_PAGE_BYTES of edges and children at most); while
- * edges are left, dependencies:settle goes on with the next page. Each edge is deleted as its child is told, in the
- * same transaction, so each child is released (or canceled) once however the pages fall.
+ * Settle a page of a parent's edges (`pageSize` rows and EDGE_PAGE_BYTES of edges and children at most): `more` says
+ * edges are left for another page. Each edge is deleted as its child is told, in the same transaction, so each child
+ * is released (or canceled) once however the pages fall. `ok`: met (a child is released once it has no unmet parent
+ * left), else the children are canceled naming `parentId` and `why`. A child ended here is `cascaded`.
  */
-export async function settleEdges(ctx: MutationCtx, s: Settlement, finish: Finish) {
-  const edges = await (s.batchId === undefined
-    ? ctx.db.query("jobDependencies").withIndex("by_parent", (q) => q.eq("parentId", s.parentId))
-    : ctx.db.query("jobDependencies").withIndex("by_org_batch", (q) => q.eq("orgId", s.orgId).eq("batchId", s.batchId))
-  ).take(EDGES_PER_PAGE + 1);
+export async function settleEdges(ctx: MutationCtx, s: Settlement, finish: Finish, pageSize = EDGES_PER_PAGE): Promise<{ more: boolean }> {
+  const edges = await edgesOf(ctx, s).take(pageSize + 1);
   const bytes = new ByteBudget(EDGE_PAGE_BYTES);
   let settled = 0;
   for (const edge of edges) {
-    if (settled === EDGES_PER_PAGE || bytes.exhausted) break;
+    if (settled === pageSize || bytes.exhausted) break;
     bytes.charge(edge);
     await settleEdge(ctx, edge, s.ok, s.parentId, s.why, finish, bytes);
     settled++;
   }
-  if (settled < edges.length) await ctx.scheduler.runAfter(0, internal.dependencies.settle, s);
+  return { more: settled < edges.length };
 }
 
 async function settleEdge(ctx: MutationCtx, edge: Doc<"jobDependencies">, met: boolean, parentId: Id<"jobs">, why: string, finish: Finish, bytes: ByteBudget) {
@@ -254,7 +267,7 @@ async function settleEdge(ctx: MutationCtx, edge: Doc<"jobDependencies">, met: b
   const child = await ctx.db.get(edge.childId);
   if (child) bytes.charge(child);
   if (!child || child.status !== "waiting") return;
-  if (!met) return await finish(ctx, child, "canceled", { error: why, detail: why, code: DEPENDENCY_FAILED, failedParent: parentId });
+  if (!met) return await finish(ctx, child, "canceled", { error: why, detail: why, code: DEPENDENCY_FAILED, failedParent: parentId, cascaded: true });
   const unmet = (child.unmetParents ?? 1) - 1;
   if (unmet > 0) await ctx.db.patch(child._id, { unmetParents: unmet });
   else await releaseChild(ctx, child, finish);
@@ -278,7 +291,7 @@ export async function releaseChild(ctx: MutationCtx, child: Doc<"jobs">, finish:
     const bytes = await inputBytes(ctx, child);
     if (bytes > LIMITS.appInputsBytes) {
       const why = `its parents' results total ${bytes} bytes; an app's inputs may total ${LIMITS.appInputsBytes}`;
-      return await finish(ctx, child, "dead", { error: why, detail: why, code: INPUTS_TOO_LARGE });
+      return await finish(ctx, child, "dead", { error: why, detail: why, code: INPUTS_TOO_LARGE, cascaded: true });
     }
   }
   const lane = await laneFor(ctx, child.orgId, routingCapabilities(child.type, child.requiredCapabilities), classOf(child.requirements));

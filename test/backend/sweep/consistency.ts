@@ -286,11 +286,21 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   }
   problems.push(...checkInstances(jobs, instances));
   problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }));
-  const settling = await t.run(async (ctx) =>
-    (await ctx.db.system.query("_scheduled_functions").collect()).filter((f) => f.name === "dependencies:settle" && f.state.kind === "pending").map((f) => f.args[0] as Settling),
-  );
-  problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settling));
+  const settlements = await readAll(t, "settlements");
+  problems.push(...checkSettlements(settlements, scheduled));
+  problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settlements));
   return problems;
+}
+
+/** Each settlement (lib/settlements.ts) has its next page scheduled, of its own generation. */
+function checkSettlements(settlements: Doc<"settlements">[], scheduled: Scheduled[]): string[] {
+  const pages = new Set(
+    scheduled.filter((s) => s.name === "dependencies:settle").map((s) => {
+      const { settlementId, generation } = s.args[0] as { settlementId: string; generation: number };
+      return `${settlementId}:${generation}`;
+    }),
+  );
+  return settlements.filter((row) => !pages.has(`${row._id}:${row.generation}`)).map((row) => `settlement ${row._id} of job ${row.parentId} has no page scheduled`);
 }
 
 const FINAL = new Set(["succeeded", "canceled", "dead"]);
@@ -300,9 +310,9 @@ const FINAL = new Set(["succeeded", "canceled", "dead"]);
  * (a job not yet succeeded, or a batch with jobs not yet ended); every batch row counts its jobs as they are;
  * only waiting jobs have edges, and no job waits on a parent that failed.
  */
-function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[], batches: Doc<"batches">[], settling: Settling[]): string[] {
+function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[], batches: Doc<"batches">[], settling: Doc<"settlements">[]): string[] {
   const problems: string[] = [];
-  // edges of a parent whose end is being settled page by page (dependencies:settle pending) may outlive it until their page
+  // edges of a parent whose end is being settled page by page (a settlement row) may outlive it until their page
   const settlingJobs = new Set(settling.filter((s) => s.batchId === undefined).map((s) => s.parentId));
   const settlingBatches = new Set(settling.filter((s) => s.batchId !== undefined).map((s) => `${s.orgId}:${s.batchId}`));
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
@@ -363,9 +373,6 @@ function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[],
   }
   return problems;
 }
-
-/** The arguments of a pending dependencies:settle (convex/lib/dependencies.ts Settlement). */
-type Settling = { orgId: string; parentId: string; batchId?: string };
 
 /**
  * A batch's counts are the sums over its shard rows (lib/dependencies.ts): at most one row per shard, each shard in
