@@ -146,7 +146,8 @@ export const sweepRecords = internalMutation({
       .query("workers")
       .withIndex("by_revoked_at", (q) => q.eq("revoked", true).lt("revokedAt", cutoff))
       .take(WORKERS_PER_BATCH);
-    for (const worker of workers) await deleteRevokedWorker(ctx, worker);
+    let workersLeft = false;
+    for (const worker of workers) if (!(await deleteRevokedWorker(ctx, worker))) workersLeft = true;
     const bulkOps = await ctx.db
       .query("bulkOps")
       .withIndex("by_done_armed", (q) => q.eq("done", true).lt("armedAt", cutoff))
@@ -165,7 +166,7 @@ export const sweepRecords = internalMutation({
       .take(RECORDS_PER_BATCH);
     for (const day of days) await ctx.db.delete(day._id);
     const deleted = { workers: workers.length, bulkOps: bulkOps.length, enrollments: enrollments.length, creditDays: days.length };
-    const more = workers.length === WORKERS_PER_BATCH || [bulkOps, enrollments, days].some((rows) => rows.length === RECORDS_PER_BATCH);
+    const more = workersLeft || workers.length === WORKERS_PER_BATCH || [bulkOps, enrollments, days].some((rows) => rows.length === RECORDS_PER_BATCH);
     if (more) await ctx.scheduler.runAfter(0, internal.retention.sweepRecords, { olderThanMs: age });
     else await ctx.scheduler.runAfter(0, internal.retention.sweepBatches, {});
     return { deleted, more };

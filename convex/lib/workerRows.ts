@@ -5,14 +5,16 @@ import type { MutationCtx } from "../_generated/server";
  * Deleting a revoked worker for good: when its machine joins again (workers:enroll with the same machineId
  * replaces it, so leaving and joining does not pile up rows) or when the retention sweep finds it revoked for
  * longer than the retention age. Its rows beside it go too — presence, waiting lines, slot count, doorbell,
- * credit — except that a successor (the same machine's new worker) inherits its credit. Jobs and events that
- * name it keep its id (they show it as a worker that no longer exists). Every read is bounded by design: one
- * row per worker, or a worker's lanes, doorbell or retained days.
+ * credit, trust streaks and quota days — except that a successor (the same machine's new worker) inherits its
+ * credit (never its trust: a new key earns its own). Jobs, instances and events that name it keep its id (they show
+ * it as a worker that no longer exists). Every read is bounded: ROWS_PER_TABLE rows per table; a worker with more
+ * (streaks of many job types, many quota days) keeps its row until a later call has deleted the rest.
  */
 
 const ROWS_PER_TABLE = 500;
 
-export async function deleteRevokedWorker(ctx: MutationCtx, worker: Doc<"workers">, successor?: Id<"workers">): Promise<void> {
+/** Returns false when rows beside the worker are left (call again; its row stays until then). */
+export async function deleteRevokedWorker(ctx: MutationCtx, worker: Doc<"workers">, successor?: Id<"workers">): Promise<boolean> {
   if (!worker.revoked) throw new Error("only a revoked worker is deleted");
   const workerId = worker._id;
   const beside = [
@@ -56,7 +58,14 @@ export async function deleteRevokedWorker(ctx: MutationCtx, worker: Doc<"workers
     for (const day of days) await ctx.db.delete(day._id);
     if (total) await ctx.db.delete(total._id);
   }
+  const trust = [
+    ...(await ctx.db.query("trustStreaks").withIndex("by_worker_type", (q) => q.eq("workerId", workerId)).take(ROWS_PER_TABLE)),
+    ...(await ctx.db.query("quotaUse").withIndex("by_worker_day", (q) => q.eq("workerId", workerId)).take(ROWS_PER_TABLE)),
+  ];
+  for (const row of trust) await ctx.db.delete(row._id);
+  if (days.length === ROWS_PER_TABLE || trust.length >= ROWS_PER_TABLE) return false;
   await ctx.db.delete(workerId);
+  return true;
 }
 
 type Credit = { cpuMs: number; wallMs: number; jobs: number; failed: number };
