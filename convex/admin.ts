@@ -8,6 +8,7 @@ import { computeSummary } from "./lib/summary";
 import { LIMITS } from "./lib/limits";
 import { checkText } from "./lib/validate";
 import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
+import { childReading } from "./lib/parentRefs";
 
 /** Operator functions: internal only, run with `npx convex run admin:<name> '<json args>'`. */
 
@@ -100,11 +101,14 @@ export const retryDead = internalMutation({
   },
 });
 
+/** A succeeded job that a child not yet ended reads as its input is kept: refused, naming the child. */
 export const purge = internalMutation({
   args: { jobId: v.id("jobs") },
   handler: async (ctx, { jobId }) => {
     const job = await ctx.db.get(jobId);
     if (!job) fail("not_found", "No such job");
+    const child = await childReading(ctx, job);
+    if (child) fail("invalid_argument", `Job ${jobId} is an input of job ${child}, which has not ended: it is kept until that job ends`);
     return await purgeJob(ctx, job);
   },
 });

@@ -8,9 +8,12 @@ import { ByteBudget, TX_BUDGET } from "./lib/budget";
 import { purgeJob } from "./lib/deadLetters";
 import { BATCH_SHARDS } from "./lib/dependencies";
 import { TIMING } from "./lib/limits";
+import { childReading } from "./lib/parentRefs";
 import { deleteRevokedWorker } from "./lib/workerRows";
 
 const JOBS_PER_BATCH = 10;
+// jobs read per transaction: the parents kept for a child that has not ended are passed over, not deleted
+const JOBS_SCANNED_PER_BATCH = 100;
 const BUCKETS_PER_BATCH = 200;
 const LANES_PER_BATCH = 25;
 const WAITERS_PER_LANE = 500;
@@ -23,27 +26,54 @@ function retentionMs(olderThanMs?: number): number {
   return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : TIMING.defaultRetentionMs;
 }
 
+const sweepCursor = v.object({ finishedAt: v.number(), creationTime: v.number() });
+type SweepCursor = { finishedAt: number; creationTime: number };
+
+/** Finished jobs older than `cutoff`, in finishing order, after the last one a run handled (`after`). */
+async function oldFinishedJobs(ctx: MutationCtx, cutoff: number, after: SweepCursor | undefined, count: number): Promise<Doc<"jobs">[]> {
+  const sameTime = after
+    ? await ctx.db
+        .query("jobs")
+        .withIndex("by_finished", (q) => q.eq("finishedAt", after.finishedAt).gt("_creationTime", after.creationTime))
+        .take(count)
+    : [];
+  const later = await ctx.db
+    .query("jobs")
+    .withIndex("by_finished", (q) => (after ? q.gt("finishedAt", after.finishedAt) : q.gte("finishedAt", 0)).lt("finishedAt", cutoff))
+    .take(count - sameTime.length);
+  return [...sameTime.filter((job) => job.finishedAt! < cutoff), ...later];
+}
+
 /**
  * Delete finished jobs (with their output and events) older than the retention age, and throughput
- * buckets older than two hours, a bounded batch per transaction; reschedules itself while work remains.
+ * buckets older than two hours, a bounded batch per transaction; reschedules itself while work remains. A succeeded
+ * job that a child not yet ended reads as its input (lib/parentRefs.ts) is kept, and passed over: `after` is where
+ * the next run goes on.
  */
 export const sweep = internalMutation({
-  args: { olderThanMs: v.optional(v.number()) },
-  handler: async (ctx, { olderThanMs }) => {
+  args: { olderThanMs: v.optional(v.number()), after: v.optional(sweepCursor) },
+  handler: async (ctx, { olderThanMs, after }) => {
     const age = retentionMs(olderThanMs);
     const cutoff = Date.now() - age;
-    const jobs = await ctx.db
-      .query("jobs")
-      .withIndex("by_finished", (q) => q.gte("finishedAt", 0).lt("finishedAt", cutoff))
-      .take(JOBS_PER_BATCH);
-    let more = jobs.length === JOBS_PER_BATCH;
+    const jobs = await oldFinishedJobs(ctx, cutoff, after, JOBS_SCANNED_PER_BATCH);
+    let more = jobs.length === JOBS_SCANNED_PER_BATCH;
     // one byte budget for every job of the batch: ten jobs of full output would not fit one transaction
     const bytes = new ByteBudget(TX_BUDGET.purgeBytes);
+    let cursor = after;
+    let deleted = 0;
+    let kept = 0;
     for (const job of jobs) {
-      if (!(await purgeJob(ctx, job, bytes))) {
+      if (deleted === JOBS_PER_BATCH) {
         more = true;
         break;
       }
+      if (await childReading(ctx, job)) kept++;
+      else if (!(await purgeJob(ctx, job, bytes))) {
+        // rows are left: the next run starts again at this job
+        more = true;
+        break;
+      } else deleted++;
+      cursor = { finishedAt: job.finishedAt!, creationTime: job._creationTime };
     }
     const oldMinute = Math.floor((Date.now() - 2 * 60 * 60_000) / 60_000);
     const buckets = await ctx.db
@@ -52,9 +82,9 @@ export const sweep = internalMutation({
       .take(BUCKETS_PER_BATCH);
     for (const bucket of buckets) await ctx.db.delete(bucket._id);
     if (buckets.length === BUCKETS_PER_BATCH) more = true;
-    if (more) await ctx.scheduler.runAfter(0, internal.retention.sweep, { olderThanMs: age });
+    if (more) await ctx.scheduler.runAfter(0, internal.retention.sweep, { olderThanMs: age, ...(cursor ? { after: cursor } : {}) });
     else await ctx.scheduler.runAfter(0, internal.retention.sweepLanes, {});
-    return { deletedJobs: jobs.length, deletedBuckets: buckets.length, more };
+    return { deletedJobs: deleted, keptJobs: kept, deletedBuckets: buckets.length, more };
   },
 });
 

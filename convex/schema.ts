@@ -598,10 +598,26 @@ export default defineSchema({
     firstFailed: v.optional(v.id("jobs")),
     // the results of its succeeded jobs, summed (an app child's inputs must fit its stdin)
     resultBytes: v.optional(v.number()),
+    // its succeeded jobs purged since (by retention or an operator): a child of the batch would miss their results
+    purged: v.optional(v.number()),
   }).index("by_org_batch", ["orgId", "batchId", "shard"]),
 
   /** A waiting job's unmet parent (a job or a batch): deleted once met, or when the child ends. */
   jobDependencies: defineTable({
+    orgId: v.id("orgs"),
+    childId: v.id("jobs"),
+    parentId: v.optional(v.id("jobs")),
+    batchId: v.optional(v.string()),
+  })
+    .index("by_parent", ["parentId"])
+    .index("by_org_batch", ["orgId", "batchId"])
+    .index("by_child", ["childId"]),
+
+  /**
+   * A job's parents as it was submitted with them (lib/parentRefs.ts): a listed job or a batch, kept until the child
+   * ends (whether or not the parent was met), so retention and purge keep the results the child reads as its inputs.
+   */
+  parentRefs: defineTable({
     orgId: v.id("orgs"),
     childId: v.id("jobs"),
     parentId: v.optional(v.id("jobs")),

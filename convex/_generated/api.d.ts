@@ -67,6 +67,7 @@ import type * as lib_laneFor from "../lib/laneFor.js";
 import type * as lib_lanes from "../lib/lanes.js";
 import type * as lib_lease from "../lib/lease.js";
 import type * as lib_limits from "../lib/limits.js";
+import type * as lib_parentRefs from "../lib/parentRefs.js";
 import type * as lib_presence from "../lib/presence.js";
 import type * as lib_queueWait from "../lib/queueWait.js";
 import type * as lib_requirements from "../lib/requirements.js";
@@ -162,6 +163,7 @@ declare const fullApi: ApiFromModules<{
   "lib/lanes": typeof lib_lanes;
   "lib/lease": typeof lib_lease;
   "lib/limits": typeof lib_limits;
+  "lib/parentRefs": typeof lib_parentRefs;
   "lib/presence": typeof lib_presence;
   "lib/queueWait": typeof lib_queueWait;
   "lib/requirements": typeof lib_requirements;

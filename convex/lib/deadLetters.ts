@@ -13,7 +13,8 @@ import { classOf } from "./requirements";
 import { LIMITS } from "./limits";
 import { checkIntegerInRange } from "./validate";
 import { deliveryOf } from "./webhooks";
-import { noteBatchJobRetried } from "./dependencies";
+import { noteBatchJobPurged, noteBatchJobRetried, retriedInputsGone } from "./dependencies";
+import { insertParentRefs } from "./parentRefs";
 import { newRound } from "./validation";
 
 const PURGE_ROWS_PER_CALL = 500;
@@ -54,6 +55,10 @@ export async function listDeadLetters(ctx: QueryCtx, orgId: Id<"orgs">, limit?: 
  */
 export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = "dead letter retried by operator") {
   if (job.status !== "dead") fail("invalid_argument", `Only dead jobs can be retried; this one is ${job.status}`);
+  // a child runs again only with every input it was submitted with; it names them again until it ends
+  const gone = await retriedInputsGone(ctx, job);
+  if (gone) fail("gone", `This job cannot run again: ${gone}`);
+  if (job.dependsOn) await insertParentRefs(ctx, job.orgId, job._id, job.dependsOn);
   const lane = await laneFor(ctx, job.orgId, routingCapabilities(job.type, job.requiredCapabilities), classOf(job.requirements));
   job = { ...job, laneId: lane._id };
   await ctx.db.patch(job._id, {
@@ -124,6 +129,7 @@ export async function purgeJobWithin(
   bytes.spend(await deleteBodies(ctx, job._id));
   const delivery = await deliveryOf(ctx, job._id); // its webhook delivery, if any, goes with it
   if (delivery) await ctx.db.delete(delivery._id);
+  await noteBatchJobPurged(ctx, job);
   await ctx.db.delete(job._id);
   await bumpFinished(ctx, job.orgId, job.status, -1);
   await kickSummary(ctx, job.orgId);

@@ -9,6 +9,7 @@ import { recordEvent } from "./events";
 import { kickForJobs } from "./kick";
 import { laneFor } from "./laneFor";
 import { LIMITS } from "./limits";
+import { deleteParentRefs, INPUTS_GONE } from "./parentRefs";
 import { classOf } from "./requirements";
 import { routingCapabilities } from "./routing";
 import { armSettlement, EDGES_PER_PAGE, type Settlement } from "./settlements";
@@ -73,15 +74,25 @@ export async function batchTotals(ctx: QueryCtx, orgId: Id<"orgs">, batchId: str
   let succeeded = 0;
   let failed = 0;
   let resultBytes = 0;
+  let purged = 0;
   const firstFailures: Id<"jobs">[] = [];
   for (const row of rows) {
     unfinished += row.unfinished;
     succeeded += row.succeeded;
     failed += row.failed;
     resultBytes += row.resultBytes ?? 0;
+    purged += row.purged ?? 0;
     if (row.firstFailed) firstFailures.push(row.firstFailed);
   }
-  return { unfinished, succeeded, failed, resultBytes, firstFailures };
+  return { unfinished, succeeded, failed, resultBytes, purged, firstFailures };
+}
+
+type BatchTotals = NonNullable<Awaited<ReturnType<typeof batchTotals>>>;
+
+/** Why a child of this batch could not get every result it was promised (succeeded jobs purged since), or null. */
+function batchInputsGone(batchId: string, totals: BatchTotals | null): string | null {
+  if (!totals || totals.purged === 0) return null;
+  return `${totals.purged} succeeded job(s) of its batch ${JSON.stringify(batchId)} were purged: it would run without their results`;
 }
 
 /**
@@ -120,6 +131,8 @@ export type ResolvedParents = {
   unmetBatch: boolean;
   // a parent that already ended dead or canceled: the child is canceled at once
   failedParent?: Id<"jobs">;
+  // results it would read are gone (its batch's succeeded jobs purged): the child fails with inputs_gone at once
+  inputsGone?: string;
 };
 
 /** The parents must exist in the child's org now, so the graph has no cycles by construction. */
@@ -136,14 +149,22 @@ export async function resolveParents(ctx: MutationCtx, orgId: Id<"orgs">, spec: 
     else if (parent.status !== "succeeded") unmetJobs.push(parent._id);
   }
   let unmetBatch = false;
+  let inputsGone: string | null = null;
   if (spec.batch !== undefined) {
     if (spec.batch === ownBatch) fail("invalid_argument", "A job cannot depend on its own batch");
     const batch = await batchTotals(ctx, orgId, spec.batch);
     if (!batch) fail("not_found", `dependsOn.batch: no batch ${JSON.stringify(spec.batch.slice(0, 40))} in this org`);
     if (batch.failed > 0) failedParent ??= await earliestFailed(ctx, batch.firstFailures);
     unmetBatch = batch.unfinished > 0;
+    inputsGone = batchInputsGone(spec.batch, batch);
   }
-  return { dependsOn: { ...(ids.length ? { jobs: ids } : {}), ...(spec.batch !== undefined ? { batch: spec.batch } : {}) }, unmetJobs, unmetBatch, failedParent };
+  return {
+    dependsOn: { ...(ids.length ? { jobs: ids } : {}), ...(spec.batch !== undefined ? { batch: spec.batch } : {}) },
+    unmetJobs,
+    unmetBatch,
+    failedParent,
+    ...(inputsGone !== null ? { inputsGone } : {}),
+  };
 }
 
 /** Record the unmet edges of a child just inserted as waiting. */
@@ -161,6 +182,20 @@ export async function noteBatchJobAdded(ctx: MutationCtx, orgId: Id<"orgs">, bat
   if (batchId === undefined) return;
   const shard = (await shardRow(ctx, orgId, batchId, jobId, true))!;
   await ctx.db.patch(shard._id, { unfinished: shard.unfinished + 1 });
+}
+
+/** A succeeded job of a batch is purged: a child of the batch submitted later would miss its result. */
+export async function noteBatchJobPurged(ctx: MutationCtx, job: Doc<"jobs">) {
+  if (job.batchId === undefined || job.status !== "succeeded") return;
+  const shard = await shardRow(ctx, job.orgId, job.batchId, job._id, false);
+  if (shard) await ctx.db.patch(shard._id, { purged: (shard.purged ?? 0) + 1 });
+}
+
+/** Why a dead child cannot be retried: a listed parent or a succeeded job of its batch was purged since; or null. */
+export async function retriedInputsGone(ctx: QueryCtx, job: Doc<"jobs">): Promise<string | null> {
+  for (const id of job.dependsOn?.jobs ?? []) if (!(await ctx.db.get(id))) return `its parent job ${id} was purged`;
+  const batchId = job.dependsOn?.batch;
+  return batchId === undefined ? null : batchInputsGone(batchId, await batchTotals(ctx, job.orgId, batchId));
 }
 
 /** A dead letter of a batch is retried: it is unfinished again. */
@@ -191,6 +226,7 @@ export type Finish = (
  * `cascaded`: a settlement page ended it, so its children's first page is scheduled too (lib/settlements.ts).
  */
 export async function noteJobEnded(ctx: MutationCtx, job: Doc<"jobs">, status: FinishedStatus, finish: Finish, resultBytes = 0, cascaded = false) {
+  await deleteParentRefs(ctx, job);
   if (job.status === "waiting") {
     for (const edge of await ctx.db.query("jobDependencies").withIndex("by_child", (q) => q.eq("childId", job._id)).collect()) {
       await ctx.db.delete(edge._id);
@@ -252,43 +288,59 @@ function edgesOf(ctx: MutationCtx, s: Settlement) {
 export async function settleEdges(ctx: MutationCtx, s: Settlement, finish: Finish, pageSize = EDGES_PER_PAGE): Promise<{ more: boolean }> {
   const edges = await edgesOf(ctx, s).take(pageSize + 1);
   const bytes = new ByteBudget(EDGE_PAGE_BYTES);
+  const batches = new BatchCache();
   let settled = 0;
   for (const edge of edges) {
     if (settled === pageSize || bytes.exhausted) break;
     bytes.charge(edge);
-    await settleEdge(ctx, edge, s.ok, s.parentId, s.why, finish, bytes);
+    await settleEdge(ctx, edge, s, finish, bytes, batches);
     settled++;
   }
   return { more: settled < edges.length };
 }
 
-async function settleEdge(ctx: MutationCtx, edge: Doc<"jobDependencies">, met: boolean, parentId: Id<"jobs">, why: string, finish: Finish, bytes: ByteBudget) {
+async function settleEdge(ctx: MutationCtx, edge: Doc<"jobDependencies">, s: Settlement, finish: Finish, bytes: ByteBudget, batches: BatchCache) {
   await ctx.db.delete(edge._id);
   const child = await ctx.db.get(edge.childId);
   if (child) bytes.charge(child);
   if (!child || child.status !== "waiting") return;
-  if (!met) return await finish(ctx, child, "canceled", { error: why, detail: why, code: DEPENDENCY_FAILED, failedParent: parentId, cascaded: true });
+  if (!s.ok) return await finish(ctx, child, "canceled", { error: s.why, detail: s.why, code: DEPENDENCY_FAILED, failedParent: s.parentId, cascaded: true });
   const unmet = (child.unmetParents ?? 1) - 1;
   if (unmet > 0) await ctx.db.patch(child._id, { unmetParents: unmet });
-  else await releaseChild(ctx, child, finish);
+  else await releaseChild(ctx, child, finish, batches);
+}
+
+/** A batch's totals read once per page: the children a page releases often share their batch. */
+class BatchCache {
+  private readonly totals = new Map<string, Promise<BatchTotals | null>>();
+
+  of(ctx: QueryCtx, orgId: Id<"orgs">, batchId: string): Promise<BatchTotals | null> {
+    let totals = this.totals.get(batchId);
+    if (!totals) this.totals.set(batchId, (totals = batchTotals(ctx, orgId, batchId)));
+    return totals;
+  }
 }
 
 /** What an app job's inputs weigh: its listed parents' results and its batch's (summed as they succeeded). */
-async function inputBytes(ctx: MutationCtx, child: Doc<"jobs">): Promise<number> {
+async function inputBytes(ctx: MutationCtx, child: Doc<"jobs">, batches: BatchCache): Promise<number> {
   let bytes = 0;
   for (const id of child.dependsOn?.jobs ?? []) bytes += (await ctx.db.get(id))?.resultBytes ?? 0;
   const batchId = child.dependsOn?.batch;
-  if (batchId !== undefined) bytes += (await batchTotals(ctx, child.orgId, batchId))?.resultBytes ?? 0;
+  if (batchId !== undefined) bytes += (await batches.of(ctx, child.orgId, batchId))?.resultBytes ?? 0;
   return bytes;
 }
 
 /**
  * Every parent has succeeded: the child is pending in the lane of its routing key (found or made again now).
- * An app job whose inputs would not fit its stdin ends dead at once (code inputs_too_large): no retry helps.
+ * A child of a batch whose succeeded jobs were purged meanwhile ends dead (code inputs_gone), and an app job whose
+ * inputs would not fit its stdin ends dead too (code inputs_too_large): no retry helps either.
  */
-export async function releaseChild(ctx: MutationCtx, child: Doc<"jobs">, finish: Finish) {
+export async function releaseChild(ctx: MutationCtx, child: Doc<"jobs">, finish: Finish, batches = new BatchCache()) {
+  const batchId = child.dependsOn?.batch;
+  const gone = batchId === undefined ? null : batchInputsGone(batchId, await batches.of(ctx, child.orgId, batchId));
+  if (gone) return await finish(ctx, child, "dead", { error: gone, detail: gone, code: INPUTS_GONE, cascaded: true });
   if (child.app) {
-    const bytes = await inputBytes(ctx, child);
+    const bytes = await inputBytes(ctx, child, batches);
     if (bytes > LIMITS.appInputsBytes) {
       const why = `its parents' results total ${bytes} bytes; an app's inputs may total ${LIMITS.appInputsBytes}`;
       return await finish(ctx, child, "dead", { error: why, detail: why, code: INPUTS_TOO_LARGE, cascaded: true });

@@ -286,9 +286,37 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   }
   problems.push(...checkInstances(jobs, instances));
   problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }));
+  problems.push(...checkParentRefs(jobs, await readAll(t, "parentRefs")));
   const settlements = await readAll(t, "settlements");
   problems.push(...checkSettlements(settlements, scheduled));
   problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settlements));
+  return problems;
+}
+
+/**
+ * Each job not yet ended that was submitted with parents names each of them (its listed jobs and its batch) in one
+ * reference row (lib/parentRefs.ts), and an ended job names none; a named parent job exists (it is kept for the child).
+ */
+function checkParentRefs(jobs: Doc<"jobs">[], refs: Doc<"parentRefs">[]): string[] {
+  const problems: string[] = [];
+  const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
+  const named = new Map<string, string[]>();
+  for (const ref of refs) {
+    const child = jobsById.get(ref.childId);
+    const where = `parent reference ${ref._id} of job ${ref.childId}`;
+    if (!child) problems.push(`${where}: its child is missing`);
+    else if (FINAL.has(child.status)) problems.push(`${where}: its child already ended ${child.status}`);
+    else if (child.orgId !== ref.orgId) problems.push(`${where}: in another org than its child`);
+    if ((ref.parentId === undefined) === (ref.batchId === undefined)) problems.push(`${where}: names neither or both a job and a batch`);
+    if (ref.parentId !== undefined && !jobsById.has(ref.parentId)) problems.push(`${where}: its parent ${ref.parentId} is gone`);
+    named.set(ref.childId, [...(named.get(ref.childId) ?? []), ref.parentId ?? `batch:${ref.batchId}`]);
+  }
+  for (const job of jobs) {
+    if (!job.dependsOn || FINAL.has(job.status)) continue;
+    const want = [...(job.dependsOn.jobs ?? []), ...(job.dependsOn.batch !== undefined ? [`batch:${job.dependsOn.batch}`] : [])].sort();
+    const have = (named.get(job._id) ?? []).sort();
+    if (want.join() !== have.join()) problems.push(`job ${job._id} (${job.status}) names parents ${have.join(", ") || "none"}, was submitted with ${want.join(", ")}`);
+  }
   return problems;
 }
 
