@@ -608,10 +608,15 @@ export default defineSchema({
     childId: v.id("jobs"),
     parentId: v.optional(v.id("jobs")),
     batchId: v.optional(v.string()),
+    // the child's own batch, and where the wait leads on (lib/dependencyCycles.ts): "b:<batch>", or "j:<job>" for a
+    // parent that was waiting itself; none for a parent that was not (it waits on nothing). Absent on older rows.
+    childBatch: v.optional(v.string()),
+    via: v.optional(v.string()),
   })
     .index("by_parent", ["parentId"])
     .index("by_org_batch", ["orgId", "batchId"])
-    .index("by_child", ["childId"]),
+    .index("by_child", ["childId"])
+    .index("by_child_batch_via", ["orgId", "childBatch", "via"]),
 
   /**
    * A job's parents as it was submitted with them (lib/parentRefs.ts): a listed job or a batch, kept until the child

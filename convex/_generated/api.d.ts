@@ -48,6 +48,7 @@ import type * as lib_deadLetters from "../lib/deadLetters.js";
 import type * as lib_declare from "../lib/declare.js";
 import type * as lib_demand from "../lib/demand.js";
 import type * as lib_dependencies from "../lib/dependencies.js";
+import type * as lib_dependencyCycles from "../lib/dependencyCycles.js";
 import type * as lib_dispatch from "../lib/dispatch.js";
 import type * as lib_errors from "../lib/errors.js";
 import type * as lib_events from "../lib/events.js";
@@ -144,6 +145,7 @@ declare const fullApi: ApiFromModules<{
   "lib/declare": typeof lib_declare;
   "lib/demand": typeof lib_demand;
   "lib/dependencies": typeof lib_dependencies;
+  "lib/dependencyCycles": typeof lib_dependencyCycles;
   "lib/dispatch": typeof lib_dispatch;
   "lib/errors": typeof lib_errors;
   "lib/events": typeof lib_events;

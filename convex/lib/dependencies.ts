@@ -9,6 +9,7 @@ import { recordEvent } from "./events";
 import { kickForJobs } from "./kick";
 import { laneFor } from "./laneFor";
 import { LIMITS } from "./limits";
+import { edgeVia, refuseCycle } from "./dependencyCycles";
 import { deleteParentRefs, INPUTS_GONE } from "./parentRefs";
 import { classOf } from "./requirements";
 import { routingCapabilities } from "./routing";
@@ -126,8 +127,9 @@ async function shardRow(ctx: MutationCtx, orgId: Id<"orgs">, batchId: string, jo
 
 export type ResolvedParents = {
   dependsOn: { jobs?: Id<"jobs">[]; batch?: string };
-  // parents not yet met: the job ids, and the batch when it has jobs not yet ended
+  // parents not yet met: the job ids (`waitingJobs`: those that wait themselves), and the batch when it has jobs not yet ended
   unmetJobs: Id<"jobs">[];
+  waitingJobs: Id<"jobs">[];
   unmetBatch: boolean;
   // a parent that already ended dead or canceled: the child is canceled at once
   failedParent?: Id<"jobs">;
@@ -139,6 +141,7 @@ export type ResolvedParents = {
 export async function resolveParents(ctx: MutationCtx, orgId: Id<"orgs">, spec: CheckedDependsOn, ownBatch?: string): Promise<ResolvedParents> {
   const ids: Id<"jobs">[] = [];
   const unmetJobs: Id<"jobs">[] = [];
+  const waitingJobs: Id<"jobs">[] = [];
   let failedParent: Id<"jobs"> | undefined;
   for (const [i, raw] of spec.jobs.entries()) {
     const id = ctx.db.normalizeId("jobs", raw);
@@ -147,6 +150,7 @@ export async function resolveParents(ctx: MutationCtx, orgId: Id<"orgs">, spec: 
     ids.push(parent._id);
     if (parent.status === "dead" || parent.status === "canceled") failedParent ??= parent._id;
     else if (parent.status !== "succeeded") unmetJobs.push(parent._id);
+    if (parent.status === "waiting") waitingJobs.push(parent._id);
   }
   let unmetBatch = false;
   let inputsGone: string | null = null;
@@ -161,16 +165,29 @@ export async function resolveParents(ctx: MutationCtx, orgId: Id<"orgs">, spec: 
   return {
     dependsOn: { ...(ids.length ? { jobs: ids } : {}), ...(spec.batch !== undefined ? { batch: spec.batch } : {}) },
     unmetJobs,
+    waitingJobs,
     unmetBatch,
     failedParent,
     ...(inputsGone !== null ? { inputsGone } : {}),
   };
 }
 
-/** Record the unmet edges of a child just inserted as waiting. */
-export async function insertEdges(ctx: MutationCtx, orgId: Id<"orgs">, childId: Id<"jobs">, parents: ResolvedParents) {
-  for (const parentId of parents.unmetJobs) await ctx.db.insert("jobDependencies", { orgId, childId, parentId });
-  if (parents.unmetBatch) await ctx.db.insert("jobDependencies", { orgId, childId, batchId: parents.dependsOn.batch });
+/** Record the unmet edges of a child just inserted as waiting (`childBatch`: the batch it joined). */
+export async function insertEdges(ctx: MutationCtx, orgId: Id<"orgs">, childId: Id<"jobs">, parents: ResolvedParents, childBatch: string | undefined) {
+  const mine = childBatch !== undefined ? { childBatch } : {};
+  for (const parentId of parents.unmetJobs) {
+    const via = edgeVia({ jobId: parentId, waiting: parents.waitingJobs.includes(parentId) });
+    await ctx.db.insert("jobDependencies", { orgId, childId, parentId, ...mine, ...(via !== undefined ? { via } : {}) });
+  }
+  const batchId = parents.dependsOn.batch;
+  if (parents.unmetBatch && batchId !== undefined) await ctx.db.insert("jobDependencies", { orgId, childId, batchId, ...mine, via: edgeVia({ batchId }) });
+}
+
+/** A job that joins `batchId` must not close a cycle through it (lib/dependencyCycles.ts). */
+export async function checkNoCycle(ctx: QueryCtx, orgId: Id<"orgs">, batchId: string, parents: ResolvedParents) {
+  const batch = parents.unmetBatch ? parents.dependsOn.batch : undefined;
+  if (parents.waitingJobs.length === 0 && batch === undefined) return;
+  await refuseCycle(ctx, orgId, batchId, { waitingJobs: parents.waitingJobs, ...(batch !== undefined ? { batch } : {}) });
 }
 
 export function unmetCount(parents: ResolvedParents): number {

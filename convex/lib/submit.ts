@@ -13,7 +13,7 @@ import { LIMITS } from "./limits";
 import { CAPABILITY_PATTERN, checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./validate";
 import { routingCapabilities } from "./routing";
 import { checkRequirements, classOf, jobRequirements, type JobRequirements } from "./requirements";
-import { checkDependsOn, dependsOnSpec, DEPENDENCY_FAILED, insertEdges, noteBatchJobAdded, resolveParents, unmetCount, type CheckedDependsOn } from "./dependencies";
+import { checkDependsOn, checkNoCycle, dependsOnSpec, DEPENDENCY_FAILED, insertEdges, noteBatchJobAdded, resolveParents, unmetCount, type CheckedDependsOn } from "./dependencies";
 import { finishJob } from "./transitions";
 import { INPUTS_GONE, insertParentRefs } from "./parentRefs";
 import { checkValidation, validationSpec, type JobValidation } from "./validation";
@@ -124,6 +124,7 @@ export async function insertCheckedJob(
   const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
   const requirements = app ? withAppMemory(spec.requirements, app.memoryMB) : spec.requirements;
   const parents = spec.dependsOn ? await resolveParents(ctx, orgId, spec.dependsOn, spec.batchId) : undefined;
+  if (parents && spec.batchId !== undefined) await checkNoCycle(ctx, orgId, spec.batchId, parents);
   const unmet = parents ? unmetCount(parents) : 0;
   const waiting = unmet > 0 || parents?.failedParent !== undefined || parents?.inputsGone !== undefined;
   const now = Date.now();
@@ -168,7 +169,7 @@ export async function insertCheckedJob(
   }
   if (parents) await insertParentRefs(ctx, orgId, jobId, parents.dependsOn);
   if (waiting) {
-    await insertEdges(ctx, orgId, jobId, parents!);
+    await insertEdges(ctx, orgId, jobId, parents!, spec.batchId);
     await kickSummary(ctx, orgId);
     return jobId;
   }
