@@ -1,5 +1,6 @@
 import { v } from "convex/values";
 import { internalMutation } from "./_generated/server";
+import { awaitsSeal, sealOf } from "./lib/batchSeals";
 import { batchTotals, settleEdges } from "./lib/dependencies";
 import { maybeFault } from "./lib/faults";
 import { pageSizeAfter, rearmSettlement, settlementOf } from "./lib/settlements";
@@ -21,7 +22,7 @@ export const settle = internalMutation({
     const s = settlementOf(row);
     if (s.batchId !== undefined && s.ok) {
       const totals = await batchTotals(ctx, s.orgId, s.batchId);
-      if (!totals || totals.unfinished > 0 || totals.failed > 0) return await ctx.db.delete(row._id);
+      if (!totals || totals.unfinished > 0 || totals.failed > 0 || awaitsSeal(await sealOf(ctx, s.orgId, s.batchId))) return await ctx.db.delete(row._id);
     }
     const { more } = await settleEdges(ctx, s, finishJob, pageSizeAfter(row.stalls ?? 0));
     // a page made smaller by a re-arm stays small: what made the full one fail is likely still there

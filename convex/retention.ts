@@ -6,6 +6,7 @@ import type { MutationCtx } from "./_generated/server";
 import { unfoldedLaneCounts } from "./lib/counters";
 import { ByteBudget, TX_BUDGET } from "./lib/budget";
 import { purgeJob } from "./lib/deadLetters";
+import { sealOf } from "./lib/batchSeals";
 import { BATCH_SHARDS } from "./lib/dependencies";
 import { TIMING } from "./lib/limits";
 import { childReading } from "./lib/parentRefs";
@@ -207,7 +208,7 @@ const BATCH_ROWS_PER_PASS = 100;
 
 /**
  * After the records: a batch whose jobs are all gone (purged) keeps nothing worth counting, so its counter rows
- * (its shards, lib/dependencies.ts) go. A pass walks the batch rows in creation order, BATCH_ROWS_PER_PASS at a
+ * (its shards, lib/dependencies.ts) and its seal (lib/batchSeals.ts) go. A pass walks the batch rows in creation order, BATCH_ROWS_PER_PASS at a
  * time, asking each batch once whether one of its jobs is left (one index read). A batch a child still waits on
  * keeps its rows (no such edge outlives its batch's jobs, but the rows would be the child's only way out). A job
  * submitted to the batch later makes its rows again; a child submitted later is told the batch does not exist.
@@ -241,6 +242,8 @@ export const sweepBatches = internalMutation({
         .take(BATCH_SHARDS + 1);
       for (const shard of shards) await ctx.db.delete(shard._id);
       deletedRows += shards.length;
+      const seal = await sealOf(ctx, row.orgId, row.batchId);
+      if (seal) await ctx.db.delete(seal._id);
     }
     const more = rows.length === BATCH_ROWS_PER_PASS;
     if (more) await ctx.scheduler.runAfter(0, internal.retention.sweepBatches, { after: rows[rows.length - 1]._creationTime });

@@ -602,6 +602,16 @@ export default defineSchema({
     purged: v.optional(v.number()),
   }).index("by_org_batch", ["orgId", "batchId", "shard"]),
 
+  /**
+   * A batch submitted with `seal` (jobs:submitBatch, jobs:sealBatch; lib/batchSeals.ts): its children wait for the seal
+   * as well as for its jobs, and once `sealedAt` is set it takes no more jobs. A batch without a row is never sealed.
+   */
+  batchSeals: defineTable({
+    orgId: v.id("orgs"),
+    batchId: v.string(),
+    sealedAt: v.optional(v.number()),
+  }).index("by_org_batch", ["orgId", "batchId"]),
+
   /** A waiting job's unmet parent (a job or a batch): deleted once met, or when the child ends. */
   jobDependencies: defineTable({
     orgId: v.id("orgs"),

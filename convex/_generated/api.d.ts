@@ -35,6 +35,7 @@ import type * as lib_appsHttp from "../lib/appsHttp.js";
 import type * as lib_appsWasm from "../lib/appsWasm.js";
 import type * as lib_auth from "../lib/auth.js";
 import type * as lib_backoff from "../lib/backoff.js";
+import type * as lib_batchSeals from "../lib/batchSeals.js";
 import type * as lib_bodies from "../lib/bodies.js";
 import type * as lib_budget from "../lib/budget.js";
 import type * as lib_cancel from "../lib/cancel.js";
@@ -132,6 +133,7 @@ declare const fullApi: ApiFromModules<{
   "lib/appsWasm": typeof lib_appsWasm;
   "lib/auth": typeof lib_auth;
   "lib/backoff": typeof lib_backoff;
+  "lib/batchSeals": typeof lib_batchSeals;
   "lib/bodies": typeof lib_bodies;
   "lib/budget": typeof lib_budget;
   "lib/cancel": typeof lib_cancel;

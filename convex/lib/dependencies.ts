@@ -9,6 +9,7 @@ import { recordEvent } from "./events";
 import { kickForJobs } from "./kick";
 import { laneFor } from "./laneFor";
 import { LIMITS } from "./limits";
+import { awaitsSeal, refuseIfSealed, sealOf } from "./batchSeals";
 import { edgeVia, refuseCycle } from "./dependencyCycles";
 import { deleteParentRefs, INPUTS_GONE } from "./parentRefs";
 import { classOf } from "./requirements";
@@ -159,7 +160,7 @@ export async function resolveParents(ctx: MutationCtx, orgId: Id<"orgs">, spec: 
     const batch = await batchTotals(ctx, orgId, spec.batch);
     if (!batch) fail("not_found", `dependsOn.batch: no batch ${JSON.stringify(spec.batch.slice(0, 40))} in this org`);
     if (batch.failed > 0) failedParent ??= await earliestFailed(ctx, batch.firstFailures);
-    unmetBatch = batch.unfinished > 0;
+    unmetBatch = batch.unfinished > 0 || awaitsSeal(await sealOf(ctx, orgId, spec.batch));
     inputsGone = batchInputsGone(spec.batch, batch);
   }
   return {
@@ -197,6 +198,7 @@ export function unmetCount(parents: ResolvedParents): number {
 /** A job joins its batch (at submit): the batch's children now wait for it too. */
 export async function noteBatchJobAdded(ctx: MutationCtx, orgId: Id<"orgs">, batchId: string | undefined, jobId: Id<"jobs">) {
   if (batchId === undefined) return;
+  await refuseIfSealed(ctx, orgId, batchId);
   const shard = (await shardRow(ctx, orgId, batchId, jobId, true))!;
   await ctx.db.patch(shard._id, { unfinished: shard.unfinished + 1 });
 }
@@ -269,6 +271,8 @@ export async function noteJobEnded(ctx: MutationCtx, job: Doc<"jobs">, status: F
   if (ok) {
     const totals = (await batchTotals(ctx, job.orgId, batchId))!;
     if (totals.unfinished > 0 || totals.failed > 0) return;
+    // a batch to be sealed releases its children at its seal (releaseSealedBatch), not before
+    if (awaitsSeal(await sealOf(ctx, job.orgId, batchId))) return;
   }
   // the batch's children are read only when it fails or when its last job ends
   const why = ok ? "" : `batch ${JSON.stringify(batchId)}'s job ${job._id} ended ${status}`;
@@ -285,6 +289,21 @@ async function settleFirstPage(ctx: MutationCtx, s: Settlement, finish: Finish, 
     return;
   }
   if ((await settleEdges(ctx, s, finish)).more) await armSettlement(ctx, s);
+}
+
+/**
+ * The batch was just sealed: if every job of it has succeeded, its children are released now (the first page here,
+ * the rest in scheduled pages), as if its last job had just ended. `finish`: lib/transitions.ts finishJob.
+ */
+export async function releaseSealedBatch(ctx: MutationCtx, orgId: Id<"orgs">, batchId: string, finish: Finish) {
+  const totals = await batchTotals(ctx, orgId, batchId);
+  if (!totals || totals.unfinished > 0 || totals.failed > 0) return;
+  const last = await ctx.db
+    .query("jobs")
+    .withIndex("by_org_batch", (q) => q.eq("orgId", orgId).eq("batchId", batchId))
+    .order("desc")
+    .first();
+  if (last) await settleFirstPage(ctx, { orgId, parentId: last._id, ok: true, why: "", batchId }, finish, false);
 }
 
 /** The bytes of edges and children one page reads at most. */

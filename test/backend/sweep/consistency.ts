@@ -289,7 +289,8 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   problems.push(...checkParentRefs(jobs, await readAll(t, "parentRefs")));
   const settlements = await readAll(t, "settlements");
   problems.push(...checkSettlements(settlements, scheduled));
-  problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settlements));
+  const awaitingSeal = new Set((await readAll(t, "batchSeals")).filter((s) => s.sealedAt === undefined).map((s) => `${s.orgId}:${s.batchId}`));
+  problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settlements, awaitingSeal));
   return problems;
 }
 
@@ -335,10 +336,16 @@ const FINAL = new Set(["succeeded", "canceled", "dead"]);
 
 /**
  * Dependencies: each waiting job has exactly `unmetParents` edges, each edge an unmet parent of the same org
- * (a job not yet succeeded, or a batch with jobs not yet ended); every batch row counts its jobs as they are;
+ * (a job not yet succeeded, or a batch with jobs not yet ended or not yet sealed); every batch row counts its jobs as they are;
  * only waiting jobs have edges, and no job waits on a parent that failed.
  */
-function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[], batches: Doc<"batches">[], settling: Doc<"settlements">[]): string[] {
+function checkDependencies(
+  jobs: Doc<"jobs">[],
+  edges: Doc<"jobDependencies">[],
+  batches: Doc<"batches">[],
+  settling: Doc<"settlements">[],
+  awaitingSeal: ReadonlySet<string>,
+): string[] {
   const problems: string[] = [];
   // edges of a parent whose end is being settled page by page (a settlement row) may outlive it until their page
   const settlingJobs = new Set(settling.filter((s) => s.batchId === undefined).map((s) => s.parentId));
@@ -364,7 +371,8 @@ function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[],
       const batch = batchOf.get(`${edge.orgId}:${edge.batchId}`);
       const beingSettled = settlingBatches.has(`${edge.orgId}:${edge.batchId}`);
       if (!batch) problems.push(`${where}: its batch has no row`);
-      else if (batch.unfinished === 0 && !beingSettled) problems.push(`${where}: its batch has ended`);
+      // a batch submitted with `seal` keeps its children waiting until it is sealed (lib/batchSeals.ts)
+      else if (batch.unfinished === 0 && !beingSettled && !awaitingSeal.has(`${edge.orgId}:${edge.batchId}`)) problems.push(`${where}: its batch has ended`);
       else if (batch.failed > 0 && !beingSettled) problems.push(`${where}: its batch has a failed job`);
     }
   }
