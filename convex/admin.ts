@@ -2,7 +2,7 @@ import { v } from "convex/values";
 import { internalMutation, internalQuery } from "./_generated/server";
 import { createOrgShards } from "./lib/counters";
 import { fail } from "./lib/errors";
-import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeWorkerNow } from "./lib/access";
+import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow, revokeWorkerNow } from "./lib/access";
 import { ensureDispatchState } from "./lib/kick";
 import { computeSummary } from "./lib/summary";
 import { LIMITS } from "./lib/limits";
@@ -79,11 +79,13 @@ export const revokeWorker = internalMutation({
   },
 });
 
+/** The key stops working; its schedules pause, saying why: `{ schedulesPaused }`. */
 export const revokeClientKey = internalMutation({
   args: { clientKeyId: v.id("clientKeys") },
   handler: async (ctx, { clientKeyId }) => {
-    if (!(await ctx.db.get(clientKeyId))) fail("not_found", "No such client key");
-    await ctx.db.patch(clientKeyId, { revoked: true });
+    const key = await ctx.db.get(clientKeyId);
+    if (!key) fail("not_found", "No such client key");
+    return await revokeClientKeyNow(ctx, key);
   },
 });
 

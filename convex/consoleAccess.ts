@@ -1,6 +1,6 @@
 import { v } from "convex/values";
 import { mutation, query } from "./_generated/server";
-import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeWorkerNow } from "./lib/access";
+import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow, revokeWorkerNow } from "./lib/access";
 import { operatorFromKey } from "./lib/auth";
 import { fail } from "./lib/errors";
 
@@ -112,7 +112,7 @@ export const revokeClientKey = mutation({
     const id = ctx.db.normalizeId("clientKeys", args.clientKeyId);
     const key = id ? await ctx.db.get(id) : null;
     if (!key || key.orgId !== me.orgId) fail("not_found", "No such client key in this org");
-    await ctx.db.patch(key._id, { revoked: true });
+    return await revokeClientKeyNow(ctx, key);
   },
 });
 

@@ -660,15 +660,27 @@ export default defineSchema({
     stalls: v.optional(v.number()),
   }).index("by_armed", ["armedAt"]),
 
-  /** schedules:create: a cron line that submits `job` at each tick (lib/schedules.ts). */
+  /**
+   * schedules:create: a cron line that submits a job at each tick (lib/schedules.ts). The job spec lives beside it
+   * (scheduleBodies), so lists read small rows; `job` is only on rows written before that.
+   */
   schedules: defineTable({
     orgId: v.id("orgs"),
     name: v.string(),
     cron: v.string(),
     timezone: v.string(),
     overlap: v.union(v.literal("skip"), v.literal("allow")),
-    job: v.any(),
+    job: v.optional(v.any()),
+    // the job's type and its spec's size (Convex value bytes), so lists and the catch-up never read the spec
+    type: v.optional(v.string()),
+    jobBytes: v.optional(v.number()),
     paused: v.boolean(),
+    // why it was paused when the farm paused it (its client key was revoked); none when a user paused it
+    pausedReason: v.optional(v.string()),
+    // the last tick that could not submit its job, and why (cleared by the next tick that submits)
+    lastError: v.optional(v.string()),
+    lastErrorCode: v.optional(v.string()),
+    lastErrorAt: v.optional(v.number()),
     nextRunAt: v.optional(v.number()),
     // the pending tick; a tick of another id does nothing
     tick: v.optional(v.id("_scheduled_functions")),
@@ -679,7 +691,16 @@ export default defineSchema({
     createdAt: v.number(),
   })
     .index("by_org_name", ["orgId", "name"])
-    .index("by_next", ["paused", "nextRunAt"]),
+    .index("by_next", ["paused", "nextRunAt"])
+    .index("by_client", ["clientKeyId"]),
+
+  /** A schedule's job spec (its payload up to 256 KiB), one row beside the schedule, read only by its ticks. */
+  scheduleBodies: defineTable({
+    orgId: v.id("orgs"),
+    scheduleId: v.id("schedules"),
+    job: v.any(),
+    bytes: v.number(),
+  }).index("by_schedule", ["scheduleId"]),
   /**
    * One run of a replicated job (lib/instances.ts): who ran it, how it ended, the SHA-256 of its result's
    * canonical JSON (the result itself kept on the first instance of each distinct hash), whether it agreed

@@ -6,6 +6,7 @@ import { kickForJobs, kickSummary } from "./kick";
 import { displayPrefix, newSecret, sha256Hex } from "./keys";
 import { LIMITS } from "./limits";
 import { presenceOf } from "./presence";
+import { pauseSchedulesOfKey } from "./schedules";
 import { finishJob, requeue } from "./transitions";
 import { releaseReplica } from "./validationComplete";
 import { checkCapabilityGrants, checkIntegerInRange, checkText } from "./validate";
@@ -51,6 +52,12 @@ export async function createOperatorKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, 
   const { key, fields } = await newKeyFields("fh_o_", orgId, name);
   const operatorKeyId = await ctx.db.insert("operatorKeys", fields);
   return { key, operatorKeyId };
+}
+
+/** The client key stops working on its next call; its schedules pause, saying why (they would submit nothing). */
+export async function revokeClientKeyNow(ctx: MutationCtx, key: Doc<"clientKeys">) {
+  if (!key.revoked) await ctx.db.patch(key._id, { revoked: true });
+  return { schedulesPaused: await pauseSchedulesOfKey(ctx, key, LIMITS.schedulesPerOrg) };
 }
 
 /**

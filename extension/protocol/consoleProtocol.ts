@@ -149,11 +149,17 @@ export type ConsoleSchedules = {
     overlap: "skip" | "allow";
     type: string;
     paused: boolean;
+    /** Why the farm paused it (its client key was revoked): it cannot be resumed. Null when a user paused it, or it runs. */
+    pausedReason: string | null;
     /** The next ticks (none while paused). */
     nextRuns: number[];
     lastRunAt: number | null;
     lastJob: { jobId: string; status: JobStatus } | null;
     lastSkippedAt: number | null;
+    /** The last tick that could not submit its job: why (code and message) and when; null once a tick submits again. */
+    lastError: string | null;
+    lastErrorCode: string | null;
+    lastErrorAt: number | null;
   }>;
   more: boolean;
 };
