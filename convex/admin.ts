@@ -2,7 +2,8 @@ import { v } from "convex/values";
 import { internalMutation, internalQuery } from "./_generated/server";
 import { createOrgShards } from "./lib/counters";
 import { fail } from "./lib/errors";
-import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow, revokeWorkerNow } from "./lib/access";
+import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow } from "./lib/access";
+import { revokeOperatorKeyNow, revokeWorkerWithMinted } from "./lib/keyCreators";
 import { ensureDispatchState } from "./lib/kick";
 import { computeSummary } from "./lib/summary";
 import { LIMITS } from "./lib/limits";
@@ -61,21 +62,26 @@ export const createOperatorKey = internalMutation({
   },
 });
 
+/** The key stops working, and so do the keys, tokens and workers it made (lib/keyCreators.ts): `{ alsoRevoked }`. */
 export const revokeOperatorKey = internalMutation({
   args: { operatorKeyId: v.id("operatorKeys") },
   handler: async (ctx, { operatorKeyId }) => {
-    if (!(await ctx.db.get(operatorKeyId))) fail("not_found", "No such operator key");
-    await ctx.db.patch(operatorKeyId, { revoked: true });
+    const key = await ctx.db.get(operatorKeyId);
+    if (!key) fail("not_found", "No such operator key");
+    return await revokeOperatorKeyNow(ctx, key);
   },
 });
 
-/** See lib/access.ts revokeWorkerNow: the key stops working and the worker's jobs go back to the queue. */
+/**
+ * See lib/access.ts revokeWorkerNow: the key stops working and the worker's jobs go back to the queue; what a managing
+ * worker made from the console goes too: `{ handedBack, alsoRevoked }`.
+ */
 export const revokeWorker = internalMutation({
   args: { workerId: v.id("workers") },
   handler: async (ctx, { workerId }) => {
     const worker = await ctx.db.get(workerId);
     if (!worker) fail("not_found", "No such worker");
-    return await revokeWorkerNow(ctx, worker);
+    return await revokeWorkerWithMinted(ctx, worker);
   },
 });
 

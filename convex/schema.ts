@@ -50,6 +50,13 @@ export const dependsOn = v.object({
 
 export const inboxKind = v.union(v.literal("offer"), v.literal("cancel"), v.literal("resync"));
 
+/**
+ * Who made a key (lib/keyCreators.ts): the operator key, or the managing worker, whose console call made it; none when
+ * an operator made it with `npx convex run admin:…`. A worker's is its enrollment token's. Revoking a key revokes the
+ * keys it made.
+ */
+export const createdBy = v.optional(v.union(v.id("operatorKeys"), v.id("workers")));
+
 export default defineSchema({
   orgs: defineTable({ name: v.string() }),
 
@@ -65,10 +72,12 @@ export default defineSchema({
     workerId: v.optional(v.id("workers")),
     // revoked by an operator before use (its expiresAt is moved to that moment too)
     revokedAt: v.optional(v.number()),
+    createdBy,
   })
     .index("by_hash", ["tokenHash"])
     .index("by_org", ["orgId"])
-    .index("by_expires", ["expiresAt"]),
+    .index("by_expires", ["expiresAt"])
+    .index("by_created_by", ["createdBy", "usedAt", "revokedAt"]),
 
   workers: defineTable({
     orgId: v.id("orgs"),
@@ -90,11 +99,13 @@ export default defineSchema({
     revokedAt: v.optional(v.number()),
     // its daily job quota while an invalid result keeps it below full (lib/validationTrust.ts); none: full
     dailyQuota: v.optional(v.number()),
+    createdBy,
   })
     .index("by_hash", ["keyHash"])
     .index("by_org", ["orgId"])
     .index("by_org_machine", ["orgId", "machineId"])
-    .index("by_revoked_at", ["revoked", "revokedAt"]),
+    .index("by_revoked_at", ["revoked", "revokedAt"])
+    .index("by_created_by", ["createdBy", "revoked"]),
 
   /** When each worker last called (presence calls, and other calls at most once a minute). */
   presence: defineTable({
@@ -255,9 +266,11 @@ export default defineSchema({
     revoked: v.boolean(),
     /** May publish and delete farm apps (optional: keys created before apps existed have none). */
     canPublish: v.optional(v.boolean()),
+    createdBy,
   })
     .index("by_hash", ["keyHash"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    .index("by_created_by", ["createdBy", "revoked"]),
 
   /** Operator keys (fh_o_…): the console and the CLI's operator commands; never a worker's or a job's. */
   operatorKeys: defineTable({
@@ -266,9 +279,11 @@ export default defineSchema({
     keyHash: v.string(),
     keyPrefix: v.string(),
     revoked: v.boolean(),
+    createdBy,
   })
     .index("by_hash", ["keyHash"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    .index("by_created_by", ["createdBy", "revoked"]),
 
   // Farm apps: one row per published version of an app (a WASI module in file storage). A deleted version's
   // row stays, without its module, so a job pinned to it can be failed with the reason.

@@ -11,12 +11,20 @@ import { finishJob, requeue } from "./transitions";
 import { releaseReplica } from "./validationComplete";
 import { checkCapabilityGrants, checkIntegerInRange, checkText } from "./validate";
 
-/** Who may do what: enrollment tokens, client keys and revoking workers, for admin:* and the console alike. */
+/**
+ * Who may do what: enrollment tokens, client keys and revoking workers, for admin:* and the console alike. Every key
+ * records who made it (`createdBy`: the operator key or managing worker of the console call; none from admin:*).
+ */
 
 export type EnrollmentSpec = { capabilities: string[]; maxConcurrentJobs?: number; ttlMs?: number; canManage?: boolean };
 
+/** The key whose call made a key: an operator key or a managing worker (lib/keyCreators.ts). */
+export type Minter = Id<"operatorKeys"> | Id<"workers">;
+
+const stamp = (createdBy: Minter | undefined) => (createdBy ? { createdBy } : {});
+
 /** A one-time enrollment token; the token itself is returned once and only its hash is kept. */
-export async function createEnrollmentToken(ctx: MutationCtx, orgId: Id<"orgs">, spec: EnrollmentSpec) {
+export async function createEnrollmentToken(ctx: MutationCtx, orgId: Id<"orgs">, spec: EnrollmentSpec, createdBy?: Minter) {
   const capabilities = checkCapabilityGrants(spec.capabilities);
   const maxConcurrentJobs = checkIntegerInRange(spec.maxConcurrentJobs ?? 1, "maxConcurrentJobs", 1, LIMITS.maxConcurrentJobs);
   const ttlMs = checkIntegerInRange(spec.ttlMs ?? LIMITS.defaultEnrollmentTtlMs, "ttlMs", 1, 365 * 24 * 3600 * 1000);
@@ -29,6 +37,7 @@ export async function createEnrollmentToken(ctx: MutationCtx, orgId: Id<"orgs">,
     maxConcurrentJobs,
     canManage: spec.canManage ?? false,
     expiresAt: Date.now() + ttlMs,
+    ...stamp(createdBy),
   });
   return { token, enrollmentId };
 }
@@ -41,16 +50,16 @@ async function newKeyFields(prefix: "fh_c_" | "fh_o_", orgId: Id<"orgs">, name: 
 }
 
 /** A client key; returned once, only its hash is kept. `canPublish`: it may publish and delete farm apps. */
-export async function createClientKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string, canPublish?: boolean) {
+export async function createClientKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string, canPublish?: boolean, createdBy?: Minter) {
   const { key, fields } = await newKeyFields("fh_c_", orgId, name);
-  const clientKeyId = await ctx.db.insert("clientKeys", { ...fields, canPublish: canPublish ?? false });
+  const clientKeyId = await ctx.db.insert("clientKeys", { ...fields, canPublish: canPublish ?? false, ...stamp(createdBy) });
   return { key, clientKeyId };
 }
 
 /** An operator key (fh_o_…); returned once, only its hash is kept. */
-export async function createOperatorKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string) {
+export async function createOperatorKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string, createdBy?: Minter) {
   const { key, fields } = await newKeyFields("fh_o_", orgId, name);
-  const operatorKeyId = await ctx.db.insert("operatorKeys", fields);
+  const operatorKeyId = await ctx.db.insert("operatorKeys", { ...fields, ...stamp(createdBy) });
   return { key, operatorKeyId };
 }
 
