@@ -111,7 +111,7 @@ async function rearmDeliveries(ctx: MutationCtx, now: number): Promise<number> {
       continue;
     }
     await ctx.db.patch(row._id, { state: "pending", nextAt: now, sendingSince: undefined, attempts, generation });
-    await ctx.scheduler.runAfter(0, internal.webhooks.deliver, { deliveryId: row._id, generation });
+    await ctx.scheduler.runAfter(0, internal.webhookDelivery.deliver, { deliveryId: row._id, generation });
     console.warn(`watchdog: webhook delivery ${row._id} (${row.state}) stalled; re-armed as generation ${generation}`);
   }
   return lost.length + stuck.length;

@@ -93,6 +93,7 @@ import type * as lib_validationTrust from "../lib/validationTrust.js";
 import type * as lib_wasmBinary from "../lib/wasmBinary.js";
 import type * as lib_webhookAddress from "../lib/webhookAddress.js";
 import type * as lib_webhookRateLimit from "../lib/webhookRateLimit.js";
+import type * as lib_webhookSend from "../lib/webhookSend.js";
 import type * as lib_webhooks from "../lib/webhooks.js";
 import type * as lib_workerRows from "../lib/workerRows.js";
 import type * as lib_workerSlots from "../lib/workerSlots.js";
@@ -101,6 +102,7 @@ import type * as retention from "../retention.js";
 import type * as schedules from "../schedules.js";
 import type * as summary from "../summary.js";
 import type * as watchdog from "../watchdog.js";
+import type * as webhookDelivery from "../webhookDelivery.js";
 import type * as webhooks from "../webhooks.js";
 import type * as workers from "../workers.js";
 
@@ -193,6 +195,7 @@ declare const fullApi: ApiFromModules<{
   "lib/wasmBinary": typeof lib_wasmBinary;
   "lib/webhookAddress": typeof lib_webhookAddress;
   "lib/webhookRateLimit": typeof lib_webhookRateLimit;
+  "lib/webhookSend": typeof lib_webhookSend;
   "lib/webhooks": typeof lib_webhooks;
   "lib/workerRows": typeof lib_workerRows;
   "lib/workerSlots": typeof lib_workerSlots;
@@ -201,6 +204,7 @@ declare const fullApi: ApiFromModules<{
   schedules: typeof schedules;
   summary: typeof summary;
   watchdog: typeof watchdog;
+  webhookDelivery: typeof webhookDelivery;
   webhooks: typeof webhooks;
   workers: typeof workers;
 }>;
