@@ -60,8 +60,14 @@ export const create = mutation({
     if (args.job.runAt !== undefined) fail("invalid_argument", "job.runAt: a schedule's job runs at its ticks (delayMs may delay each)");
     const existing = await ctx.db.query("schedules").withIndex("by_org_name", (q) => q.eq("orgId", caller.orgId).eq("name", name)).unique();
     if (existing) fail("invalid_argument", `A schedule named ${JSON.stringify(name)} exists; remove it first`);
-    const count = (await ctx.db.query("schedules").withIndex("by_org_name", (q) => q.eq("orgId", caller.orgId)).take(LIMITS.schedulesPerOrg)).length;
-    if (count >= LIMITS.schedulesPerOrg) fail("too_large", `An org has at most ${LIMITS.schedulesPerOrg} schedules`);
+    const { rows: counted, cut } = await takeWithinBudget(
+      ctx.db.query("schedules").withIndex("by_org_name", (q) => q.eq("orgId", caller.orgId)),
+      LIMITS.schedulesPerOrg,
+      new ByteBudget(TX_BUDGET.rangeReadBytes),
+    );
+    // only rows of the old shape (each carrying its job spec) fill the budget first
+    if (cut) fail("too_large", "This org's schedules carry their job specs on their rows: run migrations:moveScheduleBodies first");
+    if (counted.length >= LIMITS.schedulesPerOrg) fail("too_large", `An org has at most ${LIMITS.schedulesPerOrg} schedules`);
     const scheduleId = await ctx.db.insert("schedules", {
       orgId: caller.orgId,
       name,
@@ -190,10 +196,12 @@ export const catchUp = internalMutation({
   args: {},
   handler: async (ctx) => {
     const now = Date.now();
-    const overdue = await ctx.db
-      .query("schedules")
-      .withIndex("by_next", (q) => q.eq("paused", false).gt("nextRunAt", 0).lt("nextRunAt", now - 60_000))
-      .take(CATCH_UP_ROWS);
+    // rows of the old shape carry their specs: the rows read are budgeted too
+    const { rows: overdue, cut } = await takeWithinBudget(
+      ctx.db.query("schedules").withIndex("by_next", (q) => q.eq("paused", false).gt("nextRunAt", 0).lt("nextRunAt", now - 60_000)),
+      CATCH_UP_ROWS,
+      new ByteBudget(CATCH_UP_BYTES),
+    );
     const bytes = new ByteBudget(CATCH_UP_BYTES);
     let ran = 0;
     for (const schedule of overdue) {
@@ -203,7 +211,7 @@ export const catchUp = internalMutation({
       await runTick(ctx, schedule);
       ran++;
     }
-    if (ran < overdue.length || overdue.length === CATCH_UP_ROWS) await ctx.scheduler.runAfter(0, internal.schedules.catchUp, {});
+    if (cut || ran < overdue.length || overdue.length === CATCH_UP_ROWS) await ctx.scheduler.runAfter(0, internal.schedules.catchUp, {});
     return { ran };
   },
 });

@@ -2,6 +2,7 @@ import { getDocumentSize } from "convex/values";
 import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { ByteBudget, takeWithinBudget, TX_BUDGET } from "./budget";
 import { checkCron, nextTick, nextTicks } from "./cron";
 import { fail } from "./errors";
 import type { JobSpec } from "./submit";
@@ -122,12 +123,16 @@ export async function removeSchedule(ctx: MutationCtx, schedule: Doc<"schedules"
   return { removed: true as const };
 }
 
-/** A client key was revoked: its schedules pause, saying why (at most LIMITS.schedulesPerOrg: one org's). */
+/**
+ * A client key was revoked: its schedules pause, saying why (at most LIMITS.schedulesPerOrg: one org's). Rows of the
+ * old shape, carrying their job specs, are read within a byte budget: one left over pauses itself at its next tick.
+ */
 export async function pauseSchedulesOfKey(ctx: MutationCtx, key: Doc<"clientKeys">, perOrg: number): Promise<number> {
-  const rows = await ctx.db
-    .query("schedules")
-    .withIndex("by_client", (q) => q.eq("clientKeyId", key._id))
-    .take(perOrg);
+  const { rows } = await takeWithinBudget(
+    ctx.db.query("schedules").withIndex("by_client", (q) => q.eq("clientKeyId", key._id)),
+    perOrg,
+    new ByteBudget(TX_BUDGET.rangeReadBytes / 2),
+  );
   const reason = `its client key “${key.name}” (${key.keyPrefix}…) was revoked`;
   for (const row of rows) await pauseSchedule(ctx, row, reason);
   return rows.length;

@@ -127,3 +127,27 @@ test("DST, spring: on 2026-03-29 02:30 does not exist in Europe/Paris; the tick 
 test("DST, autumn: on 2026-10-25 02:30 happens twice in Europe/Paris; the tick runs once (02:30 CET)", async () => {
   expect(await parisTicks("2026-10-24T12:00:00Z")).toEqual(["2026-10-25T01:30:00.000Z", "2026-10-26T01:30:00.000Z", "2026-10-27T01:30:00.000Z"]);
 }, 120_000);
+
+test("schedules of the old shape with 256 KiB specs on their rows: every read stays within its budget until the migration moves them", async () => {
+  const farm = await newFarm();
+  const payload = "x".repeat(250 * 1024);
+  await farm.t.run(async (ctx) => {
+    for (let i = 0; i < 30; i++) {
+      const job = { type: "j1", payload };
+      await ctx.db.insert("schedules", { orgId: farm.orgId, name: `old${i}`, cron: "0 0 1 1 *", timezone: "UTC", overlap: "allow", job, paused: false, createdAt: Date.now() });
+    }
+  });
+  // the list stops at its byte budget instead of failing; a create cannot count them and says what to do
+  const listed = await farm.t.query(api.schedules.list, { clientKey: farm.clientKey });
+  expect(listed.length).toBeGreaterThan(0);
+  expect(listed.length).toBeLessThan(30);
+  await expectCode(farm.t.mutation(api.schedules.create, { clientKey: farm.clientKey, name: "new", cron: "* * * * *", job: { type: "j1" } }), "too_large");
+  // the migration moves them a byte-budgeted batch at a time
+  await farm.t.mutation(internal.migrations.moveScheduleBodies, {});
+  for (let i = 0; i < 20; i++) {
+    vi.advanceTimersByTime(0);
+    await farm.t.finishInProgressScheduledFunctions();
+  }
+  expect(await farm.t.query(api.schedules.list, { clientKey: farm.clientKey })).toHaveLength(30);
+  await farm.t.mutation(api.schedules.create, { clientKey: farm.clientKey, name: "new", cron: "* * * * *", job: { type: "j1" } });
+}, 120_000);
