@@ -3,7 +3,7 @@ import { internalMutation } from "./_generated/server";
 import { awaitsSeal, sealOf } from "./lib/batchSeals";
 import { batchTotals, settleEdges } from "./lib/dependencies";
 import { maybeFault } from "./lib/faults";
-import { pageSizeAfter, rearmSettlement, settlementOf } from "./lib/settlements";
+import { armSettlement, pageSizeAfter, rearmSettlement, settlementOf } from "./lib/settlements";
 import { finishJob } from "./lib/transitions";
 
 /**
@@ -14,8 +14,24 @@ import { finishJob } from "./lib/transitions";
  * failure cancels them).
  */
 export const settle = internalMutation({
-  args: { settlementId: v.id("settlements"), generation: v.number() },
-  handler: async (ctx, { settlementId, generation }) => {
+  args: {
+    settlementId: v.optional(v.id("settlements")),
+    generation: v.optional(v.number()),
+    // a page scheduled by a version before settlement rows carried the settlement in its arguments
+    orgId: v.optional(v.id("orgs")),
+    parentId: v.optional(v.id("jobs")),
+    ok: v.optional(v.boolean()),
+    why: v.optional(v.string()),
+    batchId: v.optional(v.string()),
+  },
+  handler: async (ctx, { settlementId, generation, ...old }) => {
+    if (settlementId === undefined || generation === undefined) {
+      // scheduled before an upgrade: it goes on under a settlement row like any other
+      if (old.orgId && old.parentId && old.ok !== undefined && old.why !== undefined) {
+        await armSettlement(ctx, { orgId: old.orgId, parentId: old.parentId, ok: old.ok, why: old.why, ...(old.batchId !== undefined ? { batchId: old.batchId } : {}) });
+      }
+      return;
+    }
     const row = await ctx.db.get(settlementId);
     if (!row || row.generation !== generation) return;
     maybeFault("settle");

@@ -144,3 +144,25 @@ test("each re-arm halves a settlement's pages, and they stay halved", async () =
   expect(await canceled()).toBe(total);
   expect(await settlementRows(farm)).toEqual([]);
 });
+
+test("a page scheduled before an upgrade (its settlement in its arguments) goes on under a settlement row", async () => {
+  const farm = await newFarm();
+  const parent = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j1" });
+  await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: Array.from({ length: 150 }, () => ({ type: "j2", dependsOn: { jobs: [parent] } })) });
+  await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId: parent });
+  // as an older version left it: no settlement row, a page that carries the settlement itself
+  await farm.t.run(async (ctx) => {
+    for (const row of await ctx.db.query("settlements").collect()) await ctx.db.delete(row._id);
+    for (const f of await ctx.db.system.query("_scheduled_functions").collect()) if (f.name === "dependencies:settle" && f.state.kind === "pending") await ctx.scheduler.cancel(f._id);
+    const job = (await ctx.db.get(parent))!;
+    await ctx.scheduler.runAfter(0, internal.dependencies.settle, { orgId: job.orgId, parentId: parent, ok: false, why: `parent job ${parent} ended canceled` });
+  });
+  vi.advanceTimersByTime(0);
+  await farm.t.finishInProgressScheduledFunctions();
+  expect(await settlementRows(farm)).toHaveLength(1);
+  await settleAll(farm);
+  const children = (await farm.t.run(async (ctx) => await ctx.db.query("jobs").collect())).filter((j) => j.type === "j2");
+  expect(children.every((j) => j.status === "canceled" && j.failedParent === parent)).toBe(true);
+  expect(await settlementRows(farm)).toEqual([]);
+  expect(await checkConsistency(farm.t)).toEqual([]);
+});
