@@ -1,11 +1,12 @@
 import { httpRouter } from "convex/server";
 import { ConvexError, convexToJson, type Value } from "convex/values";
-import { api } from "./_generated/api";
+import { api, internal } from "./_generated/api";
 import { httpAction, type ActionCtx } from "./_generated/server";
 import { routeApps } from "./lib/appsHttp";
 import type { FarmErrorData } from "./lib/errors";
 import { bearer, errorResponse, json } from "./lib/httpAnswers";
 import { batchStatusRoute, getJobRoute, listJobsRoute } from "./lib/jobsHttp";
+import { EXPOSITION_CONTENT_TYPE } from "./lib/metrics/exposition";
 
 /** HTTP API for submitters that are not Convex apps. Auth: `Authorization: Bearer fh_c_…`. */
 
@@ -103,6 +104,24 @@ http.route({
     const jobId = jobIdFromPath(new URL(request.url).pathname, "/cancel");
     if (!jobId) return errorResponse("not_found", "No such route; use POST /api/jobs/<id>/cancel");
     return json(await ctx.runMutation(api.jobs.cancel, { clientKey, jobId }));
+  }),
+});
+
+// The org's metrics for Prometheus (convex/metrics.ts): an operator key's bearer.
+http.route({
+  path: "/api/metrics",
+  method: "GET",
+  handler: httpAction(async (ctx, request) => {
+    const apiKey = bearer(request);
+    if (!apiKey) return errorResponse("bad_key", "Missing 'Authorization: Bearer <operator key>' header");
+    try {
+      const text = await ctx.runQuery(internal.metrics.scrape, { apiKey, now: Date.now() });
+      return new Response(text, { status: 200, headers: { "content-type": EXPOSITION_CONTENT_TYPE, "cache-control": "no-store" } });
+    } catch (error) {
+      if (!(error instanceof ConvexError)) throw error;
+      const data = error.data as FarmErrorData;
+      return errorResponse(data.code, data.message);
+    }
   }),
 });
 

@@ -1,21 +1,41 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { api } from "../../../convex/_generated/api";
-import { quantileMs, waitBucket, WAIT_BUCKETS_MS } from "../../../convex/lib/queueWait";
+import { bucketOf, BUCKETS, DURATION_BOUNDS_S, quantileMs } from "../../../convex/lib/metrics/histogram";
 import { enrollWorker, newFarm, refreshSummaries, TEST_TYPES } from "../setup";
 import { deadJob } from "./helpers";
 
 afterEach(() => vi.useRealTimers());
 
-test("wait histograms: buckets by upper bound, quantiles as the bucket's bound", () => {
-  expect(waitBucket(0)).toBe(0);
-  expect(waitBucket(10)).toBe(1);
-  expect(waitBucket(1e12)).toBe(WAIT_BUCKETS_MS.length);
-  const h = Array(WAIT_BUCKETS_MS.length + 1).fill(0);
-  h[waitBucket(5)] = 90; // 90 fast claims
-  h[waitBucket(3_000)] = 10; // 10 slow ones
-  expect(quantileMs(h, 0.5)).toBe(10);
-  expect(quantileMs(h, 0.95)).toBe(5_000);
+test("wait histograms: a duration falls in the first bucket whose bound it does not pass; quantiles as Prometheus estimates them", () => {
+  expect(bucketOf(0)).toBe(0);
+  expect(bucketOf(10)).toBe(0); // 0.01 s: buckets are "≤ le"
+  expect(bucketOf(11)).toBe(1);
+  expect(bucketOf(1e12)).toBe(DURATION_BOUNDS_S.length);
+  const h = new Array<number>(BUCKETS).fill(0);
+  h[bucketOf(5)] = 90; // 90 fast claims
+  h[bucketOf(3_000)] = 10; // 10 slow ones, in (2 s, 3 s]
+  expect(quantileMs(h, 0.5)).toBe(6); // 45 of 90 in (0, 10 ms]: halfway
+  expect(quantileMs(h, 0.95)).toBe(2_500); // 5 of 10 in (2 s, 3 s]: halfway
   expect(quantileMs(h.map(() => 0), 0.5)).toBeNull();
+  // past the last bound the answer is that bound
+  expect(quantileMs(h.map((_, i) => (i === BUCKETS - 1 ? 1 : 0)), 0.5)).toBe(DURATION_BOUNDS_S.at(-1)! * 1000);
+});
+
+test("waits of 25 and 40 minutes give a p50 and a p95 of their own (they once both read as the 2,500 s bound)", () => {
+  const h = new Array<number>(BUCKETS).fill(0);
+  h[bucketOf(25 * 60_000)] += 60;
+  h[bucketOf(40 * 60_000)] += 40;
+  const p50 = quantileMs(h, 0.5)!;
+  const p95 = quantileMs(h, 0.95)!;
+  expect(p50).toBeGreaterThan(20 * 60_000);
+  expect(p50).toBeLessThanOrEqual(30 * 60_000);
+  expect(p95).toBeGreaterThan(30 * 60_000);
+  expect(p95).toBeLessThanOrEqual(45 * 60_000);
+  // the same waits a second apart stay in one bucket: p50 and p95 both within it
+  const same = new Array<number>(BUCKETS).fill(0);
+  same[bucketOf(40 * 60_000)] = 100;
+  expect(quantileMs(same, 0.5)).toBeGreaterThan(30 * 60_000);
+  expect(quantileMs(same, 0.95)).toBeLessThanOrEqual(45 * 60_000);
 });
 
 test("overview: counts, workers online, finished and failed per minute, queue wait p50/p95, oldest waiting job", async () => {
@@ -45,7 +65,8 @@ test("overview: counts, workers online, finished and failed per minute, queue wa
   const finished = overview.throughput.reduce((s, m) => s + m.finished, 0);
   const failed = overview.throughput.reduce((s, m) => s + m.failed, 0);
   expect([finished, failed]).toEqual([11, 1]);
-  expect(overview.queueWait).toEqual({ p50Ms: 10, p95Ms: 50_000, samples: 11 });
+  // ten waits of 0 and one of 40 s, as Prometheus would estimate them: p50 inside (0, 10 ms], p95 inside (30 s, 45 s]
+  expect(overview.queueWait).toEqual({ p50Ms: 6, p95Ms: 36_750, samples: 11 });
   expect(Date.now() - overview.oldestReadyAt!).toBe(90_000);
   expect(waiting).toBeTruthy();
 });
