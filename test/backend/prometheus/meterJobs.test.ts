@@ -33,7 +33,7 @@ test("jobs from before the metrics count once meterJobs has run, and jobs moving
   await refreshSummaries(farm.t);
   expect(sumOf(await scrapeSamples(farm.t, key), "farmhand_jobs")).toBe(0);
   expect(await checkConsistency(farm.t)).toEqual([]);
-  // the first batch of 200 is counted; a job of it and jobs of it move before the second batch runs
+  // the first batch of 200 is counted; jobs of it move before the second batch runs
   expect(await farm.t.mutation(internal.migrations.meterJobs, {})).toEqual({ metered: 200, done: false });
   const moved = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 8 });
   for (const c of moved) await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1 });
