@@ -7,6 +7,7 @@ import type { FarmErrorData } from "./lib/errors";
 import { bearer, errorResponse, json } from "./lib/httpAnswers";
 import { batchStatusRoute, getJobRoute, listJobsRoute } from "./lib/jobsHttp";
 import { EXPOSITION_CONTENT_TYPE } from "./lib/metrics/exposition";
+import { parseTraceparent } from "./lib/traceparent";
 
 /** HTTP API for submitters that are not Convex apps. Auth: `Authorization: Bearer fh_c_…`. */
 
@@ -68,6 +69,11 @@ http.route({
     }
     const unsendable = convexValueProblem(body);
     if (unsendable) return errorResponse("invalid_argument", unsendable);
+    // the caller's trace context (W3C traceparent header): for every job whose body does not give its own
+    const header = request.headers.get("traceparent");
+    const traceparent = header === null ? undefined : parseTraceparent(header.trim());
+    if (traceparent === null) return errorResponse("invalid_argument", `The traceparent header ${JSON.stringify(header!.slice(0, 80))} is not a W3C trace context`);
+    const traced = (job: Record<string, unknown>) => (traceparent === undefined || "traceparent" in job ? job : { ...job, traceparent });
     const fields = body as Record<string, unknown>;
     if (Array.isArray(fields.jobs)) {
       const unknown = Object.keys(fields).filter((name) => name !== "jobs");
@@ -76,10 +82,11 @@ http.route({
       }
       const notObject = fields.jobs.findIndex((job) => typeof job !== "object" || job === null || Array.isArray(job));
       if (notObject >= 0) return errorResponse("invalid_argument", `jobs[${notObject}] must be a JSON object`);
-      const jobIds = await ctx.runMutation(api.jobs.submitBatch, { clientKey, jobs: fields.jobs as never });
+      const jobs = (fields.jobs as Array<Record<string, unknown>>).map(traced);
+      const jobIds = await ctx.runMutation(api.jobs.submitBatch, { clientKey, jobs: jobs as never });
       return json({ jobIds }, 201);
     }
-    const jobId = await ctx.runMutation(api.jobs.submit, { ...(fields as Record<string, never>), clientKey } as never);
+    const jobId = await ctx.runMutation(api.jobs.submit, { ...(traced(fields) as Record<string, never>), clientKey } as never);
     return json({ jobId }, 201);
   }),
 });
