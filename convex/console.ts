@@ -7,6 +7,7 @@ import { errorOf, payloadOf, resultOf } from "./lib/bodies";
 import { TX_BUDGET } from "./lib/budget";
 import { creditTotalOf, orgWeekCredit } from "./lib/credit";
 import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
+import { overviewFigures } from "./lib/metrics/overviewFigures";
 import { orgLanes } from "./lib/lanes";
 import { LIMITS, TIMING } from "./lib/limits";
 import { computeSummary, listsEveryWorker, summaryOf } from "./lib/summary";
@@ -31,8 +32,9 @@ const OUTPUT_PAGE_CHUNKS = 200;
 const OUTPUT_ON_JOB_PAGE = 50;
 
 /**
- * Counts, the workers (each with when it stops counting as online), throughput per minute, queue wait, and when
- * the oldest waiting job became ready. The console derives "online" and "waiting for" against its own clock.
+ * Counts, the workers (each with when it stops counting as online), throughput per minute, queue wait, when the
+ * oldest waiting job became ready, and from the metrics' counters the recent wait per job type and the jobs of each
+ * client key. The console derives "online" and "waiting for" against its own clock.
  */
 export const overview = query({
   args: { apiKey: v.string() },
@@ -64,6 +66,7 @@ export const overview = query({
       queueWait: summary.queueWait ?? null,
       oldestReadyAt: oldestReadyAt ?? null,
       refreshedAt: summary.refreshedAt,
+      ...(await overviewFigures(ctx, me.orgId)),
     };
   },
 });

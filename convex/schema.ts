@@ -357,9 +357,9 @@ export default defineSchema({
 
   /**
    * The metrics' totals (lib/metrics/fold.ts), written only by the summariser as it folds the counter changes: one
-   * row per job type and client key of an org (jobs per status now, and ended so far), one per job type (wait and
-   * run histograms), one per org (all of it summed, and the counters of other events). `activity` (job moves so
-   * far) ranks rows, so a scrape reads the busiest ones first.
+   * row per job type and client key of an org (jobs per status now, and ended so far), one per client key (the same,
+   * summed), one per job type (wait and run histograms), one per org (all of it summed, and the counters of other
+   * events). `activity` (job moves so far) ranks rows, so a scrape reads the busiest ones first.
    */
   metricCells: defineTable({
     orgId: v.id("orgs"),
@@ -370,6 +370,17 @@ export default defineSchema({
     finished: finishedCounts,
   })
     .index("by_org_cell", ["orgId", "type", "clientKeyId"])
+    .index("by_org_activity", ["orgId", "activity"]),
+
+  metricClients: defineTable({
+    orgId: v.id("orgs"),
+    // none: jobs a host app submitted in its own mutations
+    clientKeyId: v.optional(v.id("clientKeys")),
+    activity: v.number(),
+    jobs: jobCounts,
+    finished: finishedCounts,
+  })
+    .index("by_org_client", ["orgId", "clientKeyId"])
     .index("by_org_activity", ["orgId", "activity"]),
 
   metricTypes: defineTable({

@@ -73,6 +73,7 @@ import type * as lib_metrics_fold from "../lib/metrics/fold.js";
 import type * as lib_metrics_histogram from "../lib/metrics/histogram.js";
 import type * as lib_metrics_labels from "../lib/metrics/labels.js";
 import type * as lib_metrics_moves from "../lib/metrics/moves.js";
+import type * as lib_metrics_overviewFigures from "../lib/metrics/overviewFigures.js";
 import type * as lib_metrics_rows from "../lib/metrics/rows.js";
 import type * as lib_metrics_scrape from "../lib/metrics/scrape.js";
 import type * as lib_metrics_workerStates from "../lib/metrics/workerStates.js";
@@ -178,6 +179,7 @@ declare const fullApi: ApiFromModules<{
   "lib/metrics/histogram": typeof lib_metrics_histogram;
   "lib/metrics/labels": typeof lib_metrics_labels;
   "lib/metrics/moves": typeof lib_metrics_moves;
+  "lib/metrics/overviewFigures": typeof lib_metrics_overviewFigures;
   "lib/metrics/rows": typeof lib_metrics_rows;
   "lib/metrics/scrape": typeof lib_metrics_scrape;
   "lib/metrics/workerStates": typeof lib_metrics_workerStates;

@@ -19,6 +19,7 @@ import { drainingLine } from "./drainText";
 import { forgetKeys } from "./forgetKeys";
 import { readKeyFile, writeKeyFile } from "./keyFile";
 import { parsePublishArgs, publishApp, PublishError, PUBLISH_EXIT, PUBLISH_USAGE } from "./publish";
+import { tracesEndpoint, workerTracer } from "../tracing/loadTracer";
 
 const EXIT = { ok: 0, usage: 2, unreachable: 3, key: 4, failed: 1 } as const;
 
@@ -177,7 +178,12 @@ async function work(
   log: (l: string) => void,
   io: CliIo,
 ): Promise<number> {
+  // OpenTelemetry's variables (OTEL_EXPORTER_OTLP_ENDPOINT…): a span per run, its SDK loaded only then
+  const traces = tracesEndpoint(io.env);
+  const tracer = traces ? await workerTracer({ url: traces, serviceName: io.env.OTEL_SERVICE_NAME?.trim() || "farmhand-worker", client, apiKey }) : undefined;
+  if (traces) log(`traces: a span per run to ${traces}`);
   const worker = new Worker({
+    tracer,
     client: convexFarmClient(client, apiKey),
     handlers: registry,
     concurrency: options.concurrency,
@@ -236,6 +242,7 @@ async function work(
     follow?.dispose();
     idle?.dispose();
     gpu.dispose();
+    await tracer?.close();
     offInt();
     offTerm();
     offSuspend();

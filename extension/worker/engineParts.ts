@@ -24,7 +24,7 @@ export type EngineSide = {
   stop(reason: StopReason): void;
   /** True when the error stopped the engine. */
   serverError(e: unknown, what: string): boolean;
-  startJob(job: ClaimedJob): void;
+  startJob(job: ClaimedJob, claimedAt: number): void;
   jobEnded(run: JobRun, outcome: JobOutcome): void;
 };
 
@@ -59,7 +59,7 @@ export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions:
     capabilities: () => engine.capabilities(),
     freeSlots: () => (engine.status().state === "running" && !holds.memoryHeld ? engine.concurrency() - jobs.size : undefined),
     declare: () => void slots.declare(),
-    start: (job) => engine.startJob(job),
+    start: (job, claimedAt) => engine.startJob(job, claimedAt),
     failed: (e) => engine.serverError(e, "claim"),
   });
   const holds: Holds = new Holds({
@@ -74,6 +74,7 @@ export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions:
   const jobs: JobTable = new JobTable({
     client,
     handlers: options.handlers,
+    tracer: options.tracer,
     runOptions: runOptions,
     holds: holds,
     freeMemoryMB: freeMemory,

@@ -5,6 +5,7 @@ import type { FarmClient, ReportedFacts } from "./farmClient";
 import type { HandlerSource } from "./handler";
 import type { AppLabel } from "./jobLabel";
 import type { StopReason } from "./stopReason";
+import type { RunTracer } from "./tracing";
 
 export type WorkerState = "stopped" | "running" | "paused" | "draining" | "stopping";
 
@@ -56,6 +57,8 @@ export type WorkerOptions = Partial<JobRunOptions> & {
   measureFacts?: () => Promise<ReportedFacts>;
   /** The engine's timers (default: the real clock). */
   clock?: Clock;
+  /** A span per run, exported by the caller's tracer (extension/tracing/); none: no traces. */
+  tracer?: RunTracer;
 };
 
 export type RunningJobView = {

@@ -17,9 +17,9 @@ export const RECENT_HALF_LIFE_MS = 60 * 60_000;
 
 const cellKey = (type: string, client: Id<"clientKeys"> | undefined) => `${type}\u0000${client ?? ""}`;
 
-/** The total rows a change would touch (its cells and types): the fold takes changes only while these stay few. */
+/** The total rows a change would touch (its cells, client keys and types): the fold takes changes only while these stay few. */
 export function rowsTouched(delta: Pick<Delta, "jobs">): string[] {
-  return (delta.jobs ?? []).flatMap((m) => [cellKey(m.type, m.client), `type\u0000${m.type}`]);
+  return (delta.jobs ?? []).flatMap((m) => [cellKey(m.type, m.client), `type\u0000${m.type}`, `client\u0000${m.client ?? ""}`]);
 }
 
 type CellChange = { type: string; client?: Id<"clientKeys">; moves: number; jobs: JobCounts; finished: FinishedCounts };
@@ -49,9 +49,19 @@ function addCounts<T extends Record<string, number>>(a: T, b: T): T {
   return Object.fromEntries(Object.keys(a).map((k) => [k, a[k] + (b[k] ?? 0)])) as T;
 }
 
-/** What the changes add up to, per cell, per type and for the org. */
+/** A counts row (a cell's, a client key's) with a change added. */
+function withChange(row: { activity: number; jobs: JobCounts; finished: FinishedCounts } | null, change: CellChange) {
+  return {
+    activity: (row?.activity ?? 0) + change.moves,
+    jobs: addCounts(row?.jobs ?? emptyJobCounts(), change.jobs),
+    finished: addCounts(row?.finished ?? emptyFinished(), change.finished),
+  };
+}
+
+/** What the changes add up to, per cell, per client key, per type and for the org. */
 function sumChanges(deltas: Delta[]) {
   const cells = new Map<string, CellChange>();
+  const clients = new Map<string, CellChange>();
   const types = new Map<string, TypeChange>();
   const events = emptyOrgEvents();
   for (const d of deltas) {
@@ -60,6 +70,9 @@ function sumChanges(deltas: Delta[]) {
       const cell = cells.get(key) ?? { type: m.type, ...(m.client ? { client: m.client } : {}), moves: 0, jobs: emptyJobCounts(), finished: emptyFinished() };
       countMove(cell, m);
       cells.set(key, cell);
+      const client = clients.get(m.client ?? "") ?? { type: "", ...(m.client ? { client: m.client } : {}), moves: 0, jobs: emptyJobCounts(), finished: emptyFinished() };
+      countMove(client, m);
+      clients.set(m.client ?? "", client);
       const type = types.get(m.type) ?? { moves: 0, wait: emptyTimes(), run: emptyTimes() };
       type.moves++;
       if (m.waitMs !== undefined) observe(type.wait, m.waitMs);
@@ -73,7 +86,7 @@ function sumChanges(deltas: Delta[]) {
     for (const [verdict, n] of Object.entries(d.verdicts ?? {})) events.verdicts[verdict as keyof typeof events.verdicts] += n ?? 0;
     if (d.webhook) events.webhooks[d.webhook]++;
   }
-  return { cells, types, events };
+  return { cells, clients, types, events };
 }
 
 /** The decayed histogram of recent waits as of `now`, with `added` counted in at full weight. */
@@ -91,7 +104,7 @@ export async function metricOrgOf(ctx: QueryCtx, orgId: Id<"orgs">): Promise<Doc
 
 /** Add these counter changes' metrics to the org's totals. */
 export async function foldMetrics(ctx: MutationCtx, orgId: Id<"orgs">, deltas: Delta[], now: number): Promise<void> {
-  const { cells, types, events } = sumChanges(deltas);
+  const { cells, clients, types, events } = sumChanges(deltas);
   const hasEvents = Object.values(events).some((e) => (typeof e === "number" ? e !== 0 : Object.values(e).some((n) => n !== 0)));
   if (cells.size === 0 && !hasEvents) return;
   let orgJobs = emptyJobCounts();
@@ -103,12 +116,16 @@ export async function foldMetrics(ctx: MutationCtx, orgId: Id<"orgs">, deltas: D
       .unique();
     orgJobs = addCounts(orgJobs, change.jobs);
     orgFinished = addCounts(orgFinished, change.finished);
-    if (row) {
-      await ctx.db.patch(row._id, { activity: row.activity + change.moves, jobs: addCounts(row.jobs, change.jobs), finished: addCounts(row.finished, change.finished) });
-    } else {
-      const { type, client, moves, jobs, finished } = change;
-      await ctx.db.insert("metricCells", { orgId, type, ...(client ? { clientKeyId: client } : {}), activity: moves, jobs, finished });
-    }
+    if (row) await ctx.db.patch(row._id, withChange(row, change));
+    else await ctx.db.insert("metricCells", { orgId, type: change.type, ...(change.client ? { clientKeyId: change.client } : {}), ...withChange(null, change) });
+  }
+  for (const change of clients.values()) {
+    const row = await ctx.db
+      .query("metricClients")
+      .withIndex("by_org_client", (q) => q.eq("orgId", orgId).eq("clientKeyId", change.client))
+      .unique();
+    if (row) await ctx.db.patch(row._id, withChange(row, change));
+    else await ctx.db.insert("metricClients", { orgId, ...(change.client ? { clientKeyId: change.client } : {}), ...withChange(null, change) });
   }
   let orgWait = emptyTimes();
   let orgRun = emptyTimes();

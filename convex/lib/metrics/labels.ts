@@ -11,16 +11,6 @@ export const OTHER = "other";
 /** The client label of jobs a host app submitted in its own mutations (no client key). */
 export const NO_CLIENT = "none";
 
-/** The `max` values with the most activity (ties by name, so a scrape is stable). */
-export function busiest<T extends string>(activity: ReadonlyMap<T, number>, max = TOP_VALUES): Set<T> {
-  return new Set(
-    [...activity]
-      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-      .slice(0, max)
-      .map(([value]) => value),
-  );
-}
-
 /**
  * The `client` label of each of these client keys: its name, made unique (two keys of one name, or a key named
  * like the reserved `other` and `none`, get their key prefix added).

@@ -6,14 +6,14 @@ import { summaryOf } from "../summary";
 import type { Families, HistogramSeries, Sample } from "./exposition";
 import { metricOrgOf } from "./fold";
 import { subtractHistograms } from "./histogram";
-import { busiest, clientLabels, NO_CLIENT, OTHER, TOP_VALUES } from "./labels";
+import { clientLabels, NO_CLIENT, OTHER, TOP_VALUES } from "./labels";
 import { METRIC_STATUSES, VERDICTS, WATCHDOG_LOOPS, WEBHOOK_OUTCOMES } from "./moves";
 import { emptyFinished, emptyJobCounts, emptyOrgEvents, emptyTimes, type FinishedCounts, type Histogram, type JobCounts } from "./rows";
 
 /**
  * One scrape of an org's metrics, from the totals the summariser keeps (lib/metrics/fold.ts) and the lanes' heads:
- * no job is counted here. It reads the org's totals row, its 100 busiest job types, its busiest (type, client
- * key) pairs, those keys' names, one head per lane and the summary: at most about 1,600 documents and 1 MiB,
+ * no job is counted here. It reads the org's totals row, its 100 busiest job types and client keys (and those keys'
+ * names), its busiest (type, client key) pairs, one head per lane and the summary: at most about 1,700 documents and 1 MiB,
  * however many jobs, types or keys there are. Pairs past the busiest CELLS_READ count under
  * type="other",client="other" (their sum is the org's total less the pairs listed).
  */
@@ -43,9 +43,12 @@ async function pairs(ctx: QueryCtx, orgId: Id<"orgs">, org: Pair, topTypes: Read
     CELLS_READ,
     new ByteBudget(CELL_BYTES),
   );
-  const clientActivity = new Map<Id<"clientKeys"> | "", number>();
-  for (const c of cells) clientActivity.set(c.clientKeyId ?? "", (clientActivity.get(c.clientKeyId ?? "") ?? 0) + c.activity);
-  const topClients = busiest(clientActivity);
+  const clientRows = await ctx.db
+    .query("metricClients")
+    .withIndex("by_org_activity", (q) => q.eq("orgId", orgId))
+    .order("desc")
+    .take(TOP_VALUES);
+  const topClients = new Set(clientRows.map((c) => c.clientKeyId ?? ""));
   const names = await clientLabels(ctx, [...topClients].filter((id): id is Id<"clientKeys"> => id !== ""));
   const clientLabel = (id: Id<"clientKeys"> | undefined) => (!topClients.has(id ?? "") ? OTHER : id === undefined ? NO_CLIENT : names.get(id)!);
   const byLabels = new Map<string, Pair & { type: string; client: string }>();

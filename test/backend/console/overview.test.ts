@@ -1,5 +1,5 @@
 import { afterEach, expect, test, vi } from "vitest";
-import { api } from "../../../convex/_generated/api";
+import { api, internal } from "../../../convex/_generated/api";
 import { bucketOf, BUCKETS, DURATION_BOUNDS_S, quantileMs } from "../../../convex/lib/metrics/histogram";
 import { enrollWorker, newFarm, refreshSummaries, TEST_TYPES } from "../setup";
 import { deadJob } from "./helpers";
@@ -96,4 +96,33 @@ test("workers page and leaderboard: slots in use, jobs done, CPU time given this
   expect(workers.find((w) => w.name === "donor")).toMatchObject({ slotsInUse: 1, jobsDone: 2, cpuMs: 11_000, maxConcurrentJobs: 4 });
   expect(workers.find((w) => w.name === "donor")!.onlineUntil).toBeGreaterThan(Date.now());
   expect(workers.find((w) => w.name === "op")).toMatchObject({ isMe: true, canManage: true, slotsInUse: 0 });
+});
+
+test("overview per job type and client key, from the metrics' counters: a slow type's wait p95 apart from a quick one's, each key's jobs and ends", async () => {
+  vi.useFakeTimers();
+  vi.setSystemTime(Date.UTC(2026, 10, 23, 10));
+  const farm = await newFarm();
+  const op = await enrollWorker(farm, { canManage: true, maxConcurrentJobs: 8 });
+  const { key: nightly } = await farm.t.mutation(internal.admin.createClientKey, { orgId: farm.orgId, name: "nightly" });
+  const run = async (clientKey: string, type: string, waitMs: number) => {
+    await farm.t.mutation(api.jobs.submit, { clientKey, type });
+    vi.advanceTimersByTime(waitMs);
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: op.capabilities });
+    await farm.t.mutation(api.workers.complete, { apiKey: op.apiKey, leaseId: c.leaseId });
+  };
+  for (let i = 0; i < 10; i++) await run(farm.clientKey, "fast", 300);
+  for (let i = 0; i < 4; i++) await run(nightly, "slow", 40 * 60_000);
+  await farm.t.mutation(api.jobs.submit, { clientKey: nightly, type: "slow" });
+  await refreshSummaries(farm.t);
+  const overview = await farm.t.query(api.console.overview, { apiKey: op.apiKey });
+  const waits = Object.fromEntries(overview.waitsByType.map((t) => [t.type, t]));
+  expect(overview.waitsByType.map((t) => t.type)).toEqual(["fast", "slow"]); // the busier first
+  expect(waits.fast.p95Ms).toBeLessThanOrEqual(500);
+  expect(waits.slow.p95Ms).toBeGreaterThan(30 * 60_000);
+  expect(waits.slow.p95Ms).toBeLessThanOrEqual(45 * 60_000);
+  expect(overview.byClientKey).toEqual([
+    { name: "ci", jobs: { pending: 0, running: 0, waiting: 0, succeeded: 10, canceled: 0, dead: 0 }, finished: { succeeded: 10, dead: 0, canceled: 0 } },
+    { name: "nightly", jobs: { pending: 1, running: 0, waiting: 0, succeeded: 4, canceled: 0, dead: 0 }, finished: { succeeded: 4, dead: 0, canceled: 0 } },
+  ]);
+  expect(overview.finished).toEqual({ succeeded: 14, dead: 0, canceled: 0 });
 });

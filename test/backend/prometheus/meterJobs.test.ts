@@ -15,7 +15,7 @@ afterEach(() => vi.useRealTimers());
 async function forgetMetrics(farm: Farm) {
   await farm.t.run(async (ctx) => {
     for (const job of await ctx.db.query("jobs").collect()) await ctx.db.patch(job._id, { metered: undefined });
-    for (const table of ["metricCells", "metricTypes", "metricOrgs"] as const) for (const row of await ctx.db.query(table).collect()) await ctx.db.delete(row._id);
+    for (const table of ["metricCells", "metricClients", "metricTypes", "metricOrgs"] as const) for (const row of await ctx.db.query(table).collect()) await ctx.db.delete(row._id);
     for (const d of await ctx.db.query("counterDeltas").collect()) if (d.jobs) await ctx.db.patch(d._id, { jobs: undefined });
   });
 }

@@ -292,7 +292,8 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     (await ctx.db.system.query("_scheduled_functions").collect()).filter((f) => f.name === "dependencies:settle" && f.state.kind === "pending").map((f) => f.args[0] as Settling),
   );
   problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settling));
-  problems.push(...checkMetrics(jobs, counterDeltas, await readAll(t, "metricCells"), await readAll(t, "metricOrgs")));
+  const metricTotals = { cells: await readAll(t, "metricCells"), clients: await readAll(t, "metricClients"), orgs: await readAll(t, "metricOrgs") };
+  problems.push(...checkMetrics(jobs, counterDeltas, metricTotals));
   return problems;
 }
 
