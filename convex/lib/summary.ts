@@ -34,7 +34,8 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
   const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
   const minutes = await recentThroughput(ctx, orgId, now);
   const queueWait = waitPercentiles(minutes.map((m) => m.waits));
-  const states = await workerStates(ctx, roster.online, roster.counts.total);
+  const limits = new Map(roster.listed.map(({ worker }) => [worker._id, worker.maxConcurrentJobs]));
+  const states = await workerStates(ctx, roster.online, roster.counts.total, limits);
   // Waiting jobs no worker of the org could ever run: none of the (unrevoked) workers' reported machines meets them.
   const unmeetable = lanes.flatMap((lane, i) => {
     const row = laneRows[i];

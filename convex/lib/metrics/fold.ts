@@ -5,9 +5,10 @@ import type { JobMove } from "./moves";
 import { emptyFinished, emptyJobCounts, emptyOrgEvents, emptyTimes, type FinishedCounts, type Histogram, type JobCounts } from "./rows";
 
 /**
- * Folding the metrics' parts of the counter changes into their totals (metricCells, metricTypes, metricOrgs), in
- * the summariser's fold (lib/counters.ts foldDeltas), which is their only writer: one read and one write per
- * (type, client key) and per type a fold touches, and one for the org, however many jobs moved.
+ * Folding the metrics' parts of the counter changes into their totals (metricCells, metricClients, metricTypes,
+ * metricOrgs), in the summariser's fold (lib/counters.ts foldDeltas), which is their only writer: one read and one
+ * write per (type, client key), per client key and per type a fold touches, and one for the org, however many jobs
+ * moved.
  */
 
 type Delta = Doc<"counterDeltas">;

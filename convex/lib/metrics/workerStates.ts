@@ -6,16 +6,23 @@ import type { QueryCtx } from "../../_generated/server";
  * the summariser from the online workers' slot rows (lib/workerSlots.ts): busy (running jobs), suspended (its
  * jobs frozen while its owner uses the machine), paused (it declared 0 slots: its owner paused it, or its daily
  * quota is spent), idle (online, waiting for work), offline (the rest). Free slots are those an online worker that
- * is neither paused nor suspended has declared (its limit, before it declares any) and does not use.
+ * is neither paused nor suspended declared (its limit, for a worker the summary lists that declared none) and does
+ * not use.
  */
 
-/** Online workers classified per summary, at most: past them (a very large farm) online workers count as idle. */
-export const STATES_READ = 2_000;
+/** Online workers told apart per summary, at most (one slot row read each): past them online workers count as idle. */
+export const STATES_READ = 1_000;
 
 export type WorkerStates = { idle: number; busy: number; suspended: number; paused: number; offline: number };
 export type SlotStates = { free: number; busy: number };
 
-export async function workerStates(ctx: QueryCtx, online: ReadonlyArray<Id<"workers">>, total: number): Promise<{ workers: WorkerStates; slots: SlotStates }> {
+/** `limits`: the slot limit of the workers whose rows the summary read anyway (its listed ones). */
+export async function workerStates(
+  ctx: QueryCtx,
+  online: ReadonlyArray<Id<"workers">>,
+  total: number,
+  limits: ReadonlyMap<Id<"workers">, number>,
+): Promise<{ workers: WorkerStates; slots: SlotStates }> {
   const workers: WorkerStates = { idle: 0, busy: 0, suspended: 0, paused: 0, offline: Math.max(0, total - online.length) };
   const slots: SlotStates = { free: 0, busy: 0 };
   for (const workerId of online.slice(0, STATES_READ)) {
@@ -24,13 +31,13 @@ export async function workerStates(ctx: QueryCtx, online: ReadonlyArray<Id<"work
       .withIndex("by_worker", (q) => q.eq("workerId", workerId))
       .unique();
     const running = row?.running ?? 0;
-    const declared = row?.declared ?? (await ctx.db.get(workerId))?.maxConcurrentJobs ?? 0;
+    const declared = row?.declared ?? limits.get(workerId);
     slots.busy += running;
     if (running > 0 && row?.suspended) workers.suspended++;
     else if (running > 0) workers.busy++;
     else if (declared === 0) workers.paused++;
     else workers.idle++;
-    if (!row?.suspended && declared > 0) slots.free += Math.max(0, declared - running);
+    if (!row?.suspended && declared !== undefined) slots.free += Math.max(0, declared - running);
   }
   workers.idle += Math.max(0, online.length - STATES_READ);
   return { workers, slots };
