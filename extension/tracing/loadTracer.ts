@@ -30,8 +30,14 @@ export function tracesEndpoint(env: NodeJS.ProcessEnv): string | undefined {
   return base ? `${base.replace(/\/+$/, "")}/v1/traces` : undefined;
 }
 
+/** How long the key's probe may take before the spans go without the worker's name (the farm may be unreachable yet). */
+const IDENTITY_WAIT_MS = 3_000;
+
 /** The tracer of a worker's runs: who the worker is (its key's probe, for the spans' attributes), then the SDK. */
 export async function workerTracer(options: { url: string; serviceName: string; client: ConvexClient; apiKey: string }): Promise<RunTracer> {
-  const me = await options.client.query(api.workers.checkKey, { apiKey: options.apiKey }).catch(() => null);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const gaveUp = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), IDENTITY_WAIT_MS)));
+  const probe = options.client.query(api.workers.checkKey, { apiKey: options.apiKey }).catch(() => null);
+  const me = await Promise.race([probe, gaveUp]).finally(() => clearTimeout(timer));
   return await loadOtlpTracer({ url: options.url, serviceName: options.serviceName, worker: me ? { id: me.workerId, name: me.name } : {} });
 }

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import type { JobOutcome } from "../../../extension/worker/jobEnd";
 import type { RunTracer } from "../../../extension/worker/tracing";
 import { Worker } from "../../../extension/worker/worker";
-import { tracesEndpoint } from "../../../extension/tracing/loadTracer";
+import { tracesEndpoint, workerTracer } from "../../../extension/tracing/loadTracer";
 import { handler, handlersOf, ScriptedFarm } from "./../worker/scriptedFarm";
 
 /** The engine's side of traces: one span per run, from the claim to the written end, its context handed to the job. */
@@ -72,4 +72,19 @@ it("the OTLP traces endpoint: the traces variable as it is, else the base one wi
   expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318/" })).toBe("http://c:4318/v1/traces");
   expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "  " })).toBeUndefined();
   expect(tracesEndpoint({})).toBeUndefined();
+});
+
+it("a farm that does not answer yet does not hold the tracer up: after 3 s its spans go without the worker's name", async () => {
+  const neverAnswers = { query: () => new Promise<never>(() => undefined) } as unknown as Parameters<typeof workerTracer>[0]["client"];
+  let ready = false;
+  const loading = workerTracer({ url: "http://127.0.0.1:9/v1/traces", serviceName: "test", client: neverAnswers, apiKey: "fh_w_x" }).then((tracer) => {
+    ready = true;
+    return tracer;
+  });
+  await vi.advanceTimersByTimeAsync(2_900);
+  expect(ready).toBe(false);
+  await vi.advanceTimersByTimeAsync(200);
+  const tracer = await loading;
+  expect(ready).toBe(true);
+  await tracer.close();
 });
