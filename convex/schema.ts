@@ -129,6 +129,9 @@ export default defineSchema({
     wants: v.number(),
     since: v.optional(v.number()),
     capabilities: v.array(v.string()),
+    // what its offers may still download (bytes), on a metered connection: declared with its slots, counted down by
+    // the dispatcher's offers (lib/downloadBytes.ts); none: no limit
+    bytesLeft: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org_since", ["orgId", "since"]),

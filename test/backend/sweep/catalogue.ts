@@ -67,6 +67,8 @@ const integer = (min: number, max: number): Field => ({ optional: true, garbage:
 const boolean: Field = { optional: true, garbage: (rng) => wrongType(rng, "boolean") };
 /** A worker's concurrency as it declares it: a whole number from 0 to the per-worker cap. */
 const slots = (optional = true): Field => ({ optional, garbage: (rng) => badInteger(rng, 0, LIMITS.maxConcurrentJobs) });
+/** What a metered worker's jobs may still download: a whole number of bytes. */
+const maxBytes = integer(0, Number.MAX_SAFE_INTEGER);
 const value = (maxBytes: number, optional = true): Field => ({ optional, nullable: true, garbage: (rng) => badValue(rng, maxBytes) });
 
 /** A manager's key: a worker key of the org without canManage is refused too. */
@@ -238,7 +240,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:claim",
     kind: "mutation",
     ref: api.workers.claim,
-    fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker), max: integer(1, LIMITS.claimMax) },
+    fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker), max: integer(1, LIMITS.claimMax), maxBytes },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, capabilities: WORKER_CAPS, max: 1 + rng.int(2) }),
   },
   keyOnly("query", api.workers.doorbell, "workers:doorbell", "worker"),
@@ -246,7 +248,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:ready",
     kind: "mutation",
     ref: api.workers.ready,
-    fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker), slots: slots(false) },
+    fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker), slots: slots(false), maxBytes },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, capabilities: WORKER_CAPS, slots: rng.int(4) }),
   },
   keyOnly("mutation", api.workers.presence, "workers:presence", "worker"),
@@ -273,7 +275,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:complete",
     kind: "mutation",
     ref: api.workers.complete,
-    fields: { apiKey: workerKey, leaseId, result: value(LIMITS.resultBytes), slots: slots(), cpuMs: integer(0, LIMITS.cpuMsMax) },
+    fields: { apiKey: workerKey, leaseId, result: value(LIMITS.resultBytes), slots: slots(), cpuMs: integer(0, LIMITS.cpuMsMax), maxBytes },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, result: { ok: true }, slots: rng.int(3) }),
   },
   {
@@ -287,6 +289,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
       retryable: boolean,
       slots: slots(),
       cpuMs: integer(0, LIMITS.cpuMsMax),
+      maxBytes,
     },
     valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, error: "oops", retryable: true }),
   },
@@ -294,7 +297,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:release",
     kind: "mutation",
     ref: api.workers.release,
-    fields: { apiKey: workerKey, leaseId, slots: slots() },
+    fields: { apiKey: workerKey, leaseId, slots: slots(), maxBytes },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, slots: rng.int(2) }),
   },
   keyOnly("query", api.workers.checkKey, "workers:checkKey", "worker"),
