@@ -25,6 +25,8 @@ export class ScriptedFarm implements FarmClient {
   readonly completed: Array<{ jobId: string; result: unknown; cpuMs?: number }> = [];
   readonly failed: Array<{ jobId: string; error: string; retryable: boolean; cpuMs?: number }> = [];
   readonly released: string[] = [];
+  /** What each claim, ready and last write said the engine's jobs may still download (`maxBytes`), in order. */
+  readonly maxBytesSent: Array<{ call: string; maxBytes?: number; slots?: number }> = [];
   readonly outputs = new Map<string, string[]>();
   /** Throw this from the next call of the given name (once). */
   readonly failNext = new Map<string, Error>();
@@ -124,9 +126,14 @@ export class ScriptedFarm implements FarmClient {
     return () => this.doorbells.delete(entry);
   }
 
+  private noteMaxBytes(call: string, args: { maxBytes?: number; slots?: number }): void {
+    this.maxBytesSent.push({ call, ...("maxBytes" in args && args.maxBytes !== undefined ? { maxBytes: args.maxBytes } : {}), ...(args.slots === undefined ? {} : { slots: args.slots }) });
+  }
+
   claim(args: CallArgs<"claim">): Promise<ClaimedJob[]> {
     return answer(() => {
       this.record("claim", args.capabilities, args.max);
+      this.noteMaxBytes("claim", args);
       const n = Math.max(0, this.claimAnswer ? this.claimAnswer(args) : (args.max ?? 1));
       const taken = this.queued.splice(0, n);
       const jobs = taken.map((j) => ({ ...j, leaseId: `lease-${j.jobId}-${++this.seq}`, leaseExpiresAt: Date.now() + j.leaseMs }));
@@ -139,8 +146,9 @@ export class ScriptedFarm implements FarmClient {
     });
   }
 
-  ready({ capabilities, slots, stopping }: CallArgs<"ready">): Promise<CallResult<"ready">> {
+  ready({ capabilities, slots, stopping, maxBytes }: CallArgs<"ready">): Promise<CallResult<"ready">> {
     return answer(() => {
+      this.noteMaxBytes("ready", { slots, maxBytes });
       if (stopping) this.record("ready", capabilities, slots, stopping);
       else this.record("ready", capabilities, slots);
       return { waitingFor: 0 };
@@ -194,8 +202,9 @@ export class ScriptedFarm implements FarmClient {
     });
   }
 
-  complete({ leaseId, result, slots, cpuMs }: CallArgs<"complete">): Promise<CallResult<"complete">> {
+  complete({ leaseId, result, slots, cpuMs, maxBytes }: CallArgs<"complete">): Promise<CallResult<"complete">> {
     return answer(() => {
+      this.noteMaxBytes("complete", { slots, maxBytes });
       this.record("complete", leaseId, result, slots);
       const { job } = this.lease(leaseId);
       this.leases.delete(leaseId);
