@@ -12,6 +12,8 @@ import { measureFacts } from "../worker/machineFacts";
 import { Worker } from "../worker/worker";
 import { defaultIdleSources, MachineIdle } from "../policy/idle/machineIdle";
 import { workWhileAway } from "../policy/idle/workWhileAway";
+import { PauseVotes } from "../policy/pauseVotes";
+import { pauseWhileRunning } from "../policy/programPause";
 import { GpuGuard } from "../policy/gpuGuard";
 import { notConvexMessage, probeDeployment } from "../worker/deploymentProbe";
 import { parseCliArgs, USAGE, type CliOptions } from "./args";
@@ -212,20 +214,24 @@ async function work(
   };
   const offInt = io.onSignal("SIGINT", onInterrupt);
   const offTerm = io.onSignal("SIGTERM", () => void worker.stop({ kind: "user", detail: "terminated" }));
+  // Each reason to pause (a signal, --when-idle, --pause-while-running) votes; the worker runs while none holds it.
+  const votes = new PauseVotes(worker);
+  const signalled = votes.voter("signal");
   // Windows has neither signal; there the jobs could not be frozen anyway.
   const offSuspend =
     process.platform === "win32"
       ? () => undefined
       : io.onSignal("SIGUSR1", () => {
           log("suspending: freezing running jobs, taking nothing new (SIGUSR2 resumes)");
-          worker.pause("suspended (SIGUSR1)", { suspend: true });
+          signalled.pause("suspended (SIGUSR1)", { suspend: true });
         });
-  const offResume = process.platform === "win32" ? () => undefined : io.onSignal("SIGUSR2", () => worker.resume());
+  const offResume = process.platform === "win32" ? () => undefined : io.onSignal("SIGUSR2", () => signalled.resume());
   const stopped = new Promise<void>((resolve) => worker.on("state", (e) => e.state === "stopped" && resolve()));
   const starting = worker.start();
   // --when-idle: held from the start (start takes the running state at once) until the machine is idle.
   const idle = options.whenIdleMs === undefined ? undefined : new MachineIdle(defaultIdleSources(), (source) => source && log(`idle is read from ${source}`));
-  const follow = idle && workWhileAway(worker, idle, options.whenIdleMs!, log);
+  const follow = idle && workWhileAway(votes.voter("idle"), idle, options.whenIdleMs!, log);
+  const programs = options.pauseWhileRunning && pauseWhileRunning(votes.voter("programs"), options.pauseWhileRunning, log);
   const gpu = new GpuGuard(worker, log);
   gpu.start();
   try {
@@ -234,6 +240,7 @@ async function work(
     if (worker.state !== "stopped") await stopped;
   } finally {
     follow?.dispose();
+    programs?.dispose();
     idle?.dispose();
     gpu.dispose();
     offInt();
