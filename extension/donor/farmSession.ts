@@ -1,6 +1,6 @@
 import * as vscode from "vscode";
 import type { FarmConnection } from "./farmConnection";
-import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } from "../worker";
+import { convexFarmClient, Worker, type ByteAllowance, type HandlerSource, type WorkerSnapshot } from "../worker";
 import { errorMessage } from "../worker/errors";
 import { stopText, type StopReason } from "../worker/stopReason";
 import { measureFacts } from "../worker/machineFacts";
@@ -12,9 +12,19 @@ import { connectionChanged, opened, type ConnectionHistory } from "../donorState
 
 /**
  * `suspendOnReturn`: freeze running jobs while the owner uses the machine (light and medium presets);
- * `suspendLimitMs`: give a job frozen that long back to the queue.
+ * `suspendLimitMs`: give a job frozen that long back to the queue; `gpuHeldBy`: a program of
+ * farmhand.pauseGpuWhileRunning runs (GPU jobs are frozen, none taken); `meteredLimit`: on a metered connection,
+ * farmhand.meteredLimitMB in bytes (the engine declares what is left of it).
  */
-export type SessionTarget = { url: string; apiKey: string; concurrency: number; suspendOnReturn?: boolean; suspendLimitMs?: number };
+export type SessionTarget = {
+  url: string;
+  apiKey: string;
+  concurrency: number;
+  suspendOnReturn?: boolean;
+  suspendLimitMs?: number;
+  gpuHeldBy?: string;
+  meteredLimit?: number;
+};
 
 /**
  * The engine's life in this window: one Worker on the shared farm connection while the donor donates, driven by
@@ -38,12 +48,18 @@ export class FarmSession implements vscode.Disposable {
   private readonly unsubscribers: Array<() => void> = [];
   /** Freezes GPU jobs while another program uses the GPU (issue 23). */
   private gpuGuard: GpuGuard | undefined;
+  /** Who holds the GPU jobs now: the guard (another program's GPU use), a program the donor named. */
+  private readonly gpuHolds = { guard: false, program: undefined as string | undefined };
+  /** The metered limit the engine last declared against (undefined: not metered). */
+  private meteredLimit: number | undefined;
 
   constructor(
     private readonly connection: FarmConnection,
     private readonly handlers: HandlerSource,
     private readonly log: vscode.LogOutputChannel,
     private readonly onChange: () => void,
+    /** What jobs may still download today on a metered connection (the engine declares it, and spends from it). */
+    private readonly allowance?: ByteAllowance,
   ) {}
 
   /** Bring the engine in line with who we are (target) and what the policy says. */
@@ -67,6 +83,8 @@ export class FarmSession implements vscode.Disposable {
     this.target = undefined;
     this.gpuGuard?.dispose();
     this.gpuGuard = undefined;
+    this.gpuHolds.guard = false;
+    this.gpuHolds.program = undefined;
     this.unsubscribers.splice(0).forEach((u) => u());
     if (worker) {
       await worker.stop(reason);
@@ -153,6 +171,7 @@ export class FarmSession implements vscode.Disposable {
       await this.stop({ kind: "user", detail: "farm changed" });
     }
     if (this.worker && target.suspendLimitMs !== undefined) this.worker.setSuspendLimit(target.suspendLimitMs);
+    if (this.worker) this.followMachine(this.worker, target);
     if (!decision.donate) {
       await this.pauseForPolicy(decision.reason, freezesJobs(decision, target.suspendOnReturn === true));
       return;
@@ -163,9 +182,23 @@ export class FarmSession implements vscode.Disposable {
     }
     const worker = this.worker;
     if (!worker) return;
+    this.followMachine(worker, target);
     if (worker.concurrency !== target.concurrency) worker.setConcurrency(target.concurrency);
     if (this.pausedByPolicy) worker.resume();
     this.onChange();
+  }
+
+  /** A program the donor named holds the GPU jobs (or no longer does); the metered limit came or went. */
+  private followMachine(worker: Worker, target: SessionTarget): void {
+    if (target.gpuHeldBy !== this.gpuHolds.program) {
+      this.log.info(target.gpuHeldBy ? `GPU jobs frozen: ${target.gpuHeldBy} is running (farmhand.pauseGpuWhileRunning)` : "GPU jobs go on: the program that held them ended");
+      this.gpuHolds.program = target.gpuHeldBy;
+      worker.holdGpuJobs(this.gpuHolds.guard || this.gpuHolds.program !== undefined);
+    }
+    if (target.meteredLimit !== this.meteredLimit) {
+      this.meteredLimit = target.meteredLimit;
+      worker.allowanceChanged();
+    }
   }
 
   /**
@@ -195,6 +228,7 @@ export class FarmSession implements vscode.Disposable {
         concurrency: target.concurrency,
         suspendLimitMs: target.suspendLimitMs,
         measureFacts: () => measureFacts(),
+        ...(this.allowance ? { byteAllowance: this.allowance } : {}),
       });
     } catch (error) {
       lease.release();
@@ -203,7 +237,18 @@ export class FarmSession implements vscode.Disposable {
     this.target = target;
     this.releaseClient = lease.release;
     this.worker = worker;
-    this.gpuGuard = new GpuGuard(worker, (line) => this.log.info(line));
+    this.meteredLimit = target.meteredLimit;
+    // The guard's hold and a named program's hold are one hold on the engine: the GPU jobs go on when neither holds.
+    const guarded = {
+      get gpuJobs() {
+        return worker.gpuJobs;
+      },
+      holdGpuJobs: (hold: boolean) => {
+        this.gpuHolds.guard = hold;
+        worker.holdGpuJobs(hold || this.gpuHolds.program !== undefined);
+      },
+    };
+    this.gpuGuard = new GpuGuard(guarded, (line) => this.log.info(line));
     this.gpuGuard.start();
     this.unsubscribers.push(
       worker.on("state", (e) => {

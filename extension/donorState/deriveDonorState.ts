@@ -68,6 +68,8 @@ export type DonorFacts = {
   contribution: Contribution;
   /** `farmhand.runApps` is on in the user settings. */
   runsApps: boolean;
+  /** A program of farmhand.pauseGpuWhileRunning that runs now (GPU jobs are held). */
+  gpuProgram?: string;
   farm: FarmFacts;
 };
 
@@ -98,6 +100,7 @@ export function deriveDonorState(f: DonorFacts): DonorState {
   // A refused key's credit is no longer this machine's to show; otherwise the last answer stands.
   const days = f.joined && status.kind !== "revoked" ? f.farm.overview?.credit?.days : undefined;
   const credit = days && weekCredit(days, f.now);
+  const gpuPause = f.gpuProgram !== undefined && f.wanted && GPU_PAUSE_SHOWN.has(status.kind) ? gpuPauseOf(f.gpuProgram, f.remoteWindow) : undefined;
   return {
     at: f.now,
     joined: f.joined,
@@ -109,15 +112,24 @@ export function deriveDonorState(f: DonorFacts): DonorState {
     actions: {
       snooze: f.wanted && SNOOZABLE.has(status.kind) && !(status.kind === "paused" && status.cause === "snoozed"),
       finish: f.wanted && jobs.length > 0 && FINISHABLE.has(status.kind),
-      ...((status.kind === "paused" || status.kind === "suspended") && status.fix ? { fix: status.fix } : {}),
+      ...((status.kind === "paused" || status.kind === "suspended") && status.fix ? { fix: status.fix } : gpuPause ? { fix: gpuPause.fix } : {}),
     },
     policy: { ...f.policy, ...(farmAllows === undefined ? {} : { farmAllows }), runsUpTo },
     jobs,
     contribution: f.contribution,
     runsApps: f.runsApps,
     ...(credit ? { credit } : {}),
+    ...(gpuPause ? { gpuPause } : {}),
     farm: farm.figures ? { ...farm, figures: withThisMachine(farm.figures, runsUpTo, jobs.length) } : farm,
   };
+}
+
+/** A program holds the GPU jobs: said while the engine would otherwise take GPU work (not while it stops or is off). */
+const GPU_PAUSE_SHOWN = new Set<HeadlineKind>(["starting", "waiting", "working", "paused", "suspended", "offline", "autoPaused"]);
+
+function gpuPauseOf(program: string, remoteWindow: boolean): NonNullable<DonorState["gpuPause"]> {
+  const fix: SettingFix = { setting: "farmhand.pauseGpuWhileRunning", label: "Programs That Pause GPU Jobs", how: "open", tab: remoteWindow ? "remote" : "user" };
+  return { reason: `${program} is running`, fix };
 }
 
 const SNOOZABLE = new Set<HeadlineKind>(["starting", "waiting", "working", "paused", "offline", "suspended"]);
@@ -191,6 +203,12 @@ function settingFix(cause: PauseCause, remoteWindow: boolean): SettingFix | unde
       return { setting: "farmhand.idleMinutes", label: "Idle Minutes Setting", how: "open", tab };
     case "cpuBusy":
       return { setting: "farmhand.otherCpuThresholdPercent", label: "CPU Threshold Setting", how: "open", tab };
+    case "lowBattery":
+      return { setting: "farmhand.minBatteryPercent", label: "Battery Charge Setting", how: "open", tab };
+    case "exclusiveApp":
+      return { setting: "farmhand.pauseWhileRunning", label: "Programs That Pause Donating", how: "open", tab };
+    case "metered":
+      return { setting: "farmhand.meteredLimitMB", label: "Metered Allowance Setting", how: "open", tab };
     default:
       return undefined;
   }

@@ -33,6 +33,11 @@ export type DonorState = {
   runsApps: boolean;
   /** What the farm credits this machine with this week; absent until the farm said (or while it is not asked). */
   credit?: WeekCredit;
+  /**
+   * GPU jobs alone are held (farmhand.pauseGpuWhileRunning): a program the donor named runs. Donating goes on for
+   * other jobs; GPU jobs are frozen and none is taken. With the setting that lifts it.
+   */
+  gpuPause?: { reason: string; fix: SettingFix };
   farm: FarmState;
 };
 

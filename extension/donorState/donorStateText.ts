@@ -30,7 +30,7 @@ export function shortStatus(s: Headline): string {
     case "autoPaused":
       return "paused";
     case "suspended":
-      return SUSPENDED;
+      return s.cause === "exclusiveApp" ? `suspended — ${s.reason}` : SUSPENDED;
     case "offline":
       return "offline";
     case "stopped":
@@ -62,7 +62,7 @@ export function describeStatus(s: Headline, now: number): string {
     case "autoPaused":
       return `paused by Farmhand: ${s.reason}`;
     case "suspended":
-      return `suspended: you are using this machine (${jobs(s.jobs)} held since ${clock(s.since)})`;
+      return `suspended: ${s.cause === "exclusiveApp" || s.cause === "tooHot" ? s.reason : "you are using this machine"} (${jobs(s.jobs)} held since ${clock(s.since)})`;
     case "offline":
       return `offline: ${s.problem.message} (since ${clock(s.since)}, ${ago(s.since, now)})`;
     case "stopped":
@@ -71,6 +71,20 @@ export function describeStatus(s: Headline, now: number): string {
 }
 
 const SUSPENDED = "suspended — you are using this machine";
+
+/** The status bar's words after "Farmhand: ": the headline, and that GPU jobs are held when a program holds them. */
+export function statusWords(state: Pick<DonorState, "status" | "gpuPause">): string {
+  return `${shortStatus(state.status)}${state.gpuPause ? " · GPU paused" : ""}`;
+}
+
+/** The state as one sentence with what holds GPU jobs (the tree's "This machine" row, the panel's heading, the tooltip). */
+export function statusSentence(state: Pick<DonorState, "status" | "gpuPause" | "at">): string {
+  return `${describeStatus(state.status, state.at)}${state.gpuPause ? ` · ${gpuPauseText(state.gpuPause)}` : ""}`;
+}
+
+export function gpuPauseText(pause: NonNullable<DonorState["gpuPause"]>): string {
+  return `GPU jobs paused: ${pause.reason}`;
+}
 
 /**
  * While jobs are frozen because the machine's owner is using it: the status text, and what is held (one line per
