@@ -6,6 +6,7 @@ import { checkCheckpointData, saveCheckpoint } from "./lib/checkpoints";
 import { claimFromHeads, newClaimBudget, takeOffers } from "./lib/claimWork";
 import { declareSlots, withdrawUnmetOffers } from "./lib/declare";
 import { checkMaxBytes } from "./lib/downloadBytes";
+import { checkEnergyJ, recordEnergy } from "./lib/energy";
 import { fail as reject } from "./lib/errors";
 import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
@@ -295,9 +296,14 @@ export const checkpoint = mutation({
  * server clamps it to the attempt's wall time × the machine's cores, and credits wall time without it.
  */
 const cpuMsArg = v.optional(v.number());
+/**
+ * `energyJ` on complete/fail: the energy the attempt used (joules), measured (the CPU package's counter, by the
+ * attempt's share of the CPU time) or estimated (CPU time × watts per core); clamped to wall time × cores × 60 W.
+ */
+const energyJArg = v.optional(v.number());
 
 export const complete = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()), slots: slotsArg, cpuMs: cpuMsArg, maxBytes: maxBytesArg },
+  args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()), slots: slotsArg, cpuMs: cpuMsArg, maxBytes: maxBytesArg, energyJ: energyJArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const { job, instance } = await leasedWork(ctx, worker, args.leaseId, { canceled: true });
@@ -305,6 +311,7 @@ export const complete = mutation({
     checkValueSize(result, "result", LIMITS.resultBytes);
     const slots = checkSlots(args.slots);
     const maxBytes = checkMaxBytes(args.maxBytes);
+    await recordEnergy(ctx, worker, { type: job.type, startedAt: instance?.startedAt ?? job.startedAt }, checkEnergyJ(args.energyJ), Date.now());
     if (instance) {
       const cpuMs = checkCpuMs(args.cpuMs);
       let status: "succeeded" | "pending" | "dead" | "canceled" = "canceled";
@@ -337,6 +344,7 @@ export const fail = mutation({
     slots: slotsArg,
     cpuMs: cpuMsArg,
     maxBytes: maxBytesArg,
+    energyJ: energyJArg,
   },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
@@ -345,6 +353,7 @@ export const fail = mutation({
     const slots = checkSlots(args.slots);
     const maxBytes = checkMaxBytes(args.maxBytes);
     const cpuMs = checkCpuMs(args.cpuMs);
+    await recordEnergy(ctx, worker, { type: job.type, startedAt: instance?.startedAt ?? job.startedAt }, checkEnergyJ(args.energyJ), Date.now());
     // an instance of a replicated job earns credit only for a valid result (or, canceled at quorum, up to one)
     if (instance?.status === "canceled") {
       await settleCanceled(ctx, job, instance, { worker, cpuMs });
@@ -414,7 +423,8 @@ export const leave = mutation({
 
 /**
  * This machine's credit: CPU-hours given this week (UTC, from Monday 00:00) and all time, with the jobs done;
- * `wallHours` of them were credited by wall time (CPU not measurable). `day`: the caller's current UTC day
+ * `wallHours` of them were credited by wall time (CPU not measurable); `energyJ`: the energy its attempts used
+ * (joules, as this machine measured or estimated it). `day`: the caller's current UTC day
  * (whole days since the epoch), which a subscriber advances, so the week turns on Monday without the clock in
  * the query; without it, the server's day when the query runs (for one-off reads). Donor views read their
  * credit from farm:overview (`credit.days`), which re-runs at most once per summary refresh.
@@ -428,13 +438,14 @@ export const myCredit = query({
     const total = await creditTotalOf(ctx, worker._id);
     const hours = (ms: number) => ms / 3_600_000;
     return {
-      week: { cpuHours: hours(week.cpuMs), wallHours: hours(week.wallMs), jobs: week.jobs, failed: week.failed, canceledAtQuorum: week.canceledAtQuorum },
+      week: { cpuHours: hours(week.cpuMs), wallHours: hours(week.wallMs), jobs: week.jobs, failed: week.failed, canceledAtQuorum: week.canceledAtQuorum, energyJ: week.energyJ },
       allTime: {
         cpuHours: hours(total?.cpuMs ?? 0),
         wallHours: hours(total?.wallMs ?? 0),
         jobs: total?.jobs ?? 0,
         failed: total?.failed ?? 0,
         canceledAtQuorum: total?.canceledAtQuorum ?? 0,
+        energyJ: total?.energyJ ?? 0,
       },
       // replicated jobs: credit waiting for validation, results that earned nothing and why, and trust
       ...(await pendingCreditOf(ctx, worker._id)),

@@ -72,6 +72,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     contribution: { ...session.contribution },
     runsApps: runAppsAllowed(),
     ...(donor.gpuProgram === undefined ? {} : { gpuProgram: donor.gpuProgram }),
+    ...(session.energyMethod() ? { energy: session.energyMethod() } : {}),
     farm: data.facts(),
   });
   // The one store: every source asks it to derive again; every surface renders what it tells them.
@@ -106,8 +107,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   render(store.refresh());
   const applyPolicy = () => {
     const key = membership.apiKey;
-    const { concurrency, suspendOnReturn, suspendLimitMs } = donor.current;
-    const machine = { gpuHeldBy: donor.gpuProgram, meteredLimit: donor.meteredLimit };
+    const { concurrency, suspendOnReturn, suspendLimitMs, wattsPerCore } = donor.current;
+    const machine = { gpuHeldBy: donor.gpuProgram, meteredLimit: donor.meteredLimit, wattsPerCore };
     const target = membership.joined && key ? { url: membership.url, apiKey: key, concurrency, suspendOnReturn, suspendLimitMs, ...machine } : undefined;
     void session.apply(target, donor.decision).finally(() => store.request());
   };

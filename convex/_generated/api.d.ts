@@ -50,6 +50,7 @@ import type * as lib_demand from "../lib/demand.js";
 import type * as lib_dependencies from "../lib/dependencies.js";
 import type * as lib_dispatch from "../lib/dispatch.js";
 import type * as lib_downloadBytes from "../lib/downloadBytes.js";
+import type * as lib_energy from "../lib/energy.js";
 import type * as lib_errors from "../lib/errors.js";
 import type * as lib_events from "../lib/events.js";
 import type * as lib_facts from "../lib/facts.js";
@@ -145,6 +146,7 @@ declare const fullApi: ApiFromModules<{
   "lib/dependencies": typeof lib_dependencies;
   "lib/dispatch": typeof lib_dispatch;
   "lib/downloadBytes": typeof lib_downloadBytes;
+  "lib/energy": typeof lib_energy;
   "lib/errors": typeof lib_errors;
   "lib/events": typeof lib_events;
   "lib/facts": typeof lib_facts;

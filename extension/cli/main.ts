@@ -9,6 +9,8 @@ import { convexFarmClient } from "../worker/farmClient";
 import { describeError } from "../worker/errors";
 import { jobLabel } from "../worker/jobLabel";
 import { measureFacts } from "../worker/machineFacts";
+import { energyGauge } from "../worker/energy";
+import { DEFAULT_WATTS_PER_CORE } from "../policy/donorSettings";
 import { Worker } from "../worker/worker";
 import { defaultIdleSources, MachineIdle } from "../policy/idle/machineIdle";
 import { workWhileAway } from "../policy/idle/workWhileAway";
@@ -179,6 +181,9 @@ async function work(
   log: (l: string) => void,
   io: CliIo,
 ): Promise<number> {
+  // each job's energy, reported with its end: measured where the CPU's package counter is readable, else estimated
+  const energy = await energyGauge({ wattsPerCore: () => DEFAULT_WATTS_PER_CORE });
+  log(energy.method === "measured" ? `energy: measured by ${energy.source}` : `energy: ${energy.source} (the CPU's energy counter cannot be read here)`);
   const worker = new Worker({
     client: convexFarmClient(client, apiKey),
     handlers: registry,
@@ -190,6 +195,7 @@ async function work(
     measureFacts: () => measureFacts(),
     // 0 means never auto-pause (a fleet worker whose failures are expected, e.g. a test farm).
     maxConsecutiveFailures: options.maxConsecutiveFailures === 0 ? Number.POSITIVE_INFINITY : options.maxConsecutiveFailures,
+    energy,
   });
   worker.on("state", (e) => {
     log(`worker ${e.state}${e.reason ? `: ${e.reason}` : ""}`);
@@ -242,6 +248,7 @@ async function work(
     follow?.dispose();
     programs?.dispose();
     idle?.dispose();
+    energy.dispose();
     gpu.dispose();
     offInt();
     offTerm();

@@ -1,6 +1,8 @@
 import * as vscode from "vscode";
 import type { FarmConnection } from "./farmConnection";
 import { convexFarmClient, Worker, type ByteAllowance, type HandlerSource, type WorkerSnapshot } from "../worker";
+import { energyGauge, type EnergyGauge } from "../worker/energy";
+import { DEFAULT_WATTS_PER_CORE } from "../policy/donorSettings";
 import { errorMessage } from "../worker/errors";
 import { stopText, type StopReason } from "../worker/stopReason";
 import { measureFacts } from "../worker/machineFacts";
@@ -24,6 +26,8 @@ export type SessionTarget = {
   suspendLimitMs?: number;
   gpuHeldBy?: string;
   meteredLimit?: number;
+  /** farmhand.wattsPerCore: the energy estimate's power per busy core, where the CPU's counter cannot be read. */
+  wattsPerCore?: number;
 };
 
 /**
@@ -52,6 +56,10 @@ export class FarmSession implements vscode.Disposable {
   private readonly gpuHolds = { guard: false, program: undefined as string | undefined };
   /** The metered limit the engine last declared against (undefined: not metered). */
   private meteredLimit: number | undefined;
+  /** How each job's energy is measured (or estimated) on this machine: found once, kept for the window's life. */
+  private readonly gauge: Promise<EnergyGauge>;
+  private gaugeFound: EnergyGauge | undefined;
+  private wattsPerCore = DEFAULT_WATTS_PER_CORE;
 
   constructor(
     private readonly connection: FarmConnection,
@@ -60,7 +68,15 @@ export class FarmSession implements vscode.Disposable {
     private readonly onChange: () => void,
     /** What jobs may still download today on a metered connection (the engine declares it, and spends from it). */
     private readonly allowance?: ByteAllowance,
-  ) {}
+  ) {
+    this.gauge = energyGauge({ wattsPerCore: () => this.wattsPerCore }).then((g) => (this.gaugeFound = g));
+  }
+
+  /** How this machine's energy figures are made, once known: measured by the CPU's counter, or estimated. */
+  energyMethod(): DonorFacts["energy"] {
+    const g = this.gaugeFound;
+    return g && { method: g.method, source: g.source };
+  }
 
   /** Bring the engine in line with who we are (target) and what the policy says. */
   apply(target: SessionTarget | undefined, decision: PolicyDecision): Promise<void> {
@@ -145,6 +161,7 @@ export class FarmSession implements vscode.Disposable {
 
   dispose(): void {
     void this.stop({ kind: "user", detail: "window closing" });
+    void this.gauge.then((g) => g.dispose());
   }
 
   private async applyPending(): Promise<void> {
@@ -171,6 +188,7 @@ export class FarmSession implements vscode.Disposable {
       await this.stop({ kind: "user", detail: "farm changed" });
     }
     if (this.worker && target.suspendLimitMs !== undefined) this.worker.setSuspendLimit(target.suspendLimitMs);
+    if (target.wattsPerCore !== undefined) this.wattsPerCore = target.wattsPerCore;
     if (this.worker) this.followMachine(this.worker, target);
     if (!decision.donate) {
       await this.pauseForPolicy(decision.reason, freezesJobs(decision, target.suspendOnReturn === true));
@@ -217,6 +235,7 @@ export class FarmSession implements vscode.Disposable {
   private async begin(target: SessionTarget): Promise<void> {
     this.lastStop = undefined;
     this.connectionHistory = opened(Date.now());
+    const energy = await this.gauge;
     const lease = this.connection.acquire();
     if (!lease) return;
     let worker: Worker;
@@ -229,6 +248,7 @@ export class FarmSession implements vscode.Disposable {
         suspendLimitMs: target.suspendLimitMs,
         measureFacts: () => measureFacts(),
         ...(this.allowance ? { byteAllowance: this.allowance } : {}),
+        energy,
       });
     } catch (error) {
       lease.release();

@@ -35,8 +35,8 @@ export type OverviewFacts = {
   deadLetters: number;
   deadLetterList: Array<{ jobId: string; type: string; error?: string; attempt: number; maxAttempts: number }>;
   canManage: boolean;
-  /** This machine's credit per UTC day of the summary's week. */
-  credit?: { days: Array<{ day: number; cpuHours: number; jobs: number }> };
+  /** This machine's credit per UTC day of the summary's week, with the energy its jobs used (joules). */
+  credit?: { days: Array<{ day: number; cpuHours: number; jobs: number; energyJ?: number }> };
   /** Online = not stopped since, and a call within this window. */
   onlineWindowMs: number;
 };
@@ -70,6 +70,8 @@ export type DonorFacts = {
   runsApps: boolean;
   /** A program of farmhand.pauseGpuWhileRunning that runs now (GPU jobs are held). */
   gpuProgram?: string;
+  /** How this machine's jobs' energy is found: measured (the CPU package's counter) or estimated, and from what. */
+  energy?: { method: "measured" | "estimated"; source: string };
   farm: FarmFacts;
 };
 
@@ -99,7 +101,7 @@ export function deriveDonorState(f: DonorFacts): DonorState {
   const jobs = f.engine?.jobs ?? [];
   // A refused key's credit is no longer this machine's to show; otherwise the last answer stands.
   const days = f.joined && status.kind !== "revoked" ? f.farm.overview?.credit?.days : undefined;
-  const credit = days && weekCredit(days, f.now);
+  const credit = days && weekCredit(days, f.now, f.energy);
   const gpuPause = f.gpuProgram !== undefined && f.wanted && GPU_PAUSE_SHOWN.has(status.kind) ? gpuPauseOf(f.gpuProgram, f.remoteWindow) : undefined;
   return {
     at: f.now,
@@ -272,12 +274,21 @@ function figuresOf(o: OverviewFacts, now: number): FarmFigures {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** This machine's credit in the UTC week `now` is in (weeks start Monday; 1970-01-01 was a Thursday). */
-function weekCredit(days: ReadonlyArray<{ day: number; cpuHours: number; jobs: number }>, now: number): WeekCredit {
+/**
+ * This machine's credit in the UTC week `now` is in (weeks start Monday; 1970-01-01 was a Thursday), with the energy
+ * its jobs used in kWh and how this machine finds it (its own gauge: the farm keeps no label).
+ */
+function weekCredit(days: ReadonlyArray<{ day: number; cpuHours: number; jobs: number; energyJ?: number }>, now: number, energy: DonorFacts["energy"]): WeekCredit {
   const today = Math.floor(now / DAY_MS);
   const monday = today - ((today + 3) % 7);
   const week = days.filter((d) => d.day >= monday && d.day <= today);
-  return { cpuHours: week.reduce((s, d) => s + d.cpuHours, 0), jobs: week.reduce((s, d) => s + d.jobs, 0) };
+  const joules = week.reduce((s, d) => s + (d.energyJ ?? 0), 0);
+  return {
+    cpuHours: week.reduce((s, d) => s + d.cpuHours, 0),
+    jobs: week.reduce((s, d) => s + d.jobs, 0),
+    ...(joules > 0 || energy ? { energyKWh: joules / 3_600_000 } : {}),
+    ...(energy ? { energyBy: energy } : {}),
+  };
 }
 
 /**

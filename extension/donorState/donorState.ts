@@ -41,8 +41,11 @@ export type DonorState = {
   farm: FarmState;
 };
 
-/** This machine's credit for the current UTC week (from the days farm:overview reports). */
-export type WeekCredit = { cpuHours: number; jobs: number };
+/**
+ * This machine's credit for the current UTC week (from the days farm:overview reports), and the energy its jobs used
+ * (kWh) with how this machine finds it: measured by the CPU package's counter, or estimated.
+ */
+export type WeekCredit = { cpuHours: number; jobs: number; energyKWh?: number; energyBy?: { method: "measured" | "estimated"; source: string } };
 
 /** Why something cannot be done or shown, as `describeError` tells it: never a raw client error text. */
 export type Problem = { kind: ErrorKind; message: string; code?: string };

@@ -223,9 +223,22 @@ export function appsButtonLabel(runsApps: boolean): string {
   return runsApps ? "Stop running apps" : "Allow apps";
 }
 
-/** The farm's credit for this machine this week, hours with one decimal. */
+/** The farm's credit for this machine this week, hours with one decimal, and the energy its jobs used. */
 export function creditText(credit: WeekCredit): string {
-  return `This machine gave ${cpuHours(credit.cpuHours)} CPU-hours this week, ${jobs(credit.jobs)}`;
+  const energy = credit.energyKWh === undefined ? "" : `, ${credit.energyBy?.method === "estimated" ? "about " : ""}${kWh(credit.energyKWh)}${energyByText(credit.energyBy)}`;
+  return `This machine gave ${cpuHours(credit.cpuHours)} CPU-hours this week, ${jobs(credit.jobs)}${energy}`;
+}
+
+/** Energy in kWh with two significant digits; small amounts keep their size visible. */
+export function kWh(kwh: number): string {
+  if (kwh === 0) return "0 kWh";
+  if (kwh < 0.001) return "under 0.001 kWh";
+  return `${kwh >= 10 ? Math.round(kwh) : Number(kwh.toPrecision(2))} kWh`;
+}
+
+function energyByText(by: WeekCredit["energyBy"]): string {
+  if (!by) return "";
+  return by.method === "measured" ? ` (measured: ${by.source})` : ` (estimated: CPU time at ${by.source.replace(/^an estimate at /, "")})`;
 }
 
 /** Small amounts keep their size visible: a few short jobs are not "0.0". */

@@ -104,6 +104,7 @@ export function jobRunOptions(options: Partial<JobRunOptions>): JobRunOptions {
     outputFlushMs: options.outputFlushMs ?? 200,
     suspendLimitMs: options.suspendLimitMs ?? DEFAULT_SUSPEND_LIMIT_MS,
     checkpointEveryMs: options.checkpointEveryMs ?? 5_000,
+    ...(options.energy ? { energy: options.energy } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { PresetSource } from "../../../extension/donorState/donorState";
 import { CONNECT_GRACE_MS, deriveDonorState, type DonorFacts, type EngineFacts, type OverviewFacts } from "../../../extension/donorState/deriveDonorState";
-import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, laneWaitNote, policyText, shortStatus, statusSentence, statusWords, workerText } from "../../../extension/donorState/donorStateText";
+import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, kWh, laneWaitNote, policyText, shortStatus, statusSentence, statusWords, workerText } from "../../../extension/donorState/donorStateText";
 
 const NOW = Date.UTC(2026, 10, 23, 14, 0, 0);
 /** NOW's UTC day (a Monday). */
@@ -283,6 +283,24 @@ describe("the donor state: apps and this week's credit (issues 12 and 14)", () =
     expect(creditText({ cpuHours: 0.04, jobs: 3 })).toBe("This machine gave 0.04 CPU-hours this week, 3 jobs");
     expect(creditText({ cpuHours: 0.001, jobs: 1 })).toBe("This machine gave under 0.01 CPU-hours this week, 1 job");
     expect(creditText({ cpuHours: 12.25, jobs: 1200 })).toBe("This machine gave 12.3 CPU-hours this week, 1200 jobs");
+  });
+
+  it("shows this week's energy in kWh next to the credit, labelled by how this machine finds it (measured or estimated)", () => {
+    const credit = { days: [{ day: TODAY, cpuHours: 1, jobs: 2, energyJ: 90_000 }, { day: TODAY - 7, cpuHours: 5, jobs: 9, energyJ: 1e9 }] };
+    const farm = { watched: true, overview: overview({ credit }), answeredAt: NOW };
+    const estimated = deriveDonorState(facts({ farm, energy: { method: "estimated", source: "an estimate at 10 W per busy core" } })).credit!;
+    expect(estimated.energyKWh).toBeCloseTo(0.025);
+    expect(creditText(estimated)).toBe("This machine gave 1.0 CPU-hours this week, 2 jobs, about 0.025 kWh (estimated: CPU time at 10 W per busy core)");
+    const measured = deriveDonorState(facts({ farm, energy: { method: "measured", source: "RAPL (intel-rapl:0)" } })).credit!;
+    expect(creditText(measured)).toBe("This machine gave 1.0 CPU-hours this week, 2 jobs, 0.025 kWh (measured: RAPL (intel-rapl:0))");
+    // an older farm reports no energy, and this machine's gauge is not known yet: nothing is said of it
+    expect(creditText(deriveDonorState(facts({ farm: { watched: true, overview: overview({ credit: { days: [{ day: TODAY, cpuHours: 1, jobs: 2 }] } }), answeredAt: NOW } })).credit!)).toBe(
+      "This machine gave 1.0 CPU-hours this week, 2 jobs",
+    );
+    expect(kWh(0)).toBe("0 kWh");
+    expect(kWh(0.0004)).toBe("under 0.001 kWh");
+    expect(kWh(1.234)).toBe("1.2 kWh");
+    expect(kWh(12.6)).toBe("13 kWh");
   });
 
   it("shows no credit before the farm said, nor for a key the farm refused or a machine that left", () => {

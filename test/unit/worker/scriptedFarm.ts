@@ -22,8 +22,8 @@ export class ScriptedFarm implements FarmClient {
   /** Those of the queued jobs the doorbell shows as offered to this worker. */
   private readonly offers = new Set<string>();
   readonly leases = new Map<string, Lease>();
-  readonly completed: Array<{ jobId: string; result: unknown; cpuMs?: number }> = [];
-  readonly failed: Array<{ jobId: string; error: string; retryable: boolean; cpuMs?: number }> = [];
+  readonly completed: Array<{ jobId: string; result: unknown; cpuMs?: number; energyJ?: number }> = [];
+  readonly failed: Array<{ jobId: string; error: string; retryable: boolean; cpuMs?: number; energyJ?: number }> = [];
   readonly released: string[] = [];
   /** What each claim, ready and last write said the engine's jobs may still download (`maxBytes`), in order. */
   readonly maxBytesSent: Array<{ call: string; maxBytes?: number; slots?: number }> = [];
@@ -202,24 +202,24 @@ export class ScriptedFarm implements FarmClient {
     });
   }
 
-  complete({ leaseId, result, slots, cpuMs, maxBytes }: CallArgs<"complete">): Promise<CallResult<"complete">> {
+  complete({ leaseId, result, slots, cpuMs, maxBytes, energyJ }: CallArgs<"complete">): Promise<CallResult<"complete">> {
     return answer(() => {
       this.noteMaxBytes("complete", { slots, maxBytes });
       this.record("complete", leaseId, result, slots);
       const { job } = this.lease(leaseId);
       this.leases.delete(leaseId);
-      this.completed.push({ jobId: job.jobId, result, ...(cpuMs === undefined ? {} : { cpuMs }) });
+      this.completed.push({ jobId: job.jobId, result, ...(cpuMs === undefined ? {} : { cpuMs }), ...(energyJ === undefined ? {} : { energyJ }) });
       this.ring();
       return { status: "succeeded" as const };
     });
   }
 
-  fail({ leaseId, error, retryable, slots, cpuMs }: CallArgs<"fail">): Promise<CallResult<"fail">> {
+  fail({ leaseId, error, retryable, slots, cpuMs, energyJ }: CallArgs<"fail">): Promise<CallResult<"fail">> {
     return answer(() => {
       this.record("fail", leaseId, error, retryable, slots);
       const { job } = this.lease(leaseId);
       this.leases.delete(leaseId);
-      this.failed.push({ jobId: job.jobId, error, retryable: retryable ?? false, ...(cpuMs === undefined ? {} : { cpuMs }) });
+      this.failed.push({ jobId: job.jobId, error, retryable: retryable ?? false, ...(cpuMs === undefined ? {} : { cpuMs }), ...(energyJ === undefined ? {} : { energyJ }) });
       this.ring();
       return { status: retryable ? ("pending" as const) : ("dead" as const), availableAt: undefined };
     });
