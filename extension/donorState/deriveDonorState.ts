@@ -130,8 +130,7 @@ export function deriveDonorState(f: DonorFacts): DonorState {
 const GPU_PAUSE_SHOWN = new Set<HeadlineKind>(["starting", "waiting", "working", "paused", "suspended", "offline", "autoPaused"]);
 
 function gpuPauseOf(program: string, remoteWindow: boolean): NonNullable<DonorState["gpuPause"]> {
-  const fix: SettingFix = { setting: "farmhand.pauseGpuWhileRunning", label: "Programs That Pause GPU Jobs", how: "open", tab: remoteWindow ? "remote" : "user" };
-  return { reason: `${program} is running`, fix };
+  return { reason: `${program} is running`, fix: settingFix("gpuProgram", remoteWindow)! };
 }
 
 const SNOOZABLE = new Set<HeadlineKind>(["starting", "waiting", "working", "paused", "offline", "suspended"]);
@@ -190,30 +189,25 @@ function toggleAction(f: DonorFacts, status: Headline): ToggleAction {
   }
 }
 
+/** The settings editor's setting that lifts each pause (or, for `gpuProgram`, the hold on GPU jobs), and its button. */
+const OPENS: Partial<Record<PauseCause | "gpuProgram", { setting: string; label: string }>> = {
+  timeWindowsUnreadable: { setting: "farmhand.timeWindows", label: "Edit Time Windows" },
+  outsideTimeWindows: { setting: "farmhand.timeWindows", label: "Edit Time Windows" },
+  onBattery: { setting: "farmhand.donateOnBattery", label: "Battery Setting" },
+  userActive: { setting: "farmhand.idleMinutes", label: "Idle Minutes Setting" },
+  cpuBusy: { setting: "farmhand.otherCpuThresholdPercent", label: "CPU Threshold Setting" },
+  lowBattery: { setting: "farmhand.minBatteryPercent", label: "Battery Charge Setting" },
+  exclusiveApp: { setting: "farmhand.pauseWhileRunning", label: "Programs That Pause Donating" },
+  metered: { setting: "farmhand.meteredLimitMB", label: "Metered Allowance Setting" },
+  gpuProgram: { setting: "farmhand.pauseGpuWhileRunning", label: "Programs That Pause GPU Jobs" },
+};
+
 /** The setting that lifts a pause, on the tab where it lives (machine-scoped settings: Remote in a remote window). */
-function settingFix(cause: PauseCause, remoteWindow: boolean): SettingFix | undefined {
+function settingFix(cause: PauseCause | "gpuProgram", remoteWindow: boolean): SettingFix | undefined {
   const tab = remoteWindow ? "remote" : "user";
-  switch (cause) {
-    case "remoteWindow":
-      return { setting: "farmhand.allowRemoteDonation", label: "Allow Donating from This Remote Window…", how: "ask", tab };
-    case "timeWindowsUnreadable":
-    case "outsideTimeWindows":
-      return { setting: "farmhand.timeWindows", label: "Edit Time Windows", how: "open", tab };
-    case "onBattery":
-      return { setting: "farmhand.donateOnBattery", label: "Battery Setting", how: "open", tab };
-    case "userActive":
-      return { setting: "farmhand.idleMinutes", label: "Idle Minutes Setting", how: "open", tab };
-    case "cpuBusy":
-      return { setting: "farmhand.otherCpuThresholdPercent", label: "CPU Threshold Setting", how: "open", tab };
-    case "lowBattery":
-      return { setting: "farmhand.minBatteryPercent", label: "Battery Charge Setting", how: "open", tab };
-    case "exclusiveApp":
-      return { setting: "farmhand.pauseWhileRunning", label: "Programs That Pause Donating", how: "open", tab };
-    case "metered":
-      return { setting: "farmhand.meteredLimitMB", label: "Metered Allowance Setting", how: "open", tab };
-    default:
-      return undefined;
-  }
+  if (cause === "remoteWindow") return { setting: "farmhand.allowRemoteDonation", label: "Allow Donating from This Remote Window…", how: "ask", tab };
+  const opens = OPENS[cause];
+  return opens && { ...opens, how: "open", tab };
 }
 
 function farmState(f: DonorFacts): FarmState {

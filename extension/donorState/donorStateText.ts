@@ -82,7 +82,7 @@ export function statusSentence(state: Pick<DonorState, "status" | "gpuPause" | "
   return `${describeStatus(state.status, state.at)}${state.gpuPause ? ` · ${gpuPauseText(state.gpuPause)}` : ""}`;
 }
 
-export function gpuPauseText(pause: NonNullable<DonorState["gpuPause"]>): string {
+function gpuPauseText(pause: NonNullable<DonorState["gpuPause"]>): string {
   return `GPU jobs paused: ${pause.reason}`;
 }
 

@@ -38,7 +38,7 @@ export type DonorSettings = {
 
 const DEFAULT_SUSPEND_LIMIT_MINUTES = 10;
 /** farmhand.meteredLimitMB when unset: a few small jobs a day, never a large download. */
-export const DEFAULT_METERED_LIMIT_MB = 10;
+const DEFAULT_METERED_LIMIT_MB = 10;
 /** farmhand.minBatteryPercent when unset and donating on battery is allowed (else no threshold). */
 const DEFAULT_MIN_BATTERY_PERCENT = 90;
 /** farmhand.wattsPerCore when unset: a desktop CPU's package power over its cores at full load (laptops draw less). */

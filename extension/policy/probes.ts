@@ -1,7 +1,7 @@
-import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { cpus as osCpus, type CpuInfo } from "node:os";
 import { join } from "node:path";
+import { readText, runQuiet as runCommand } from "../worker/quietReads";
 
 /**
  * Cheap readings of the machine, taken about once a minute (battery) or every few seconds (CPU).
@@ -151,16 +151,3 @@ export class CpuSampler {
   }
 }
 
-async function readText(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-function runCommand(command: string, args: string[]): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile(command, args, { timeout: 5_000, windowsHide: true }, (error, stdout) => resolve(error ? undefined : stdout));
-  });
-}

@@ -1,6 +1,6 @@
-import { execFile } from "node:child_process";
-import { readdir, readFile, readlink } from "node:fs/promises";
+import { readdir, readlink } from "node:fs/promises";
 import { join } from "node:path";
+import { readText, runQuiet } from "../worker/quietReads";
 
 /**
  * Which programs run on this machine, by name (farmhand.pauseWhileRunning): Linux reads /proc, macOS asks `ps`,
@@ -47,7 +47,7 @@ export function parsePsNames(out: string | undefined): string[] | undefined {
     .map(baseName);
 }
 
-export async function macProcessNames(run: (command: string, args: string[]) => Promise<string | undefined> = runCommand): Promise<string[] | undefined> {
+export async function macProcessNames(run: (command: string, args: string[]) => Promise<string | undefined> = (c, a) => runQuiet(c, a, 8 * 1024 * 1024)): Promise<string[] | undefined> {
   return parsePsNames(await run("ps", ["-axo", "comm="]));
 }
 
@@ -77,16 +77,3 @@ function baseName(path: string): string {
   return path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
 }
 
-async function readText(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-function runCommand(command: string, args: string[]): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile(command, args, { timeout: 5_000, windowsHide: true, maxBuffer: 8 * 1024 * 1024 }, (error, stdout) => resolve(error ? undefined : stdout));
-  });
-}

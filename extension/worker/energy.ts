@@ -1,6 +1,6 @@
-import { readdir, readFile } from "node:fs/promises";
 import { cpus as osCpus, type CpuInfo } from "node:os";
 import { join } from "node:path";
+import { listDir as list, readText as text } from "./quietReads";
 
 /**
  * The energy a job used, reported with its end (`energyJ`). Linux, where the CPU package's energy counter can be read
@@ -117,7 +117,7 @@ export function machineBusyMs(readCpus: () => CpuInfo[] = osCpus): number {
 }
 
 /** CPU time × watts per core, in joules. */
-export function estimateJ(cpuMs: number, wattsPerCore: number): number {
+function estimateJ(cpuMs: number, wattsPerCore: number): number {
   return (cpuMs / 1000) * wattsPerCore;
 }
 
@@ -182,18 +182,3 @@ async function microjoules(path: string): Promise<number | undefined> {
   return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
-async function text(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-async function list(dir: string): Promise<string[]> {
-  try {
-    return (await readdir(dir)).sort();
-  } catch {
-    return [];
-  }
-}
