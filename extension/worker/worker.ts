@@ -189,9 +189,14 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.claims.next();
   }
 
-  /** Another program uses the GPU (issue 23): freeze (or give back) the GPU jobs; `false` thaws them. */
+  /**
+   * Another program uses the GPU (issue 23), or one the donor named runs: freeze (or give back) the GPU jobs, and tell
+   * the farm this machine has no GPU free until `false` thaws them (it reports its facts without the GPUs meanwhile).
+   */
   holdGpuJobs(hold: boolean): void {
+    if (hold === this.holds.gpuHeld) return;
     this.holds.holdGpu(hold);
+    if (this.live) void this.presence.reportFacts();
   }
 
   /** Started and not on its way out. */
