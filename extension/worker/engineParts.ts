@@ -1,116 +1,122 @@
-import type { Doc, Id } from "../_generated/dataModel";
-import type { MutationCtx } from "../_generated/server";
-import { bumpFailed, bumpLane } from "./counters";
-import { recordEvent } from "./events";
-import { giveBackWant, withdrawOffer } from "./inbox";
-import { completeInstance } from "./instanceJudge";
-import { cancelRunningInstances, countable, failInstance, instancesOf, releaseInstance, settleReplica, type Instance } from "./instances";
-import { kickSummary } from "./kick";
-import { delayForRetry, finishJob } from "./transitions";
-import { maxErrorsOf } from "./validation";
+import { freemem } from "node:os";
+import { TIMING } from "../../convex/contract";
+import { Backoff } from "./backoff";
+import { allowanceUsed, maxBytes } from "./byteAllowance";
+import { ClaimLoop } from "./claimLoop";
+import type { Clock } from "./clock";
+import { decorate, type ClaimedJob } from "./farmClient";
+import { FarmLink } from "./farmLink";
+import { Holds } from "./holds";
+import type { JobOutcome, JobRun, JobRunOptions } from "./jobRun";
+import { JobTable } from "./jobTable";
+import { PresenceReporter } from "./presence";
+import { SlotDeclaration } from "./slotDeclaration";
+import { keyRefusalOf, type StopReason } from "./stopReason";
+import type { WorkerEvents, WorkerOptions, WorkerStatus } from "./workerTypes";
+
+/** What the parts ask of the engine that composes them. */
+export type EngineSide = {
+  status(): WorkerStatus;
+  /** Started and not on its way out. */
+  live(): boolean;
+  concurrency(): number;
+  capabilities(): string[];
+  emit<K extends keyof WorkerEvents>(name: K, event: WorkerEvents[K]): void;
+  stop(reason: StopReason): void;
+  /** True when the error stopped the engine. */
+  serverError(e: unknown, what: string): boolean;
+  startJob(job: ClaimedJob): void;
+  jobEnded(run: JobRun, outcome: JobOutcome): void;
+};
 
 /**
- * The instances of a replicated job end here (workers:complete, fail, release, the instance lease janitor, a
- * revoke). A result is judged with the others: the job succeeds with the agreed result (instances still running
- * are canceled at quorum), goes dead with `no_quorum`, or wants another instance elsewhere (back to ready, at
- * its place: its availableAt is unchanged). A failure is one error result: the job dies only once
- * `maxErrorInstances` of its instances failed, each on another worker.
+ * The engine's parts, wired to each other and to the engine: the client every call goes through (a refused key
+ * stops the engine; each job's end says the free slots), the slot declaration, the claim loop, the holds, the job
+ * table, the subscription and the presence reporter.
  */
-export async function completeReplica(
-  ctx: MutationCtx,
-  job: Doc<"jobs">,
-  instance: Instance,
-  worker: Doc<"workers">,
-  result: unknown,
-  cpuMs: number | undefined,
-): Promise<"succeeded" | "pending" | "dead"> {
-  const judged = await completeInstance(ctx, job, instance, worker, result, cpuMs);
-  let current = (await ctx.db.get(job._id))!;
-  const rules = current.validation!;
-  switch (judged.kind) {
-    case "valid":
-      await cancelRunningInstances(ctx, current, "canceled at quorum", judged.capMs);
-      await ctx.db.patch(job._id, { progress: 1, validation: { ...rules, outcome: "valid" } });
-      current = (await ctx.db.get(job._id))!;
-      await finishJob(ctx, current, "succeeded", {
-        result: judged.result,
-        workerId: worker._id,
-        detail: judged.agreeing === 1 ? "accepted alone: trusted worker (adaptive replication)" : `quorum: ${judged.agreeing} results agree`,
-      });
-      return "succeeded";
-    case "no_quorum":
-      await endWithoutVerdict(ctx, current, "no_quorum", `no_quorum: ${judged.completed} instances returned ${judged.distinct} different results, no ${rules.quorum} agree`, worker._id);
-      return "dead";
-    case "another":
-      await recordEvent(ctx, current, "released", { workerId: worker._id, detail: `instance ${instance.n} returned a result: ${judged.completed} of ${rules.quorum} needed` });
-      // the job waits for other instances' results (running or yet to start): pending validation
-      return (await settleOrEnd(ctx, job._id)) ?? "pending";
-  }
-}
-
-async function endWithoutVerdict(ctx: MutationCtx, job: Doc<"jobs">, outcome: "no_quorum" | "too_many_errors", error: string, workerId?: Id<"workers">) {
-  await ctx.db.patch(job._id, { validation: { ...job.validation!, outcome } });
-  await finishJob(ctx, (await ctx.db.get(job._id))!, "dead", { error, workerId });
-}
-
-/**
- * The job wants what its instances now say (lib/instances.ts settleReplica); a round that may start no more
- * instances, none running and no verdict reached, ends dead with `no_quorum`.
- */
-export async function settleOrEnd(ctx: MutationCtx, jobId: Id<"jobs">): Promise<"dead" | undefined> {
-  if ((await settleReplica(ctx, jobId)) !== "exhausted") return undefined;
-  const job = (await ctx.db.get(jobId))!;
-  await endWithoutVerdict(ctx, job, "no_quorum", `no_quorum: ${job.validation!.started} instances started in this round without ${job.validation!.quorum} agreeing results`);
-  return "dead";
-}
-
-/**
- * An instance failed (its worker said so, retryable or not, or its lease ran out): one error result of its round.
- * Its worker, machine and donor stay excluded from the job; the job's attempts are not used. Once
- * `maxErrorInstances` instances of the round failed (each on another worker, so never one donor's veto) the job is
- * dead; until then another instance may start after the backoff a single job's retry waits (the job is delayed,
- * its other instances running on).
- */
-export async function failReplica(
-  ctx: MutationCtx,
-  job: Doc<"jobs">,
-  instance: Instance,
-  error: string,
-  workerId: Id<"workers"> | undefined,
-  options: { fromLeaseCheck?: boolean } = {},
-): Promise<void> {
-  await failInstance(ctx, job, instance, error, options);
-  await bumpFailed(ctx, job.orgId, Date.now());
-  const rules = job.validation!;
-  const { failed } = await countable(ctx, await instancesOf(ctx, job._id, rules.round));
-  await recordEvent(ctx, job, "failed", { workerId, detail: `instance ${instance.n} (${failed.length} of ${maxErrorsOf(rules)} errors): ${error}` });
-  const current = (await ctx.db.get(job._id))!;
-  if (failed.length >= maxErrorsOf(rules)) {
-    return await endWithoutVerdict(ctx, current, "too_many_errors", `too_many_errors: ${failed.length} instances failed, each on another worker; the last: ${error}`, workerId);
-  }
-  await delayReplica(ctx, current, error, workerId, failed.length);
-}
-
-/**
- * After a failed instance no other starts before the backoff a single job's retry waits (transitions.ts
- * delayForRetry), by the round's errors so far: the job goes delayed (pending in its lane's counts; an offer of it
- * is withdrawn), its other instances running on, and janitor.promote makes it ready again.
- */
-async function delayReplica(ctx: MutationCtx, job: Doc<"jobs">, error: string, workerId: Id<"workers"> | undefined, errors: number): Promise<void> {
-  if (job.status === "pending" && job.queue === "offered") {
-    const offeredTo = job.workerId ? await ctx.db.get(job.workerId) : null;
-    await withdrawOffer(ctx, job, { requeue: true });
-    await giveBackWant(ctx, offeredTo);
-  } else if (job.status === "running") {
-    await bumpLane(ctx, job, { pending: 1 });
-  }
-  await delayForRetry(ctx, { ...job, attempt: errors }, error, workerId, { offerExpiresAt: undefined });
-  await kickSummary(ctx, job.orgId);
-}
-
-/** An instance given back without a result (released, its worker revoked or gone): another may start, no vote cast. */
-export async function releaseReplica(ctx: MutationCtx, job: Doc<"jobs">, instance: Instance, workerId: Id<"workers">, detail?: string): Promise<void> {
-  await releaseInstance(ctx, job, instance);
-  await recordEvent(ctx, job, "released", { workerId, detail });
-  await settleOrEnd(ctx, job._id);
+export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions: JobRunOptions, engine: EngineSide) {
+  const freeMemory = options.freeMemoryMB ?? (() => Math.floor(freemem() / (1024 * 1024)));
+  // what jobs may still download (a metered connection's allowance), said with every declaration of slots
+  const bytesLeft = () => options.byteAllowance?.left();
+  const client = decorate(options.client, {
+    args: (name, args) => (name === "complete" || name === "fail" || name === "release" ? { ...args, slots: slots.now(), ...maxBytes(bytesLeft()) } : args),
+    onError: (_name, e) => {
+      const refused = keyRefusalOf(e);
+      if (refused) engine.stop(refused);
+    },
+  });
+  const slots: SlotDeclaration = new SlotDeclaration({
+    client,
+    clock,
+    state: () => engine.status().state,
+    concurrency: () => engine.concurrency(),
+    capabilities: () => engine.capabilities(),
+    running: () => jobs.size,
+    memoryHeld: () => holds.memoryHeld,
+    bytesLeft,
+    failed: (e) => void engine.serverError(e, "ready"),
+  });
+  const claims: ClaimLoop = new ClaimLoop({
+    client,
+    clock,
+    backoff: new Backoff(options.claimBackoffMs ?? 500, 30_000),
+    capabilities: () => engine.capabilities(),
+    freeSlots: () => (engine.status().state === "running" && !holds.memoryHeld && !allowanceUsed(bytesLeft()) ? engine.concurrency() - jobs.size : undefined),
+    bytesLeft,
+    declare: () => void slots.declare(),
+    start: (job) => engine.startJob(job),
+    failed: (e) => engine.serverError(e, "claim"),
+  });
+  const holds: Holds = new Holds({
+    clock,
+    runs: () => jobs.runs(),
+    freeMemoryMB: freeMemory,
+    memoryCheckEveryMs: options.memoryCheckEveryMs ?? 5_000,
+    heldChanged: (held) => engine.emit("suspension", { held }),
+    // Free slots again: say so, and the farm offers work (the job that went back, or another).
+    memoryBack: () => engine.status().state === "running" && claims.wantFull(),
+  });
+  const jobs: JobTable = new JobTable({
+    client,
+    handlers: options.handlers,
+    runOptions: runOptions,
+    holds: holds,
+    freeMemoryMB: freeMemory,
+    callbacks: ({ jobId }) => ({
+      onProgress: (progress, status) => engine.emit("jobProgress", { jobId, progress, status }),
+      onOutput: (text) => engine.emit("jobOutput", { jobId, text }),
+      onError: (message, code) => engine.emit("error", { message, code }),
+      onKeyError: (e) => void engine.serverError(e, "job"),
+    }),
+    started: (e) => engine.emit("jobStarted", e),
+    memoryShort: (e) => engine.emit("memoryShort", e),
+    releaseFailed: (e) => void engine.serverError(e, "release"),
+    ended: (run, outcome) => engine.jobEnded(run, outcome),
+  });
+  const link = new FarmLink(client, {
+    rang: (v) => {
+      if (!engine.live()) return;
+      for (const jobId of v.cancel) jobs.abort(jobId, "cancel");
+      claims.rang(v.offers.map((o) => o.jobId as string).filter((id) => !jobs.has(id)), v.resync);
+    },
+    failed: (e) => void engine.serverError(e, "doorbell"),
+    connection: (connected) => engine.emit("connection", { connected }),
+    // Back after a drop: an offer to us may have passed on meanwhile and taken us out of the waiting lines.
+    reconnected: () => claims.wantFull(),
+  });
+  const measure = options.measureFacts;
+  const presence = new PresenceReporter({
+    client,
+    clock,
+    everyMs: options.presenceEveryMs ?? TIMING.presenceEveryMs,
+    // While GPU jobs are held the farm is told this machine has no GPU free, so it offers GPU jobs elsewhere instead
+    // of to an engine that would only hand each one straight back.
+    measureFacts: measure && (async () => {
+      const facts = await measure();
+      return holds.gpuHeld ? { ...facts, gpus: [] } : facts;
+    }),
+    live: () => engine.live(),
+    failed: (e, what) => void engine.serverError(e, what),
+  });
+  return { claims, holds, jobs, link, presence, slots };
 }

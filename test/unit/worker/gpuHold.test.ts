@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Freezer, Handler } from "../../../extension/worker/handler";
+import type { MachineFacts } from "../../../extension/worker/machineFacts";
 import { Worker } from "../../../extension/worker/worker";
 import { ScriptedFarm, handler, handlersOf } from "./scriptedFarm";
 
@@ -60,8 +61,8 @@ describe("GPU jobs while another program uses the GPU", () => {
 
   it("tells the farm it has no GPU free while GPU jobs are held, and its GPUs again once they are not (so GPU jobs go elsewhere)", async () => {
     const farm = new ScriptedFarm();
-    const gpu = { vendor: "nvidia", model: "RTX 4090", vramMB: 24_576 };
-    const facts = { cores: 8, memoryMB: 16_000, os: "linux", arch: "x64", gpus: [gpu] };
+    const gpu = { vendor: "nvidia" as const, model: "RTX 4090", vramMB: 24_576 };
+    const facts: MachineFacts = { cores: 8, memoryMB: 16_000, os: "linux", arch: "x64", gpus: [gpu] };
     const worker = new Worker({ client: farm, handlers: handlersOf(freezable("render", [])), concurrency: 1, measureFacts: () => Promise.resolve(facts) });
     await worker.start();
     await tick();
@@ -71,7 +72,7 @@ describe("GPU jobs while another program uses the GPU", () => {
     await tick();
     worker.holdGpuJobs(false);
     await tick();
-    const reported = farm.sent("reportFacts").map(([f]) => (f as typeof facts).gpus);
+    const reported = farm.sent("reportFacts").map(([f]) => (f as MachineFacts).gpus);
     expect(reported).toEqual([[gpu], [], [gpu]]);
     await worker.stop();
   });
