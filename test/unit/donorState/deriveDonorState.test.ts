@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { PresetSource } from "../../../extension/donorState/donorState";
 import { CONNECT_GRACE_MS, deriveDonorState, type DonorFacts, type EngineFacts, type OverviewFacts } from "../../../extension/donorState/deriveDonorState";
-import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, kWh, laneWaitNote, policyText, shortStatus, statusSentence, statusWords, workerText } from "../../../extension/donorState/donorStateText";
+import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, kWh, laneWaitNote, policyText, shortStatus, statusSentence, statusWords, TOGGLE_LABEL, workerText } from "../../../extension/donorState/donorStateText";
 
 const NOW = Date.UTC(2026, 10, 23, 14, 0, 0);
 /** NOW's UTC day (a Monday). */
@@ -82,6 +82,21 @@ describe("the donor state: one derivation for every surface", () => {
     const fromFarm = deriveDonorState(facts({ farm: { watched: true, overview: overview(), error: refusal } }));
     expect(fromFarm.farm).toEqual({ freshness: { kind: "missing", why: refusal } });
     expect(farmNotice(fromFarm.farm.freshness, NOW)).toMatch(/^The farm refused this machine's key \(revoked\): This worker key was revoked\. Join again/);
+  });
+
+  it("a refused key says so while donating is off too: the revoked headline and Join Again…, not 'off' and Start", () => {
+    const refusal = { kind: "refused" as const, code: "revoked", message: "This worker key was revoked" };
+    const off = { wanted: false, decision: { donate: false, off: true } as const, engine: undefined };
+    // the engine stopped on the refusal and the donor switched off since; or the farm's figures were refused while off
+    for (const over of [{ ...off, stopped: { reason: "key refused", refusal } }, { ...off, farm: { watched: true, overview: overview(), error: refusal } }]) {
+      const state = deriveDonorState(facts(over));
+      expect(state.wanted).toBe(false);
+      expect(state.status).toEqual({ kind: "revoked", problem: refusal });
+      expect(shortStatus(state.status)).not.toBe("off");
+      expect(describeStatus(state.status, NOW)).toMatch(/refused this machine's key \(revoked\)/);
+      expect(TOGGLE_LABEL[state.toggle]).toBe("Join Again…");
+      expect(state.actions).toEqual({ snooze: false, finish: false });
+    }
   });
 
   it("a lost connection is offline with its reason and since when; the figures are marked last known with their age", () => {
