@@ -135,6 +135,9 @@ export default defineSchema({
     wants: v.number(),
     since: v.optional(v.number()),
     capabilities: v.array(v.string()),
+    // what its offers may still download (bytes), on a metered connection: declared with its slots, counted down by
+    // the dispatcher's offers (lib/downloadBytes.ts); none: no limit
+    bytesLeft: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org_since", ["orgId", "since"]),
@@ -236,7 +239,9 @@ export default defineSchema({
     ),
     // Each worker's credit per UTC day of the week the summary was written in: clients sum the days of their own
     // current week, so the line turns to 0 on Monday without a re-run.
-    creditDays: v.optional(v.array(v.object({ workerId: v.id("workers"), day: v.number(), cpuMs: v.number(), jobs: v.number() }))),
+    creditDays: v.optional(
+      v.array(v.object({ workerId: v.id("workers"), day: v.number(), cpuMs: v.number(), jobs: v.number(), energyJ: v.optional(v.number()) })),
+    ),
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
     // queue wait (claim time − ready time) over the last hour, from the minute histograms
     queueWait: v.optional(v.object({ p50Ms: v.number(), p95Ms: v.number(), samples: v.number() })),
@@ -332,9 +337,22 @@ export default defineSchema({
     // the jobs this change moved, for the metrics (lib/metrics/moves.ts), and other events they count
     jobs: v.optional(v.array(jobMove)),
     ...eventFields,
+    // the energy one attempt of a job of this type used, as its worker reported it (lib/energy.ts)
+    type: v.optional(v.string()),
+    energyJ: v.optional(v.number()),
   })
     .index("by_org", ["orgId"])
     .index("by_lane", ["laneId"]),
+
+  /** Energy given per job type, all time (joules, and how many attempts reported it): written only by the summariser. */
+  typeEnergy: defineTable({
+    orgId: v.id("orgs"),
+    type: v.string(),
+    energyJ: v.number(),
+    reports: v.number(),
+  })
+    .index("by_org_type", ["orgId", "type"])
+    .index("by_org_energy", ["orgId", "energyJ"]),
 
   // Counter totals: shard 0 is written by the summariser; other shards are left from older versions.
   laneShards: defineTable({
@@ -631,6 +649,8 @@ export default defineSchema({
     failed: v.number(),
     // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
     canceledAtQuorum: v.optional(v.number()),
+    // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
+    energyJ: v.optional(v.number()),
   })
     .index("by_worker_day", ["workerId", "day"])
     .index("by_org_day", ["orgId", "day"])
@@ -646,6 +666,8 @@ export default defineSchema({
     failed: v.number(),
     // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
     canceledAtQuorum: v.optional(v.number()),
+    // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
+    energyJ: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"])

@@ -4,6 +4,7 @@ import { accessPage, showSecret } from "./accessPage";
 import { ThroughputChart } from "./chart";
 import "./console.css";
 import { beginRender, el, post, reconcile, table } from "./dom";
+import { energySection } from "./energySection";
 import { jobsPage } from "./jobsPage";
 import { schedulesPage } from "./schedulesPage";
 import { workersPage } from "./workersPage";
@@ -114,7 +115,7 @@ setInterval(() => {
   if (last && last.page !== "jobs") render(last);
 }, 15_000);
 
-function overviewPage({ overview }: ConsoleState, parts: Node[], now: number): void {
+function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: number): void {
   if (!overview) return void parts.push(el("p", "Loading…"));
   const c = overview.counts;
   const at = overviewAt(overview, now);
@@ -161,6 +162,7 @@ function overviewPage({ overview }: ConsoleState, parts: Node[], now: number): v
       ),
     );
   }
+  energySection(energy, parts);
 }
 
 post({ type: "ready" });
