@@ -1,6 +1,7 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
+import { noteMetrics } from "./lib/counters";
 import { deliveryRefusal, WEBHOOK, webhookBody, webhookOf, webhookRetryDelayMs } from "./lib/webhooks";
 
 /**
@@ -71,6 +72,7 @@ export const endAttempt = internalMutation({
     const now = Date.now();
     if (ok && !row.again) {
       await ctx.db.patch(deliveryId, { state: "delivered", attempts, sendingSince: undefined });
+      await noteMetrics(ctx, row.orgId, { webhook: "delivered" });
       return;
     }
     let nextAt = now;
@@ -78,9 +80,11 @@ export const endAttempt = internalMutation({
       nextAt = now + webhookRetryDelayMs(failedInARow(attempts));
       if (nextAt - row.firstAt > WEBHOOK.giveUpAfterMs && !row.again) {
         await ctx.db.patch(deliveryId, { state: "failed", attempts, again: undefined, sendingSince: undefined });
+        await noteMetrics(ctx, row.orgId, { webhook: "abandoned" });
         return;
       }
     }
+    await noteMetrics(ctx, row.orgId, { webhook: ok ? "delivered" : "failed" });
     await ctx.db.patch(deliveryId, { state: "pending", attempts, again: undefined, nextAt, sendingSince: undefined, ...(row.again ? { firstAt: now } : {}) });
     await ctx.scheduler.runAt(nextAt, internal.webhookDelivery.deliver, { deliveryId, generation });
   },
