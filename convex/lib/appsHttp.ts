@@ -8,7 +8,8 @@ import { inspectAppModule } from "./appsWasm";
 import type { FarmErrorData } from "./errors";
 import { bearer, errorResponse, json } from "./httpAnswers";
 import { Sha256 } from "./sha256";
-import { canonicalJson, type ValidationSpec } from "./validation";
+import { canonicalJson } from "./canonical";
+import type { ValidationSpec } from "./validation";
 
 /**
  * The apps' HTTP routes (registered by convex/http.ts):

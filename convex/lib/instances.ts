@@ -9,7 +9,8 @@ import { cancelIfPending } from "./scheduled";
 import { dropProgressLead } from "./instanceProgress";
 import { addRunning } from "./workerSlots";
 import { sha256Hex } from "./keys";
-import { canonicalJson, TRUST, type JobValidation } from "./validation";
+import { canonicalJson, canonicalValue } from "./canonical";
+import { TRUST, type JobValidation } from "./validation";
 import { acceptAlone, noteChecked, streakRow } from "./validationTrust";
 
 /**
@@ -212,7 +213,10 @@ export async function completeInstance(
   const rules = job.validation!;
   const now = Date.now();
   const credit = creditFor({ ...job, startedAt: mine.startedAt }, worker, cpuMs, now);
-  const resultHash = await sha256Hex(canonicalJson(result));
+  // what the result means, spelled one way: its hash, and the value kept and (once agreed) stored as the job's result
+  const canonical = canonicalJson(result);
+  const resultHash = await sha256Hex(canonical);
+  const agreedValue = canonicalValue(canonical);
   const rows = await instancesOf(ctx, job._id, rules.round);
   const hashSeen = rows.some((r) => r.resultHash === resultHash && r.result !== undefined);
   const ended = {
@@ -224,7 +228,7 @@ export async function completeInstance(
     creditMeasured: credit.measured,
     leaseExpiresAt: undefined,
     leaseCheck: undefined,
-    ...(hashSeen ? {} : { result }),
+    ...(hashSeen ? {} : { result: agreedValue }),
   };
   if (mine.leaseCheck) await cancelIfPending(ctx, mine.leaseCheck);
   await ctx.db.patch(mine._id, ended);
@@ -245,7 +249,7 @@ export async function completeInstance(
   if (rules.alone && completed.length === 1) {
     await grant(ctx, row, worker, now);
     await ctx.db.patch(row._id, { valid: true, alone: true });
-    return { kind: "valid", result, agreeing: 1, capMs: credit.cpuMs };
+    return { kind: "valid", result: agreedValue, agreeing: 1, capMs: credit.cpuMs };
   }
 
   const agreeing = counted.filter((c) => c.row.resultHash === resultHash);
@@ -267,7 +271,7 @@ export async function completeInstance(
         });
       }
     }
-    return { kind: "valid", result, agreeing: agreeing.length, capMs: Math.min(...agreeing.map((c) => c.row.creditCpuMs ?? 0)) };
+    return { kind: "valid", result: agreedValue, agreeing: agreeing.length, capMs: Math.min(...agreeing.map((c) => c.row.creditCpuMs ?? 0)) };
   }
 
   const groups = new Map<string, number>();

@@ -94,17 +94,3 @@ export function defaultSpec(spec: ValidationSpec | undefined): ValidationSpec | 
 export function newRound(rules: JobValidation): JobValidation {
   return { quorum: rules.quorum, maxInstances: rules.maxInstances, ...(rules.homogeneous ? { homogeneous: true } : {}), ...(rules.adaptive ? { adaptive: true } : {}), round: rules.round + 1, started: 0, workers: [], machines: [] };
 }
-
-/** Canonical JSON: object keys sorted, no insignificant whitespace (undefined members dropped, as JSON does). */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") {
-    if (typeof value === "bigint") return JSON.stringify(value.toString());
-    return JSON.stringify(value ?? null);
-  }
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(",")}]`;
-  if (value instanceof ArrayBuffer) return JSON.stringify({ $bytes: btoa(String.fromCharCode(...new Uint8Array(value))) });
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, item]) => item !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
-}
