@@ -14,7 +14,7 @@ import { checkIntegerInRange } from "./lib/validate";
 import { deliveriesOf } from "./lib/webhooks";
 import { runningCount } from "./lib/workerSlots";
 import { jobFilter } from "./schema";
-import { outputPerInstance, validationView } from "./lib/instances";
+import { outputPerInstance, validationView } from "./lib/instanceView";
 import { consoleTrustOf } from "./lib/validationTrust";
 
 /**

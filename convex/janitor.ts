@@ -4,9 +4,10 @@ import { internalMutation } from "./_generated/server";
 import { bumpFailed } from "./lib/counters";
 import { recordEvent } from "./lib/events";
 import { kickForJobs } from "./lib/kick";
-import { instanceOfLease, settleCanceled, settleReplica } from "./lib/instances";
+import { settleCanceled } from "./lib/instanceCredit";
+import { instanceOfLease } from "./lib/instances";
 import { finishJob, requeue } from "./lib/transitions";
-import { failReplica } from "./lib/validationComplete";
+import { failReplica, settleOrEnd } from "./lib/validationComplete";
 
 /**
  * Lazy lease janitor: claim schedules ONE check at the lease's expiry. Heartbeats only move
@@ -59,7 +60,7 @@ export const checkInstanceLease = internalMutation({
       return "expired";
     }
     await recordEvent(ctx, job, "heartbeat-expired", { workerId: row.workerId, detail: `instance ${row.n}` });
-    await failReplica(ctx, job, row, `lease expired (no heartbeat for ${job.leaseMs} ms)`, true, undefined, { fromLeaseCheck });
+    await failReplica(ctx, job, row, `lease expired (no heartbeat for ${job.leaseMs} ms)`, undefined, { fromLeaseCheck });
     return "expired";
   },
 });
@@ -77,6 +78,6 @@ export const promote = internalMutation({
     await ctx.db.patch(jobId, { queue: "ready" });
     await kickForJobs(ctx, job.orgId);
     // a replicated job whose instances running meanwhile are all it wants runs on without another
-    if (job.validation) await settleReplica(ctx, jobId);
+    if (job.validation) await settleOrEnd(ctx, jobId);
   },
 });

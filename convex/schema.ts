@@ -65,6 +65,9 @@ export default defineSchema({
     workerId: v.optional(v.id("workers")),
     // revoked by an operator before use (its expiresAt is moved to that moment too)
     revokedAt: v.optional(v.number()),
+    // who the machine belongs to (replicated jobs with distinct "donor"), and the cores its credit may count
+    donor: v.optional(v.string()),
+    maxCores: v.optional(v.number()),
   })
     .index("by_hash", ["tokenHash"])
     .index("by_org", ["orgId"])
@@ -90,6 +93,9 @@ export default defineSchema({
     revokedAt: v.optional(v.number()),
     // its daily job quota while an invalid result keeps it below full (lib/validationTrust.ts); none: full
     dailyQuota: v.optional(v.number()),
+    // from its enrollment: who it belongs to (none: its own donor) and the cores its credit may count (none: 256)
+    donor: v.optional(v.string()),
+    maxCores: v.optional(v.number()),
   })
     .index("by_hash", ["keyHash"])
     .index("by_org", ["orgId"])
@@ -577,6 +583,9 @@ export default defineSchema({
     failed: v.number(),
     // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
     canceledAtQuorum: v.optional(v.number()),
+    // replicated results waiting for their job's quorum: their claimed CPU time and how many (lib/instanceCredit.ts)
+    pendingCpuMs: v.optional(v.number()),
+    pendingJobs: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"])
@@ -646,11 +655,21 @@ export default defineSchema({
     workerName: v.string(),
     machineId: v.string(),
     leaseId: v.string(),
-    status: v.union(v.literal("running"), v.literal("completed"), v.literal("failed"), v.literal("canceled")),
+    // released: given back without a result (workers:release, a revoke): no vote, its worker may start it again
+    status: v.union(v.literal("running"), v.literal("completed"), v.literal("failed"), v.literal("canceled"), v.literal("released")),
     startedAt: v.number(),
     endedAt: v.optional(v.number()),
     resultHash: v.optional(v.string()),
+    // the result's size; the value itself is in instanceResults (rows written before kept it here, as `result`)
+    resultBytes: v.optional(v.number()),
     result: v.optional(v.any()),
+    // failed: what its worker said (or why the server failed it), cut short
+    error: v.optional(v.string()),
+    // distinct "donor": the donor it counted for, so giving it back frees that donor again
+    donorKey: v.optional(v.string()),
+    // past this a replacement starts beside it (lib/instanceDeadline.ts); late: it passed it and runs on
+    deadlineAt: v.optional(v.number()),
+    late: v.optional(v.boolean()),
     valid: v.optional(v.boolean()),
     // alone: accepted unreplicated (adaptive trust)
     alone: v.optional(v.boolean()),
@@ -675,6 +694,19 @@ export default defineSchema({
     .index("by_worker_credit", ["workerId", "credit"])
     .index("by_lease", ["leaseId"])
     .index("by_worker_status", ["workerId", "status"]),
+
+  /**
+   * The distinct results of a replicated job's round, one row per result hash (its canonical value), beside the
+   * instances: an instance row stays small however large its result, so judging a round reads only hashes.
+   */
+  instanceResults: defineTable({
+    orgId: v.id("orgs"),
+    jobId: v.id("jobs"),
+    round: v.number(),
+    resultHash: v.string(),
+    value: v.any(),
+    bytes: v.number(),
+  }).index("by_job_hash", ["jobId", "round", "resultHash"]),
 
   /** Consecutive valid results per worker and job type (adaptive replication), with its totals. */
   trustStreaks: defineTable({

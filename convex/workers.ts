@@ -28,7 +28,7 @@ import { inputsPage } from "./lib/inputs";
 import { showInstanceProgress } from "./lib/instanceProgress";
 import { completeReplica, failReplica, releaseReplica } from "./lib/validationComplete";
 import { noteClaimed, quotaLeft, trustOf } from "./lib/validationTrust";
-import { pendingCreditOf, settleCanceled } from "./lib/instances";
+import { pendingCreditOf, settleCanceled } from "./lib/instanceCredit";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
 
@@ -339,7 +339,8 @@ export const fail = mutation({
       if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
       return { status: "canceled" as const, availableAt: undefined };
     }
-    if (instance) await failReplica(ctx, job, instance, error, args.retryable ?? true, worker._id);
+    // an instance's failure is one error result of its round, retryable or not (lib/validationComplete.ts)
+    if (instance) await failReplica(ctx, job, instance, error, worker._id);
     else {
       await creditAttempt(ctx, job, worker, cpuMs, "failed");
       await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);

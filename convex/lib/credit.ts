@@ -116,6 +116,18 @@ export async function addCredit(
   else await ctx.db.insert("creditTotals", { orgId: worker.orgId, workerId: worker._id, ...added(ZERO, credit, outcome) });
 }
 
+/**
+ * Move a worker's pending credit (replicated results waiting for their quorum, lib/instanceCredit.ts) by `cpuMs`
+ * and `jobs`: kept on its all-time row, so its sum is exact however many wait.
+ */
+export async function addPendingCredit(ctx: MutationCtx, worker: Pick<Doc<"workers">, "_id" | "orgId">, cpuMs: number, jobs: number): Promise<void> {
+  const total = await creditTotalOf(ctx, worker._id);
+  // rows from before the sum existed may settle results it never counted: it never goes below nothing
+  const pending = { pendingCpuMs: Math.max(0, (total?.pendingCpuMs ?? 0) + cpuMs), pendingJobs: Math.max(0, (total?.pendingJobs ?? 0) + jobs) };
+  if (total) await ctx.db.patch(total._id, pending);
+  else await ctx.db.insert("creditTotals", { orgId: worker.orgId, workerId: worker._id, ...ZERO, ...pending });
+}
+
 export async function creditTotalOf(ctx: QueryCtx, workerId: Id<"workers">): Promise<Doc<"creditTotals"> | null> {
   return await ctx.db
     .query("creditTotals")

@@ -6,7 +6,8 @@ import { bumpFailed, bumpFinished, bumpLane, type FinishedStatus } from "./count
 import { recordEvent, type EventKind } from "./events";
 import { jitteredBackoffMs } from "./backoff";
 import { giveBackWant, leaveRunning, withdrawOffer } from "./inbox";
-import { cancelRunningInstances, denyPendingCredit } from "./instances";
+import { denyPendingCredit } from "./instanceCredit";
+import { cancelRunningInstances } from "./instances";
 import { kickForJobs, kickSummary } from "./kick";
 import { TIMING } from "./limits";
 import { noteJobEnded } from "./webhooks";

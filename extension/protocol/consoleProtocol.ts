@@ -86,9 +86,9 @@ export type ConsoleJobPage = ConsoleJobRow & {
 };
 
 export type ConsoleValidation = {
-  state: "single" | "validating" | "valid" | "no_quorum";
+  state: "single" | "validating" | "valid" | "no_quorum" | "too_many_errors";
   quorum: number;
-  instances: Array<{ workerName: string; status: string; resultHash?: string; valid?: boolean; credit?: string; creditNote?: string }>;
+  instances: Array<{ workerName: string; status: string; late?: boolean; resultHash?: string; error?: string; valid?: boolean; credit?: string; creditNote?: string }>;
 };
 
 /** A row of console:workers */
