@@ -68,6 +68,8 @@ export const enroll = mutation({
       keyPrefix: displayPrefix(apiKey),
       revoked: false,
       ...(facts ? { facts } : {}),
+      ...(enrollment.donor !== undefined ? { donor: enrollment.donor } : {}),
+      ...(enrollment.maxCores !== undefined ? { maxCores: enrollment.maxCores } : {}),
     });
     await ctx.db.insert("presence", { orgId: enrollment.orgId, workerId, lastSeenAt: now });
     // The same machine joining again replaces its revoked workers (it left, or was revoked) and keeps their credit.

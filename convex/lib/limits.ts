@@ -42,6 +42,9 @@ export const LIMITS = {
   capabilitiesPerJob: 16,
   capabilitiesPerWorker: 256,
   maxConcurrentJobs: 32,
+  /** Cores an enrollment may let its worker's credit count (`maxCores`), and the default when it says none. */
+  maxCoresGranted: 4_096,
+  defaultMaxCores: 256,
   defaultEnrollmentTtlMs: 24 * 60 * 60 * 1000,
   lanesPerOrg: 200,
   workersListed: 200,

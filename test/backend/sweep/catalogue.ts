@@ -386,8 +386,10 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
       maxConcurrentJobs: integer(1, LIMITS.maxConcurrentJobs),
       ttlMs: integer(1, 365 * 24 * 3600 * 1000),
       canManage: boolean,
+      donor: text(LIMITS.nameChars, { allowEmpty: true, optional: true }),
+      maxCores: integer(1, LIMITS.maxCoresGranted),
     },
-    valid: (w) => ({ apiKey: w.a.manager.apiKey, capabilities: WORKER_CAPS, maxConcurrentJobs: 2, ttlMs: 60_000 }),
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, capabilities: WORKER_CAPS, maxConcurrentJobs: 2, ttlMs: 60_000, donor: "alice", maxCores: 8 }),
   },
   {
     name: "consoleAccess:revokeEnrollment",
