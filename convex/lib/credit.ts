@@ -26,14 +26,15 @@ export function weekStartDay(ms: number): number {
 }
 
 /**
- * How many cores the worker's machine has: its reported hardware facts; for a worker that has not reported
- * them (an older engine), its enrollment's slot count stands in: it never runs more job processes than that
- * at once, so it never burns more CPU than that many cores' worth.
+ * How many cores the worker's CPU time is clamped by: its machine's, as its hardware facts report them (for a
+ * worker that has not reported them, an older engine, its enrollment's slot count stands in: it never runs more
+ * job processes than that at once), never more than its enrollment grants (`maxCores`, default 256): the facts
+ * are the worker's own word.
  */
-export function coresOf(worker: Pick<Doc<"workers">, "facts" | "maxConcurrentJobs">): number {
-  const cores = worker.facts?.cores;
-  if (cores !== undefined && Number.isInteger(cores) && cores >= 1) return cores;
-  return Math.max(1, worker.maxConcurrentJobs);
+export function coresOf(worker: Pick<Doc<"workers">, "facts" | "maxConcurrentJobs" | "maxCores">): number {
+  const reported = worker.facts?.cores;
+  const cores = reported !== undefined && Number.isInteger(reported) && reported >= 1 ? reported : Math.max(1, worker.maxConcurrentJobs);
+  return Math.min(cores, worker.maxCores ?? LIMITS.defaultMaxCores);
 }
 
 export function checkCpuMs(cpuMs: number | undefined): number | undefined {
@@ -44,13 +45,14 @@ export type Credit = { cpuMs: number; measured: boolean };
 
 /**
  * What one attempt is credited: its CPU time clamped to wall time × cores, else its wall time; a job with a
- * time limit (an app's timeoutMs) is credited at most that limit × cores.
+ * time limit (an app's timeoutMs) is credited at most that limit × cores. `cores`: the worker's (coresOf); a
+ * failed attempt is clamped to one.
  */
-export function creditFor(job: Doc<"jobs">, worker: Doc<"workers">, cpuMs: number | undefined, now: number): Credit {
+export function creditFor(job: Doc<"jobs">, worker: Doc<"workers">, cpuMs: number | undefined, now: number, cores: number = coresOf(worker)): Credit {
   const wallMs = Math.max(0, now - (job.startedAt ?? now));
-  const cap = job.app ? job.app.timeoutMs * coresOf(worker) : Infinity;
+  const cap = job.app ? job.app.timeoutMs * cores : Infinity;
   if (cpuMs === undefined) return { cpuMs: Math.min(wallMs, cap), measured: false };
-  return { cpuMs: Math.min(cpuMs, wallMs * coresOf(worker), cap), measured: true };
+  return { cpuMs: Math.min(cpuMs, wallMs * cores, cap), measured: true };
 }
 
 type Totals = { cpuMs: number; wallMs: number; jobs: number; failed: number; canceledAtQuorum: number };
@@ -80,7 +82,8 @@ function sum(a: Totals, r: Pick<Doc<"creditDays">, "cpuMs" | "wallMs" | "jobs" |
 
 /**
  * Credit the attempt the worker just ended (in the mutation that ends it): marks the job and adds to the
- * worker's day and all-time rows. `completed`: workers:complete (a job done, canceled or not); `failed`.
+ * worker's day and all-time rows. `completed`: workers:complete (a job done, canceled or not); `failed`: at most
+ * its wall time × 1 core (a failure proves nothing was computed).
  */
 export async function creditAttempt(
   ctx: MutationCtx,
@@ -90,7 +93,7 @@ export async function creditAttempt(
   outcome: "completed" | "failed",
 ): Promise<Credit> {
   const now = Date.now();
-  const credit = creditFor(job, worker, cpuMs, now);
+  const credit = creditFor(job, worker, cpuMs, now, outcome === "failed" ? 1 : coresOf(worker));
   await ctx.db.patch(job._id, { cpuMs: credit.cpuMs, cpuMeasured: credit.measured });
   await addCredit(ctx, worker, credit, outcome, now);
   return credit;

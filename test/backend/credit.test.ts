@@ -49,11 +49,34 @@ test("cpuMs is clamped to the run's wall time × the machine's cores (the enroll
   expect((await jobOf(farm, claim.jobId)).cpuMs).toBe(2_000);
 });
 
-test("hardware facts, when the worker has them, give the core count; else the enrollment's slots", () => {
+test("hardware facts, when the worker has them, give the core count; else the enrollment's slots; never more than the enrollment's maxCores (default 256)", () => {
   const facts = { cores: 8, memoryMB: 16_384, os: "linux", arch: "x64", gpus: [] };
   expect(coresOf({ maxConcurrentJobs: 2 })).toBe(2);
   expect(coresOf({ maxConcurrentJobs: 2, facts })).toBe(8);
   expect(coresOf({ maxConcurrentJobs: 2, facts: { ...facts, cores: 0 } })).toBe(2);
+  expect(coresOf({ maxConcurrentJobs: 2, facts, maxCores: 4 })).toBe(4);
+  expect(coresOf({ maxConcurrentJobs: 2, facts: { ...facts, cores: 4_096 } })).toBe(256);
+});
+
+test("the enrollment's maxCores caps the cores a worker's CPU time is clamped by, whatever its facts say", async () => {
+  const farm = await newFarm();
+  const { token } = await farm.t.mutation(internal.admin.createEnrollment, { orgId: farm.orgId, capabilities: TEST_TYPES, maxConcurrentJobs: 2, maxCores: 2 });
+  const facts = { cores: 64, memoryMB: 16_384, os: "linux", arch: "x64", gpus: [] };
+  const enrolled = await farm.t.mutation(api.workers.enroll, { token, name: "claims-64", machineId: "m-64", capabilities: TEST_TYPES, facts });
+  const claim = await runningJob(farm, { ...enrolled, capabilities: TEST_TYPES }, 1_000);
+  await farm.t.mutation(api.workers.complete, { apiKey: enrolled.apiKey, leaseId: claim.leaseId, cpuMs: 60_000 });
+  expect((await jobOf(farm, claim.jobId)).cpuMs).toBe(2_000);
+});
+
+test("a failed attempt is credited at most its wall time × 1 core, whatever the machine's cores", async () => {
+  const farm = await newFarm();
+  const { token } = await farm.t.mutation(internal.admin.createEnrollment, { orgId: farm.orgId, capabilities: TEST_TYPES, maxConcurrentJobs: 2 });
+  const facts = { cores: 8, memoryMB: 16_384, os: "linux", arch: "x64", gpus: [] };
+  const enrolled = await farm.t.mutation(api.workers.enroll, { token, name: "big", machineId: "m-big", capabilities: TEST_TYPES, facts });
+  const claim = await runningJob(farm, { ...enrolled, capabilities: TEST_TYPES }, 1_000);
+  await farm.t.mutation(api.workers.fail, { apiKey: enrolled.apiKey, leaseId: claim.leaseId, error: "boom", cpuMs: 5_000 });
+  expect(await jobOf(farm, claim.jobId)).toMatchObject({ cpuMs: 1_000, cpuMeasured: true });
+  expect((await farm.t.query(api.workers.myCredit, { apiKey: enrolled.apiKey })).allTime).toMatchObject({ cpuHours: 1_000 / HOUR, failed: 1 });
 });
 
 test("the clamp uses the cores the worker reported at enrollment", async () => {

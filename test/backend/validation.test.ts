@@ -5,7 +5,7 @@ import { TRUST, type ValidationSpec } from "../../convex/lib/validation";
 import { acceptAlone } from "../../convex/lib/validationTrust";
 import { jobRow, runDue } from "./queueState";
 import { expectCode, LAPTOP_FACTS, newFarm, snapshot, type Farm, TEST_TYPES } from "./setup";
-import { consistent, donor, type Donor, threeInstancesThenQuorumTwo, useReplicationClock } from "./validationDonors";
+import { consistent, donor, type Donor, quorumTwoWithSpare, useReplicationClock } from "./validationDonors";
 
 useReplicationClock();
 
@@ -390,8 +390,7 @@ describe("side by side", () => {
 
   test("quorum reached while an instance still runs: it is canceled, its worker told and its slot freed; its reported CPU time is credited up to the agreeing ones'", async () => {
     const farm = await newFarm();
-    const jobId = await submit(farm, { quorum: 3 });
-    const { a, b, c, la, lb, lc } = await threeInstancesThenQuorumTwo(farm, jobId);
+    const { jobId, a, b, c, la, lb, lc } = await quorumTwoWithSpare(farm);
     vi.advanceTimersByTime(2_000);
     await farm.t.mutation(api.workers.complete, { apiKey: a.apiKey, leaseId: la, result: "r", cpuMs: 1_500 });
     expect(await farm.t.mutation(api.workers.complete, { apiKey: b.apiKey, leaseId: lb, result: "r", cpuMs: 1_000 })).toEqual({ status: "succeeded" });
