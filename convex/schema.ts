@@ -324,6 +324,8 @@ export default defineSchema({
     failed: v.optional(v.number()),
     // one claim call's queue waits (claim time − ready time) as a histogram (lib/queueWait.ts buckets)
     waits: v.optional(v.array(v.number())),
+    // a run of the lane's jobs that returned a result: how long it ran (ms), for the lane's run-time histogram
+    runMs: v.optional(v.number()),
   })
     .index("by_org", ["orgId"])
     .index("by_lane", ["laneId"]),
@@ -335,6 +337,9 @@ export default defineSchema({
     shard: v.number(),
     pending: v.number(),
     running: v.number(),
+    // how long the lane's runs that returned a result ran, recent ones weighing most (lib/runTimes.ts): an
+    // instance's default deadline is 3 × its p95
+    runMs: v.optional(v.array(v.number())),
   })
     .index("by_lane_shard", ["laneId", "shard"])
     .index("by_org", ["orgId"]),

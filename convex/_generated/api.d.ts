@@ -78,6 +78,7 @@ import type * as lib_queueWait from "../lib/queueWait.js";
 import type * as lib_requirements from "../lib/requirements.js";
 import type * as lib_roster from "../lib/roster.js";
 import type * as lib_routing from "../lib/routing.js";
+import type * as lib_runTimes from "../lib/runTimes.js";
 import type * as lib_scheduled from "../lib/scheduled.js";
 import type * as lib_schedules from "../lib/schedules.js";
 import type * as lib_sha256 from "../lib/sha256.js";
@@ -178,6 +179,7 @@ declare const fullApi: ApiFromModules<{
   "lib/requirements": typeof lib_requirements;
   "lib/roster": typeof lib_roster;
   "lib/routing": typeof lib_routing;
+  "lib/runTimes": typeof lib_runTimes;
   "lib/scheduled": typeof lib_scheduled;
   "lib/schedules": typeof lib_schedules;
   "lib/sha256": typeof lib_sha256;

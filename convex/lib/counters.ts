@@ -1,6 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { addHistograms, waitBucket } from "./queueWait";
+import { addRun } from "./runTimes";
 
 /**
  * Counters without hot documents. A transition never reads a counter: it only inserts a small
@@ -32,13 +33,13 @@ export async function createLaneShards(ctx: MutationCtx, orgId: Id<"orgs">, lane
   await ctx.db.insert("laneShards", { orgId, laneId, shard: 0, pending: 0, running: 0 });
 }
 
-/** Change a lane's pending/running counts. */
+/** Change a lane's pending/running counts; `runMs`: a run of it returned a result after that long. */
 export async function bumpLane(
   ctx: MutationCtx,
   job: Pick<Doc<"jobs">, "orgId" | "laneId">,
-  delta: { pending?: number; running?: number },
+  delta: { pending?: number; running?: number; runMs?: number },
 ) {
-  await addDelta(ctx, job.orgId, { laneId: job.laneId, pending: delta.pending, running: delta.running });
+  await addDelta(ctx, job.orgId, { laneId: job.laneId, pending: delta.pending, running: delta.running, ...(delta.runMs !== undefined ? { runMs: delta.runMs } : {}) });
 }
 
 /** Count a finished status and, for a new finish, the minute's throughput. */
@@ -78,7 +79,7 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
     .query("counterDeltas")
     .withIndex("by_org", (q) => (Number.isFinite(now) ? q.eq("orgId", orgId).lt("_creationTime", now - FOLD_AGE_MS) : q.eq("orgId", orgId)))
     .take(FOLD_BATCH);
-  const lanes = new Map<Id<"lanes">, { pending: number; running: number }>();
+  const lanes = new Map<Id<"lanes">, { pending: number; running: number; runs?: number[] }>();
   const org = { succeeded: 0, canceled: 0, dead: 0 };
   const minutes = new Map<number, { finished: number; failed: number; waits?: number[] }>();
   for (const d of deltas) {
@@ -86,6 +87,7 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
       const t = lanes.get(d.laneId) ?? { pending: 0, running: 0 };
       t.pending += d.pending ?? 0;
       t.running += d.running ?? 0;
+      if (d.runMs !== undefined) t.runs = [...(t.runs ?? []), d.runMs];
       lanes.set(d.laneId, t);
     }
     org.succeeded += d.succeeded ?? 0;
@@ -105,8 +107,9 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
       .query("laneShards")
       .withIndex("by_lane_shard", (q) => q.eq("laneId", laneId).eq("shard", 0))
       .unique();
-    if (row) await ctx.db.patch(row._id, { pending: row.pending + t.pending, running: row.running + t.running });
-    else await ctx.db.insert("laneShards", { orgId, laneId, shard: 0, ...t });
+    const runMs = t.runs ? { runMs: t.runs.reduce<number[] | undefined>((h, ms) => addRun(h, ms), row?.runMs) } : {};
+    if (row) await ctx.db.patch(row._id, { pending: row.pending + t.pending, running: row.running + t.running, ...runMs });
+    else await ctx.db.insert("laneShards", { orgId, laneId, shard: 0, pending: t.pending, running: t.running, ...runMs });
   }
   if (org.succeeded || org.canceled || org.dead) {
     const row = await ctx.db

@@ -158,12 +158,16 @@ export async function settleReplica(ctx: MutationCtx, jobId: Id<"jobs">): Promis
 
 type Ending = Partial<Omit<Instance, "_id" | "_creationTime">>;
 
-/** A running instance ends (with a result, a failure or given back): its lease, lease check and worker slot are freed. */
+/**
+ * A running instance ends (with a result, a failure or given back): its lease, lease check and worker slot are
+ * freed. An instance that returned a result tells its lane how long it ran (lib/runTimes.ts).
+ */
 export async function endInstance(ctx: MutationCtx, job: Doc<"jobs">, row: Instance, ending: Ending, options: { fromLeaseCheck?: boolean } = {}): Promise<void> {
   if (row.leaseCheck && !options.fromLeaseCheck) await cancelIfPending(ctx, row.leaseCheck);
-  await ctx.db.patch(row._id, { ...ending, endedAt: Date.now(), leaseExpiresAt: undefined, leaseCheck: undefined });
+  const now = Date.now();
+  await ctx.db.patch(row._id, { ...ending, endedAt: now, leaseExpiresAt: undefined, leaseCheck: undefined });
   await addRunning(ctx, row.orgId, row.workerId, -1);
-  await bumpLane(ctx, job, { running: -1 });
+  await bumpLane(ctx, job, { running: -1, ...(ending.status === "completed" ? { runMs: now - row.startedAt } : {}) });
   await dropProgressLead(ctx, job, row);
 }
 
