@@ -22,7 +22,7 @@ import { deleteRevokedWorker, revokedOfMachine } from "./lib/workerRows";
 const MAX_DAY = 193_000;
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { addRunning, runningCount } from "./lib/workerSlots";
-import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
+import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize, utf8Bytes } from "./lib/validate";
 import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
 import { inputsPage } from "./lib/inputs";
 import { showInstanceProgress } from "./lib/instanceProgress";
@@ -250,8 +250,9 @@ export const output = mutation({
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const { job, instance: running } = await leasedWork(ctx, worker, args.leaseId);
-    if (args.chunk.length > LIMITS.outputChunkChars) {
-      reject("too_large", `An output chunk may hold at most ${LIMITS.outputChunkChars} characters`);
+    // bytes, not characters: 8 KiB of CJK text or emoji is a third or a quarter as many characters
+    if (args.chunk.length > LIMITS.outputChunkBytes || utf8Bytes(args.chunk) > LIMITS.outputChunkBytes) {
+      reject("too_large", `An output chunk may hold at most ${LIMITS.outputChunkBytes} bytes of UTF-8`);
     }
     if (args.chunk.length === 0) return { seq: null };
     const last = await ctx.db

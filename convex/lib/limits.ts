@@ -11,7 +11,8 @@ export const LIMITS = {
   externalIdChars: 256,
   batchIdChars: 256,
   statusTextChars: 512,
-  outputChunkChars: 8 * 1024,
+  /** An output chunk, in UTF-8 bytes: 500 of them (what jobs:get returns) are 4 MiB, whatever the script. */
+  outputChunkBytes: 8 * 1024,
   outputChunksPerJob: 10_000,
   outputChunksReturned: 500,
   batchCount: 500,

@@ -266,7 +266,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:output",
     kind: "mutation",
     ref: api.workers.output,
-    fields: { apiKey: workerKey, leaseId, chunk: text(LIMITS.outputChunkChars, { allowEmpty: true }) },
+    fields: { apiKey: workerKey, leaseId, chunk: text(LIMITS.outputChunkBytes, { allowEmpty: true }) },
     valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, chunk: "line\n" }),
   },
   {
