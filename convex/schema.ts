@@ -237,6 +237,8 @@ export default defineSchema({
     // Each worker's credit per UTC day of the week the summary was written in: clients sum the days of their own
     // current week, so the line turns to 0 on Monday without a re-run.
     creditDays: v.optional(v.array(v.object({ workerId: v.id("workers"), day: v.number(), cpuMs: v.number(), jobs: v.number() }))),
+    // false: more workers gave this week than the list holds (7 days × the listed workers); each donor reads its own days
+    creditDaysComplete: v.optional(v.boolean()),
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
     // queue wait (claim time − ready time) over the last hour, from the minute histograms
     queueWait: v.optional(v.object({ p50Ms: v.number(), p95Ms: v.number(), samples: v.number() })),
@@ -578,6 +580,24 @@ export default defineSchema({
     .index("by_org_day", ["orgId", "day"])
     .index("by_day", ["day"]),
 
+  /**
+   * The same credit summed per worker and week (`week`: the UTC day of its Monday), by CPU time: the week's
+   * leaderboard reads its top rows (lib/creditWeeks.ts).
+   */
+  creditWeeks: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    week: v.number(),
+    cpuMs: v.number(),
+    wallMs: v.number(),
+    jobs: v.number(),
+    failed: v.number(),
+    canceledAtQuorum: v.optional(v.number()),
+  })
+    .index("by_worker_week", ["workerId", "week"])
+    .index("by_org_week_cpu", ["orgId", "week", "cpuMs"])
+    .index("by_week", ["week"]),
+
   /** The same credit summed over all time, one row per worker (the all-time leaderboard, the workers page). */
   creditTotals: defineTable({
     orgId: v.id("orgs"),
@@ -724,6 +744,8 @@ export default defineSchema({
     lastInvalidAt: v.optional(v.number()),
   })
     .index("by_worker_type", ["workerId", "type"])
+    // a worker's least trusted job types first (the console's lowest streaks)
+    .index("by_worker_streak", ["workerId", "streak"])
     .index("by_org", ["orgId"]),
 
   /** Jobs claimed per UTC day by a worker whose quota is below full (read only for such workers). */

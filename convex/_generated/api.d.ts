@@ -44,6 +44,8 @@ import type * as lib_claim from "../lib/claim.js";
 import type * as lib_claimWork from "../lib/claimWork.js";
 import type * as lib_counters from "../lib/counters.js";
 import type * as lib_credit from "../lib/credit.js";
+import type * as lib_creditSums from "../lib/creditSums.js";
+import type * as lib_creditWeeks from "../lib/creditWeeks.js";
 import type * as lib_cron from "../lib/cron.js";
 import type * as lib_deadLetters from "../lib/deadLetters.js";
 import type * as lib_declare from "../lib/declare.js";
@@ -145,6 +147,8 @@ declare const fullApi: ApiFromModules<{
   "lib/claimWork": typeof lib_claimWork;
   "lib/counters": typeof lib_counters;
   "lib/credit": typeof lib_credit;
+  "lib/creditSums": typeof lib_creditSums;
+  "lib/creditWeeks": typeof lib_creditWeeks;
   "lib/cron": typeof lib_cron;
   "lib/deadLetters": typeof lib_deadLetters;
   "lib/declare": typeof lib_declare;

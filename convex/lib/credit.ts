@@ -1,5 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
+import { added, sum, ZERO, type Credit, type Outcome, type Totals } from "./creditSums";
+import { addWeekCredit, topOfWeek } from "./creditWeeks";
 import { LIMITS } from "./limits";
 import { checkIntegerInRange } from "./validate";
 
@@ -41,7 +43,6 @@ export function checkCpuMs(cpuMs: number | undefined): number | undefined {
   return cpuMs === undefined ? undefined : checkIntegerInRange(cpuMs, "cpuMs", 0, LIMITS.cpuMsMax);
 }
 
-export type Credit = { cpuMs: number; measured: boolean };
 
 /**
  * What one attempt is credited: its CPU time clamped to wall time × cores, else its wall time; a job with a
@@ -53,31 +54,6 @@ export function creditFor(job: Doc<"jobs">, worker: Doc<"workers">, cpuMs: numbe
   const cap = job.app ? job.app.timeoutMs * cores : Infinity;
   if (cpuMs === undefined) return { cpuMs: Math.min(wallMs, cap), measured: false };
   return { cpuMs: Math.min(cpuMs, wallMs * cores, cap), measured: true };
-}
-
-type Totals = { cpuMs: number; wallMs: number; jobs: number; failed: number; canceledAtQuorum: number };
-
-/**
- * How an attempt ended, for the counts beside the CPU time: `completed` (workers:complete), `failed`
- * (workers:fail), or `canceledAtQuorum`: an instance of a replicated job canceled because the others agreed,
- * which is no failure of its donor.
- */
-export type Outcome = "completed" | "failed" | "canceledAtQuorum";
-
-function added(row: Pick<Doc<"creditTotals">, "cpuMs" | "wallMs" | "jobs" | "failed" | "canceledAtQuorum">, credit: Credit, outcome: Outcome): Totals {
-  return {
-    cpuMs: row.cpuMs + credit.cpuMs,
-    wallMs: row.wallMs + (credit.measured ? 0 : credit.cpuMs),
-    jobs: row.jobs + (outcome === "completed" ? 1 : 0),
-    failed: row.failed + (outcome === "failed" ? 1 : 0),
-    canceledAtQuorum: (row.canceledAtQuorum ?? 0) + (outcome === "canceledAtQuorum" ? 1 : 0),
-  };
-}
-
-const ZERO: Totals = { cpuMs: 0, wallMs: 0, jobs: 0, failed: 0, canceledAtQuorum: 0 };
-
-function sum(a: Totals, r: Pick<Doc<"creditDays">, "cpuMs" | "wallMs" | "jobs" | "failed" | "canceledAtQuorum">): Totals {
-  return { cpuMs: a.cpuMs + r.cpuMs, wallMs: a.wallMs + r.wallMs, jobs: a.jobs + r.jobs, failed: a.failed + r.failed, canceledAtQuorum: a.canceledAtQuorum + (r.canceledAtQuorum ?? 0) };
 }
 
 /**
@@ -99,7 +75,7 @@ export async function creditAttempt(
   return credit;
 }
 
-/** Add credit to the worker's day and all-time rows (a replicated job's instance: once its result is valid). */
+/** Add credit to the worker's day, week and all-time rows (a replicated job's instance: once its result is valid). */
 export async function addCredit(
   ctx: MutationCtx,
   worker: Pick<Doc<"workers">, "_id" | "orgId">,
@@ -117,6 +93,7 @@ export async function addCredit(
   const total = await creditTotalOf(ctx, worker._id);
   if (total) await ctx.db.patch(total._id, added(total, credit, outcome));
   else await ctx.db.insert("creditTotals", { orgId: worker.orgId, workerId: worker._id, ...added(ZERO, credit, outcome) });
+  await addWeekCredit(ctx, worker, weekStartDay(now), credit, outcome);
 }
 
 /**
@@ -147,31 +124,34 @@ export async function weekCreditOf(ctx: QueryCtx, workerId: Id<"workers">, now: 
   return rows.reduce(sum, ZERO);
 }
 
-/** Every worker's credit this week, summed from the org's day rows (at most 7 per listed worker). */
-export async function orgWeekCredit(ctx: QueryCtx, orgId: Id<"orgs">, now: number): Promise<Map<Id<"workers">, Totals>> {
-  const rows = await ctx.db
-    .query("creditDays")
-    .withIndex("by_org_day", (q) => q.eq("orgId", orgId).gte("day", weekStartDay(now)))
-    .take(7 * LIMITS.workersListed);
-  const byWorker = new Map<Id<"workers">, Totals>();
-  for (const r of rows) {
-    byWorker.set(r.workerId, sum(byWorker.get(r.workerId) ?? ZERO, r));
-  }
-  return byWorker;
+/** The workers who gave most CPU time in the week `now` is in, most first (exact however many gave). */
+export async function topWeekCredit(ctx: QueryCtx, orgId: Id<"orgs">, now: number, count: number): Promise<Map<Id<"workers">, Totals>> {
+  const rows = await topOfWeek(ctx, orgId, weekStartDay(now), count);
+  return new Map(rows.map((r) => [r.workerId, sum(ZERO, r)]));
 }
+
+type DayCredit = { workerId: Id<"workers">; day: number; cpuMs: number; jobs: number };
 
 /**
  * The org's credit per worker per UTC day of the week `now` is in, for the summary: donor views read their line
- * from the throttled summary instead of a subscription that re-runs on every job they end.
+ * from the throttled summary instead of a subscription that re-runs on every job they end. `complete`: every
+ * worker's days are there (at most 7 per listed worker are read); else a donor reads its own (daysOfWeek).
  */
-export async function weekCreditDays(
-  ctx: QueryCtx,
-  orgId: Id<"orgs">,
-  now: number,
-): Promise<Array<{ workerId: Id<"workers">; day: number; cpuMs: number; jobs: number }>> {
+export async function weekCreditDays(ctx: QueryCtx, orgId: Id<"orgs">, now: number): Promise<{ days: DayCredit[]; complete: boolean }> {
   const rows = await ctx.db
     .query("creditDays")
     .withIndex("by_org_day", (q) => q.eq("orgId", orgId).gte("day", weekStartDay(now)))
-    .take(7 * LIMITS.workersListed);
+    .take(7 * LIMITS.workersListed + 1);
+  const complete = rows.length <= 7 * LIMITS.workersListed;
+  return { days: rows.slice(0, 7 * LIMITS.workersListed).map((r) => ({ workerId: r.workerId, day: r.day, cpuMs: r.cpuMs, jobs: r.jobs })), complete };
+}
+
+/** One worker's credit per UTC day of the week `now` is in (at most 7 rows). */
+export async function daysOfWeek(ctx: QueryCtx, workerId: Id<"workers">, now: number): Promise<DayCredit[]> {
+  const week = weekStartDay(now);
+  const rows = await ctx.db
+    .query("creditDays")
+    .withIndex("by_worker_day", (q) => q.eq("workerId", workerId).gte("day", week).lt("day", week + 7))
+    .take(7);
   return rows.map((r) => ({ workerId: r.workerId, day: r.day, cpuMs: r.cpuMs, jobs: r.jobs }));
 }

@@ -1,6 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
-import { addCredit, addPendingCredit, creditFor, creditTotalOf, type Credit } from "./credit";
+import { addCredit, addPendingCredit, creditFor, creditTotalOf } from "./credit";
+import type { Credit } from "./creditSums";
 import type { Instance } from "./instances";
 import { instancesOf } from "./instances";
 import { LIMITS } from "./limits";

@@ -145,3 +145,17 @@ test("a bad cpuMs is refused and changes nothing", async () => {
   expect(await snapshot(farm.t)).toEqual(before);
   expect(await farm.t.run(async (ctx) => await ctx.db.query("creditDays").collect())).toEqual([]);
 });
+
+test("a worker's first credit of a week counts that week's days from before week rows existed", async () => {
+  const farm = await newFarm();
+  const worker = await enrollWorker(farm);
+  const monday = utcDay(Date.UTC(2026, 10, 16));
+  // a day row written by an older version, which kept no week rows
+  await farm.t.run(async (ctx) => {
+    await ctx.db.insert("creditDays", { orgId: farm.orgId, workerId: worker.workerId, day: monday, cpuMs: 5_000, wallMs: 0, jobs: 2, failed: 0 });
+  });
+  const claim = await runningJob(farm, worker, 10_000);
+  await farm.t.mutation(api.workers.complete, { apiKey: worker.apiKey, leaseId: claim.leaseId, cpuMs: 1_000 });
+  const weeks = await farm.t.run(async (ctx) => await ctx.db.query("creditWeeks").collect());
+  expect(weeks.map((w) => [w.week, w.cpuMs, w.jobs])).toEqual([[monday, 6_000, 3]]);
+});
