@@ -473,6 +473,31 @@ describe("adaptive trust", () => {
     await consistent(farm);
   });
 
+  test("an invalid result resets a trusted streak: the liar's next adaptive job is replicated, not accepted alone", async () => {
+    const farm = await newFarm();
+    const [liar, b, c] = [await donor(farm, "liar"), await donor(farm, "b"), await donor(farm, "c")];
+    // ten valid results in a row, through the worker API: the liar is trusted for type x
+    for (let i = 0; i < TRUST.trustedStreak; i++) {
+      const jobId = await submit(farm, { quorum: 2 });
+      await run(farm, liar, jobId, i);
+      expect(await run(farm, b, jobId, i)).toEqual({ status: "succeeded" });
+    }
+    expect(await streak(farm, liar.workerId)).toBe(TRUST.trustedStreak);
+    vi.spyOn(Math, "random").mockReturnValue(0);
+    // trusted, it lies on a replicated job; b and c agree on the truth
+    const checked = await submit(farm, { quorum: 2 });
+    await run(farm, liar, checked, "lie");
+    await run(farm, b, checked, "truth");
+    expect(await run(farm, c, checked, "truth")).toEqual({ status: "succeeded" });
+    expect(await streak(farm, liar.workerId)).toBe(0);
+    // its next adaptive job goes to another machine as well: the coin is not tossed for a streak of 0
+    const next = await submit(farm, { quorum: 2, adaptive: true });
+    expect(await run(farm, liar, next, "lie again")).toEqual({ status: "pending" });
+    expect((await jobRow(farm.t, next)).validation?.alone).toBeUndefined();
+    expect(await run(farm, b, next, "truth")).toEqual({ status: "pending" });
+    await consistent(farm);
+  });
+
   test("an invalid result halves the daily quota, which the claim enforces; valid results double it back", async () => {
     const farm = await newFarm();
     const [liar, b, c] = [await donor(farm, "liar"), await donor(farm, "b"), await donor(farm, "c")];
