@@ -1,9 +1,9 @@
-import { ConvexClient } from "convex/browser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { spawnCli, waitForLine, type CliRun } from "./cliProcess";
+import type { CliRun } from "./cliProcess";
 import { connect, sleep, startFarm, stopFarm, waitForJobs, type Farm } from "./helpers";
+import { startClis, startScripted } from "./scriptedWorker";
 
 /**
  * A lying worker, written against the public worker API only: it claims demo.echo jobs and completes each
@@ -11,27 +11,9 @@ import { connect, sleep, startFarm, stopFarm, waitForJobs, type Farm } from "./h
  * with the honest result, and the liar must end with a streak of 0 and no credit.
  */
 function startLiar(farm: Farm, apiKey: string) {
-  const client = new ConvexClient(farm.server.url, { logger: false, skipConvexDeploymentUrlCheck: true, unsavedChangesWarning: false });
-  farm.clients.push(client);
-  let stopped = false;
-  let lies = 0;
-  const loop = (async () => {
-    while (!stopped) {
-      const leases = await client.mutation(api.workers.claim, { apiKey, capabilities: ["demo.echo"], max: 2 });
-      for (const lease of leases) {
-        await client.mutation(api.workers.complete, { apiKey, leaseId: lease.leaseId, result: { forged: true, by: "liar" }, cpuMs: 5_000 });
-        lies++;
-      }
-      if (leases.length === 0) await sleep(30);
-    }
-  })();
-  return {
-    lies: () => lies,
-    stop: async () => {
-      stopped = true;
-      await loop;
-    },
-  };
+  return startScripted(farm, apiKey, async (client, lease) => {
+    await client.mutation(api.workers.complete, { apiKey, leaseId: lease.leaseId, result: { forged: true, by: "liar" }, cpuMs: 5_000 });
+  });
 }
 
 describe("replicated jobs against a lying worker", () => {
@@ -54,16 +36,12 @@ describe("replicated jobs against a lying worker", () => {
     const jobs = Array.from({ length: 40 }, (_, n) => ({ type: "demo.echo", payload: { n, square: n * n }, validation: { quorum: 2 } }));
     const ids: Array<Id<"jobs">> = await client.mutation(api.jobs.submitBatch, { clientKey: farm.seeded.clientKey, jobs });
     await sleep(300);
-    for (const key of [honestA, honestB]) {
-      const run = spawnCli(["--url", farm.server.url, "--key", key]);
-      clis.push(run);
-      await waitForLine(run, /working on/);
-    }
+    await startClis(farm, [honestA, honestB], clis);
     const rows = await waitForJobs(farm, ids, 150_000);
     await liar.stop();
     expect(rows.map((r) => r.status)).toEqual(ids.map(() => "succeeded"));
     expect(rows.map((r): unknown => r.result)).toEqual(jobs.map((j) => j.payload));
-    expect(liar.lies()).toBeGreaterThan(0);
+    expect(liar.acted()).toBeGreaterThan(0);
 
     const { streaks, credit, instances } = await farm.server.t.run(async (ctx) => ({
       streaks: await ctx.db.query("trustStreaks").collect(),
@@ -80,7 +58,7 @@ describe("replicated jobs against a lying worker", () => {
     expect(credit?.jobs ?? 0).toBe(0);
     // every lie was caught: none valid, none credited; every job has two valid honest instances
     const lies = instances.filter((i) => i.workerId === liarId && i.status === "completed");
-    expect(lies.length).toBe(liar.lies());
+    expect(lies.length).toBe(liar.acted());
     expect(lies.every((i) => i.valid === false && i.credit === "denied")).toBe(true);
     for (const id of ids) expect(instances.filter((i) => i.jobId === id && i.valid === true).length).toBe(2);
     // the honest workers each hold a streak of the jobs they validated

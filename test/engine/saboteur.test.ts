@@ -1,38 +1,21 @@
-import { ConvexClient } from "convex/browser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { spawnCli, waitForLine, type CliRun } from "./cliProcess";
+import type { CliRun } from "./cliProcess";
 import { connect, sleep, startFarm, stopFarm, waitForJobs, type Farm } from "./helpers";
+import { startClis, startScripted } from "./scriptedWorker";
 
 /**
- * A saboteur, written against the public worker API only: it claims demo.echo jobs as fast as it can and fails
- * every instance it gets, every other one with `retryable: false`. A failed instance is one error result of its
- * round, never the job's verdict: with quorum 2 and two honest CLI workers beside it, every job must succeed with
- * the honest result, and the saboteur is never handed the same job twice.
+ * A saboteur, written against the public worker API only: it fails every instance it gets, every other one with
+ * `retryable: false`. A failed instance is one error result of its round, never the job's verdict: with quorum 2
+ * and two honest CLI workers beside it, every job must succeed with the honest result, and the saboteur is never
+ * handed the same job twice.
  */
 function startSaboteur(farm: Farm, apiKey: string) {
-  const client = new ConvexClient(farm.server.url, { logger: false, skipConvexDeploymentUrlCheck: true, unsavedChangesWarning: false });
-  farm.clients.push(client);
-  let stopped = false;
   let failures = 0;
-  const loop = (async () => {
-    while (!stopped) {
-      const leases = await client.mutation(api.workers.claim, { apiKey, capabilities: ["demo.echo"], max: 2 });
-      for (const lease of leases) {
-        await client.mutation(api.workers.fail, { apiKey, leaseId: lease.leaseId, error: "sabotage", retryable: failures % 2 === 1, cpuMs: 5_000 });
-        failures++;
-      }
-      if (leases.length === 0) await sleep(30);
-    }
-  })();
-  return {
-    failures: () => failures,
-    stop: async () => {
-      stopped = true;
-      await loop;
-    },
-  };
+  return startScripted(farm, apiKey, async (client, lease) => {
+    await client.mutation(api.workers.fail, { apiKey, leaseId: lease.leaseId, error: "sabotage", retryable: failures++ % 2 === 1, cpuMs: 5_000 });
+  });
 }
 
 describe("replicated jobs against a saboteur that fails every instance", () => {
@@ -55,12 +38,8 @@ describe("replicated jobs against a saboteur that fails every instance", () => {
     const ids: Array<Id<"jobs">> = await client.mutation(api.jobs.submitBatch, { clientKey: farm.seeded.clientKey, jobs });
     // the saboteur alone for a moment: it takes first instances before anyone honest is there
     await sleep(500);
-    expect(saboteur.failures()).toBeGreaterThan(0);
-    for (const key of [honestA, honestB]) {
-      const run = spawnCli(["--url", farm.server.url, "--key", key]);
-      clis.push(run);
-      await waitForLine(run, /working on/);
-    }
+    expect(saboteur.acted()).toBeGreaterThan(0);
+    await startClis(farm, [honestA, honestB], clis);
     const rows = await waitForJobs(farm, ids, 150_000);
     await saboteur.stop();
     expect(rows.map((r) => r.status)).toEqual(ids.map(() => "succeeded"));
@@ -76,7 +55,7 @@ describe("replicated jobs against a saboteur that fails every instance", () => {
         .unique(),
     }));
     const sabotaged = instances.filter((i) => i.workerId === saboteurId);
-    expect(sabotaged.length).toBe(saboteur.failures());
+    expect(sabotaged.length).toBe(saboteur.acted());
     expect(sabotaged.every((i) => i.status === "failed" && i.error === "sabotage")).toBe(true);
     // excluded once it failed: never two instances of one job
     expect(new Set(sabotaged.map((i) => i.jobId)).size).toBe(sabotaged.length);
