@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import type { CliRun } from "./cliProcess";
-import { connect, sleep, startFarm, stopFarm, waitForJobs, type Farm } from "./helpers";
-import { startClis, startScripted } from "./scriptedWorker";
+import { connect, sleep, waitForJobs, type Farm } from "./helpers";
+import { startScripted, useFarmWithClis } from "./scriptedWorker";
 
 /**
  * A lying worker, written against the public worker API only: it claims demo.echo jobs and completes each
@@ -17,17 +16,10 @@ function startLiar(farm: Farm, apiKey: string) {
 }
 
 describe("replicated jobs against a lying worker", () => {
-  let farm: Farm;
-  const clis: CliRun[] = [];
-  beforeAll(async () => {
-    farm = await startFarm(3, 2);
-  });
-  afterAll(async () => {
-    for (const run of clis) if (run.child.exitCode === null) run.child.kill("SIGKILL");
-    await stopFarm(farm);
-  });
+  const suite = useFarmWithClis();
 
   it("2 honest CLI workers and 1 liar, 40 jobs with quorum 2: all succeed with the honest result; the liar's streak is 0, its credit 0", async () => {
+    const farm = suite.farm();
     const [honestA, honestB, liarKey] = farm.seeded.workerKeys;
     const liarId = farm.seeded.workerIds[2];
     // the liar starts first, so it takes first instances as well as second ones
@@ -36,7 +28,7 @@ describe("replicated jobs against a lying worker", () => {
     const jobs = Array.from({ length: 40 }, (_, n) => ({ type: "demo.echo", payload: { n, square: n * n }, validation: { quorum: 2 } }));
     const ids: Array<Id<"jobs">> = await client.mutation(api.jobs.submitBatch, { clientKey: farm.seeded.clientKey, jobs });
     await sleep(300);
-    await startClis(farm, [honestA, honestB], clis);
+    await suite.startClis([honestA, honestB]);
     const rows = await waitForJobs(farm, ids, 150_000);
     await liar.stop();
     expect(rows.map((r) => r.status)).toEqual(ids.map(() => "succeeded"));
@@ -64,7 +56,7 @@ describe("replicated jobs against a lying worker", () => {
     // the honest workers each hold a streak of the jobs they validated
     for (const honestId of farm.seeded.workerIds.slice(0, 2)) expect(streaks.find((s) => s.workerId === honestId)?.streak ?? 0).toBeGreaterThan(0);
 
-    for (const run of clis) run.child.kill("SIGINT");
-    for (const run of clis) expect(await run.exited).toBe(0);
+    for (const run of suite.clis) run.child.kill("SIGINT");
+    for (const run of suite.clis) expect(await run.exited).toBe(0);
   }, 240_000);
 });

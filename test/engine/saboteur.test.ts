@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import type { CliRun } from "./cliProcess";
-import { connect, sleep, startFarm, stopFarm, waitForJobs, type Farm } from "./helpers";
-import { startClis, startScripted } from "./scriptedWorker";
+import { connect, sleep, waitForJobs, type Farm } from "./helpers";
+import { startScripted, useFarmWithClis } from "./scriptedWorker";
 
 /**
  * A saboteur, written against the public worker API only: it fails every instance it gets, every other one with
@@ -19,17 +18,10 @@ function startSaboteur(farm: Farm, apiKey: string) {
 }
 
 describe("replicated jobs against a saboteur that fails every instance", () => {
-  let farm: Farm;
-  const clis: CliRun[] = [];
-  beforeAll(async () => {
-    farm = await startFarm(3, 2);
-  });
-  afterAll(async () => {
-    for (const run of clis) if (run.child.exitCode === null) run.child.kill("SIGKILL");
-    await stopFarm(farm);
-  });
+  const suite = useFarmWithClis();
 
   it("1 saboteur claiming first (half retryable: false) and 2 honest CLI workers, 30 jobs with quorum 2: every job succeeds with the honest result", async () => {
+    const farm = suite.farm();
     const [honestA, honestB, saboteurKey] = farm.seeded.workerKeys;
     const saboteurId = farm.seeded.workerIds[2];
     const saboteur = startSaboteur(farm, saboteurKey);
@@ -39,7 +31,7 @@ describe("replicated jobs against a saboteur that fails every instance", () => {
     // the saboteur alone for a moment: it takes first instances before anyone honest is there
     await sleep(500);
     expect(saboteur.acted()).toBeGreaterThan(0);
-    await startClis(farm, [honestA, honestB], clis);
+    await suite.startClis([honestA, honestB]);
     const rows = await waitForJobs(farm, ids, 150_000);
     await saboteur.stop();
     expect(rows.map((r) => r.status)).toEqual(ids.map(() => "succeeded"));
@@ -62,7 +54,7 @@ describe("replicated jobs against a saboteur that fails every instance", () => {
     for (const id of ids) expect(instances.filter((i) => i.jobId === id && i.valid === true && i.workerId !== saboteurId).length).toBe(2);
     expect(credit?.cpuMs ?? 0).toBe(0);
 
-    for (const run of clis) run.child.kill("SIGINT");
-    for (const run of clis) expect(await run.exited).toBe(0);
+    for (const run of suite.clis) run.child.kill("SIGINT");
+    for (const run of suite.clis) expect(await run.exited).toBe(0);
   }, 240_000);
 });

@@ -1,7 +1,8 @@
 import { ConvexClient } from "convex/browser";
+import { afterAll, beforeAll } from "vitest";
 import { api } from "../../convex/_generated/api";
 import { spawnCli, waitForLine, type CliRun } from "./cliProcess";
-import { sleep, type Farm } from "./helpers";
+import { sleep, startFarm, stopFarm, type Farm } from "./helpers";
 
 export type Lease = { leaseId: string; payload: unknown };
 
@@ -34,11 +35,28 @@ export function startScripted(farm: Farm, apiKey: string, act: (client: ConvexCl
   };
 }
 
-/** Honest CLI workers (`farmhand-worker`), one per key, each awaited until it says it is working. */
-export async function startClis(farm: Farm, keys: string[], runs: CliRun[]): Promise<void> {
-  for (const key of keys) {
-    const run = spawnCli(["--url", farm.server.url, "--key", key]);
-    runs.push(run);
-    await waitForLine(run, /working on/);
-  }
+/**
+ * A farm of three workers (two slots each) for the suite, and the honest CLI workers (`farmhand-worker`) a test
+ * starts on it with `startClis` (each awaited until it says it is working); both go when the suite ends.
+ */
+export function useFarmWithClis() {
+  const suite: { farm?: Farm; clis: CliRun[] } = { clis: [] };
+  beforeAll(async () => {
+    suite.farm = await startFarm(3, 2);
+  });
+  afterAll(async () => {
+    for (const run of suite.clis) if (run.child.exitCode === null) run.child.kill("SIGKILL");
+    await stopFarm(suite.farm!);
+  });
+  return {
+    farm: () => suite.farm!,
+    clis: suite.clis,
+    startClis: async (keys: string[]) => {
+      for (const key of keys) {
+        const run = spawnCli(["--url", suite.farm!.server.url, "--key", key]);
+        suite.clis.push(run);
+        await waitForLine(run, /working on/);
+      }
+    },
+  };
 }
