@@ -37,13 +37,15 @@ export async function instanceOfLease(ctx: QueryCtx, leaseId: string): Promise<I
 
 /**
  * The round's results and failures that count: those of workers neither revoked nor gone (`known`: a worker
- * already read). A revoked worker's result no longer counts, nor does its failure.
+ * already read). A revoked worker's result no longer counts, nor does its failure. A failure always says its
+ * error; "failed" rows without one were written before failures were votes (instances given back were "failed"
+ * then too) and count for nothing.
  */
 export async function countable(ctx: QueryCtx, rows: Instance[], known?: Doc<"workers">): Promise<{ completed: Instance[]; failed: Instance[] }> {
   const completed: Instance[] = [];
   const failed: Instance[] = [];
   for (const r of rows) {
-    if (r.status !== "completed" && r.status !== "failed") continue;
+    if (r.status !== "completed" && !(r.status === "failed" && r.error !== undefined)) continue;
     const owner = known?._id === r.workerId ? known : await ctx.db.get(r.workerId);
     if (!owner || owner.revoked) continue;
     (r.status === "completed" ? completed : failed).push(r);
