@@ -31,7 +31,7 @@ export const overview = query({
     const throughput = summary.throughput.filter((m) => m.minuteStart > asOf - 60 * 60_000);
     // a big org's summary cannot hold every worker's days: then this worker's own (its rows re-run the view, only there)
     const mine = summary.creditDaysComplete === false ? await daysOfWeek(ctx, me._id, asOf) : (summary.creditDays ?? []).filter((d) => d.workerId === me._id);
-    const days = mine.map(({ day, cpuMs, jobs }) => ({ day, cpuHours: cpuMs / 3_600_000, jobs }));
+    const days = mine.map(({ day, cpuMs, jobs, energyJ }) => ({ day, cpuHours: cpuMs / 3_600_000, jobs, energyJ: energyJ ?? 0 }));
     return {
       counts: summary.counts,
       lanes: summary.lanes,

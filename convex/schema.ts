@@ -135,6 +135,9 @@ export default defineSchema({
     wants: v.number(),
     since: v.optional(v.number()),
     capabilities: v.array(v.string()),
+    // what its offers may still download (bytes), on a metered connection: declared with its slots, counted down by
+    // the dispatcher's offers (lib/downloadBytes.ts); none: no limit
+    bytesLeft: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org_since", ["orgId", "since"]),
@@ -236,7 +239,9 @@ export default defineSchema({
     ),
     // Each worker's credit per UTC day of the week the summary was written in: clients sum the days of their own
     // current week, so the line turns to 0 on Monday without a re-run.
-    creditDays: v.optional(v.array(v.object({ workerId: v.id("workers"), day: v.number(), cpuMs: v.number(), jobs: v.number() }))),
+    creditDays: v.optional(
+      v.array(v.object({ workerId: v.id("workers"), day: v.number(), cpuMs: v.number(), jobs: v.number(), energyJ: v.optional(v.number()) })),
+    ),
     // false: more workers gave this week than the list holds (7 days × the listed workers); each donor reads its own days
     creditDaysComplete: v.optional(v.boolean()),
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
@@ -328,9 +333,22 @@ export default defineSchema({
     waits: v.optional(v.array(v.number())),
     // a run of the lane's jobs that returned a result: how long it ran (ms), for the lane's run-time histogram
     runMs: v.optional(v.number()),
+    // the energy one attempt of a job of this type used, as its worker reported it (lib/energy.ts)
+    type: v.optional(v.string()),
+    energyJ: v.optional(v.number()),
   })
     .index("by_org", ["orgId"])
     .index("by_lane", ["laneId"]),
+
+  /** Energy given per job type, all time (joules, and how many attempts reported it): written only by the summariser. */
+  typeEnergy: defineTable({
+    orgId: v.id("orgs"),
+    type: v.string(),
+    energyJ: v.number(),
+    reports: v.number(),
+  })
+    .index("by_org_type", ["orgId", "type"])
+    .index("by_org_energy", ["orgId", "energyJ"]),
 
   // Counter totals: shard 0 is written by the summariser; other shards are left from older versions.
   laneShards: defineTable({
@@ -575,6 +593,8 @@ export default defineSchema({
     failed: v.number(),
     // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
     canceledAtQuorum: v.optional(v.number()),
+    // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
+    energyJ: v.optional(v.number()),
   })
     .index("by_worker_day", ["workerId", "day"])
     .index("by_org_day", ["orgId", "day"])
@@ -593,6 +613,8 @@ export default defineSchema({
     jobs: v.number(),
     failed: v.number(),
     canceledAtQuorum: v.optional(v.number()),
+    // the energy its attempts used this week (joules, lib/energy.ts)
+    energyJ: v.optional(v.number()),
   })
     .index("by_worker_week", ["workerId", "week"])
     .index("by_org_week_cpu", ["orgId", "week", "cpuMs"])
@@ -611,6 +633,8 @@ export default defineSchema({
     // replicated results waiting for their job's quorum: their claimed CPU time and how many (lib/instanceCredit.ts)
     pendingCpuMs: v.optional(v.number()),
     pendingJobs: v.optional(v.number()),
+    // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
+    energyJ: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"])

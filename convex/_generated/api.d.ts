@@ -52,6 +52,8 @@ import type * as lib_declare from "../lib/declare.js";
 import type * as lib_demand from "../lib/demand.js";
 import type * as lib_dependencies from "../lib/dependencies.js";
 import type * as lib_dispatch from "../lib/dispatch.js";
+import type * as lib_downloadBytes from "../lib/downloadBytes.js";
+import type * as lib_energy from "../lib/energy.js";
 import type * as lib_errors from "../lib/errors.js";
 import type * as lib_events from "../lib/events.js";
 import type * as lib_facts from "../lib/facts.js";
@@ -155,6 +157,8 @@ declare const fullApi: ApiFromModules<{
   "lib/demand": typeof lib_demand;
   "lib/dependencies": typeof lib_dependencies;
   "lib/dispatch": typeof lib_dispatch;
+  "lib/downloadBytes": typeof lib_downloadBytes;
+  "lib/energy": typeof lib_energy;
   "lib/errors": typeof lib_errors;
   "lib/events": typeof lib_events;
   "lib/facts": typeof lib_facts;

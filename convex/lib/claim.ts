@@ -25,13 +25,14 @@ export async function laneHead(ctx: QueryCtx, laneId: Id<"lanes">): Promise<Doc<
 
 /**
  * The best `count` ready jobs over these lanes, in strict claim order; `mayRun` passes over jobs this worker
- * may not run (an instance of a replicated job it already ran), read past at most REPLICA_SKIPS times.
+ * may not run (an instance of a replicated job it already ran, a job bigger than it may download), read past at most
+ * REPLICA_SKIPS times. It is asked once per job, in order, and a job it accepts is taken.
  */
 export async function readyHeads(
   ctx: QueryCtx,
   lanes: Doc<"lanes">[],
   count: number,
-  mayRun: (job: Doc<"jobs">) => boolean = () => true,
+  mayRun: (job: Doc<"jobs">) => boolean | Promise<boolean> = () => true,
 ): Promise<Doc<"jobs">[]> {
   if (count <= 0 || lanes.length === 0) return [];
   // A merge of the lanes' ready queues, each read only as far as it is taken from: at most one job per lane
@@ -53,7 +54,7 @@ export async function readyHeads(
     });
     if (best < 0) break;
     const job = (fronts[best] as IteratorYieldResult<Doc<"jobs">>).value;
-    if (!mayRun(job)) {
+    if (!(await mayRun(job))) {
       if (++skips > REPLICA_SKIPS) break;
       fronts[best] = await queues[best].next();
       continue;

@@ -70,9 +70,21 @@ export async function noteQueueWaits(ctx: MutationCtx, orgId: Id<"orgs">, now: n
   await addDelta(ctx, orgId, { minute: Math.floor(now / 60_000), waits });
 }
 
+/** Count one attempt's energy (joules) toward its job type's total: one insert. */
+export async function bumpTypeEnergy(ctx: MutationCtx, orgId: Id<"orgs">, type: string, energyJ: number) {
+  await addDelta(ctx, orgId, { type, energyJ });
+}
+
+/**
+ * Job types whose energy one fold adds up, at most: each is a write of its own, so a batch of deltas spread over many
+ * types (a client submitting thousands of types) stays under the transaction's write limit; the rest wait for the
+ * next fold.
+ */
+export const FOLD_TYPES = 500;
+
 /**
  * Fold the org's deltas older than FOLD_AGE_MS (as of `now`) into the totals (the summariser's job).
- * Returns true when a full batch was folded, so more may be left and the caller runs again.
+ * Returns true when a full batch was folded (or a batch stopped at FOLD_TYPES), so more may be left and the caller runs again.
  */
 export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: number): Promise<boolean> {
   const deltas = await ctx.db
@@ -82,7 +94,19 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
   const lanes = new Map<Id<"lanes">, { pending: number; running: number; runs?: number[] }>();
   const org = { succeeded: 0, canceled: 0, dead: 0 };
   const minutes = new Map<number, { finished: number; failed: number; waits?: number[] }>();
+  const energy = new Map<string, { energyJ: number; reports: number }>();
+  let typesFull = false;
   for (const d of deltas) {
+    if (d.type !== undefined && !energy.has(d.type) && energy.size >= FOLD_TYPES) {
+      typesFull = true;
+      break;
+    }
+    if (d.type !== undefined) {
+      const e = energy.get(d.type) ?? { energyJ: 0, reports: 0 };
+      e.energyJ += d.energyJ ?? 0;
+      e.reports += 1;
+      energy.set(d.type, e);
+    }
     if (d.laneId) {
       const t = lanes.get(d.laneId) ?? { pending: 0, running: 0 };
       t.pending += d.pending ?? 0;
@@ -131,7 +155,15 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
     if (row) await ctx.db.patch(row._id, { finished: row.finished + m.finished, failed: (row.failed ?? 0) + m.failed, ...waits });
     else await ctx.db.insert("throughput", { orgId, minute, shard: 0, finished: m.finished, failed: m.failed, ...waits });
   }
-  return deltas.length === FOLD_BATCH;
+  for (const [type, e] of energy) {
+    const row = await ctx.db
+      .query("typeEnergy")
+      .withIndex("by_org_type", (q) => q.eq("orgId", orgId).eq("type", type))
+      .unique();
+    if (row) await ctx.db.patch(row._id, { energyJ: row.energyJ + e.energyJ, reports: row.reports + e.reports });
+    else await ctx.db.insert("typeEnergy", { orgId, type, ...e });
+  }
+  return typesFull || deltas.length === FOLD_BATCH;
 }
 
 /** Are any of the org's counter changes not folded yet? (Reads up to the first one only.) */

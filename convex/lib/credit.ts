@@ -1,6 +1,6 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
-import { added, sum, ZERO, type Credit, type Outcome, type Totals } from "./creditSums";
+import { added, NOTHING, sum, ZERO, type Credit, type Given, type Outcome } from "./creditSums";
 import { addWeekCredit, topOfWeek } from "./creditWeeks";
 import { LIMITS } from "./limits";
 import { checkIntegerInRange } from "./validate";
@@ -115,22 +115,35 @@ export async function creditTotalOf(ctx: QueryCtx, workerId: Id<"workers">): Pro
     .unique();
 }
 
-/** One worker's credit this week (UTC, from Monday): at most 7 rows. */
-export async function weekCreditOf(ctx: QueryCtx, workerId: Id<"workers">, now: number): Promise<Totals> {
+/** One worker's credit (and energy given) this week (UTC, from Monday): at most 7 rows. */
+export async function weekCreditOf(ctx: QueryCtx, workerId: Id<"workers">, now: number): Promise<Given> {
   const rows = await ctx.db
     .query("creditDays")
     .withIndex("by_worker_day", (q) => q.eq("workerId", workerId).gte("day", weekStartDay(now)).lte("day", utcDay(now)))
     .take(7);
-  return rows.reduce(sum, ZERO);
+  return rows.reduce(sum, NOTHING);
 }
 
 /** The workers who gave most CPU time in the week `now` is in, most first (exact however many gave). */
-export async function topWeekCredit(ctx: QueryCtx, orgId: Id<"orgs">, now: number, count: number): Promise<Map<Id<"workers">, Totals>> {
+export async function topWeekCredit(ctx: QueryCtx, orgId: Id<"orgs">, now: number, count: number): Promise<Map<Id<"workers">, Given>> {
   const rows = await topOfWeek(ctx, orgId, weekStartDay(now), count);
-  return new Map(rows.map((r) => [r.workerId, sum(ZERO, r)]));
+  return new Map(rows.map((r) => [r.workerId, sum(NOTHING, r)]));
 }
 
-type DayCredit = { workerId: Id<"workers">; day: number; cpuMs: number; jobs: number };
+/** Every worker's credit (and energy given) this week, summed from the org's day rows (at most 7 per listed worker). */
+export async function orgWeekCredit(ctx: QueryCtx, orgId: Id<"orgs">, now: number): Promise<Map<Id<"workers">, Given>> {
+  const rows = await ctx.db
+    .query("creditDays")
+    .withIndex("by_org_day", (q) => q.eq("orgId", orgId).gte("day", weekStartDay(now)))
+    .take(7 * LIMITS.workersListed);
+  const byWorker = new Map<Id<"workers">, Given>();
+  for (const r of rows) {
+    byWorker.set(r.workerId, sum(byWorker.get(r.workerId) ?? NOTHING, r));
+  }
+  return byWorker;
+}
+
+type DayCredit = { workerId: Id<"workers">; day: number; cpuMs: number; jobs: number; energyJ?: number };
 
 /**
  * The org's credit per worker per UTC day of the week `now` is in, for the summary: donor views read their line
@@ -143,7 +156,7 @@ export async function weekCreditDays(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     .withIndex("by_org_day", (q) => q.eq("orgId", orgId).gte("day", weekStartDay(now)))
     .take(7 * LIMITS.workersListed + 1);
   const complete = rows.length <= 7 * LIMITS.workersListed;
-  return { days: rows.slice(0, 7 * LIMITS.workersListed).map((r) => ({ workerId: r.workerId, day: r.day, cpuMs: r.cpuMs, jobs: r.jobs })), complete };
+  return { days: rows.slice(0, 7 * LIMITS.workersListed).map(dayCredit), complete };
 }
 
 /** One worker's credit per UTC day of the week `now` is in (at most 7 rows). */
@@ -153,5 +166,9 @@ export async function daysOfWeek(ctx: QueryCtx, workerId: Id<"workers">, now: nu
     .query("creditDays")
     .withIndex("by_worker_day", (q) => q.eq("workerId", workerId).gte("day", week).lt("day", week + 7))
     .take(7);
-  return rows.map((r) => ({ workerId: r.workerId, day: r.day, cpuMs: r.cpuMs, jobs: r.jobs }));
+  return rows.map(dayCredit);
+}
+
+function dayCredit(r: Doc<"creditDays">): DayCredit {
+  return { workerId: r.workerId, day: r.day, cpuMs: r.cpuMs, jobs: r.jobs, ...(r.energyJ ? { energyJ: r.energyJ } : {}) };
 }

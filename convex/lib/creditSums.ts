@@ -13,9 +13,13 @@ export type Totals = { cpuMs: number; wallMs: number; jobs: number; failed: numb
  */
 export type Outcome = "completed" | "failed" | "canceledAtQuorum";
 
-type Row = Pick<Doc<"creditDays">, "cpuMs" | "wallMs" | "jobs" | "failed" | "canceledAtQuorum">;
+/** What credit rows add up to when read: the credit, and the energy its attempts used (lib/energy.ts writes it). */
+export type Given = Totals & { energyJ: number };
+
+type Row = Pick<Doc<"creditDays">, "cpuMs" | "wallMs" | "jobs" | "failed" | "canceledAtQuorum" | "energyJ">;
 
 export const ZERO: Totals = { cpuMs: 0, wallMs: 0, jobs: 0, failed: 0, canceledAtQuorum: 0 };
+export const NOTHING: Given = { ...ZERO, energyJ: 0 };
 
 /** A row's figures with one attempt's credit added. */
 export function added(row: Row, credit: Credit, outcome: Outcome): Totals {
@@ -28,7 +32,14 @@ export function added(row: Row, credit: Credit, outcome: Outcome): Totals {
   };
 }
 
-/** Two rows' figures summed. */
-export function sum(a: Row, b: Row): Totals {
-  return { cpuMs: a.cpuMs + b.cpuMs, wallMs: a.wallMs + b.wallMs, jobs: a.jobs + b.jobs, failed: a.failed + b.failed, canceledAtQuorum: (a.canceledAtQuorum ?? 0) + (b.canceledAtQuorum ?? 0) };
+/** Two rows' figures summed, energy included. */
+export function sum(a: Row, b: Row): Given {
+  return {
+    cpuMs: a.cpuMs + b.cpuMs,
+    wallMs: a.wallMs + b.wallMs,
+    jobs: a.jobs + b.jobs,
+    failed: a.failed + b.failed,
+    canceledAtQuorum: (a.canceledAtQuorum ?? 0) + (b.canceledAtQuorum ?? 0),
+    energyJ: (a.energyJ ?? 0) + (b.energyJ ?? 0),
+  };
 }

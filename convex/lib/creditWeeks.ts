@@ -1,10 +1,10 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
-import { added, sum, ZERO, type Credit, type Outcome } from "./creditSums";
+import { added, NOTHING, sum, type Credit, type Outcome } from "./creditSums";
 
 /**
- * Each worker's credit per week (`week`: the UTC day its Monday is), one row per worker and week beside its day
- * rows, indexed by CPU time: the week's leaderboard reads its top rows, exact however many workers gave that
+ * Each worker's credit (and energy given) per week (`week`: the UTC day its Monday is), one row per worker and week
+ * beside its day rows, indexed by CPU time: the week's leaderboard reads its top rows, exact however many workers gave that
  * week. Written with the day row, by the mutation that credits an attempt (the worker's own row, so finishing
  * jobs on different machines never conflict).
  */
@@ -23,11 +23,22 @@ async function weekRow(ctx: QueryCtx, workerId: Id<"workers">, week: number) {
 export async function addWeekCredit(ctx: MutationCtx, worker: Pick<Doc<"workers">, "_id" | "orgId">, week: number, credit: Credit, outcome: Outcome): Promise<void> {
   const row = await weekRow(ctx, worker._id, week);
   if (row) return await ctx.db.patch(row._id, added(row, credit, outcome));
+  await startWeek(ctx, worker, week);
+}
+
+/** Add an attempt's energy to the worker's week (its day row already holds it: a new week row starts from those). */
+export async function addWeekEnergy(ctx: MutationCtx, worker: Pick<Doc<"workers">, "_id" | "orgId">, week: number, joules: number): Promise<void> {
+  const row = await weekRow(ctx, worker._id, week);
+  if (row) return await ctx.db.patch(row._id, { energyJ: (row.energyJ ?? 0) + joules });
+  await startWeek(ctx, worker, week);
+}
+
+async function startWeek(ctx: MutationCtx, worker: Pick<Doc<"workers">, "_id" | "orgId">, week: number): Promise<void> {
   const days = await ctx.db
     .query("creditDays")
     .withIndex("by_worker_day", (q) => q.eq("workerId", worker._id).gte("day", week).lt("day", week + 7))
     .take(7);
-  await ctx.db.insert("creditWeeks", { orgId: worker.orgId, workerId: worker._id, week, ...days.reduce(sum, ZERO) });
+  await ctx.db.insert("creditWeeks", { orgId: worker.orgId, workerId: worker._id, week, ...days.reduce(sum, NOTHING) });
 }
 
 /** The org's workers who gave most CPU time in this week, most first. */

@@ -1,4 +1,5 @@
 import type { Backoff } from "./backoff";
+import { maxBytes } from "./byteAllowance";
 import type { Clock, TimerId } from "./clock";
 import type { ClaimedJob, FarmCalls } from "./farmClient";
 
@@ -18,6 +19,8 @@ export type ClaimPorts = {
   capabilities(): string[];
   /** Free slots to claim into, or undefined while the engine takes no work (paused, holding for memory, stopping). */
   freeSlots(): number | undefined;
+  /** What jobs may still download (bytes), said with the claim; undefined: no limit. */
+  bytesLeft(): number | undefined;
   /** Say how many jobs the engine runs at once (a full claim with no room to claim into is answered so). */
   declare(): void;
   start(job: ClaimedJob): void;
@@ -79,7 +82,7 @@ export class ClaimLoop {
     if (max <= 0) return;
     const asked = [...this.offers];
     const bellBefore = this.bellValues;
-    const done = this.ports.client.claim({ capabilities: this.ports.capabilities(), max }).then(
+    const done = this.ports.client.claim({ capabilities: this.ports.capabilities(), max, ...maxBytes(this.ports.bytesLeft()) }).then(
       (jobs) => this.claimed(jobs, asked, bellBefore),
       (e: unknown) => this.claimFailed(e, full),
     );

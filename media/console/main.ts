@@ -3,6 +3,7 @@ import { accessPage, showSecret } from "./accessPage";
 import { ThroughputChart } from "./chart";
 import "./console.css";
 import { beginRender, el, post, reconcile, seconds, table } from "./dom";
+import { energySection } from "./energySection";
 import { jobsPage } from "./jobsPage";
 import { schedulesPage } from "./schedulesPage";
 import { workersPage } from "./workersPage";
@@ -113,7 +114,7 @@ setInterval(() => {
   if (last && last.page !== "jobs") render(last);
 }, 15_000);
 
-function overviewPage({ overview }: ConsoleState, parts: Node[], now: number): void {
+function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: number): void {
   if (!overview) return void parts.push(el("p", "Loading…"));
   const c = overview.counts;
   const at = overviewAt(overview, now);
@@ -131,6 +132,7 @@ function overviewPage({ overview }: ConsoleState, parts: Node[], now: number): v
     el("h2", "Finished and failed per minute, last hour"),
     chart.element,
   );
+  energySection(energy, parts);
 }
 
 post({ type: "ready" });

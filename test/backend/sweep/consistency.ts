@@ -2,6 +2,8 @@ import type { Doc, TableNames } from "../../../convex/_generated/dataModel";
 import { BATCH_SHARDS, batchShardOf } from "../../../convex/lib/dependencies";
 import { routingKey } from "../../../convex/lib/lanes";
 import { LIMITS } from "../../../convex/lib/limits";
+import { APP_LIMITS } from "../../../convex/lib/appLimits";
+import { jsonBytes } from "../../../convex/lib/validate";
 import { classOf, meetsClass } from "../../../convex/lib/requirements";
 import { routingCapabilities } from "../../../convex/lib/routing";
 import { mayRun } from "../../../convex/lib/validation";
@@ -64,6 +66,7 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     readAll(t, "counterDeltas"),
   ]);
   const [instances, instanceResults, creditTotals] = await Promise.all([readAll(t, "jobInstances"), readAll(t, "instanceResults"), readAll(t, "creditTotals")]);
+  const appVersions = await readAll(t, "appVersions");
   // a worker runs its jobs and its instances of replicated jobs (each under a lease of its own)
   const runningInstances = instances.filter((r) => r.status === "running");
   const orgIds = new Set(orgs.map((o) => o._id as string));
@@ -286,7 +289,7 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   }
   problems.push(...checkInstances(jobs, instances, instanceResults));
   problems.push(...checkPendingCredit(instances, creditTotals));
-  problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }));
+  problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions }));
   const settling = await t.run(async (ctx) =>
     (await ctx.db.system.query("_scheduled_functions").collect()).filter((f) => f.name === "dependencies:settle" && f.state.kind === "pending").map((f) => f.args[0] as Settling),
   );
@@ -475,10 +478,18 @@ type WaitingTables = {
   waiters: Doc<"waiters">[];
   laneWaiters: Doc<"laneWaiters">[];
   dispatchStates: Doc<"dispatchStates">[];
+  appVersions: Doc<"appVersions">[];
 };
 
+/** What a worker downloads to run the job, as lib/downloadBytes.ts counts it. */
+function downloadSize(job: Doc<"jobs">, appVersions: Doc<"appVersions">[]): number {
+  const module = job.app ? (appVersions.find((a) => a.orgId === job.orgId && a.name === job.app!.name && a.version === job.app!.version)?.bytes ?? 0) : 0;
+  const checkpoint = job.checkpointed && !job.validation ? Math.ceil(APP_LIMITS.checkpointBytesMax / 3) * 4 : 0;
+  return (job.payloadBytes ?? jsonBytes(job.payload ?? null)) + checkpoint + module;
+}
+
 /** Inbox rows, waiting lines and the dispatcher's idle state agree with the jobs and the workers. */
-function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }: WaitingTables): string[] {
+function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions }: WaitingTables): string[] {
   const problems: string[] = [];
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
   const workersById = new Map(workers.map((w) => [w._id as string, w]));
@@ -555,10 +566,14 @@ function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWai
     if (state.scheduled) continue;
     const orgLanes = lanes.filter((l) => l.orgId === state.orgId);
     const ready = (laneId: string) => jobs.some((j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready");
-    // a ready replicated job waits for a worker that may run it (lib/validation.ts mayRun)
+    // a ready replicated job waits for a worker that may run it (lib/validation.ts mayRun); any job for one that may
+    // still download it (a worker on a metered connection, lib/downloadBytes.ts)
     const readyFor = (laneId: string, workerId: string) => {
       const worker = workersById.get(workerId);
-      return jobs.some((j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready" && (!worker || mayRun(j, worker)));
+      const left = waiterOf.get(workerId)?.bytesLeft;
+      return jobs.some(
+        (j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready" && (!worker || mayRun(j, worker)) && (left === undefined || downloadSize(j, appVersions) <= left),
+      );
     };
     for (const lane of orgLanes) {
       if (laneWaiters.some((r) => r.laneId === lane._id && readyFor(lane._id, r.workerId))) {
