@@ -48,6 +48,21 @@ export const dependsOn = v.object({
   batch: v.optional(v.string()),
 });
 
+/**
+ * What every credit row (a worker's day, week and all time) counts: `cpuMs` every credited millisecond, of which
+ * `wallMs` were credited by wall time because the CPU could not be measured; `complete` and `fail` calls.
+ */
+const creditFigures = {
+  cpuMs: v.number(),
+  wallMs: v.number(),
+  jobs: v.number(),
+  failed: v.number(),
+  // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
+  canceledAtQuorum: v.optional(v.number()),
+  // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
+  energyJ: v.optional(v.number()),
+};
+
 export const inboxKind = v.union(v.literal("offer"), v.literal("cancel"), v.literal("resync"));
 
 export default defineSchema({
@@ -587,14 +602,7 @@ export default defineSchema({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
     day: v.number(),
-    cpuMs: v.number(),
-    wallMs: v.number(),
-    jobs: v.number(),
-    failed: v.number(),
-    // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
-    canceledAtQuorum: v.optional(v.number()),
-    // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
-    energyJ: v.optional(v.number()),
+    ...creditFigures,
   })
     .index("by_worker_day", ["workerId", "day"])
     .index("by_org_day", ["orgId", "day"])
@@ -608,13 +616,7 @@ export default defineSchema({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
     week: v.number(),
-    cpuMs: v.number(),
-    wallMs: v.number(),
-    jobs: v.number(),
-    failed: v.number(),
-    canceledAtQuorum: v.optional(v.number()),
-    // the energy its attempts used this week (joules, lib/energy.ts)
-    energyJ: v.optional(v.number()),
+    ...creditFigures,
   })
     .index("by_worker_week", ["workerId", "week"])
     .index("by_org_week_cpu", ["orgId", "week", "cpuMs"])
@@ -624,17 +626,10 @@ export default defineSchema({
   creditTotals: defineTable({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
-    cpuMs: v.number(),
-    wallMs: v.number(),
-    jobs: v.number(),
-    failed: v.number(),
-    // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
-    canceledAtQuorum: v.optional(v.number()),
+    ...creditFigures,
     // replicated results waiting for their job's quorum: their claimed CPU time and how many (lib/instanceCredit.ts)
     pendingCpuMs: v.optional(v.number()),
     pendingJobs: v.optional(v.number()),
-    // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
-    energyJ: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"])
