@@ -8,6 +8,7 @@ import { TX_BUDGET } from "./lib/budget";
 import { creditTotalOf, orgWeekCredit, topWeekCredit } from "./lib/credit";
 import { energyByType } from "./lib/energy";
 import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
+import { overviewFigures } from "./lib/metrics/overviewFigures";
 import { orgLanes } from "./lib/lanes";
 import { LIMITS, TIMING } from "./lib/limits";
 import { computeSummary, listsEveryWorker, summaryOf } from "./lib/summary";
@@ -32,8 +33,9 @@ const OUTPUT_PAGE_CHUNKS = 200;
 const OUTPUT_ON_JOB_PAGE = 50;
 
 /**
- * Counts, the workers (each with when it stops counting as online), throughput per minute, queue wait, and when
- * the oldest waiting job became ready. The console derives "online" and "waiting for" against its own clock.
+ * Counts, the workers (each with when it stops counting as online), throughput per minute, queue wait, when the
+ * oldest waiting job became ready, and from the metrics' counters the recent wait per job type and the jobs of each
+ * client key. The console derives "online" and "waiting for" against its own clock.
  */
 export const overview = query({
   args: { apiKey: v.string() },
@@ -65,6 +67,7 @@ export const overview = query({
       queueWait: summary.queueWait ?? null,
       oldestReadyAt: oldestReadyAt ?? null,
       refreshedAt: summary.refreshedAt,
+      ...(await overviewFigures(ctx, me.orgId)),
     };
   },
 });

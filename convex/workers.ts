@@ -10,7 +10,7 @@ import { checkEnergyJ, recordEnergy } from "./lib/energy";
 import { fail as reject } from "./lib/errors";
 import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
-import { noteQueueWaits } from "./lib/counters";
+import { noteClaims, type ClaimNote } from "./lib/counters";
 import { kickForWaiter, kickSummary } from "./lib/kick";
 import { noteAdvertised, refreshLaneRows } from "./lib/demand";
 import { leasedWork } from "./lib/lease";
@@ -23,7 +23,7 @@ import { deleteRevokedWorker, revokedOfMachine } from "./lib/workerRows";
 /** The last UTC day myCredit accepts (the year 2500): a bound, not a policy. */
 const MAX_DAY = 193_000;
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
-import { addRunning, runningCount } from "./lib/workerSlots";
+import { addRunning, noteSlotState, runningCount } from "./lib/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize, utf8Bytes } from "./lib/validate";
 import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
 import { inputsPage } from "./lib/inputs";
@@ -120,19 +120,19 @@ export const claim = mutation({
     const now = Date.now();
     const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
     const wanted = Math.min(max, free, await quotaLeft(ctx, worker, now));
-    const waits: number[] = [];
+    const claims: ClaimNote[] = [];
     // what the claim returns stays well below Convex's limit on a function's return value
     const budget = newClaimBudget(maxBytes);
-    const { claimed, complete } = await takeOffers(ctx, worker, wanted, now, budget, waits);
+    const { claimed, complete } = await takeOffers(ctx, worker, wanted, now, budget, claims);
     if (claimed.length < wanted && complete && !budget.full) {
       // It wants more than it was offered (an engine's first claim, a simple caller): read the heads.
       const held = (await inboxRows(ctx, worker._id, "offer")).length;
       const fromHeads = Math.min(wanted, free - held) - claimed.length;
-      if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now, budget, waits)));
+      if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now, budget, claims)));
     }
     if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
     await noteClaimed(ctx, worker, claimed.length, now);
-    await noteQueueWaits(ctx, worker.orgId, now, waits);
+    await noteClaims(ctx, worker.orgId, now, claims);
     return claimed;
   },
 });
@@ -248,6 +248,8 @@ export const heartbeat = mutation({
     const patch: Partial<Doc<"jobs">> = { leaseExpiresAt };
     if (args.suspended === true && job.suspendedSince === undefined) patch.suspendedSince = now;
     if (args.suspended !== true && job.suspendedSince !== undefined) patch.suspendedSince = undefined;
+    // the worker's jobs froze or thawed (the engine does both to all of them): its state says so
+    if ("suspendedSince" in patch) await noteSlotState(ctx, worker, { suspended: patch.suspendedSince !== undefined });
     if (args.progress !== undefined) patch.progress = args.progress;
     if (statusText !== undefined) patch.statusText = statusText;
     await ctx.db.patch(job._id, patch);

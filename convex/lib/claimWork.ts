@@ -5,7 +5,7 @@ import { effectiveCapabilities } from "./auth";
 import { payloadOf } from "./bodies";
 import { checkpointOf } from "./checkpoints";
 import { leaseJob, leaseReplica, readyHeads, type Leased } from "./claim";
-import { bumpLane } from "./counters";
+import { bumpLane, type ClaimNote } from "./counters";
 import { setWants, waiterOf } from "./demand";
 import { downloadSizes, fitsBytes } from "./downloadBytes";
 import { clearResync, inboxRows, isOfferedTo, takeOffer, withdrawOffer } from "./inbox";
@@ -52,7 +52,7 @@ async function bodiesWithin(ctx: MutationCtx, job: Doc<"jobs">, budget: ClaimBud
  * meanwhile does not conflict with the claim. `complete`: every offer it holds was read. An offer whose
  * bodies do not fit the budget stays in the inbox (and the rest after it) for the next claim.
  */
-export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number, budget: ClaimBudget, waits?: number[]) {
+export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number, budget: ClaimBudget, claims?: ClaimNote[]) {
   const offers = wanted > 0 ? await inboxRows(ctx, worker._id, "offer", wanted) : [];
   const claimed: Leased[] = [];
   const size = downloadSizes(ctx);
@@ -73,7 +73,7 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
     if (!fits) break;
     if (budget.downloadBytes !== undefined) budget.downloadBytes -= bytes;
     await takeOffer(ctx, offer);
-    const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, waits);
+    const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, claims);
     claimed.push(leased);
     // offered, it counted as running; a replicated job's instance now counts instead, and the job counts as
     // pending if it stays ready for more instances
@@ -102,7 +102,7 @@ export async function claimFromHeads(
   count: number,
   now: number,
   budget: ClaimBudget,
-  waits?: number[],
+  claims?: ClaimNote[],
 ): Promise<Leased[]> {
   await touchWorker(ctx, worker);
   const capabilities = effectiveCapabilities(worker.allowedCapabilities, advertised);
@@ -126,7 +126,7 @@ export async function claimFromHeads(
     const fits = await bodiesWithin(ctx, job, budget);
     if (!fits) break;
     if (budget.downloadBytes !== undefined) budget.downloadBytes -= await size(job);
-    const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, waits);
+    const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, claims);
     claimed.push(leased);
     // a replicated job that wants more instances stays ready (and pending in the counts): the dispatcher offers it on;
     // one that runs all it wants counts nothing itself (its instances count as running)
@@ -164,8 +164,8 @@ async function leaseOne(
   worker: Doc<"workers">,
   now: number,
   fits: { payload: unknown; checkpoint?: string },
-  waits?: number[],
+  claims?: ClaimNote[],
 ): Promise<{ leased: Leased; stillReady: boolean }> {
-  if (job.validation) return await leaseReplica(ctx, job, worker, now, fits, waits);
-  return { leased: await leaseJob(ctx, job, worker._id, now, fits, waits), stillReady: false };
+  if (job.validation) return await leaseReplica(ctx, job, worker, now, fits, claims);
+  return { leased: await leaseJob(ctx, job, worker._id, now, fits, claims), stillReady: false };
 }

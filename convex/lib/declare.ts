@@ -5,7 +5,7 @@ import { downloadSizes, fitsBytes } from "./downloadBytes";
 import { giveBackWant, inboxRows, isOfferedTo, withdrawOffer } from "./inbox";
 import { kickForJobs, kickForWaiter, kickSummary } from "./kick";
 import { classOf, meetsClass } from "./requirements";
-import { runningCount } from "./workerSlots";
+import { noteSlotState, runningCount } from "./workerSlots";
 
 /**
  * The worker says how many jobs it runs at once right now (`slots`, its concurrency; 0 = take nothing more) and,
@@ -22,7 +22,9 @@ export async function declareSlots(
   capabilities?: string[],
   maxBytes?: number,
 ): Promise<number> {
-  const capacity = Math.max(0, Math.min(slots, worker.maxConcurrentJobs) - (await runningCount(ctx, worker)));
+  const declared = Math.min(slots, worker.maxConcurrentJobs);
+  await noteSlotState(ctx, worker, { declared });
+  const capacity = Math.max(0, declared - (await runningCount(ctx, worker)));
   const offers = await inboxRows(ctx, worker._id, "offer");
   const size = downloadSizes(ctx);
   let bytesLeft = maxBytes;

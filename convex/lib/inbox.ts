@@ -78,7 +78,7 @@ export async function withdrawOffer(
   }
   if (!options.requeue) return;
   await ctx.db.patch(job._id, { queue: "ready", workerId: undefined, offerExpiresAt: undefined });
-  await bumpLane(ctx, job, { running: -1, pending: 1 });
+  await bumpLane(ctx, job, { running: -1, pending: 1, offerExpiries: options.fromExpiryCheck ? 1 : undefined });
 }
 
 /** A withdrawn offer (canceled job) frees the slot it had reserved: the worker wants one more again. */

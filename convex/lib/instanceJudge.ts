@@ -2,11 +2,13 @@ import type { Value } from "convex/values";
 import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { canonicalJson, canonicalValue } from "./canonical";
+import { noteMetrics } from "./counters";
 import { addPendingCredit, creditFor } from "./credit";
 import { grant, leastClaim, setCredit } from "./instanceCredit";
 import { keepResult } from "./instanceResults";
 import { bestGroup, countable, endInstance, instancesOf, type Instance } from "./instances";
 import { sha256Hex } from "./keys";
+import { verdictsOf } from "./metrics/moves";
 import { noteChecked } from "./validationTrust";
 
 export type Judgement =
@@ -45,12 +47,14 @@ export async function completeInstance(
 
   if (rules.alone && results.length === 1) {
     await grant(ctx, row, claim, now, { valid: true, alone: true });
+    await noteMetrics(ctx, job.orgId, { verdicts: { valid: 1 } });
     return { kind: "valid", result: agreed, agreeing: 1, capMs: claim.cpuMs };
   }
 
   const agreeing = counted.filter((r) => r.resultHash === resultHash);
   if (agreeing.length >= rules.quorum) {
     const least = leastClaim(agreeing);
+    const verdicts: boolean[] = [];
     for (const r of results) {
       if (r.credit !== "pending") continue;
       if (!counted.includes(r)) {
@@ -58,21 +62,25 @@ export async function completeInstance(
         continue;
       }
       const valid = r.resultHash === resultHash;
+      verdicts.push(valid);
       await noteChecked(ctx, r.workerId === worker._id ? worker : await ctx.db.get(r.workerId), job.type, valid);
       if (valid) await grant(ctx, r, least, now, { valid: true });
       else {
         await setCredit(ctx, r, { valid: false, credit: "denied", creditNote: `invalid: its result differed from the one ${agreeing.length} other machines agreed on` });
       }
     }
+    await noteMetrics(ctx, job.orgId, { verdicts: verdictsOf(verdicts) });
     return { kind: "valid", result: agreed, agreeing: agreeing.length, capMs: least.cpuMs };
   }
 
   const left = rules.maxInstances - counted.length;
   if (left <= 0 || bestGroup(counted) + left < rules.quorum) {
     const distinct = new Set(results.map((r) => r.resultHash)).size;
-    for (const r of results) {
-      if (r.credit === "pending") await setCredit(ctx, r, { credit: "denied", creditNote: `no quorum: ${distinct} different results from ${results.length} instances` });
+    const judged = results.filter((r) => r.credit === "pending");
+    for (const r of judged) {
+      await setCredit(ctx, r, { credit: "denied", creditNote: `no quorum: ${distinct} different results from ${results.length} instances` });
     }
+    await noteMetrics(ctx, job.orgId, { verdicts: { no_quorum: judged.length } });
     return { kind: "no_quorum", distinct, completed: results.length };
   }
   return { kind: "another", completed: counted.length };

@@ -6,6 +6,7 @@ import { fixedDeadlineMs } from "./instanceDeadline";
 import { dropProgressLead } from "./instanceProgress";
 import { kickForJobs, kickSummary } from "./kick";
 import { LIMITS } from "./limits";
+import { moveOf } from "./metrics/moves";
 import { cancelIfPending } from "./scheduled";
 import { donorKey, ROUND_ROWS, type JobValidation } from "./validation";
 import { acceptAlone, streakRow } from "./validationTrust";
@@ -147,12 +148,12 @@ export async function settleReplica(ctx: MutationCtx, jobId: Id<"jobs">): Promis
   if (more > 0 && rules.started >= ROUND_ROWS && !rows.some((r) => r.status === "running")) return "exhausted";
   if (job.status === "running" && more > 0) {
     await ctx.db.patch(job._id, { status: "pending", queue: "ready" });
-    await bumpLane(ctx, job, { pending: 1 });
+    await bumpLane(ctx, job, { pending: 1, jobs: moveOf(job, "pending") });
     await kickForJobs(ctx, job.orgId);
     await kickSummary(ctx, job.orgId);
   } else if (ready && more <= 0) {
     await ctx.db.patch(job._id, { status: "running", queue: undefined });
-    await bumpLane(ctx, job, { pending: -1 });
+    await bumpLane(ctx, job, { pending: -1, jobs: moveOf(job, "running") });
     await kickSummary(ctx, job.orgId);
   }
   return undefined;

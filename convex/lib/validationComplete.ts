@@ -6,6 +6,7 @@ import { giveBackWant, withdrawOffer } from "./inbox";
 import { completeInstance } from "./instanceJudge";
 import { cancelRunningInstances, countable, failInstance, instancesOf, releaseInstance, settleReplica, type Instance } from "./instances";
 import { kickSummary } from "./kick";
+import { moveOf } from "./metrics/moves";
 import { delayForRetry, finishJob } from "./transitions";
 import { maxErrorsOf } from "./validation";
 
@@ -80,12 +81,14 @@ export async function failReplica(
   options: { fromLeaseCheck?: boolean } = {},
 ): Promise<void> {
   await failInstance(ctx, job, instance, error, options);
-  await bumpFailed(ctx, job.orgId, Date.now());
   const rules = job.validation!;
   const { failed } = await countable(ctx, await instancesOf(ctx, job._id, rules.round));
+  // the metrics count a failure that lets another instance start as a retry
+  const retries = failed.length < maxErrorsOf(rules);
+  await bumpFailed(ctx, job.orgId, Date.now(), { retries: retries ? 1 : undefined, leaseExpiries: options.fromLeaseCheck ? 1 : undefined });
   await recordEvent(ctx, job, "failed", { workerId, detail: `instance ${instance.n} (${failed.length} of ${maxErrorsOf(rules)} errors): ${error}` });
   const current = (await ctx.db.get(job._id))!;
-  if (failed.length >= maxErrorsOf(rules)) {
+  if (!retries) {
     return await endWithoutVerdict(ctx, current, "too_many_errors", `too_many_errors: ${failed.length} instances failed, each on another worker; the last: ${error}`, workerId);
   }
   await delayReplica(ctx, current, error, workerId, failed.length);
@@ -102,7 +105,7 @@ async function delayReplica(ctx: MutationCtx, job: Doc<"jobs">, error: string, w
     await withdrawOffer(ctx, job, { requeue: true });
     await giveBackWant(ctx, offeredTo);
   } else if (job.status === "running") {
-    await bumpLane(ctx, job, { pending: 1 });
+    await bumpLane(ctx, job, { pending: 1, jobs: moveOf(job, "pending") });
   }
   await delayForRetry(ctx, { ...job, attempt: errors }, error, workerId, { offerExpiresAt: undefined });
   await kickSummary(ctx, job.orgId);

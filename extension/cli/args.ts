@@ -70,7 +70,9 @@ Pulls jobs from a Farmhand queue and runs them on this machine, without VS Code.
 
 Ctrl-C once: finish running jobs, then exit. Twice: stop now and give the running jobs back.
 SIGUSR1: take nothing new and freeze the running jobs (SIGSTOP to their process groups); SIGUSR2: thaw them and
-take work again (for a script that knows when this machine's owner needs it).`;
+take work again (for a script that knows when this machine's owner needs it).
+OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT): export one OpenTelemetry span per run over
+OTLP/HTTP, a child of the trace the job was submitted in (its traceparent); OTEL_SERVICE_NAME names the service.`;
 
 export function defaultKeyFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(userStateDir(env), "worker.json");

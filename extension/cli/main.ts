@@ -23,6 +23,7 @@ import { drainingLine } from "./drainText";
 import { forgetKeys } from "./forgetKeys";
 import { readKeyFile, writeKeyFile } from "./keyFile";
 import { parsePublishArgs, publishApp, PublishError, PUBLISH_EXIT, PUBLISH_USAGE } from "./publish";
+import { tracesEndpoint, workerTracer } from "../tracing/loadTracer";
 
 const EXIT = { ok: 0, usage: 2, unreachable: 3, key: 4, failed: 1 } as const;
 
@@ -181,10 +182,15 @@ async function work(
   log: (l: string) => void,
   io: CliIo,
 ): Promise<number> {
+  // OpenTelemetry's variables (OTEL_EXPORTER_OTLP_ENDPOINT…): a span per run, its SDK loaded only then
+  const traces = tracesEndpoint(io.env);
+  const tracer = traces ? await workerTracer({ url: traces, serviceName: io.env.OTEL_SERVICE_NAME?.trim() || "farmhand-worker", client, apiKey }) : undefined;
+  if (traces) log(`traces: a span per run to ${traces}`);
   // each job's energy, reported with its end: measured where the CPU's package counter is readable, else estimated
   const energy = await energyGauge({ wattsPerCore: () => DEFAULT_WATTS_PER_CORE });
   log(energy.method === "measured" ? `energy: measured by ${energy.source}` : `energy: ${energy.source} (the CPU's energy counter cannot be read here)`);
   const worker = new Worker({
+    tracer,
     client: convexFarmClient(client, apiKey),
     handlers: registry,
     concurrency: options.concurrency,
@@ -250,6 +256,7 @@ async function work(
     idle?.dispose();
     energy.dispose();
     gpu.dispose();
+    await tracer?.close();
     offInt();
     offTerm();
     offSuspend();

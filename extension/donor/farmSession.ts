@@ -1,3 +1,4 @@
+import type { ConvexClient } from "convex/browser";
 import * as vscode from "vscode";
 import type { FarmConnection } from "./farmConnection";
 import { convexFarmClient, Worker, type ByteAllowance, type HandlerSource, type WorkerSnapshot } from "../worker";
@@ -11,6 +12,8 @@ import { GpuGuard } from "../policy/gpuGuard";
 import { jobRows, type DonorFacts, type EngineFacts } from "../donorState/deriveDonorState";
 import { refusedKeyText } from "../donorState/donorStateText";
 import { connectionChanged, opened, type ConnectionHistory } from "../donorState/connectionHistory";
+import { tracesEndpoint, workerTracer } from "../tracing/loadTracer";
+import type { RunTracer } from "../worker/tracing";
 
 /**
  * `suspendOnReturn`: freeze running jobs while the owner uses the machine (light and medium presets);
@@ -52,6 +55,8 @@ export class FarmSession implements vscode.Disposable {
   private readonly unsubscribers: Array<() => void> = [];
   /** Freezes GPU jobs while another program uses the GPU (issue 23). */
   private gpuGuard: GpuGuard | undefined;
+  /** A span per run while `farmhand.otlpEndpoint` is set (read when the engine starts). */
+  private tracer: RunTracer | undefined;
   /** Who holds the GPU jobs now: the guard (another program's GPU use), a program the donor named. */
   private readonly gpuHolds = { guard: false, program: undefined as string | undefined };
   /** The metered limit the engine last declared against (undefined: not metered). */
@@ -106,6 +111,9 @@ export class FarmSession implements vscode.Disposable {
       await worker.stop(reason);
       this.log.info(`Worker stopped: ${stopText(reason)}`);
     }
+    const tracer = this.tracer;
+    this.tracer = undefined;
+    await tracer?.close();
     releaseClient?.();
     this.onChange();
   }
@@ -240,9 +248,11 @@ export class FarmSession implements vscode.Disposable {
     if (!lease) return;
     let worker: Worker;
     const client = convexFarmClient(lease.client, lease.apiKey);
+    const tracer = await this.startTracing(lease);
     try {
       worker = new Worker({
         client,
+        tracer,
         handlers: this.handlers,
         concurrency: target.concurrency,
         suspendLimitMs: target.suspendLimitMs,
@@ -251,9 +261,11 @@ export class FarmSession implements vscode.Disposable {
         energy,
       });
     } catch (error) {
+      await tracer?.close();
       lease.release();
       throw error;
     }
+    this.tracer = tracer;
     this.target = target;
     this.releaseClient = lease.release;
     this.worker = worker;
@@ -304,6 +316,24 @@ export class FarmSession implements vscode.Disposable {
       await worker.start();
     } catch (error) {
       this.log.error(`Could not start the worker: ${errorMessage(error)}`);
+    }
+  }
+
+  /**
+   * The tracer of this engine's runs when `farmhand.otlpEndpoint` names an OTLP/HTTP collector (the OpenTelemetry SDK is
+   * loaded only then); none otherwise, or when it cannot be loaded (said in the log; donating goes on).
+   */
+  private async startTracing(lease: { client: ConvexClient; apiKey: string }): Promise<RunTracer | undefined> {
+    const endpoint = vscode.workspace.getConfiguration("farmhand").get<string>("otlpEndpoint")?.trim();
+    const url = endpoint ? tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }) : undefined;
+    if (!url) return undefined;
+    try {
+      const tracer = await workerTracer({ url, serviceName: "farmhand-worker", client: lease.client, apiKey: lease.apiKey });
+      this.log.info(`Traces: a span per job run to ${url}`);
+      return tracer;
+    } catch (error) {
+      this.log.warn(`Traces are off: the tracer could not be loaded (${errorMessage(error)})`);
+      return undefined;
     }
   }
 

@@ -66,6 +66,7 @@ async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {
       progress: reportProgress,
       output: (text) => send({ t: "output", text: String(text) }),
       checkpoint: message.checkpoint,
+      ...(message.traceparent !== undefined ? { traceparent: message.traceparent } : {}),
       saveCheckpoint: (data) => send({ t: "checkpoint", data: checkCheckpoint(data) }),
       setCpuMs: (ms) => {
         cpuOverride = typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? Math.round(ms) : null;

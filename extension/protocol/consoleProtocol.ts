@@ -28,7 +28,21 @@ export type ConsoleOverview = {
   throughput: Array<{ minuteStart: number; finished: number; failed: number }>;
   queueWait: { p50Ms: number; p95Ms: number; samples: number } | null;
   oldestReadyAt: number | null;
+  /** The busiest job types' recent queue wait (older waits weigh less), from the metrics' counters; null: none yet. */
+  waitsByType: Array<{ type: string; p50Ms: number | null; p95Ms: number | null }>;
+  /** The busiest client keys' jobs now and ended so far (`none`: jobs a host app submitted without a key). */
+  byClientKey: Array<{ name: string; jobs: Record<JobStatus, number>; finished: FinishedCounts }>;
+  /** Jobs ended so far, all keys together (the share of each key is its part of these). */
+  finished: FinishedCounts;
 };
+
+type FinishedCounts = { succeeded: number; dead: number; canceled: number };
+
+/** A client key's part of the jobs that ended (0–1; 0 when none has ended). */
+export function shareOfFinished(key: { finished: FinishedCounts }, all: FinishedCounts): number {
+  const total = all.succeeded + all.dead + all.canceled;
+  return total === 0 ? 0 : (key.finished.succeeded + key.finished.dead + key.finished.canceled) / total;
+}
 
 const HOUR_MS = 3_600_000;
 

@@ -23,7 +23,8 @@ export type ClaimPorts = {
   bytesLeft(): number | undefined;
   /** Say how many jobs the engine runs at once (a full claim with no room to claim into is answered so). */
   declare(): void;
-  start(job: ClaimedJob): void;
+  /** Start a claimed job; `claimedAt`: when the claim that handed it out was sent. */
+  start(job: ClaimedJob, claimedAt: number): void;
   /** A claim failed; true when that stopped the engine. */
   failed(e: unknown): boolean;
 };
@@ -82,8 +83,9 @@ export class ClaimLoop {
     if (max <= 0) return;
     const asked = [...this.offers];
     const bellBefore = this.bellValues;
+    const sentAt = this.ports.clock.now();
     const done = this.ports.client.claim({ capabilities: this.ports.capabilities(), max, ...maxBytes(this.ports.bytesLeft()) }).then(
-      (jobs) => this.claimed(jobs, asked, bellBefore),
+      (jobs) => this.claimed(jobs, asked, bellBefore, sentAt),
       (e: unknown) => this.claimFailed(e, full),
     );
     this.state = { kind: "claiming", fullDue: false, done };
@@ -108,7 +110,7 @@ export class ClaimLoop {
     this.state = { kind: "idle", fullDue: false };
   }
 
-  private claimed(jobs: ClaimedJob[], asked: string[], bellBefore: number): void {
+  private claimed(jobs: ClaimedJob[], asked: string[], bellBefore: number, sentAt: number): void {
     this.state = { kind: "idle", fullDue: this.state.fullDue };
     this.ports.backoff.reset();
     // The claim takes the best offers, which may not be the ones this engine saw: only a doorbell value newer
@@ -116,7 +118,7 @@ export class ClaimLoop {
     if (this.bellValues === bellBefore) for (const id of asked) this.offers.delete(id);
     for (const job of jobs) {
       this.offers.delete(job.jobId);
-      this.ports.start(job);
+      this.ports.start(job, sentAt);
     }
     this.next();
   }

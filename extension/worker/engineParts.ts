@@ -25,7 +25,7 @@ export type EngineSide = {
   stop(reason: StopReason): void;
   /** True when the error stopped the engine. */
   serverError(e: unknown, what: string): boolean;
-  startJob(job: ClaimedJob): void;
+  startJob(job: ClaimedJob, claimedAt: number): void;
   jobEnded(run: JobRun, outcome: JobOutcome): void;
 };
 
@@ -64,7 +64,7 @@ export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions:
     freeSlots: () => (engine.status().state === "running" && !holds.memoryHeld && !allowanceUsed(bytesLeft()) ? engine.concurrency() - jobs.size : undefined),
     bytesLeft,
     declare: () => void slots.declare(),
-    start: (job) => engine.startJob(job),
+    start: (job, claimedAt) => engine.startJob(job, claimedAt),
     failed: (e) => engine.serverError(e, "claim"),
   });
   const holds: Holds = new Holds({
@@ -79,6 +79,7 @@ export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions:
   const jobs: JobTable = new JobTable({
     client,
     handlers: options.handlers,
+    tracer: options.tracer,
     runOptions: runOptions,
     holds: holds,
     freeMemoryMB: freeMemory,

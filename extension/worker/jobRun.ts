@@ -80,6 +80,8 @@ export class JobRun {
     private readonly client: Pick<FarmCalls, "heartbeat" | "output" | "checkpoint" | "inputs" | "complete" | "fail" | "release">,
     private readonly options: JobRunOptions,
     private readonly callbacks: JobRunCallbacks,
+    /** This run's trace context, for its handler (HandlerContext.traceparent). */
+    private readonly traceparent?: string,
   ) {
     this.timeLimit = new TimeLimit(this.timeoutMs, () => this.abort("timeout"));
     this.heartbeat = new Heartbeat({
@@ -231,6 +233,7 @@ export class JobRun {
         },
         ...(this.job.app ? { app: this.job.app } : {}),
         ...(this.job.checkpoint !== undefined ? { checkpoint: this.job.checkpoint } : {}),
+        ...(this.traceparent !== undefined ? { traceparent: this.traceparent } : {}),
         saveCheckpoint: (data) => {
           if (!this.ended && typeof data === "string") this.checkpoints.save(data);
         },

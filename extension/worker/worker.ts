@@ -51,7 +51,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       emit: (name, event) => this.emit(name, event),
       stop: (reason) => void this.stop(reason),
       serverError: (e, what) => this.onServerError(e, what),
-      startJob: (job) => this.startJob(job),
+      startJob: (job, claimedAt) => this.startJob(job, claimedAt),
       jobEnded: (run, outcome) => this.onJobEnd(run, outcome),
     });
     ({ claims: this.claims, holds: this.holds, jobs: this.jobs, link: this.link, presence: this.presence, slots: this.slots } = parts);
@@ -238,12 +238,12 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     return advertised(await this.options.handlers.capabilities(), this.options.onlyCapabilities);
   }
 
-  private startJob(job: ClaimedJob): void {
+  private startJob(job: ClaimedJob, claimedAt: number): void {
     // what the claim brought down, given back or not, came over the connection
     this.options.byteAllowance?.spend(downloadBytes(job));
     // A claim answered after a drain or stop began: a draining engine takes no new work, so the job goes straight
     // back; shutdown (which ends every drain) waits for that.
-    if (this.status.state === "running" || this.status.state === "paused") this.jobs.launch(job);
+    if (this.status.state === "running" || this.status.state === "paused") this.jobs.launch(job, claimedAt);
     else this.jobs.giveBackLease(job);
   }
 

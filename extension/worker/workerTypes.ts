@@ -8,6 +8,7 @@ import type { ByteAllowance } from "./byteAllowance";
 
 export type { ByteAllowance } from "./byteAllowance";
 import type { StopReason } from "./stopReason";
+import type { RunTracer } from "./tracing";
 
 export type WorkerState = "stopped" | "running" | "paused" | "draining" | "stopping";
 
@@ -59,6 +60,8 @@ export type WorkerOptions = Partial<JobRunOptions> & {
   measureFacts?: () => Promise<ReportedFacts>;
   /** The engine's timers (default: the real clock). */
   clock?: Clock;
+  /** A span per run, exported by the caller's tracer (extension/tracing/); none: no traces. */
+  tracer?: RunTracer;
   /** A daily download allowance (a metered connection); without it, none. */
   byteAllowance?: ByteAllowance;
 };

@@ -17,6 +17,8 @@ const SECRETS = {
   VSCODE_IPC_HOOK: "/tmp/leaked-vscode.sock",
   ELECTRON_RUN_AS_NODE: "1",
   NODE_OPTIONS: "--max-old-space-size=1234",
+  // the trace the CLI itself runs in is not the job's: a job gets TRACEPARENT only from its own trace context
+  TRACEPARENT: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
   // names that only begin with an allowed one (HOME, PATH, TZ) or look like a locale's
   HOMEBREW_GITHUB_API_TOKEN: "ghp_leaked-homebrew-token",
   PATH_EXTRA: "/leaked/path-extra",

@@ -8,6 +8,7 @@ import { classOf, meetsClass } from "../../../convex/lib/requirements";
 import { routingCapabilities } from "../../../convex/lib/routing";
 import { mayRun } from "../../../convex/lib/validation";
 import type { Backend } from "../setup";
+import { checkMetrics } from "./metricsConsistency";
 
 const PAGE = 2_000;
 // pages of big rows (job bodies, checkpoints) end early at this many bytes, under the transaction limit
@@ -43,7 +44,8 @@ function add(map: Map<string, number>, key: string, n = 1) {
  * one well-formed state, running jobs hold a lease from a live row of their org, offered ones an inbox offer
  * and an expiry check, lease ids are unique, children belong to live jobs of the same org, every delayed job
  * has a promotion and every running job its lease check scheduled, the waiting lines match what each worker
- * wants, and an idle dispatcher left no ready job that a waiting worker could take.
+ * wants, an idle dispatcher left no ready job that a waiting worker could take, and the metrics count the jobs
+ * there are.
  */
 export async function checkConsistency(t: Backend): Promise<string[]> {
   const problems: string[] = [];
@@ -294,6 +296,8 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     (await ctx.db.system.query("_scheduled_functions").collect()).filter((f) => f.name === "dependencies:settle" && f.state.kind === "pending").map((f) => f.args[0] as Settling),
   );
   problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settling));
+  const metricTotals = { cells: await readAll(t, "metricCells"), clients: await readAll(t, "metricClients"), orgs: await readAll(t, "metricOrgs") };
+  problems.push(...checkMetrics(jobs, counterDeltas, metricTotals));
   return problems;
 }
 
