@@ -118,7 +118,7 @@ export const sweepLanes = internalMutation({
         .take(500);
       // their counts of this lane net to zero; what they tell the metrics (jobs moved, other events) stays to be folded
       for (const delta of deltas) {
-        if (carriesMetrics(delta)) await ctx.db.patch(delta._id, { laneId: undefined, pending: undefined, running: undefined });
+        if (carriesMetrics(delta)) await ctx.db.patch(delta._id, { laneId: undefined, pending: undefined, running: undefined, runMs: undefined });
         else await ctx.db.delete(delta._id);
       }
       await ctx.db.delete(lane._id);
