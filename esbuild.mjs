@@ -1,7 +1,8 @@
 // The bundles: the extension (Node, CommonJS, `vscode` external), the control panel's and the console's webview
 // scripts (browser; the console's CSS imports, its own and uPlot's, become dist/console.css),
 // the headless `farmhand-worker` CLI and `farmhand` (its submitter commands beside it), the SDK (farmhand/client), and the handler runner: the child process that runs job code, which the
-// handler pool finds next to whichever bundle uses it (dist/), and the app thread the runner starts for farm apps.
+// handler pool finds next to whichever bundle uses it (dist/), the app thread the runner starts for farm apps, and the
+// tracer (OpenTelemetry), which the extension and the CLI load from dist/ only when traces are configured.
 // `node esbuild.mjs` builds for development (sourcemaps), `--production` minifies, `--watch` rebuilds on change,
 // `--sdk` builds only the SDK, `--types` also writes the SDK's declarations (dist/sdk/client.d.mts; `npm pack` runs
 // `--production --types`: the npm package is the SDK and the farmhand CLI, .npmignore lists its files).
@@ -37,7 +38,14 @@ const builds = [
   },
   {
     ...common,
-    entryPoints: { cli: "extension/cli/cli.ts", farmhand: "extension/cli/farmhand.ts", handlerRunner: "extension/handlers/runner.ts", appThread: "extension/handlers/apps/thread.ts" },
+    // tracing: the OpenTelemetry SDK, loaded by the extension and the CLI only when traces are configured
+    entryPoints: {
+      cli: "extension/cli/cli.ts",
+      farmhand: "extension/cli/farmhand.ts",
+      handlerRunner: "extension/handlers/runner.ts",
+      appThread: "extension/handlers/apps/thread.ts",
+      tracing: "extension/tracing/otlpTracer.ts",
+    },
     outdir: "dist",
     platform: "node",
     format: "cjs",

@@ -6,7 +6,9 @@ import { jobInOrg, operatorFromKey, requireJobInOrg } from "./lib/auth";
 import { errorOf, payloadOf, resultOf } from "./lib/bodies";
 import { TX_BUDGET } from "./lib/budget";
 import { creditTotalOf, orgWeekCredit } from "./lib/credit";
+import { energyByType } from "./lib/energy";
 import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
+import { overviewFigures } from "./lib/metrics/overviewFigures";
 import { orgLanes } from "./lib/lanes";
 import { LIMITS, TIMING } from "./lib/limits";
 import { computeSummary, listsEveryWorker, summaryOf } from "./lib/summary";
@@ -31,8 +33,9 @@ const OUTPUT_PAGE_CHUNKS = 200;
 const OUTPUT_ON_JOB_PAGE = 50;
 
 /**
- * Counts, the workers (each with when it stops counting as online), throughput per minute, queue wait, and when
- * the oldest waiting job became ready. The console derives "online" and "waiting for" against its own clock.
+ * Counts, the workers (each with when it stops counting as online), throughput per minute, queue wait, when the
+ * oldest waiting job became ready, and from the metrics' counters the recent wait per job type and the jobs of each
+ * client key. The console derives "online" and "waiting for" against its own clock.
  */
 export const overview = query({
   args: { apiKey: v.string() },
@@ -64,6 +67,7 @@ export const overview = query({
       queueWait: summary.queueWait ?? null,
       oldestReadyAt: oldestReadyAt ?? null,
       refreshedAt: summary.refreshedAt,
+      ...(await overviewFigures(ctx, me.orgId)),
     };
   },
 });
@@ -220,6 +224,8 @@ export const workers = query({
         attemptsFailed: c?.failed ?? 0,
         cpuMs: c?.cpuMs ?? 0,
         wallMs: c?.wallMs ?? 0,
+        // the energy its attempts used (joules), measured or estimated by the worker
+        energyJ: c?.energyJ ?? 0,
         // hardware facts, when the worker has reported them
         facts: w.facts ?? null,
         // adaptive trust (issue 20): its lowest streaks per job type and its daily job quota
@@ -253,13 +259,36 @@ export const leaderboard = query({
     for (const id of new Set([...week.keys(), ...totals.map((t) => t.workerId)])) {
       names.set(id, (await ctx.db.get(id))?.name ?? "(deleted)");
     }
-    const rank = (rows: Array<{ workerId: Id<"workers">; cpuMs: number; wallMs: number; jobs: number }>) =>
+    const rank = (rows: Array<{ workerId: Id<"workers">; cpuMs: number; wallMs: number; jobs: number; energyJ?: number }>) =>
       rows
         .sort((a, b) => b.cpuMs - a.cpuMs)
-        .map((r) => ({ workerId: r.workerId, name: names.get(r.workerId)!, cpuMs: r.cpuMs, wallMs: r.wallMs, jobs: r.jobs }));
+        .map((r) => ({ workerId: r.workerId, name: names.get(r.workerId)!, cpuMs: r.cpuMs, wallMs: r.wallMs, jobs: r.jobs, energyJ: r.energyJ ?? 0 }));
     return {
       week: rank([...week].map(([workerId, t]) => ({ workerId, ...t }))),
       allTime: rank(totals.map((t) => ({ ...t }))),
+    };
+  },
+});
+
+/** Job types and donors the energy section shows, at most. */
+const ENERGY_ROWS = 20;
+
+/**
+ * Energy given (joules, as the donors measured or estimated it): per job type all time (most first), and per donor in
+ * the week that holds `weekOf` (UTC, from Monday 00:00; the console passes the start of its current week), most first.
+ */
+export const energy = query({
+  args: { apiKey: v.string(), weekOf: v.number() },
+  handler: async (ctx, { apiKey, weekOf }) => {
+    const me = await operatorFromKey(ctx, apiKey);
+    checkIntegerInRange(weekOf, "weekOf", 0, 8.64e15);
+    const week = [...(await orgWeekCredit(ctx, me.orgId, weekOf))].filter(([, t]) => t.energyJ > 0).sort((a, b) => b[1].energyJ - a[1].energyJ);
+    const donors = [];
+    for (const [workerId, t] of week.slice(0, ENERGY_ROWS)) donors.push({ workerId, name: (await ctx.db.get(workerId))?.name ?? "(deleted)", energyJ: t.energyJ, jobs: t.jobs });
+    return {
+      byType: await energyByType(ctx, me.orgId, ENERGY_ROWS),
+      weekByDonor: donors,
+      weekTotalJ: week.reduce((s, [, t]) => s + t.energyJ, 0),
     };
   },
 });

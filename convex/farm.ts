@@ -28,7 +28,9 @@ export const overview = query({
       isMe: w.workerId === me._id,
     }));
     const throughput = summary.throughput.filter((m) => m.minuteStart > asOf - 60 * 60_000);
-    const days = (summary.creditDays ?? []).filter((d) => d.workerId === me._id).map(({ day, cpuMs, jobs }) => ({ day, cpuHours: cpuMs / 3_600_000, jobs }));
+    const days = (summary.creditDays ?? [])
+      .filter((d) => d.workerId === me._id)
+      .map(({ day, cpuMs, jobs, energyJ }) => ({ day, cpuHours: cpuMs / 3_600_000, jobs, energyJ: energyJ ?? 0 }));
     return {
       counts: summary.counts,
       lanes: summary.lanes,

@@ -29,8 +29,9 @@ export const checkLease = internalMutation({
     const fromLeaseCheck = true;
     if (job.cancelRequested) await finishJob(ctx, job, "canceled", { detail: "lease expired after cancel", fromLeaseCheck });
     else {
-      await bumpFailed(ctx, job.orgId, now);
-      if (job.attempt < job.maxAttempts) await requeue(ctx, job, { kind: "retry", error }, undefined, { fromLeaseCheck });
+      const retries = job.attempt < job.maxAttempts;
+      await bumpFailed(ctx, job.orgId, now, { leaseExpiries: 1, retries: retries ? 1 : undefined });
+      if (retries) await requeue(ctx, job, { kind: "retry", error }, undefined, { fromLeaseCheck });
       else await finishJob(ctx, job, "dead", { error, fromLeaseCheck });
     }
     return "expired";

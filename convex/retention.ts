@@ -3,7 +3,7 @@ import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
 import type { Doc } from "./_generated/dataModel";
 import type { MutationCtx } from "./_generated/server";
-import { unfoldedLaneCounts } from "./lib/counters";
+import { carriesMetrics, unfoldedLaneCounts } from "./lib/counters";
 import { ByteBudget, TX_BUDGET } from "./lib/budget";
 import { purgeJob } from "./lib/deadLetters";
 import { BATCH_SHARDS } from "./lib/dependencies";
@@ -115,7 +115,11 @@ export const sweepLanes = internalMutation({
         .query("counterDeltas")
         .withIndex("by_lane", (q) => q.eq("laneId", lane._id))
         .take(500);
-      for (const delta of deltas) await ctx.db.delete(delta._id);
+      // their counts of this lane net to zero; what they tell the metrics (jobs moved, other events) stays to be folded
+      for (const delta of deltas) {
+        if (carriesMetrics(delta)) await ctx.db.patch(delta._id, { laneId: undefined, pending: undefined, running: undefined });
+        else await ctx.db.delete(delta._id);
+      }
       await ctx.db.delete(lane._id);
       deleted++;
     }

@@ -3,6 +3,8 @@ import { v } from "convex/values";
 import { machineFacts } from "./lib/facts";
 import { jobRequirements, requirementClass } from "./lib/requirements";
 import { jobValidation, validationSpec } from "./lib/validation";
+import { eventFields, jobMove } from "./lib/metrics/moves";
+import { histogram, jobCounts, finishedCounts, orgEvents } from "./lib/metrics/rows";
 
 export const jobStatus = v.union(
   v.literal("pending"),
@@ -114,6 +116,10 @@ export default defineSchema({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
     running: v.number(),
+    // the slots it last declared (workers:ready, complete, fail, release; 0: it takes nothing now); none: never
+    declared: v.optional(v.number()),
+    // its running jobs are frozen (its heartbeats said so), until one says otherwise or none runs
+    suspended: v.optional(v.boolean()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"]),
@@ -129,6 +135,9 @@ export default defineSchema({
     wants: v.number(),
     since: v.optional(v.number()),
     capabilities: v.array(v.string()),
+    // what its offers may still download (bytes), on a metered connection: declared with its slots, counted down by
+    // the dispatcher's offers (lib/downloadBytes.ts); none: no limit
+    bytesLeft: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org_since", ["orgId", "since"]),
@@ -230,10 +239,17 @@ export default defineSchema({
     ),
     // Each worker's credit per UTC day of the week the summary was written in: clients sum the days of their own
     // current week, so the line turns to 0 on Monday without a re-run.
-    creditDays: v.optional(v.array(v.object({ workerId: v.id("workers"), day: v.number(), cpuMs: v.number(), jobs: v.number() }))),
+    creditDays: v.optional(
+      v.array(v.object({ workerId: v.id("workers"), day: v.number(), cpuMs: v.number(), jobs: v.number(), energyJ: v.optional(v.number()) })),
+    ),
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
     // queue wait (claim time − ready time) over the last hour, from the minute histograms
     queueWait: v.optional(v.object({ p50Ms: v.number(), p95Ms: v.number(), samples: v.number() })),
+    // workers by what they do as of refreshedAt, and their slots (lib/metrics/workerStates.ts); none before
+    workerStates: v.optional(
+      v.object({ idle: v.number(), busy: v.number(), suspended: v.number(), paused: v.number(), offline: v.number() }),
+    ),
+    slotStates: v.optional(v.object({ free: v.number(), busy: v.number() })),
     deadLetters: v.array(
       v.object({
         jobId: v.id("jobs"),
@@ -316,11 +332,27 @@ export default defineSchema({
     minute: v.optional(v.number()),
     finished: v.optional(v.number()),
     failed: v.optional(v.number()),
-    // one claim call's queue waits (claim time − ready time) as a histogram (lib/queueWait.ts buckets)
+    // one claim call's queue waits (claim time − ready time) as a histogram (lib/metrics/histogram.ts buckets)
     waits: v.optional(v.array(v.number())),
+    // the jobs this change moved, for the metrics (lib/metrics/moves.ts), and other events they count
+    jobs: v.optional(v.array(jobMove)),
+    ...eventFields,
+    // the energy one attempt of a job of this type used, as its worker reported it (lib/energy.ts)
+    type: v.optional(v.string()),
+    energyJ: v.optional(v.number()),
   })
     .index("by_org", ["orgId"])
     .index("by_lane", ["laneId"]),
+
+  /** Energy given per job type, all time (joules, and how many attempts reported it): written only by the summariser. */
+  typeEnergy: defineTable({
+    orgId: v.id("orgs"),
+    type: v.string(),
+    energyJ: v.number(),
+    reports: v.number(),
+  })
+    .index("by_org_type", ["orgId", "type"])
+    .index("by_org_energy", ["orgId", "energyJ"]),
 
   // Counter totals: shard 0 is written by the summariser; other shards are left from older versions.
   laneShards: defineTable({
@@ -341,6 +373,56 @@ export default defineSchema({
     dead: v.number(),
   }).index("by_org_shard", ["orgId", "shard"]),
 
+  /**
+   * The metrics' totals (lib/metrics/fold.ts), written only by the summariser as it folds the counter changes: one
+   * row per job type and client key of an org (jobs per status now, and ended so far), one per client key (the same,
+   * summed), one per job type (wait and run histograms), one per org (all of it summed, and the counters of other
+   * events). `activity` (job moves so far) ranks rows, so a scrape reads the busiest ones first.
+   */
+  metricCells: defineTable({
+    orgId: v.id("orgs"),
+    type: v.string(),
+    clientKeyId: v.optional(v.id("clientKeys")),
+    activity: v.number(),
+    jobs: jobCounts,
+    finished: finishedCounts,
+  })
+    .index("by_org_cell", ["orgId", "type", "clientKeyId"])
+    .index("by_org_activity", ["orgId", "activity"]),
+
+  metricClients: defineTable({
+    orgId: v.id("orgs"),
+    // none: jobs a host app submitted in its own mutations
+    clientKeyId: v.optional(v.id("clientKeys")),
+    activity: v.number(),
+    jobs: jobCounts,
+    finished: finishedCounts,
+  })
+    .index("by_org_client", ["orgId", "clientKeyId"])
+    .index("by_org_activity", ["orgId", "activity"]),
+
+  metricTypes: defineTable({
+    orgId: v.id("orgs"),
+    type: v.string(),
+    activity: v.number(),
+    wait: histogram,
+    run: histogram,
+    // the waits again, each weighing half as much an hour later: the console's recent wait per type
+    recentWait: v.array(v.number()),
+    recentAt: v.number(),
+  })
+    .index("by_org_type", ["orgId", "type"])
+    .index("by_org_activity", ["orgId", "activity"]),
+
+  metricOrgs: defineTable({
+    orgId: v.id("orgs"),
+    jobs: jobCounts,
+    finished: finishedCounts,
+    wait: histogram,
+    run: histogram,
+    ...orgEvents,
+  }).index("by_org", ["orgId"]),
+
   throughput: defineTable({
     orgId: v.id("orgs"),
     minute: v.number(),
@@ -348,7 +430,8 @@ export default defineSchema({
     finished: v.number(),
     // attempts that failed in this minute (a fail call or an expired lease), retried or not
     failed: v.optional(v.number()),
-    // claims of this minute by queue wait: counts per bucket of lib/queueWait.ts WAIT_BUCKETS_MS
+    // claims of this minute by queue wait: counts per bucket of lib/metrics/histogram.ts (rows of an older, coarser
+    // layout have another length and are left out)
     waits: v.optional(v.array(v.number())),
   })
     .index("by_org_minute_shard", ["orgId", "minute", "shard"])
@@ -414,6 +497,10 @@ export default defineSchema({
     scheduleId: v.optional(v.id("schedules")),
     // a replicated job's rules and progress (lib/validation.ts); none: quorum 1, runs once as always
     validation: v.optional(jobValidation),
+    // the metrics count it (every job submitted since they exist; older ones once migrations:meterJobs ran)
+    metered: v.optional(v.boolean()),
+    // the W3C trace context it was submitted with (`00-<trace id>-<parent id>-<flags>`), handed to its worker
+    traceparent: v.optional(v.string()),
   })
     .index("by_lane_ready", ["laneId", "queue", "negPriority", "availableAt"])
     .index("by_lane_delayed", ["laneId", "queue", "availableAt"])
@@ -562,6 +649,8 @@ export default defineSchema({
     failed: v.number(),
     // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
     canceledAtQuorum: v.optional(v.number()),
+    // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
+    energyJ: v.optional(v.number()),
   })
     .index("by_worker_day", ["workerId", "day"])
     .index("by_org_day", ["orgId", "day"])
@@ -577,6 +666,8 @@ export default defineSchema({
     failed: v.number(),
     // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
     canceledAtQuorum: v.optional(v.number()),
+    // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
+    energyJ: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"])

@@ -1,6 +1,7 @@
 import { internal } from "./_generated/api";
 import { internalMutation, type MutationCtx } from "./_generated/server";
 import { TIMING } from "./lib/limits";
+import { noteMetrics } from "./lib/counters";
 import { cancelIfPending } from "./lib/scheduled";
 import { WEBHOOK, webhookTimeoutMs } from "./lib/webhooks";
 
@@ -43,6 +44,7 @@ async function rearmDispatchers(ctx: MutationCtx, now: number): Promise<number> 
     const generation = state.generation + 1;
     await ctx.db.patch(state._id, { generation, armedAt: now });
     await ctx.scheduler.runAfter(0, internal.dispatch.run, { orgId: state.orgId, generation });
+    await noteMetrics(ctx, state.orgId, { rearmed: "dispatcher" });
     console.warn(`watchdog: dispatcher of org ${state.orgId} armed at ${state.armedAt ?? "?"} never finished; re-armed as generation ${generation}`);
   }
   return stale.length;
@@ -58,6 +60,7 @@ async function rearmSummaries(ctx: MutationCtx, now: number): Promise<number> {
     if (state.scheduledId) await cancelIfPending(ctx, state.scheduledId);
     const scheduledId = await ctx.scheduler.runAfter(0, internal.summary.refresh, { orgId: state.orgId, generation });
     await ctx.db.patch(state._id, { generation, scheduledAt: now, scheduledId });
+    await noteMetrics(ctx, state.orgId, { rearmed: "summary" });
     console.warn(`watchdog: summary refresh of org ${state.orgId} due at ${state.scheduledAt} never ran; re-armed as generation ${generation}`);
   }
   return stale.length;
@@ -80,6 +83,7 @@ async function rearmBulkOps(ctx: MutationCtx, now: number): Promise<number> {
     }
     await ctx.db.patch(op._id, { generation, armedAt: now, stalls });
     await ctx.scheduler.runAfter(0, internal.consoleActions.bulkStep, { bulkId: op._id, generation });
+    await noteMetrics(ctx, op.orgId, { rearmed: "bulk" });
     console.warn(`watchdog: bulk ${op.action} ${op._id} stopped after ${op.batches} batches; re-armed as generation ${generation}`);
   }
   return stale.length;
@@ -104,11 +108,13 @@ async function rearmDeliveries(ctx: MutationCtx, now: number): Promise<number> {
         : row.attempts;
     if (now - row.firstAt > WEBHOOK.giveUpAfterMs) {
       await ctx.db.patch(row._id, { state: "failed", nextAt: undefined, sendingSince: undefined, attempts, generation });
+      await noteMetrics(ctx, row.orgId, { webhook: "abandoned" });
       console.warn(`watchdog: webhook delivery ${row._id} (${row.state}) stalled past the 24 h give-up; marked failed`);
       continue;
     }
     await ctx.db.patch(row._id, { state: "pending", nextAt: now, sendingSince: undefined, attempts, generation });
     await ctx.scheduler.runAfter(0, internal.webhooks.deliver, { deliveryId: row._id, generation });
+    await noteMetrics(ctx, row.orgId, { rearmed: "webhook" });
     console.warn(`watchdog: webhook delivery ${row._id} (${row.state}) stalled; re-armed as generation ${generation}`);
   }
   return lost.length + stuck.length;

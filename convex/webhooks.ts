@@ -1,6 +1,7 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import { internalAction, internalMutation } from "./_generated/server";
+import { noteMetrics } from "./lib/counters";
 import { maybeFault } from "./lib/faults";
 import { deliveryRefusal, signatureHeader, WEBHOOK, webhookBody, webhookOf, webhookRetryDelayMs, webhookTimeoutMs } from "./lib/webhooks";
 
@@ -69,6 +70,7 @@ export const endAttempt = internalMutation({
     const now = Date.now();
     if (ok && !row.again) {
       await ctx.db.patch(deliveryId, { state: "delivered", attempts, sendingSince: undefined });
+      await noteMetrics(ctx, row.orgId, { webhook: "delivered" });
       return;
     }
     let nextAt = now;
@@ -76,9 +78,11 @@ export const endAttempt = internalMutation({
       nextAt = now + webhookRetryDelayMs(failedInARow(attempts));
       if (nextAt - row.firstAt > WEBHOOK.giveUpAfterMs && !row.again) {
         await ctx.db.patch(deliveryId, { state: "failed", attempts, again: undefined, sendingSince: undefined });
+        await noteMetrics(ctx, row.orgId, { webhook: "abandoned" });
         return;
       }
     }
+    await noteMetrics(ctx, row.orgId, { webhook: ok ? "delivered" : "failed" });
     await ctx.db.patch(deliveryId, { state: "pending", attempts, again: undefined, nextAt, sendingSince: undefined, ...(row.again ? { firstAt: now } : {}) });
     await ctx.scheduler.runAt(nextAt, internal.webhooks.deliver, { deliveryId, generation });
   },

@@ -2,9 +2,11 @@ import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import type { AppPin } from "./appJobs";
+import type { ClaimNote } from "./counters";
 import { recordEvent } from "./events";
 import { startInstance } from "./instances";
 import { newLeaseId } from "./keys";
+import { moveOf } from "./metrics/moves";
 import type { JobRequirements } from "./requirements";
 
 /** Claim order: higher priority first, then the job that became ready first (FIFO, ties by insertion). */
@@ -25,13 +27,14 @@ export async function laneHead(ctx: QueryCtx, laneId: Id<"lanes">): Promise<Doc<
 
 /**
  * The best `count` ready jobs over these lanes, in strict claim order; `mayRun` passes over jobs this worker
- * may not run (an instance of a replicated job it already ran), read past at most REPLICA_SKIPS times.
+ * may not run (an instance of a replicated job it already ran, a job bigger than it may download), read past at most
+ * REPLICA_SKIPS times. It is asked once per job, in order, and a job it accepts is taken.
  */
 export async function readyHeads(
   ctx: QueryCtx,
   lanes: Doc<"lanes">[],
   count: number,
-  mayRun: (job: Doc<"jobs">) => boolean = () => true,
+  mayRun: (job: Doc<"jobs">) => boolean | Promise<boolean> = () => true,
 ): Promise<Doc<"jobs">[]> {
   if (count <= 0 || lanes.length === 0) return [];
   // A merge of the lanes' ready queues, each read only as far as it is taken from: at most one job per lane
@@ -53,7 +56,7 @@ export async function readyHeads(
     });
     if (best < 0) break;
     const job = (fronts[best] as IteratorYieldResult<Doc<"jobs">>).value;
-    if (!mayRun(job)) {
+    if (!(await mayRun(job))) {
       if (++skips > REPLICA_SKIPS) break;
       fronts[best] = await queues[best].next();
       continue;
@@ -78,13 +81,15 @@ export type Leased = {
   app?: AppPin;
   /** The latest checkpoint an earlier run of this job saved (base64): where this run resumes. */
   checkpoint?: string;
+  /** The W3C trace context the job was submitted with: the worker's span of this run is its child. */
+  traceparent?: string;
 };
 
 /**
  * Start one attempt of a pending job on this worker: a fresh lease, its one lazy lease check, a claimed
  * event. Counters are the caller's business (an offered job is already counted as running in its lane;
- * the worker's running count moves once per claim). `waits` collects the job's queue wait (claim time −
- * ready time), which the claim counts once for all its jobs (counters.ts noteQueueWaits). `bodies`: the
+ * the worker's running count moves once per claim). `claims` collects the job's queue wait (claim time −
+ * ready time) and its move, which the claim counts once for all its jobs (counters.ts noteClaims). `bodies`: the
  * job's payload and latest checkpoint, read by the caller (claimWork.ts), which bounds how much one claim hands out.
  */
 export async function leaseJob(
@@ -93,7 +98,7 @@ export async function leaseJob(
   workerId: Id<"workers">,
   now: number,
   bodies: { payload: unknown; checkpoint?: string },
-  waits?: number[],
+  claims?: ClaimNote[],
 ): Promise<Leased> {
   const leaseId = newLeaseId(job._id);
   const attempt = job.attempt + 1;
@@ -113,7 +118,8 @@ export async function leaseJob(
     statusText: undefined,
   });
   await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId });
-  waits?.push(now - job.availableAt);
+  const waitMs = Math.max(0, now - job.availableAt);
+  claims?.push({ waitMs, moves: moveOf(job, "running", { waitMs }) });
   return leasedOf(job, leaseId, attempt, leaseExpiresAt, bodies);
 }
 
@@ -122,6 +128,7 @@ function leasedOf(job: Doc<"jobs">, leaseId: string, attempt: number, leaseExpir
   if (job.requirements) leased.requirements = job.requirements;
   if (job.app) leased.app = job.app;
   if (bodies.checkpoint !== undefined) leased.checkpoint = bodies.checkpoint;
+  if (job.traceparent !== undefined) leased.traceparent = job.traceparent;
   return leased;
 }
 
@@ -136,7 +143,7 @@ export async function leaseReplica(
   worker: Doc<"workers">,
   now: number,
   bodies: { payload: unknown; checkpoint?: string },
-  waits?: number[],
+  claims?: ClaimNote[],
 ): Promise<{ leased: Leased; stillReady: boolean }> {
   const leaseId = newLeaseId(job._id);
   const { rules, more } = await startInstance(ctx, job, worker, leaseId, now);
@@ -151,6 +158,7 @@ export async function leaseReplica(
   });
   const attempt = job.attempt + 1;
   await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId: worker._id, detail: `instance ${rules.started}` });
-  waits?.push(now - job.availableAt);
+  const waitMs = Math.max(0, now - job.availableAt);
+  claims?.push({ waitMs, moves: moveOf(job, stillReady ? "pending" : "running", { waitMs }) });
   return { leased: leasedOf(job, leaseId, attempt, now + job.leaseMs, bodies), stillReady };
 }

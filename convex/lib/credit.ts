@@ -74,8 +74,18 @@ function added(row: Pick<Doc<"creditTotals">, "cpuMs" | "wallMs" | "jobs" | "fai
 
 const ZERO: Totals = { cpuMs: 0, wallMs: 0, jobs: 0, failed: 0, canceledAtQuorum: 0 };
 
-function sum(a: Totals, r: Pick<Doc<"creditDays">, "cpuMs" | "wallMs" | "jobs" | "failed" | "canceledAtQuorum">): Totals {
-  return { cpuMs: a.cpuMs + r.cpuMs, wallMs: a.wallMs + r.wallMs, jobs: a.jobs + r.jobs, failed: a.failed + r.failed, canceledAtQuorum: a.canceledAtQuorum + (r.canceledAtQuorum ?? 0) };
+/** What day rows add up to when read: the credit, and the energy its attempts used (lib/energy.ts writes it). */
+type Given = Totals & { energyJ: number };
+
+function sum(a: Given, r: Pick<Doc<"creditDays">, "cpuMs" | "wallMs" | "jobs" | "failed" | "canceledAtQuorum" | "energyJ">): Given {
+  return {
+    cpuMs: a.cpuMs + r.cpuMs,
+    wallMs: a.wallMs + r.wallMs,
+    jobs: a.jobs + r.jobs,
+    failed: a.failed + r.failed,
+    canceledAtQuorum: a.canceledAtQuorum + (r.canceledAtQuorum ?? 0),
+    energyJ: a.energyJ + (r.energyJ ?? 0),
+  };
 }
 
 /**
@@ -123,24 +133,24 @@ export async function creditTotalOf(ctx: QueryCtx, workerId: Id<"workers">): Pro
     .unique();
 }
 
-/** One worker's credit this week (UTC, from Monday): at most 7 rows. */
-export async function weekCreditOf(ctx: QueryCtx, workerId: Id<"workers">, now: number): Promise<Totals> {
+/** One worker's credit (and energy given) this week (UTC, from Monday): at most 7 rows. */
+export async function weekCreditOf(ctx: QueryCtx, workerId: Id<"workers">, now: number): Promise<Given> {
   const rows = await ctx.db
     .query("creditDays")
     .withIndex("by_worker_day", (q) => q.eq("workerId", workerId).gte("day", weekStartDay(now)).lte("day", utcDay(now)))
     .take(7);
-  return rows.reduce(sum, ZERO);
+  return rows.reduce(sum, { ...ZERO, energyJ: 0 });
 }
 
-/** Every worker's credit this week, summed from the org's day rows (at most 7 per listed worker). */
-export async function orgWeekCredit(ctx: QueryCtx, orgId: Id<"orgs">, now: number): Promise<Map<Id<"workers">, Totals>> {
+/** Every worker's credit (and energy given) this week, summed from the org's day rows (at most 7 per listed worker). */
+export async function orgWeekCredit(ctx: QueryCtx, orgId: Id<"orgs">, now: number): Promise<Map<Id<"workers">, Given>> {
   const rows = await ctx.db
     .query("creditDays")
     .withIndex("by_org_day", (q) => q.eq("orgId", orgId).gte("day", weekStartDay(now)))
     .take(7 * LIMITS.workersListed);
-  const byWorker = new Map<Id<"workers">, Totals>();
+  const byWorker = new Map<Id<"workers">, Given>();
   for (const r of rows) {
-    byWorker.set(r.workerId, sum(byWorker.get(r.workerId) ?? ZERO, r));
+    byWorker.set(r.workerId, sum(byWorker.get(r.workerId) ?? { ...ZERO, energyJ: 0 }, r));
   }
   return byWorker;
 }
@@ -153,10 +163,10 @@ export async function weekCreditDays(
   ctx: QueryCtx,
   orgId: Id<"orgs">,
   now: number,
-): Promise<Array<{ workerId: Id<"workers">; day: number; cpuMs: number; jobs: number }>> {
+): Promise<Array<{ workerId: Id<"workers">; day: number; cpuMs: number; jobs: number; energyJ?: number }>> {
   const rows = await ctx.db
     .query("creditDays")
     .withIndex("by_org_day", (q) => q.eq("orgId", orgId).gte("day", weekStartDay(now)))
     .take(7 * LIMITS.workersListed);
-  return rows.map((r) => ({ workerId: r.workerId, day: r.day, cpuMs: r.cpuMs, jobs: r.jobs }));
+  return rows.map((r) => ({ workerId: r.workerId, day: r.day, cpuMs: r.cpuMs, jobs: r.jobs, ...(r.energyJ ? { energyJ: r.energyJ } : {}) }));
 }

@@ -8,6 +8,7 @@ import { recordEvent } from "./events";
 import { fail } from "./errors";
 import { kickForJobs, kickSummary } from "./kick";
 import { laneFor } from "./laneFor";
+import { moveOf } from "./metrics/moves";
 import { routingCapabilities } from "./routing";
 import { classOf } from "./requirements";
 import { LIMITS } from "./limits";
@@ -72,7 +73,7 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = 
     ...(job.validation ? { validation: newRound(job.validation) } : {}),
   });
   await bumpFinished(ctx, job.orgId, "dead", -1);
-  await bumpLane(ctx, job, { pending: 1 });
+  await bumpLane(ctx, job, { pending: 1, jobs: moveOf(job, "pending") });
   await noteBatchJobRetried(ctx, job);
   await recordEvent(ctx, { ...job, attempt: 0 }, "retried", { detail });
   await kickForJobs(ctx, job.orgId);
@@ -120,7 +121,7 @@ export async function purgeJobWithin(
   const delivery = await deliveryOf(ctx, job._id); // its webhook delivery, if any, goes with it
   if (delivery) await ctx.db.delete(delivery._id);
   await ctx.db.delete(job._id);
-  await bumpFinished(ctx, job.orgId, job.status, -1);
+  await bumpFinished(ctx, job.orgId, job.status, -1, undefined, { jobs: moveOf(job, undefined) });
   await kickSummary(ctx, job.orgId);
   return allowed - budget + 1;
 }

@@ -1,10 +1,11 @@
 import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
-import { bumpLane } from "./counters";
+import { bumpLane, noteMetrics } from "./counters";
 import { addCredit, creditFor } from "./credit";
 import { kickForJobs, kickSummary } from "./kick";
 import { LIMITS } from "./limits";
+import { moveOf, verdictsOf } from "./metrics/moves";
 import { cancelIfPending } from "./scheduled";
 import { dropProgressLead } from "./instanceProgress";
 import { addRunning } from "./workerSlots";
@@ -104,12 +105,12 @@ export async function settleReplica(ctx: MutationCtx, jobId: Id<"jobs">): Promis
   const more = await wantedMore(ctx, job.validation!, await instancesOf(ctx, job._id, job.validation!.round));
   if (job.status === "running" && more > 0) {
     await ctx.db.patch(job._id, { status: "pending", queue: "ready" });
-    await bumpLane(ctx, job, { pending: 1 });
+    await bumpLane(ctx, job, { pending: 1, jobs: moveOf(job, "pending") });
     await kickForJobs(ctx, job.orgId);
     await kickSummary(ctx, job.orgId);
   } else if (ready && more <= 0) {
     await ctx.db.patch(job._id, { status: "running", queue: undefined });
-    await bumpLane(ctx, job, { pending: -1 });
+    await bumpLane(ctx, job, { pending: -1, jobs: moveOf(job, "running") });
     await kickSummary(ctx, job.orgId);
   }
 }
@@ -245,6 +246,7 @@ export async function completeInstance(
   if (rules.alone && completed.length === 1) {
     await grant(ctx, row, worker, now);
     await ctx.db.patch(row._id, { valid: true, alone: true });
+    await noteMetrics(ctx, job.orgId, { verdicts: { valid: 1 } });
     return { kind: "valid", result, agreeing: 1, capMs: credit.cpuMs };
   }
 
@@ -267,6 +269,7 @@ export async function completeInstance(
         });
       }
     }
+    await noteMetrics(ctx, job.orgId, { verdicts: verdictsOf(completed.filter((c) => c.row.credit === "pending" && c.worker && !c.worker.revoked).map((c) => c.row.resultHash === resultHash)) });
     return { kind: "valid", result, agreeing: agreeing.length, capMs: Math.min(...agreeing.map((c) => c.row.creditCpuMs ?? 0)) };
   }
 
@@ -281,6 +284,7 @@ export async function completeInstance(
         await ctx.db.patch(c.row._id, { credit: "denied", creditNote: `no quorum: ${distinct} different results from ${completed.length} instances` });
       }
     }
+    await noteMetrics(ctx, job.orgId, { verdicts: { no_quorum: completed.filter((c) => c.row.credit === "pending").length } });
     return { kind: "no_quorum", distinct, completed: completed.length };
   }
   return { kind: "another", completed: counted.length };

@@ -4,7 +4,9 @@ import type { Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { appNameOf, pinApp, withAppMemory, withAppsCapability } from "./appJobs";
 import { setBody } from "./bodies";
-import { bumpLane } from "./counters";
+import { bumpLane, noteMetrics } from "./counters";
+import { arrivalOf } from "./metrics/moves";
+import { checkTraceparent } from "./traceparent";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
 import { kickForJobs, kickSummary } from "./kick";
@@ -35,6 +37,8 @@ export const jobSpecFields = {
   dependsOn: v.optional(dependsOnSpec),
   // replication with a quorum (lib/validation.ts); none or quorum 1: the job runs once
   validation: v.optional(validationSpec),
+  // the W3C trace context of the submitter's span (lib/traceparent.ts): the worker's span of each run is its child
+  traceparent: v.optional(v.string()),
 };
 export const jobSpec = v.object(jobSpecFields);
 export type JobSpec = Infer<typeof jobSpec>;
@@ -55,6 +59,7 @@ type CheckedSpec = {
   validation?: JobValidation;
   // the submitter gave a validation (quorum 1 included): an app's default does not apply
   validationGiven?: boolean;
+  traceparent?: string;
 };
 
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
@@ -82,10 +87,12 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const requirements = checkRequirements(spec.requirements);
   const dependsOn = checkDependsOn(spec.dependsOn);
   const validation = checkValidation(spec.validation);
+  const traceparent = spec.traceparent === undefined ? undefined : checkTraceparent(spec.traceparent);
   return {
     type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements, dependsOn,
     ...(validation ? { validation } : {}),
     ...(spec.validation ? { validationGiven: true } : {}),
+    ...(traceparent ? { traceparent } : {}),
   };
 }
 
@@ -128,6 +135,7 @@ export async function insertCheckedJob(
   const now = Date.now();
   const lane = await laneFor(ctx, orgId, routingCapabilities(spec.type, capabilities), classOf(requirements));
   const delayed = spec.availableAt > now;
+  const status = waiting ? "waiting" : "pending";
   const jobId = await ctx.db.insert("jobs", {
     orgId,
     laneId: lane._id,
@@ -136,7 +144,7 @@ export async function insertCheckedJob(
     priority: spec.priority,
     negPriority: -spec.priority,
     requiredCapabilities: capabilities,
-    status: waiting ? "waiting" : "pending",
+    status,
     queue: waiting ? undefined : delayed ? "delayed" : "ready",
     attempt: 0,
     maxAttempts: spec.maxAttempts,
@@ -151,10 +159,15 @@ export async function insertCheckedJob(
     ...(waiting ? { unmetParents: unmet } : {}),
     ...(extra.scheduleId ? { scheduleId: extra.scheduleId } : {}),
     ...(spec.validation ? { validation: spec.validation } : {}),
+    ...(spec.traceparent ? { traceparent: spec.traceparent } : {}),
+    metered: true,
   });
+  const arrival = arrivalOf({ type: spec.type, clientKeyId, status });
   await setBody(ctx, { _id: jobId, orgId }, "payload", spec.payload, spec.payloadBytes);
   await noteBatchJobAdded(ctx, orgId, spec.batchId, jobId);
   await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");
+  // a waiting job is in no lane's counts: its arrival is a change of its own (the one write the metrics add to it)
+  if (waiting) await noteMetrics(ctx, orgId, { jobs: arrival });
   if (parents?.failedParent !== undefined) {
     // a parent already ended dead or canceled: the child ends with it, naming it
     const why = `parent job ${parents.failedParent} did not succeed`;
@@ -166,7 +179,7 @@ export async function insertCheckedJob(
     await kickSummary(ctx, orgId);
     return jobId;
   }
-  await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1 });
+  await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1, jobs: arrival });
   if (delayed) await ctx.scheduler.runAt(spec.availableAt, internal.janitor.promote, { jobId });
   else await kickForJobs(ctx, orgId);
   await kickSummary(ctx, orgId);

@@ -9,6 +9,7 @@ import { giveBackWant, leaveRunning, withdrawOffer } from "./inbox";
 import { cancelRunningInstances, denyPendingCredit } from "./instances";
 import { kickForJobs, kickSummary } from "./kick";
 import { TIMING } from "./limits";
+import { moveOf, runMsOf } from "./metrics/moves";
 import { noteJobEnded } from "./webhooks";
 import { noteJobEnded as settleDependents } from "./dependencies";
 
@@ -67,7 +68,9 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
   if (extra.result !== undefined) patch.resultBytes = await setBody(ctx, job, "result", extra.result);
   if (extra.error !== undefined) Object.assign(patch, await errorFields(ctx, job, extra.error));
   await ctx.db.patch(job._id, patch);
-  await bumpFinished(ctx, job.orgId, status, 1, now);
+  // a cancel-requested job whose worker never answered: its lease ran out (a failed attempt counts that itself)
+  const expired = extra.fromLeaseCheck && status === "canceled" ? { leaseExpiries: 1 } : {};
+  await bumpFinished(ctx, job.orgId, status, 1, now, { jobs: moveOf(job, status, runMsOf(job, now)), ...expired });
   await recordEvent(ctx, job, FINISH_EVENT[status], { workerId: extra.workerId, detail: extra.detail ?? extra.error });
   await kickSummary(ctx, job.orgId);
   await noteJobEnded(ctx, job);
@@ -88,7 +91,7 @@ export async function requeue(
   options: { fromLeaseCheck?: boolean } = {},
 ) {
   await leaveRunning(ctx, job, options);
-  await bumpLane(ctx, job, { running: -1, pending: 1 });
+  await bumpLane(ctx, job, { running: -1, pending: 1, jobs: moveOf(job, "pending", runMsOf(job, Date.now())) });
   await kickSummary(ctx, job.orgId);
   if (how.kind === "release") {
     const attempt = Math.max(0, job.attempt - 1);
@@ -135,8 +138,9 @@ export async function failAttempt(
   workerId?: Id<"workers">,
 ) {
   if (job.cancelRequested) return await finishJob(ctx, job, "canceled", { error, workerId });
-  await bumpFailed(ctx, job.orgId, Date.now());
+  const retries = retryable && job.attempt < job.maxAttempts;
+  await bumpFailed(ctx, job.orgId, Date.now(), { retries: retries ? 1 : undefined });
   await recordEvent(ctx, job, "failed", { workerId, detail: error });
-  if (retryable && job.attempt < job.maxAttempts) return await requeue(ctx, job, { kind: "retry", error }, workerId);
+  if (retries) return await requeue(ctx, job, { kind: "retry", error }, workerId);
   await finishJob(ctx, job, "dead", { error, workerId });
 }

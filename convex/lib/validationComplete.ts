@@ -5,6 +5,7 @@ import { recordEvent } from "./events";
 import { giveBackWant, withdrawOffer } from "./inbox";
 import { cancelRunningInstances, completeInstance, settleReplica, stopInstance } from "./instances";
 import { kickSummary } from "./kick";
+import { moveOf } from "./metrics/moves";
 import { delayForRetry, finishJob } from "./transitions";
 
 /**
@@ -68,9 +69,10 @@ export async function failReplica(
   await stopInstance(ctx, job, instance, options);
   const attempt = job.attempt + 1;
   await ctx.db.patch(job._id, { attempt });
-  await bumpFailed(ctx, job.orgId, Date.now());
+  const retries = retryable && attempt < job.maxAttempts;
+  await bumpFailed(ctx, job.orgId, Date.now(), { retries: retries ? 1 : undefined, leaseExpiries: options.fromLeaseCheck ? 1 : undefined });
   await recordEvent(ctx, { ...job, attempt }, "failed", { workerId, detail: error });
-  if (retryable && attempt < job.maxAttempts) return await delayReplica(ctx, (await ctx.db.get(job._id))!, error, workerId);
+  if (retries) return await delayReplica(ctx, (await ctx.db.get(job._id))!, error, workerId);
   await finishJob(ctx, (await ctx.db.get(job._id))!, "dead", { error, workerId });
 }
 
@@ -85,7 +87,7 @@ async function delayReplica(ctx: MutationCtx, job: Doc<"jobs">, error: string, w
     await withdrawOffer(ctx, job, { requeue: true });
     await giveBackWant(ctx, offeredTo);
   } else if (job.status === "running") {
-    await bumpLane(ctx, job, { pending: 1 });
+    await bumpLane(ctx, job, { pending: 1, jobs: moveOf(job, "pending") });
   }
   await delayForRetry(ctx, job, error, workerId, { offerExpiresAt: undefined });
   await kickSummary(ctx, job.orgId);

@@ -59,10 +59,11 @@ export async function deleteRevokedWorker(ctx: MutationCtx, worker: Doc<"workers
   await ctx.db.delete(workerId);
 }
 
-type Credit = { cpuMs: number; wallMs: number; jobs: number; failed: number };
+type Credit = { cpuMs: number; wallMs: number; jobs: number; failed: number; energyJ?: number };
 
 function sum(a: Credit, b: Credit): Credit {
-  return { cpuMs: a.cpuMs + b.cpuMs, wallMs: a.wallMs + b.wallMs, jobs: a.jobs + b.jobs, failed: a.failed + b.failed };
+  const energyJ = (a.energyJ ?? 0) + (b.energyJ ?? 0);
+  return { cpuMs: a.cpuMs + b.cpuMs, wallMs: a.wallMs + b.wallMs, jobs: a.jobs + b.jobs, failed: a.failed + b.failed, ...(energyJ ? { energyJ } : {}) };
 }
 
 /** Revoked workers of this machine that a new enrollment replaces (at most a few: each enrollment replaces them). */

@@ -100,6 +100,7 @@ const JOB_SPEC_FIELDS = {
   requirements: true,
   dependsOn: true,
   validation: true,
+  traceparent: true,
 } as const satisfies Record<keyof ScheduleSpec["job"], true>;
 
 /** The job each tick submits: --type and --payload, or a whole job spec with --job (the server checks its values). */

@@ -61,6 +61,10 @@ export class ConsoleSession {
     return (onValue, onError) => this.connection.watch(api.console.leaderboard, { weekOf }, onValue, onError);
   }
 
+  watchEnergy(weekOf: number): Watcher<typeof api.console.energy> {
+    return (onValue, onError) => this.connection.watch(api.console.energy, { weekOf }, onValue, onError);
+  }
+
   watchJob(jobId: string): Watcher<typeof api.console.job> {
     return (onValue, onError) => this.connection.watch(api.console.job, { jobId }, onValue, onError);
   }

@@ -28,7 +28,21 @@ export type ConsoleOverview = {
   throughput: Array<{ minuteStart: number; finished: number; failed: number }>;
   queueWait: { p50Ms: number; p95Ms: number; samples: number } | null;
   oldestReadyAt: number | null;
+  /** The busiest job types' recent queue wait (older waits weigh less), from the metrics' counters; null: none yet. */
+  waitsByType: Array<{ type: string; p50Ms: number | null; p95Ms: number | null }>;
+  /** The busiest client keys' jobs now and ended so far (`none`: jobs a host app submitted without a key). */
+  byClientKey: Array<{ name: string; jobs: Record<JobStatus, number>; finished: FinishedCounts }>;
+  /** Jobs ended so far, all keys together (the share of each key is its part of these). */
+  finished: FinishedCounts;
 };
+
+type FinishedCounts = { succeeded: number; dead: number; canceled: number };
+
+/** A client key's part of the jobs that ended (0–1; 0 when none has ended). */
+export function shareOfFinished(key: { finished: FinishedCounts }, all: FinishedCounts): number {
+  const total = all.succeeded + all.dead + all.canceled;
+  return total === 0 ? 0 : (key.finished.succeeded + key.finished.dead + key.finished.canceled) / total;
+}
 
 const HOUR_MS = 3_600_000;
 
@@ -105,6 +119,8 @@ export type ConsoleWorker = {
   maxConcurrentJobs: number;
   jobsDone: number;
   cpuMs: number;
+  /** The energy its jobs used, all time (joules, measured or estimated by the worker). */
+  energyJ: number;
   /** What the worker measured on its machine, or null when it has not reported. */
   facts: { cores: number; memoryMB: number; os: string; arch: string; gpus: Array<{ vendor: string; model: string; vramMB: number }> } | null;
   /** Adaptive trust (issue 20): its lowest streaks per job type, lowest first, and its daily job quota. */
@@ -118,8 +134,15 @@ export type ConsoleWorkerTrust = {
   quota: { limit: number; full: number; halvings: number; lastDay: { day: number; claimed: number } | null };
 };
 
-/** console:leaderboard: CPU time given, most first */
-export type ConsoleLeaderboard = Record<"week" | "allTime", Array<{ name: string; cpuMs: number; wallMs: number; jobs: number }>>;
+/** console:leaderboard: CPU time given, most first, with the energy each donor's jobs used (joules) */
+export type ConsoleLeaderboard = Record<"week" | "allTime", Array<{ name: string; cpuMs: number; wallMs: number; jobs: number; energyJ: number }>>;
+
+/** console:energy: energy given (joules) per job type all time, and per donor this week; most first */
+export type ConsoleEnergy = {
+  byType: Array<{ type: string; energyJ: number; reports: number }>;
+  weekByDonor: Array<{ name: string; energyJ: number; jobs: number }>;
+  weekTotalJ: number;
+};
 
 /** console:bulkStatus of the bulk action started from this console */
 export type ConsoleBulk = { action: string; scanned: number; affected: number; done: boolean };
@@ -210,6 +233,8 @@ export type ConsoleState = {
   /** Which page of console:workers `workers` is (0: the most recently seen), and whether less recent ones follow. */
   workersPaging?: { page: number; hasOlder: boolean };
   leaderboard?: ConsoleLeaderboard;
+  /** The overview's energy section (console:energy, this week). */
+  energy?: ConsoleEnergy;
   access?: ConsoleAccess;
   schedules?: ConsoleSchedules;
   bulk?: ConsoleBulk | null;

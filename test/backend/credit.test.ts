@@ -37,7 +37,7 @@ test("a completed job is credited the CPU time it reports, and the donor sees it
   await farm.t.mutation(api.workers.complete, { apiKey: worker.apiKey, leaseId: claim.leaseId, result: 1, cpuMs: HOUR / 2 });
   expect(await jobOf(farm, claim.jobId)).toMatchObject({ cpuMs: HOUR / 2, cpuMeasured: true });
   const credit = await farm.t.query(api.workers.myCredit, { apiKey: worker.apiKey });
-  expect(credit.week).toEqual({ cpuHours: 0.5, wallHours: 0, jobs: 1, failed: 0, canceledAtQuorum: 0 });
+  expect(credit.week).toEqual({ cpuHours: 0.5, wallHours: 0, jobs: 1, failed: 0, canceledAtQuorum: 0, energyJ: 0 });
   expect(credit.allTime).toEqual(credit.week);
 });
 
@@ -73,7 +73,7 @@ test("without cpuMs (an Ollama request) the attempt is credited by wall time and
   await farm.t.mutation(api.workers.complete, { apiKey: worker.apiKey, leaseId: claim.leaseId });
   expect(await jobOf(farm, claim.jobId)).toMatchObject({ cpuMs: HOUR / 4, cpuMeasured: false });
   const credit = await farm.t.query(api.workers.myCredit, { apiKey: worker.apiKey });
-  expect(credit.week).toEqual({ cpuHours: 0.25, wallHours: 0.25, jobs: 1, failed: 0, canceledAtQuorum: 0 });
+  expect(credit.week).toEqual({ cpuHours: 0.25, wallHours: 0.25, jobs: 1, failed: 0, canceledAtQuorum: 0, energyJ: 0 });
 });
 
 test("a failed attempt is credited too, counted as failed", async () => {
@@ -82,7 +82,7 @@ test("a failed attempt is credited too, counted as failed", async () => {
   const claim = await runningJob(farm, worker, HOUR);
   await farm.t.mutation(api.workers.fail, { apiKey: worker.apiKey, leaseId: claim.leaseId, error: "boom", cpuMs: HOUR / 10 });
   const credit = await farm.t.query(api.workers.myCredit, { apiKey: worker.apiKey });
-  expect(credit.week).toEqual({ cpuHours: 0.1, wallHours: 0, jobs: 0, failed: 1, canceledAtQuorum: 0 });
+  expect(credit.week).toEqual({ cpuHours: 0.1, wallHours: 0, jobs: 0, failed: 1, canceledAtQuorum: 0, energyJ: 0 });
 });
 
 test("one row per worker per day; a new week starts from zero while all time keeps counting", async () => {

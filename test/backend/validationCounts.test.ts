@@ -107,7 +107,7 @@ describe("a donor's counts", () => {
     await farm.t.mutation(api.workers.fail, { apiKey: c.apiKey, leaseId: lc, error: "canceled", cpuMs: 800 });
     const credit = await farm.t.query(api.workers.myCredit, { apiKey: c.apiKey });
     for (const counts of [credit.week, credit.allTime]) {
-      expect(counts).toEqual({ cpuHours: 800 / 3_600_000, wallHours: 0, jobs: 0, failed: 0, canceledAtQuorum: 1 });
+      expect(counts).toEqual({ cpuHours: 800 / 3_600_000, wallHours: 0, jobs: 0, failed: 0, canceledAtQuorum: 1, energyJ: 0 });
     }
     expect((await farm.t.query(api.workers.myCredit, { apiKey: a.apiKey })).allTime).toMatchObject({ jobs: 1, failed: 0, canceledAtQuorum: 0 });
     await consistent(farm);

@@ -109,7 +109,7 @@ describe("the examples in README.md and docs/API.md", () => {
 
   async function curl(command: string, where: string) {
     const { stdout } = await run("bash", ["-c", command.replace(/^curl /, "curl -sS -w '\\n%{http_code}' ")], {
-      env: { ...process.env, FARMHAND_CLIENT_KEY: farm.seeded.clientKey },
+      env: { ...process.env, FARMHAND_CLIENT_KEY: farm.seeded.clientKey, FARMHAND_OPERATOR_KEY: farm.seeded.operatorKey },
       timeout: 70_000,
     });
     const lines = stdout.trimEnd().split("\n");
@@ -117,7 +117,9 @@ describe("the examples in README.md and docs/API.md", () => {
     const body = lines.join("\n");
     expect(status, `${where}: ${command}\n→ ${status} ${body}`).toBeGreaterThanOrEqual(200);
     expect(status, `${where}: ${command}\n→ ${status} ${body}`).toBeLessThan(300);
-    remember(JSON.parse(body));
+    // the metrics answer Prometheus's text format; every other route JSON
+    if (/\/api\/metrics\b/.test(command)) expect(body, `${where}: ${command}`).toContain("# TYPE farmhand_jobs gauge");
+    else remember(JSON.parse(body));
   }
 
   async function convexRun(command: string, where: string) {

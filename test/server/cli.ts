@@ -1,5 +1,5 @@
 // `npm run testserver -- --port P --seed N [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N] [--stock-scan]`
-// Starts the loopback test server, prints ONE JSON line {"url","orgId","clientKey","publishKey","workerKeys"} on stdout
+// Starts the loopback test server, prints ONE JSON line {"url","orgId","clientKey","publishKey","operatorKey","workerKeys"} on stdout
 // and runs until SIGINT or SIGTERM. Without --seed it prints {"url"} only.
 import { parseCliArgs, usage, type CliOptions } from "./cliArgs";
 import { seed } from "./seed";
@@ -33,8 +33,8 @@ async function main(): Promise<void> {
     return;
   }
   const seeded = await seed(server, options.seed, { capabilities: options.capabilities });
-  const { orgId, clientKey, publishKey, workerKeys } = seeded;
-  process.stdout.write(JSON.stringify({ url: server.url, orgId, clientKey, publishKey, workerKeys }) + "\n");
+  const { orgId, clientKey, publishKey, operatorKey, workerKeys } = seeded;
+  process.stdout.write(JSON.stringify({ url: server.url, orgId, clientKey, publishKey, operatorKey, workerKeys }) + "\n");
 }
 
 main().catch((error: Error) => {

@@ -186,6 +186,8 @@ describe("the operator's console", function () {
     await runCommand(page, "View: Close Primary Side Bar");
     await assertText(frame.locator("#counts"), /Pending\s*Running\s*Succeeded\s*Dead\s*Canceled\s*0\s*0\s*0\s*1\s*0/);
     await assertText(frame.locator("#farm-figures"), /Workers online/);
+    // energy given, a section of its own
+    await assertText(frame.locator("#energy-heading"), /^Energy given: \d+\.\d+ kWh this week$/);
     await frame.locator(".chart canvas").waitFor({ timeout: UI_TIMEOUT });
     await assertText(frame.locator(".chart .u-legend"), /Finished[\s\S]*Failed/);
     // the cursor on the last few minutes, one at a time: the legend reads the minute's bars, and one of them holds
@@ -375,9 +377,10 @@ describe("the operator's console", function () {
     await tab("workers").click();
     await assertText(frame.locator("#workers"), /test-worker-1\s*(online|offline)/);
     await assertText(frame.locator("#workers"), /\(this machine\)/);
-    await assertText(frame.locator("#leaderboard-week"), /Worker\s*CPU given\s*Jobs/);
-    // adaptive trust (issue 20): a streak per job type (none before a checked result) and the daily job quota
-    await assertText(frame.locator("#workers"), /Streak\s*Quota/);
+    await assertText(frame.locator("#leaderboard-week"), /Worker\s*CPU given\s*Energy\s*Jobs/);
+    // the energy each worker's jobs used, all time; adaptive trust: a streak per job type (none before a checked
+    // result) and the daily job quota
+    await assertText(frame.locator("#workers"), /CPU\s*Energy\s*Streak\s*Quota/);
     await assertText(frame.locator("#workers vscode-table-row").filter({ hasText: "test-worker-1" }), /—\s*full/);
     await assertText(frame.locator("#workers vscode-table-row").filter({ hasText: "test-worker-1" }), /online\s*(just now|\d+m ago)/);
     await clearNotifications(page);

@@ -2,10 +2,13 @@ import type { Doc, TableNames } from "../../../convex/_generated/dataModel";
 import { BATCH_SHARDS, batchShardOf } from "../../../convex/lib/dependencies";
 import { routingKey } from "../../../convex/lib/lanes";
 import { LIMITS } from "../../../convex/lib/limits";
+import { APP_LIMITS } from "../../../convex/lib/appLimits";
+import { jsonBytes } from "../../../convex/lib/validate";
 import { classOf, meetsClass } from "../../../convex/lib/requirements";
 import { routingCapabilities } from "../../../convex/lib/routing";
 import { mayRun } from "../../../convex/lib/validation";
 import type { Backend } from "../setup";
+import { checkMetrics } from "./metricsConsistency";
 
 const PAGE = 2_000;
 // pages of big rows (job bodies, checkpoints) end early at this many bytes, under the transaction limit
@@ -41,7 +44,8 @@ function add(map: Map<string, number>, key: string, n = 1) {
  * one well-formed state, running jobs hold a lease from a live row of their org, offered ones an inbox offer
  * and an expiry check, lease ids are unique, children belong to live jobs of the same org, every delayed job
  * has a promotion and every running job its lease check scheduled, the waiting lines match what each worker
- * wants, and an idle dispatcher left no ready job that a waiting worker could take.
+ * wants, an idle dispatcher left no ready job that a waiting worker could take, and the metrics count the jobs
+ * there are.
  */
 export async function checkConsistency(t: Backend): Promise<string[]> {
   const problems: string[] = [];
@@ -64,6 +68,7 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     readAll(t, "counterDeltas"),
   ]);
   const instances = await readAll(t, "jobInstances");
+  const appVersions = await readAll(t, "appVersions");
   // a worker runs its jobs and its instances of replicated jobs (each under a lease of its own)
   const runningInstances = instances.filter((r) => r.status === "running");
   const orgIds = new Set(orgs.map((o) => o._id as string));
@@ -285,11 +290,13 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     leaseIds.set(row.leaseId, `instance ${row._id}`);
   }
   problems.push(...checkInstances(jobs, instances));
-  problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }));
+  problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions }));
   const settling = await t.run(async (ctx) =>
     (await ctx.db.system.query("_scheduled_functions").collect()).filter((f) => f.name === "dependencies:settle" && f.state.kind === "pending").map((f) => f.args[0] as Settling),
   );
   problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settling));
+  const metricTotals = { cells: await readAll(t, "metricCells"), clients: await readAll(t, "metricClients"), orgs: await readAll(t, "metricOrgs") };
+  problems.push(...checkMetrics(jobs, counterDeltas, metricTotals));
   return problems;
 }
 
@@ -443,10 +450,18 @@ type WaitingTables = {
   waiters: Doc<"waiters">[];
   laneWaiters: Doc<"laneWaiters">[];
   dispatchStates: Doc<"dispatchStates">[];
+  appVersions: Doc<"appVersions">[];
 };
 
+/** What a worker downloads to run the job, as lib/downloadBytes.ts counts it. */
+function downloadSize(job: Doc<"jobs">, appVersions: Doc<"appVersions">[]): number {
+  const module = job.app ? (appVersions.find((a) => a.orgId === job.orgId && a.name === job.app!.name && a.version === job.app!.version)?.bytes ?? 0) : 0;
+  const checkpoint = job.checkpointed && !job.validation ? Math.ceil(APP_LIMITS.checkpointBytesMax / 3) * 4 : 0;
+  return (job.payloadBytes ?? jsonBytes(job.payload ?? null)) + checkpoint + module;
+}
+
 /** Inbox rows, waiting lines and the dispatcher's idle state agree with the jobs and the workers. */
-function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates }: WaitingTables): string[] {
+function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions }: WaitingTables): string[] {
   const problems: string[] = [];
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
   const workersById = new Map(workers.map((w) => [w._id as string, w]));
@@ -523,10 +538,14 @@ function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWai
     if (state.scheduled) continue;
     const orgLanes = lanes.filter((l) => l.orgId === state.orgId);
     const ready = (laneId: string) => jobs.some((j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready");
-    // a ready replicated job waits for a worker that may run it (lib/validation.ts mayRun)
+    // a ready replicated job waits for a worker that may run it (lib/validation.ts mayRun); any job for one that may
+    // still download it (a worker on a metered connection, lib/downloadBytes.ts)
     const readyFor = (laneId: string, workerId: string) => {
       const worker = workersById.get(workerId);
-      return jobs.some((j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready" && (!worker || mayRun(j, worker)));
+      const left = waiterOf.get(workerId)?.bytesLeft;
+      return jobs.some(
+        (j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready" && (!worker || mayRun(j, worker)) && (left === undefined || downloadSize(j, appVersions) <= left),
+      );
     };
     for (const lane of orgLanes) {
       if (laneWaiters.some((r) => r.laneId === lane._id && readyFor(lane._id, r.workerId))) {

@@ -5,6 +5,7 @@ import {
   overviewAt,
   parseConsoleRequest,
   resultImages,
+  shareOfFinished,
   tokenStateAt,
   workerStateAt,
 } from "../../../extension/protocol/consoleProtocol";
@@ -162,6 +163,9 @@ describe("the console derives what time changes from the timestamps the farm ans
     throughput: [{ minuteStart: 0, finished: 1, failed: 0 }, { minuteStart: 3_600_000, finished: 2, failed: 1 }],
     queueWait: null,
     oldestReadyAt: 5_000,
+    waitsByType: [],
+    byClientKey: [],
+    finished: { succeeded: 0, dead: 0, canceled: 0 },
   };
 
   it("workers online, the oldest job's wait and the last hour move on as time passes", () => {
@@ -172,6 +176,12 @@ describe("the console derives what time changes from the timestamps the farm ans
 
   it("a large farm's workers online beyond those listed count too", () => {
     expect(overviewAt({ ...overview, onlineUnlisted: 9_801 }, 6_000).workersOnline).toBe(9_803);
+  });
+
+  it("a client key's share is its part of the jobs that ended, 0 before any ended", () => {
+    const key = (succeeded: number, dead: number, canceled: number) => ({ finished: { succeeded, dead, canceled } });
+    expect(shareOfFinished(key(3, 1, 0), { succeeded: 6, dead: 1, canceled: 1 })).toBe(0.5);
+    expect(shareOfFinished(key(0, 0, 0), { succeeded: 0, dead: 0, canceled: 0 })).toBe(0);
   });
 
   it("a worker goes offline when its window passes; a token expires when its time comes", () => {
