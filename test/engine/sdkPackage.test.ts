@@ -30,6 +30,7 @@ const PACKED = [
   "dist/sdk/client.browser.mjs",
   "dist/sdk/client.d.mts",
   "dist/sdk/client.mjs",
+  "dist/tracing.js",
   "package.json",
 ];
 
@@ -124,6 +125,11 @@ describe("the npm package: packed, installed into a fresh project, used from Typ
     expect(help.stdout).toContain("Usage: farmhand <command> [options]");
     const workerHelp = await run("npx", ["--no", "--", "farmhand-worker", "--help"], { cwd: project, env });
     expect(workerHelp.stdout).toMatch(/^Usage: farmhand-worker --url/);
+    // farmhand-worker loads its tracer from beside it when OTEL_EXPORTER_OTLP_ENDPOINT is set: it loads with the
+    // project's packages alone (OpenTelemetry bundled in it)
+    const bundle = join(project, "node_modules", "farmhand", "dist", "tracing.js");
+    const tracer = await run(process.execPath, ["-e", `console.log(typeof require(${JSON.stringify(bundle)}).createOtlpTracer)`], { cwd: project, env });
+    expect(tracer.stdout.trim()).toBe("function");
   });
 
   it("TypeScript: compiles against the installed declarations alone (wrong fields refused), then submits and reads a result", { timeout: SLOW }, async () => {
