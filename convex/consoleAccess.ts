@@ -3,6 +3,7 @@ import { mutation, query } from "./_generated/server";
 import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeWorkerNow } from "./lib/access";
 import { operatorFromKey } from "./lib/auth";
 import { fail } from "./lib/errors";
+import { LIMITS } from "./lib/limits";
 
 /**
  * The operator's console: who may work for, submit to and manage the org. Every function takes an operator key
@@ -38,6 +39,8 @@ export const list = query({
         capabilities: e.capabilities,
         maxConcurrentJobs: e.maxConcurrentJobs,
         canManage: e.canManage,
+        donor: e.donor ?? null,
+        maxCores: e.maxCores ?? LIMITS.defaultMaxCores,
         createdAt: e._creationTime,
         expiresAt: e.expiresAt,
         usedAt: e.usedAt,
@@ -74,6 +77,8 @@ export const createEnrollment = mutation({
     maxConcurrentJobs: v.optional(v.number()),
     ttlMs: v.optional(v.number()),
     canManage: v.optional(v.boolean()),
+    donor: v.optional(v.string()),
+    maxCores: v.optional(v.number()),
   },
   handler: async (ctx, { apiKey, ...spec }) => {
     const me = await operatorFromKey(ctx, apiKey);

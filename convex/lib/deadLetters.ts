@@ -81,7 +81,7 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = 
 }
 
 /**
- * Delete a finished job with its output, events, bodies and checkpoint. Deletes at most PURGE_ROWS_PER_CALL
+ * Delete a finished job with its output, events, kept instance results, bodies and checkpoint. Deletes at most PURGE_ROWS_PER_CALL
  * child rows and TX_BUDGET.purgeBytes of them per call (`bytes` may be shared by several jobs of one
  * transaction); returns false when the job still has rows left (call again), true once the job itself is gone.
  */
@@ -116,6 +116,11 @@ export async function purgeJobWithin(
   for (const event of events.rows) await ctx.db.delete(event._id);
   budget -= events.rows.length;
   if (budget <= 0 || events.cut || bytes.exhausted) return null;
+  // a replicated job's distinct results, kept beside its instances (up to 256 KiB each)
+  const results = await takeWithinBudget(ctx.db.query("instanceResults").withIndex("by_job_hash", (q) => q.eq("jobId", job._id)), budget, bytes);
+  for (const result of results.rows) await ctx.db.delete(result._id);
+  budget -= results.rows.length;
+  if (budget <= 0 || results.cut || bytes.exhausted) return null;
   bytes.spend(await deleteCheckpoint(ctx, job._id));
   bytes.spend(await deleteBodies(ctx, job._id));
   const delivery = await deliveryOf(ctx, job._id); // its webhook delivery, if any, goes with it

@@ -82,7 +82,7 @@ export class ConsoleSession {
   revokeEnrollment = (enrollmentId: string) => this.connection.run(api.consoleAccess.revokeEnrollment, { enrollmentId });
   revokeClientKey = (clientKeyId: string) => this.connection.run(api.consoleAccess.revokeClientKey, { clientKeyId });
   revokeOperatorKey = (operatorKeyId: string) => this.connection.run(api.consoleAccess.revokeOperatorKey, { operatorKeyId });
-  createEnrollment = (spec: { capabilities: string[]; maxConcurrentJobs: number; ttlMs: number; canManage: boolean }) =>
+  createEnrollment = (spec: { capabilities: string[]; maxConcurrentJobs: number; ttlMs: number; canManage: boolean; donor?: string }) =>
     this.connection.run(api.consoleAccess.createEnrollment, spec);
   createClientKey = (name: string, canPublish: boolean) => this.connection.run(api.consoleAccess.createClientKey, { name, canPublish });
   createOperatorKey = (name: string) => this.connection.run(api.consoleAccess.createOperatorKey, { name });
