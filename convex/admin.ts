@@ -33,6 +33,8 @@ export const createEnrollment = internalMutation({
     maxConcurrentJobs: v.optional(v.number()),
     ttlMs: v.optional(v.number()),
     canManage: v.optional(v.boolean()),
+    donor: v.optional(v.string()),
+    maxCores: v.optional(v.number()),
   },
   handler: async (ctx, { orgId, ...spec }) => {
     if (!(await ctx.db.get(orgId))) fail("not_found", "No such org");

@@ -5,7 +5,7 @@ import { query } from "./_generated/server";
 import { jobInOrg, operatorFromKey, requireJobInOrg } from "./lib/auth";
 import { errorOf, payloadOf, resultOf } from "./lib/bodies";
 import { TX_BUDGET } from "./lib/budget";
-import { creditTotalOf, orgWeekCredit } from "./lib/credit";
+import { creditTotalOf, orgWeekCredit, topWeekCredit } from "./lib/credit";
 import { energyByType } from "./lib/energy";
 import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
 import { overviewFigures } from "./lib/metrics/overviewFigures";
@@ -16,7 +16,7 @@ import { checkIntegerInRange } from "./lib/validate";
 import { deliveriesOf } from "./lib/webhooks";
 import { runningCount } from "./lib/workerSlots";
 import { jobFilter } from "./schema";
-import { outputPerInstance, validationView } from "./lib/instances";
+import { outputPerInstance, validationView } from "./lib/instanceView";
 import { consoleTrustOf } from "./lib/validationTrust";
 
 /**
@@ -236,19 +236,20 @@ export const workers = query({
   },
 });
 
-/** Workers on the all-time leaderboard. */
+/** Workers on each leaderboard (the week's and all time). */
 const LEADERBOARD_SHOWN = 50;
 
 /**
  * Who gave most: CPU time per worker in the week that holds `weekOf` (UTC, from Monday 00:00; the console passes
- * the start of its current week and moves it on when the week turns) and all time, most first.
+ * the start of its current week and moves it on when the week turns) and all time, most first: the top 50 of each,
+ * of every worker.
  */
 export const leaderboard = query({
   args: { apiKey: v.string(), weekOf: v.number() },
   handler: async (ctx, { apiKey, weekOf }) => {
     const me = await operatorFromKey(ctx, apiKey);
     checkIntegerInRange(weekOf, "weekOf", 0, 8.64e15);
-    const week = await orgWeekCredit(ctx, me.orgId, weekOf);
+    const week = await topWeekCredit(ctx, me.orgId, weekOf, LEADERBOARD_SHOWN);
     // the top of every worker's total, not the totals of the first workers
     const totals = await ctx.db
       .query("creditTotals")

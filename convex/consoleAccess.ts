@@ -4,6 +4,7 @@ import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revoke
 import { operatorFromKey } from "./lib/auth";
 import { fail } from "./lib/errors";
 import { mintedBy, minterOf, refuseEscalation, revokeOperatorKeyNow, revokeWorkerWithMinted } from "./lib/keyCreators";
+import { LIMITS } from "./lib/limits";
 
 /**
  * The operator's console: who may work for, submit to and manage the org. Every function takes an operator key
@@ -43,6 +44,8 @@ export const list = query({
         capabilities: e.capabilities,
         maxConcurrentJobs: e.maxConcurrentJobs,
         canManage: e.canManage,
+        donor: e.donor ?? null,
+        maxCores: e.maxCores ?? LIMITS.defaultMaxCores,
         createdAt: e._creationTime,
         expiresAt: e.expiresAt,
         usedAt: e.usedAt,
@@ -82,6 +85,8 @@ export const createEnrollment = mutation({
     maxConcurrentJobs: v.optional(v.number()),
     ttlMs: v.optional(v.number()),
     canManage: v.optional(v.boolean()),
+    donor: v.optional(v.string()),
+    maxCores: v.optional(v.number()),
   },
   handler: async (ctx, { apiKey, ...spec }) => {
     const me = await operatorFromKey(ctx, apiKey);

@@ -9,6 +9,7 @@ import { purgeJob } from "./lib/deadLetters";
 import { sealOf } from "./lib/batchSeals";
 import { BATCH_SHARDS } from "./lib/dependencies";
 import { TIMING } from "./lib/limits";
+import { weeksBefore } from "./lib/creditWeeks";
 import { childReading } from "./lib/parentRefs";
 import { deleteRevokedWorker } from "./lib/workerRows";
 
@@ -148,7 +149,7 @@ export const sweepLanes = internalMutation({
         .take(500);
       // their counts of this lane net to zero; what they tell the metrics (jobs moved, other events) stays to be folded
       for (const delta of deltas) {
-        if (carriesMetrics(delta)) await ctx.db.patch(delta._id, { laneId: undefined, pending: undefined, running: undefined });
+        if (carriesMetrics(delta)) await ctx.db.patch(delta._id, { laneId: undefined, pending: undefined, running: undefined, runMs: undefined });
         else await ctx.db.delete(delta._id);
       }
       await ctx.db.delete(lane._id);
@@ -168,7 +169,7 @@ const DAY_MS = 24 * 60 * 60_000;
 /**
  * The last pass of the sweep: what would otherwise only grow. Workers revoked (or gone with workers:leave)
  * longer ago than the retention age, with their rows (lib/workerRows.ts); finished bulk operations and
- * enrollment tokens past it; credit days older than the retention age and the current week. Presence,
+ * enrollment tokens past it; credit days (and weeks) older than the retention age and the current week. Presence,
  * waiting-line and slot rows are one per worker and go with it; a job's webhook delivery goes with the job.
  */
 export const sweepRecords = internalMutation({
@@ -200,8 +201,11 @@ export const sweepRecords = internalMutation({
       .withIndex("by_day", (q) => q.lt("day", oldestDay))
       .take(RECORDS_PER_BATCH);
     for (const day of days) await ctx.db.delete(day._id);
-    const deleted = { workers: workers.length, bulkOps: bulkOps.length, enrollments: enrollments.length, creditDays: days.length };
-    const more = workersLeft || workers.length === WORKERS_PER_BATCH || [bulkOps, enrollments, days].some((rows) => rows.length === RECORDS_PER_BATCH);
+    // a week's row goes once every day of it would have
+    const weeks = await weeksBefore(ctx, oldestDay - 6, RECORDS_PER_BATCH);
+    for (const week of weeks) await ctx.db.delete(week._id);
+    const deleted = { workers: workers.length, bulkOps: bulkOps.length, enrollments: enrollments.length, creditDays: days.length, creditWeeks: weeks.length };
+    const more = workersLeft || workers.length === WORKERS_PER_BATCH || [bulkOps, enrollments, days, weeks].some((rows) => rows.length === RECORDS_PER_BATCH);
     if (more) await ctx.scheduler.runAfter(0, internal.retention.sweepRecords, { olderThanMs: age });
     else await ctx.scheduler.runAfter(0, internal.retention.sweepBatches, {});
     return { deleted, more };

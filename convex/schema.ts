@@ -50,6 +50,21 @@ export const dependsOn = v.object({
   batch: v.optional(v.string()),
 });
 
+/**
+ * What every credit row (a worker's day, week and all time) counts: `cpuMs` every credited millisecond, of which
+ * `wallMs` were credited by wall time because the CPU could not be measured; `complete` and `fail` calls.
+ */
+const creditFigures = {
+  cpuMs: v.number(),
+  wallMs: v.number(),
+  jobs: v.number(),
+  failed: v.number(),
+  // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
+  canceledAtQuorum: v.optional(v.number()),
+  // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
+  energyJ: v.optional(v.number()),
+};
+
 export const inboxKind = v.union(v.literal("offer"), v.literal("cancel"), v.literal("resync"));
 
 /**
@@ -74,6 +89,9 @@ export default defineSchema({
     workerId: v.optional(v.id("workers")),
     // revoked by an operator before use (its expiresAt is moved to that moment too)
     revokedAt: v.optional(v.number()),
+    // who the machine belongs to (replicated jobs with distinct "donor"), and the cores its credit may count
+    donor: v.optional(v.string()),
+    maxCores: v.optional(v.number()),
     createdBy,
   })
     .index("by_hash", ["tokenHash"])
@@ -101,6 +119,9 @@ export default defineSchema({
     revokedAt: v.optional(v.number()),
     // its daily job quota while an invalid result keeps it below full (lib/validationTrust.ts); none: full
     dailyQuota: v.optional(v.number()),
+    // from its enrollment: who it belongs to (none: its own donor) and the cores its credit may count (none: 256)
+    donor: v.optional(v.string()),
+    maxCores: v.optional(v.number()),
     createdBy,
   })
     .index("by_hash", ["keyHash"])
@@ -253,6 +274,8 @@ export default defineSchema({
     creditDays: v.optional(
       v.array(v.object({ workerId: v.id("workers"), day: v.number(), cpuMs: v.number(), jobs: v.number(), energyJ: v.optional(v.number()) })),
     ),
+    // false: more workers gave this week than the list holds (7 days × the listed workers); each donor reads its own days
+    creditDaysComplete: v.optional(v.boolean()),
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
     // queue wait (claim time − ready time) over the last hour, from the minute histograms
     queueWait: v.optional(v.object({ p50Ms: v.number(), p95Ms: v.number(), samples: v.number() })),
@@ -349,6 +372,8 @@ export default defineSchema({
     failed: v.optional(v.number()),
     // one claim call's queue waits (claim time − ready time) as a histogram (lib/metrics/histogram.ts buckets)
     waits: v.optional(v.array(v.number())),
+    // a run of the lane's jobs that returned a result: how long it ran (ms), for the lane's run-time histogram
+    runMs: v.optional(v.number()),
     // the jobs this change moved, for the metrics (lib/metrics/moves.ts), and other events they count
     jobs: v.optional(v.array(jobMove)),
     ...eventFields,
@@ -376,6 +401,9 @@ export default defineSchema({
     shard: v.number(),
     pending: v.number(),
     running: v.number(),
+    // how long the lane's runs that returned a result ran, recent ones weighing most (lib/runTimes.ts): an
+    // instance's default deadline is 3 × its p95
+    runMs: v.optional(v.array(v.number())),
   })
     .index("by_lane_shard", ["laneId", "shard"])
     .index("by_org", ["orgId"]),
@@ -658,31 +686,34 @@ export default defineSchema({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
     day: v.number(),
-    cpuMs: v.number(),
-    wallMs: v.number(),
-    jobs: v.number(),
-    failed: v.number(),
-    // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
-    canceledAtQuorum: v.optional(v.number()),
-    // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
-    energyJ: v.optional(v.number()),
+    ...creditFigures,
   })
     .index("by_worker_day", ["workerId", "day"])
     .index("by_org_day", ["orgId", "day"])
     .index("by_day", ["day"]),
 
+  /**
+   * The same credit summed per worker and week (`week`: the UTC day of its Monday), by CPU time: the week's
+   * leaderboard reads its top rows (lib/creditWeeks.ts).
+   */
+  creditWeeks: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    week: v.number(),
+    ...creditFigures,
+  })
+    .index("by_worker_week", ["workerId", "week"])
+    .index("by_org_week_cpu", ["orgId", "week", "cpuMs"])
+    .index("by_week", ["week"]),
+
   /** The same credit summed over all time, one row per worker (the all-time leaderboard, the workers page). */
   creditTotals: defineTable({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
-    cpuMs: v.number(),
-    wallMs: v.number(),
-    jobs: v.number(),
-    failed: v.number(),
-    // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
-    canceledAtQuorum: v.optional(v.number()),
-    // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
-    energyJ: v.optional(v.number()),
+    ...creditFigures,
+    // replicated results waiting for their job's quorum: their claimed CPU time and how many (lib/instanceCredit.ts)
+    pendingCpuMs: v.optional(v.number()),
+    pendingJobs: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"])
@@ -822,11 +853,21 @@ export default defineSchema({
     workerName: v.string(),
     machineId: v.string(),
     leaseId: v.string(),
-    status: v.union(v.literal("running"), v.literal("completed"), v.literal("failed"), v.literal("canceled")),
+    // released: given back without a result (workers:release, a revoke): no vote, its worker may start it again
+    status: v.union(v.literal("running"), v.literal("completed"), v.literal("failed"), v.literal("canceled"), v.literal("released")),
     startedAt: v.number(),
     endedAt: v.optional(v.number()),
     resultHash: v.optional(v.string()),
+    // the result's size; the value itself is in instanceResults (rows written before kept it here, as `result`)
+    resultBytes: v.optional(v.number()),
     result: v.optional(v.any()),
+    // failed: what its worker said (or why the server failed it), cut short
+    error: v.optional(v.string()),
+    // distinct "donor": the donor it counted for, so giving it back frees that donor again
+    donorKey: v.optional(v.string()),
+    // past this a replacement starts beside it (lib/instanceDeadline.ts); late: it passed it and runs on
+    deadlineAt: v.optional(v.number()),
+    late: v.optional(v.boolean()),
     valid: v.optional(v.boolean()),
     // alone: accepted unreplicated (adaptive trust)
     alone: v.optional(v.boolean()),
@@ -852,6 +893,19 @@ export default defineSchema({
     .index("by_lease", ["leaseId"])
     .index("by_worker_status", ["workerId", "status"]),
 
+  /**
+   * The distinct results of a replicated job's round, one row per result hash (its canonical value), beside the
+   * instances: an instance row stays small however large its result, so judging a round reads only hashes.
+   */
+  instanceResults: defineTable({
+    orgId: v.id("orgs"),
+    jobId: v.id("jobs"),
+    round: v.number(),
+    resultHash: v.string(),
+    value: v.any(),
+    bytes: v.number(),
+  }).index("by_job_hash", ["jobId", "round", "resultHash"]),
+
   /** Consecutive valid results per worker and job type (adaptive replication), with its totals. */
   trustStreaks: defineTable({
     orgId: v.id("orgs"),
@@ -863,6 +917,8 @@ export default defineSchema({
     lastInvalidAt: v.optional(v.number()),
   })
     .index("by_worker_type", ["workerId", "type"])
+    // a worker's least trusted job types first (the console's lowest streaks)
+    .index("by_worker_streak", ["workerId", "streak"])
     .index("by_org", ["orgId"]),
 
   /** Jobs claimed per UTC day by a worker whose quota is below full (read only for such workers). */

@@ -24,13 +24,13 @@ import { deleteRevokedWorker, revokedOfMachine } from "./lib/workerRows";
 const MAX_DAY = 193_000;
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
 import { addRunning, noteSlotState, runningCount } from "./lib/workerSlots";
-import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
+import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize, utf8Bytes } from "./lib/validate";
 import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
 import { inputsPage } from "./lib/inputs";
 import { showInstanceProgress } from "./lib/instanceProgress";
 import { completeReplica, failReplica, releaseReplica } from "./lib/validationComplete";
 import { noteClaimed, quotaLeft, trustOf } from "./lib/validationTrust";
-import { pendingCreditOf, settleCanceled } from "./lib/instances";
+import { pendingCreditOf, settleCanceled } from "./lib/instanceCredit";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
 
@@ -72,6 +72,8 @@ export const enroll = mutation({
       keyPrefix: displayPrefix(apiKey),
       revoked: false,
       ...(facts ? { facts } : {}),
+      ...(enrollment.donor !== undefined ? { donor: enrollment.donor } : {}),
+      ...(enrollment.maxCores !== undefined ? { maxCores: enrollment.maxCores } : {}),
     });
     await ctx.db.insert("presence", { orgId: enrollment.orgId, workerId, lastSeenAt: now });
     // The same machine joining again replaces its revoked workers (it left, or was revoked) and keeps their credit.
@@ -262,8 +264,9 @@ export const output = mutation({
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const { job, instance: running } = await leasedWork(ctx, worker, args.leaseId);
-    if (args.chunk.length > LIMITS.outputChunkChars) {
-      reject("too_large", `An output chunk may hold at most ${LIMITS.outputChunkChars} characters`);
+    // bytes, not characters: 8 KiB of CJK text or emoji is a third or a quarter as many characters
+    if (args.chunk.length > LIMITS.outputChunkBytes || utf8Bytes(args.chunk) > LIMITS.outputChunkBytes) {
+      reject("too_large", `An output chunk may hold at most ${LIMITS.outputChunkBytes} bytes of UTF-8`);
     }
     if (args.chunk.length === 0) return { seq: null };
     const last = await ctx.db
@@ -364,7 +367,8 @@ export const fail = mutation({
       if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), undefined, maxBytes);
       return { status: "canceled" as const, availableAt: undefined };
     }
-    if (instance) await failReplica(ctx, job, instance, error, args.retryable ?? true, worker._id);
+    // an instance's failure is one error result of its round, retryable or not (lib/validationComplete.ts)
+    if (instance) await failReplica(ctx, job, instance, error, worker._id);
     else {
       await creditAttempt(ctx, job, worker, cpuMs, "failed");
       await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);

@@ -16,18 +16,24 @@ import { checkCapabilityGrants, checkIntegerInRange, checkText } from "./validat
  * records who made it (`createdBy`: the operator key or managing worker of the console call; none from admin:*).
  */
 
-export type EnrollmentSpec = { capabilities: string[]; maxConcurrentJobs?: number; ttlMs?: number; canManage?: boolean };
+export type EnrollmentSpec = { capabilities: string[]; maxConcurrentJobs?: number; ttlMs?: number; canManage?: boolean; donor?: string; maxCores?: number };
 
 /** The key whose call made a key: an operator key or a managing worker (lib/keyCreators.ts). */
 export type Minter = Id<"operatorKeys"> | Id<"workers">;
 
 const stamp = (createdBy: Minter | undefined) => (createdBy ? { createdBy } : {});
 
-/** A one-time enrollment token; the token itself is returned once and only its hash is kept. */
+/**
+ * A one-time enrollment token; the token itself is returned once and only its hash is kept. `donor`: who the
+ * machine belongs to (its worker inherits it; replicated jobs with `distinct: "donor"` never give two instances to
+ * one donor); blank is none. `maxCores`: the most cores its worker's credit counts (default 256).
+ */
 export async function createEnrollmentToken(ctx: MutationCtx, orgId: Id<"orgs">, spec: EnrollmentSpec, createdBy?: Minter) {
   const capabilities = checkCapabilityGrants(spec.capabilities);
   const maxConcurrentJobs = checkIntegerInRange(spec.maxConcurrentJobs ?? 1, "maxConcurrentJobs", 1, LIMITS.maxConcurrentJobs);
   const ttlMs = checkIntegerInRange(spec.ttlMs ?? LIMITS.defaultEnrollmentTtlMs, "ttlMs", 1, 365 * 24 * 3600 * 1000);
+  const donor = spec.donor === undefined || spec.donor.trim() === "" ? undefined : checkText(spec.donor.trim(), "donor", LIMITS.nameChars);
+  const maxCores = spec.maxCores === undefined ? undefined : checkIntegerInRange(spec.maxCores, "maxCores", 1, LIMITS.maxCoresGranted);
   const token = newSecret("fh_e_");
   const enrollmentId = await ctx.db.insert("enrollments", {
     orgId,
@@ -37,6 +43,8 @@ export async function createEnrollmentToken(ctx: MutationCtx, orgId: Id<"orgs">,
     maxConcurrentJobs,
     canManage: spec.canManage ?? false,
     expiresAt: Date.now() + ttlMs,
+    ...(donor !== undefined ? { donor } : {}),
+    ...(maxCores !== undefined ? { maxCores } : {}),
     ...stamp(createdBy),
   });
   return { token, enrollmentId };

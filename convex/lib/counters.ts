@@ -5,6 +5,7 @@ import { kickSummary } from "./kick";
 import { foldMetrics, rowsTouched } from "./metrics/fold";
 import { addHistograms, bucketOf, emptyHistogram, isCurrentLayout } from "./metrics/histogram";
 import type { JobMove } from "./metrics/moves";
+import { addRun } from "./runTimes";
 
 /**
  * Counters without hot documents. A transition never reads a counter: it only inserts a small
@@ -59,11 +60,14 @@ export async function createLaneShards(ctx: MutationCtx, orgId: Id<"orgs">, lane
   await ctx.db.insert("laneShards", { orgId, laneId, shard: 0, pending: 0, running: 0 });
 }
 
-/** Change a lane's pending/running counts (and tell the metrics what moved with it). */
+/**
+ * Change a lane's pending/running counts (and tell the metrics what moved with it); `runMs`: a run of it returned a
+ * result after that long (lib/runTimes.ts).
+ */
 export async function bumpLane(
   ctx: MutationCtx,
   job: Pick<Doc<"jobs">, "orgId" | "laneId">,
-  delta: { pending?: number; running?: number } & MetricsPart,
+  delta: { pending?: number; running?: number; runMs?: number } & MetricsPart,
 ) {
   await addDelta(ctx, job.orgId, { laneId: job.laneId, ...delta });
 }
@@ -126,7 +130,7 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
     new ByteBudget(FOLD_BYTES),
   );
   const deltas = withinRows(read.rows);
-  const lanes = new Map<Id<"lanes">, { pending: number; running: number }>();
+  const lanes = new Map<Id<"lanes">, { pending: number; running: number; runs?: number[] }>();
   const org = { succeeded: 0, canceled: 0, dead: 0 };
   const minutes = new Map<number, { finished: number; failed: number; waits?: number[] }>();
   const energy = new Map<string, { energyJ: number; reports: number }>();
@@ -149,6 +153,7 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
       const t = lanes.get(d.laneId) ?? { pending: 0, running: 0 };
       t.pending += d.pending ?? 0;
       t.running += d.running ?? 0;
+      if (d.runMs !== undefined) t.runs = [...(t.runs ?? []), d.runMs];
       lanes.set(d.laneId, t);
     }
     org.succeeded += d.succeeded ?? 0;
@@ -168,8 +173,9 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
       .query("laneShards")
       .withIndex("by_lane_shard", (q) => q.eq("laneId", laneId).eq("shard", 0))
       .unique();
-    if (row) await ctx.db.patch(row._id, { pending: row.pending + t.pending, running: row.running + t.running });
-    else await ctx.db.insert("laneShards", { orgId, laneId, shard: 0, ...t });
+    const runMs = t.runs ? { runMs: t.runs.reduce<number[] | undefined>((h, ms) => addRun(h, ms), row?.runMs) } : {};
+    if (row) await ctx.db.patch(row._id, { pending: row.pending + t.pending, running: row.running + t.running, ...runMs });
+    else await ctx.db.insert("laneShards", { orgId, laneId, shard: 0, pending: t.pending, running: t.running, ...runMs });
   }
   if (org.succeeded || org.canceled || org.dead) {
     const row = await ctx.db

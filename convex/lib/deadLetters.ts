@@ -86,7 +86,7 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = 
 }
 
 /**
- * Delete a finished job with its output, events, instances, bodies and checkpoint. Deletes at most PURGE_ROWS_PER_CALL
+ * Delete a finished job with its output, events, instances, kept instance results, bodies and checkpoint. Deletes at most PURGE_ROWS_PER_CALL
  * child rows and TX_BUDGET.purgeBytes of them per call (`bytes` may be shared by several jobs of one
  * transaction); returns false when the job still has rows left (call again), true once the job itself is gone.
  */
@@ -121,11 +121,16 @@ export async function purgeJobWithin(
   for (const event of events.rows) await ctx.db.delete(event._id);
   budget -= events.rows.length;
   if (budget <= 0 || events.cut || bytes.exhausted) return null;
-  // a replicated job's instances, each of which may keep a result of up to 256 KiB
+  // a replicated job's instances (a row of an older shape may keep its result), then its distinct results kept
+  // beside them (up to 256 KiB each)
   const instances = await takeWithinBudget(ctx.db.query("jobInstances").withIndex("by_job", (q) => q.eq("jobId", job._id)), budget, bytes);
   for (const row of instances.rows) await ctx.db.delete(row._id);
   budget -= instances.rows.length;
   if (budget <= 0 || instances.cut || bytes.exhausted) return null;
+  const results = await takeWithinBudget(ctx.db.query("instanceResults").withIndex("by_job_hash", (q) => q.eq("jobId", job._id)), budget, bytes);
+  for (const result of results.rows) await ctx.db.delete(result._id);
+  budget -= results.rows.length;
+  if (budget <= 0 || results.cut || bytes.exhausted) return null;
   bytes.spend(await deleteCheckpoint(ctx, job._id));
   bytes.spend(await deleteBodies(ctx, job._id));
   const delivery = await deliveryOf(ctx, job._id); // its webhook delivery, if any, goes with it

@@ -1,7 +1,8 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { bumpTypeEnergy } from "./counters";
-import { coresOf, creditTotalOf, utcDay } from "./credit";
+import { coresOf, creditTotalOf, utcDay, weekStartDay } from "./credit";
+import { addWeekEnergy } from "./creditWeeks";
 import { fail } from "./errors";
 
 /**
@@ -31,7 +32,7 @@ export function clampEnergy(energyJ: number, wallMs: number, cores: number): num
 }
 
 /**
- * Add an attempt's energy (clamped) to its worker's day and all-time rows and to its job type's total. `startedAt`:
+ * Add an attempt's energy (clamped) to its worker's day, week and all-time rows and to its job type's total. `startedAt`:
  * when the attempt (or the replicated job's instance) started. Nothing is written for no report or nothing used.
  */
 export async function recordEnergy(
@@ -54,6 +55,7 @@ export async function recordEnergy(
   const total = await creditTotalOf(ctx, worker._id);
   if (total) await ctx.db.patch(total._id, { energyJ: (total.energyJ ?? 0) + joules });
   else await ctx.db.insert("creditTotals", { orgId: worker.orgId, workerId: worker._id, ...NOTHING_CREDITED, energyJ: joules });
+  await addWeekEnergy(ctx, worker, weekStartDay(now), joules);
   await bumpTypeEnergy(ctx, worker.orgId, attempt.type, joules);
 }
 

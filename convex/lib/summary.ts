@@ -43,6 +43,7 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       ? [{ routingKey: row.routingKey, requirements: row.requirements, pending: row.pending }]
       : [];
   });
+  const credit = await weekCreditDays(ctx, orgId, now);
   return {
     orgId,
     refreshedAt: now,
@@ -65,7 +66,8 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     workerCounts: roster.counts,
     workerStates: states.workers,
     slotStates: states.slots,
-    creditDays: await weekCreditDays(ctx, orgId, now),
+    creditDays: credit.days,
+    ...(credit.complete ? {} : { creditDaysComplete: false }),
     throughput: minutes.filter((m) => m.finished > 0 || m.failed > 0).map(({ minuteStart, finished, failed }) => ({ minuteStart, finished, failed })),
     ...(queueWait ? { queueWait } : {}),
     unmeetable,

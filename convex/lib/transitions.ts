@@ -6,7 +6,8 @@ import { bumpFailed, bumpFinished, bumpLane, type FinishedStatus } from "./count
 import { recordEvent, type EventKind } from "./events";
 import { jitteredBackoffMs } from "./backoff";
 import { giveBackWant, leaveRunning, withdrawOffer } from "./inbox";
-import { cancelRunningInstances, denyPendingCredit } from "./instances";
+import { denyPendingCredit } from "./instanceCredit";
+import { cancelRunningInstances } from "./instances";
 import { kickForJobs, kickSummary } from "./kick";
 import { TIMING } from "./limits";
 import { moveOf, runMsOf } from "./metrics/moves";
@@ -62,7 +63,9 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
   }
   // a waiting job is in no lane's counts
   const counted = job.status === "waiting" ? null : countedAs(job);
-  if (counted) await bumpLane(ctx, job, { [counted]: -1 });
+  // a run that returned its result tells the lane how long its jobs run (lib/runTimes.ts)
+  const ran = status === "succeeded" && counted === "running" && job.startedAt !== undefined ? { runMs: now - job.startedAt } : {};
+  if (counted) await bumpLane(ctx, job, { [counted]: -1, ...ran });
   const patch: Partial<Doc<"jobs">> = { status, finishedAt: now, offerExpiresAt: undefined, ...LEASE_CLEARED };
   if (job.unmetParents !== undefined) patch.unmetParents = undefined;
   if (extra.code !== undefined) patch.errorCode = extra.code;

@@ -1,5 +1,8 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
+import { creditTotalOf } from "./credit";
+import { sum } from "./creditSums";
+import { weeksOf } from "./creditWeeks";
 
 /**
  * Deleting a revoked worker for good: when its machine joins again (workers:enroll with the same machineId
@@ -25,54 +28,60 @@ export async function deleteRevokedWorker(ctx: MutationCtx, worker: Doc<"workers
     ...(await ctx.db.query("inbox").withIndex("by_worker_kind", (q) => q.eq("workerId", workerId)).take(ROWS_PER_TABLE)),
   ];
   for (const row of beside) await ctx.db.delete(row._id);
-  const days = await ctx.db
-    .query("creditDays")
-    .withIndex("by_worker_day", (q) => q.eq("workerId", workerId))
-    .take(ROWS_PER_TABLE);
-  const total = await ctx.db
-    .query("creditTotals")
-    .withIndex("by_worker", (q) => q.eq("workerId", workerId))
-    .unique();
-  if (successor) {
-    for (const day of days) {
-      const theirs = await ctx.db
-        .query("creditDays")
-        .withIndex("by_worker_day", (q) => q.eq("workerId", successor).eq("day", day.day))
-        .unique();
-      if (theirs) {
-        await ctx.db.patch(theirs._id, sum(theirs, day));
-        await ctx.db.delete(day._id);
-      } else await ctx.db.patch(day._id, { workerId: successor });
-    }
-    if (total) {
-      const theirs = await ctx.db
-        .query("creditTotals")
-        .withIndex("by_worker", (q) => q.eq("workerId", successor))
-        .unique();
-      if (theirs) {
-        await ctx.db.patch(theirs._id, sum(theirs, total));
-        await ctx.db.delete(total._id);
-      } else await ctx.db.patch(total._id, { workerId: successor });
-    }
-  } else {
-    for (const day of days) await ctx.db.delete(day._id);
-    if (total) await ctx.db.delete(total._id);
-  }
-  const trust = [
-    ...(await ctx.db.query("trustStreaks").withIndex("by_worker_type", (q) => q.eq("workerId", workerId)).take(ROWS_PER_TABLE)),
-    ...(await ctx.db.query("quotaUse").withIndex("by_worker_day", (q) => q.eq("workerId", workerId)).take(ROWS_PER_TABLE)),
-  ];
-  for (const row of trust) await ctx.db.delete(row._id);
-  if (days.length === ROWS_PER_TABLE || trust.length >= ROWS_PER_TABLE) return false;
+  const creditDone = await moveCredit(ctx, workerId, successor);
+  const streaks = await ctx.db.query("trustStreaks").withIndex("by_worker_type", (q) => q.eq("workerId", workerId)).take(ROWS_PER_TABLE);
+  const quotaDays = await ctx.db.query("quotaUse").withIndex("by_worker_day", (q) => q.eq("workerId", workerId)).take(ROWS_PER_TABLE);
+  for (const row of [...streaks, ...quotaDays]) await ctx.db.delete(row._id);
+  if (!creditDone || streaks.length === ROWS_PER_TABLE || quotaDays.length === ROWS_PER_TABLE) return false;
   await ctx.db.delete(workerId);
   return true;
 }
 
-type Credit = { cpuMs: number; wallMs: number; jobs: number; failed: number; energyJ?: number };
+/**
+ * A deleted worker's credit rows (days, weeks, all time) go, or pass to its successor: added to the successor's
+ * row of the same day or week, or renamed. Returns false when days or weeks are left (ROWS_PER_TABLE each a call).
+ */
+async function moveCredit(ctx: MutationCtx, workerId: Id<"workers">, successor?: Id<"workers">): Promise<boolean> {
+  const days = await ctx.db
+    .query("creditDays")
+    .withIndex("by_worker_day", (q) => q.eq("workerId", workerId))
+    .take(ROWS_PER_TABLE);
+  for (const day of days) {
+    const theirs = successor
+      ? await ctx.db
+          .query("creditDays")
+          .withIndex("by_worker_day", (q) => q.eq("workerId", successor).eq("day", day.day))
+          .unique()
+      : null;
+    await passOn(ctx, day, theirs, successor);
+  }
+  const weeks = await weeksOf(ctx, workerId, ROWS_PER_TABLE);
+  for (const week of weeks) {
+    const theirs = successor
+      ? await ctx.db
+          .query("creditWeeks")
+          .withIndex("by_worker_week", (q) => q.eq("workerId", successor).eq("week", week.week))
+          .unique()
+      : null;
+    await passOn(ctx, week, theirs, successor);
+  }
+  const total = await creditTotalOf(ctx, workerId);
+  if (total) {
+    // its pending sum is its own results' (denied when judged, the worker revoked): it passes to no one
+    if (total.pendingCpuMs !== undefined || total.pendingJobs !== undefined) await ctx.db.patch(total._id, { pendingCpuMs: undefined, pendingJobs: undefined });
+    await passOn(ctx, total, successor ? await creditTotalOf(ctx, successor) : null, successor);
+  }
+  return days.length < ROWS_PER_TABLE && weeks.length < ROWS_PER_TABLE;
+}
 
-function sum(a: Credit, b: Credit): Credit {
-  const energyJ = (a.energyJ ?? 0) + (b.energyJ ?? 0);
-  return { cpuMs: a.cpuMs + b.cpuMs, wallMs: a.wallMs + b.wallMs, jobs: a.jobs + b.jobs, failed: a.failed + b.failed, ...(energyJ ? { energyJ } : {}) };
+type CreditRow = Doc<"creditDays"> | Doc<"creditWeeks"> | Doc<"creditTotals">;
+
+async function passOn<R extends CreditRow>(ctx: MutationCtx, row: R, theirs: R | null, successor: Id<"workers"> | undefined) {
+  if (!successor) return await ctx.db.delete(row._id);
+  if (theirs) {
+    await ctx.db.patch(theirs._id, sum(theirs, row));
+    await ctx.db.delete(row._id);
+  } else await ctx.db.patch(row._id, { workerId: successor });
 }
 
 /** Revoked workers of this machine that a new enrollment replaces (at most a few: each enrollment replaces them). */

@@ -84,7 +84,7 @@ export class ConsoleSession {
   revokeOperatorKey = (operatorKeyId: string) => this.connection.run(api.consoleAccess.revokeOperatorKey, { operatorKeyId });
   /** What revoking this operator key or worker also revokes (asked before the revoke). */
   minted = (keyId: string) => this.connection.query(api.consoleAccess.minted, { keyId });
-  createEnrollment = (spec: { capabilities: string[]; maxConcurrentJobs: number; ttlMs: number; canManage: boolean }) =>
+  createEnrollment = (spec: { capabilities: string[]; maxConcurrentJobs: number; ttlMs: number; canManage: boolean; donor?: string }) =>
     this.connection.run(api.consoleAccess.createEnrollment, spec);
   createClientKey = (name: string, canPublish: boolean) => this.connection.run(api.consoleAccess.createClientKey, { name, canPublish });
   createOperatorKey = (name: string) => this.connection.run(api.consoleAccess.createOperatorKey, { name });

@@ -100,9 +100,9 @@ export type ConsoleJobPage = ConsoleJobRow & {
 };
 
 export type ConsoleValidation = {
-  state: "single" | "validating" | "valid" | "no_quorum";
+  state: "single" | "validating" | "valid" | "no_quorum" | "too_many_errors";
   quorum: number;
-  instances: Array<{ workerName: string; status: string; resultHash?: string; valid?: boolean; credit?: string; creditNote?: string }>;
+  instances: Array<{ workerName: string; status: string; late?: boolean; resultHash?: string; error?: string; valid?: boolean; credit?: string; creditNote?: string }>;
 };
 
 /** A row of console:workers */
@@ -158,6 +158,7 @@ export type ConsoleAccess = {
     capabilities: string[];
     maxConcurrentJobs: number;
     canManage: boolean;
+    donor: string | null;
     expiresAt: number;
   }>;
   clientKeys: Array<{ clientKeyId: string; name: string; keyPrefix: string; revoked: boolean; canPublish: boolean }>;
@@ -292,7 +293,8 @@ export type ConsoleRequest =
   /** Retry or cancel every job the Jobs page's filter selects (asks for a confirmation first). */
   | { type: "bulk"; action: "retry" | "cancel" }
   | { type: "purgeDead" }
-  | { type: "createToken"; capabilities: string[]; slots: number; ttlHours: number; canManage: boolean }
+  /** `donor`: who the machine belongs to (none when not given). */
+  | { type: "createToken"; capabilities: string[]; slots: number; ttlHours: number; canManage: boolean; donor?: string }
   | { type: "createClientKey"; name: string; canPublish: boolean }
   | { type: "createOperatorKey"; name: string }
   | { type: "revokeOperatorKey"; operatorKeyId: string }
@@ -329,7 +331,7 @@ const FIELDS: Record<ConsoleRequest["type"], readonly string[]> = {
   revokeClientKey: ["clientKeyId"],
   bulk: ["action"],
   purgeDead: [],
-  createToken: ["capabilities", "slots", "ttlHours", "canManage"],
+  createToken: ["capabilities", "slots", "ttlHours", "canManage", "donor"],
   createClientKey: ["name", "canPublish"],
   createOperatorKey: ["name"],
   revokeOperatorKey: ["operatorKeyId"],
@@ -343,6 +345,13 @@ const NAME_CHARS = 100;
 
 function isName(value: unknown): value is string {
   return typeof value === "string" && value.trim().length > 0 && value.length <= NAME_CHARS;
+}
+
+/** An enrollment's donor label, as the farm takes it (it refuses more than 128 characters). */
+const DONOR_CHARS = 128;
+
+function isDonor(value: unknown): value is string {
+  return typeof value === "string" && value.trim().length > 0 && value.length <= DONOR_CHARS;
 }
 
 function isId(value: unknown): value is string {
@@ -391,14 +400,16 @@ export function parseConsoleRequest(raw: unknown): Parsed {
     case "purgeDead":
       return { ok: true, request: { type: "purgeDead" } };
     case "createToken": {
-      const { capabilities, slots, ttlHours, canManage } = rest;
+      const { capabilities, slots, ttlHours, canManage, donor } = rest;
       if (!Array.isArray(capabilities) || capabilities.length > LIMITS.capabilitiesPerWorker || !capabilities.every((c) => typeof c === "string" && isCapabilityGrant(c))) {
         return bad("needs capabilities matching [a-z0-9:._-], optionally ending in *");
       }
       if (!Number.isInteger(slots) || (slots as number) < 1 || (slots as number) > 32) return bad("needs slots from 1 to 32");
       if (!Number.isInteger(ttlHours) || (ttlHours as number) < 1 || (ttlHours as number) > 24 * 365) return bad("needs ttlHours from 1 to 8760");
       if (typeof canManage !== "boolean") return bad("needs canManage true or false");
-      return { ok: true, request: { type: "createToken", capabilities: capabilities as string[], slots: slots as number, ttlHours: ttlHours as number, canManage } };
+      if (donor !== undefined && !isDonor(donor)) return bad(`needs a donor of 1 to ${DONOR_CHARS} characters, or none`);
+      const request = { type: "createToken" as const, capabilities: capabilities as string[], slots: slots as number, ttlHours: ttlHours as number, canManage };
+      return { ok: true, request: donor === undefined ? request : { ...request, donor } };
     }
     case "createClientKey":
       if (!isName(rest.name)) return bad(`needs a name of 1 to ${NAME_CHARS} characters`);

@@ -8,7 +8,7 @@ import { api } from "../../convex/_generated/api";
 import { jsonBytes, LIMITS } from "../../convex/contract";
 import { JobFailedError, failureOf, isFinal } from "./outcome";
 import { FarmhandSchedules } from "./schedules";
-import type { Transport } from "./transport";
+import { typed, type Transport, type TypedTransport } from "./transport";
 
 export type { Transport } from "./transport";
 
@@ -42,7 +42,7 @@ export type ResultOptions = { signal?: AbortSignal; timeoutMs?: number };
 export type MapOptions = { spec?: Omit<JobSpec, "type" | "payload">; window?: number; signal?: AbortSignal };
 
 export class FarmhandClient {
-  private readonly client: Transport;
+  private readonly client: TypedTransport;
   private readonly clientKey: string;
   private readonly owned: boolean;
   /** Schedules: create, list, pause, resume, remove (by name). */
@@ -52,7 +52,7 @@ export class FarmhandClient {
     if (!options || typeof options.clientKey !== "string" || !options.clientKey) throw new TypeError("FarmhandClient needs a clientKey (fh_c_…)");
     this.clientKey = options.clientKey;
     if ("client" in options) {
-      this.client = options.client;
+      this.client = typed(options.client);
       this.owned = false;
     } else {
       if (typeof options.url !== "string" || !/^https?:\/\//.test(options.url)) throw new TypeError("FarmhandClient needs the deployment's url (https://…convex.cloud)");

@@ -96,6 +96,7 @@ export async function performConsoleAction(session: ConsoleSession, request: Con
         maxConcurrentJobs: request.slots,
         ttlMs: request.ttlHours * 3_600_000,
         canManage: request.canManage,
+        ...(request.donor !== undefined ? { donor: request.donor.trim() } : {}),
       });
       return { secret: token, kind: "enrollment" };
     }

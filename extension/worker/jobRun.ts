@@ -21,7 +21,7 @@ export type JobRunOptions = {
   /** How long an aborted handler gets to wind down before the engine moves on. */
   graceMs: number;
   maxResultBytes: number;
-  maxChunkChars: number;
+  maxChunkBytes: number;
   outputFlushMs: number;
   /** A job frozen longer than this is given back to the queue. */
   suspendLimitMs: number;
@@ -95,7 +95,7 @@ export class JobRun {
       goOn: () => this.phase.kind === "running" || this.abortReason === "timeout",
     });
     this.batcher = new OutputBatcher((chunk) => client.output({ leaseId: job.leaseId, chunk }).then(() => undefined), {
-      maxChunkChars: options.maxChunkChars,
+      maxChunkBytes: options.maxChunkBytes,
       flushDelayMs: options.outputFlushMs,
       onError: (e) => this.onWriteError(e, "output"),
     });

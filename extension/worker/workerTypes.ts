@@ -103,7 +103,7 @@ export function jobRunOptions(options: Partial<JobRunOptions>): JobRunOptions {
     jobTimeoutMs: options.jobTimeoutMs ?? 30 * 60_000,
     graceMs: options.graceMs ?? 5_000,
     maxResultBytes: options.maxResultBytes ?? LIMITS.resultBytes,
-    maxChunkChars: options.maxChunkChars ?? LIMITS.outputChunkChars,
+    maxChunkBytes: options.maxChunkBytes ?? LIMITS.outputChunkBytes,
     outputFlushMs: options.outputFlushMs ?? 200,
     suspendLimitMs: options.suspendLimitMs ?? DEFAULT_SUSPEND_LIMIT_MS,
     checkpointEveryMs: options.checkpointEveryMs ?? 5_000,

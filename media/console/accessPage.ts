@@ -27,12 +27,13 @@ export function accessPage(content: HTMLElement, { access }: ConsoleState, parts
     el("h2", "Enrollment tokens"),
     scrolling(
       table(
-        ["Token", "State", "Capabilities", "Slots", "May manage", "Expires", ""],
+        ["Token", "State", "Donor", "Capabilities", "Slots", "May manage", "Expires", ""],
         access.enrollments.map((e) => {
           const state = tokenStateAt(e, now);
           return [
             `${e.tokenPrefix}…`,
             state,
+            e.donor ?? "",
             e.capabilities.join(", "),
             String(e.maxConcurrentJobs),
             e.canManage ? "yes" : "no",
@@ -42,7 +43,7 @@ export function accessPage(content: HTMLElement, { access }: ConsoleState, parts
           ];
         }),
         { id: "enrollments" },
-        ["14%", "9%", "25%", "7%", "11%", "20%", "112px"],
+        ["13%", "8%", "12%", "20%", "6%", "10%", "18%", "112px"],
       ),
       "wide",
     ),
@@ -92,9 +93,11 @@ function tokenForm(): HTMLFormElement {
   const caps = el("vscode-textfield", undefined, { id: "token-capabilities", placeholder: "demo.echo, ollama:*", "aria-label": "Capabilities" });
   const slots = el("vscode-textfield", undefined, { id: "token-slots", type: "number", min: "1", max: "32", value: "1", "aria-label": "Slots" });
   const ttl = el("vscode-textfield", undefined, { id: "token-ttl", type: "number", min: "1", max: "8760", value: "24", "aria-label": "Valid for hours" });
+  const donor = el("vscode-textfield", undefined, { id: "token-donor", placeholder: "alice", maxlength: "128", "aria-label": "Donor" });
   const manage = el("vscode-checkbox", undefined, { id: "token-manage", label: "May manage the farm" });
   form.append(
     field("Capabilities", caps),
+    field("Donor (who owns the machine)", donor),
     field("Slots", slots),
     field("Valid for (hours)", ttl),
     manage,
@@ -103,7 +106,8 @@ function tokenForm(): HTMLFormElement {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const capabilities = caps.value.split(",").map((c) => c.trim()).filter((c) => c.length > 0);
-    post({ type: "createToken", capabilities, slots: Number(slots.value), ttlHours: Number(ttl.value), canManage: manage.checked });
+    const owner = donor.value.trim();
+    post({ type: "createToken", capabilities, slots: Number(slots.value), ttlHours: Number(ttl.value), canManage: manage.checked, ...(owner ? { donor: owner } : {}) });
   });
   return form;
 }

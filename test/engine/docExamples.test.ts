@@ -30,6 +30,9 @@ const NOT_RUN_HERE: Record<string, string> = {
   "node dist/cli.js": "the CLI (test/engine/cli.test.ts, test/unit/cli)",
   "FARMHAND_KEY=": "the CLI (test/engine/cli.test.ts, test/unit/cli)",
   "farmhand ": "the farmhand command (test/engine/pipelines.test.ts, test/engine/scheduleCli.test.ts)",
+  "npm pack": "the npm package (test/engine/sdkPackage.test.ts)",
+  "npm install ./farmhand-": "the npm package (test/engine/sdkPackage.test.ts)",
+  "npx farmhand": "the npm package (test/engine/sdkPackage.test.ts)",
 };
 
 type Block = { doc: string; line: number; lang: string; text: string };

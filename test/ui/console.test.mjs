@@ -396,16 +396,17 @@ describe("the operator's console", function () {
     await assertText(frame.locator("#workers"), (text) => !/test-worker-1/.test(text) && /\(this machine\)/.test(text));
   });
 
-  it("Access: creates an enrollment token, shown once with a copy button; lists tokens and keys", async () => {
+  it("Access: creates an enrollment token (with a donor label), shown once with a copy button; lists tokens and keys", async () => {
     await tab("access").click();
     await frame.locator("#token-capabilities input").fill("demo.echo, ollama:*");
+    await frame.locator("#token-donor input").fill("alice");
     await frame.locator("#token-slots input").fill("3");
     await frame.getByRole("button", { name: "Create Enrollment Token" }).click();
     const token = frame.locator("#secret-enrollment-value input");
     await token.waitFor({ timeout: UI_TIMEOUT });
     assert.match(await token.inputValue(), /^fh_e_[A-Za-z0-9_-]{43}$/);
     await frame.locator("#secret-enrollment-copy").waitFor({ timeout: UI_TIMEOUT });
-    await assertText(frame.locator("#enrollments vscode-table-row").first(), /open\s*demo\.echo, ollama:\*\s*3/);
+    await assertText(frame.locator("#enrollments vscode-table-row").first(), /open\s*alice\s*demo\.echo, ollama:\*\s*3/);
     await assertText(frame.locator("#client-keys"), /test client/);
     // a client key, shown once; it submits jobs
     await frame.locator("#client-key-name input").fill("nightly builds");
@@ -434,10 +435,10 @@ describe("the operator's console", function () {
     await newest.locator("vscode-button", { hasText: "Revoke…" }).click();
     await assertText(dialog, /Revoke the enrollment token fh_e_\S*…\?/);
     await dialog.getByRole("button", { name: "Keep It" }).click();
-    await assertText(newest, /open\s*demo\.echo/);
+    await assertText(newest, /open\s*alice\s*demo\.echo/);
     await newest.locator("vscode-button", { hasText: "Revoke…" }).click();
     await dialog.getByRole("button", { name: "Revoke Token" }).click();
-    await assertText(newest, /revoked\s*demo\.echo, ollama:\*\s*3/);
+    await assertText(newest, /revoked\s*alice\s*demo\.echo, ollama:\*\s*3/);
     await assertText(frame.locator("#notice"), /Enrollment token revoked\./);
     // The farm's client key (the last thing this suite does with it).
     const key = frame.locator("#client-keys vscode-table-row").filter({ hasText: "test client" }).first();

@@ -272,7 +272,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:output",
     kind: "mutation",
     ref: api.workers.output,
-    fields: { apiKey: workerKey, leaseId, chunk: text(LIMITS.outputChunkChars, { allowEmpty: true }) },
+    fields: { apiKey: workerKey, leaseId, chunk: text(LIMITS.outputChunkBytes, { allowEmpty: true }) },
     valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, chunk: "line\n" }),
   },
   {
@@ -396,8 +396,10 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
       maxConcurrentJobs: integer(1, LIMITS.maxConcurrentJobs),
       ttlMs: integer(1, 365 * 24 * 3600 * 1000),
       canManage: boolean,
+      donor: text(LIMITS.nameChars, { allowEmpty: true, optional: true }),
+      maxCores: integer(1, LIMITS.maxCoresGranted),
     },
-    valid: (w) => ({ apiKey: w.a.manager.apiKey, capabilities: WORKER_CAPS, maxConcurrentJobs: 2, ttlMs: 60_000 }),
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, capabilities: WORKER_CAPS, maxConcurrentJobs: 2, ttlMs: 60_000, donor: "alice", maxCores: 8 }),
   },
   {
     name: "consoleAccess:revokeEnrollment",

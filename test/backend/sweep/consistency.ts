@@ -67,7 +67,7 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     readAll(t, "workerSlots"),
     readAll(t, "counterDeltas"),
   ]);
-  const instances = await readAll(t, "jobInstances");
+  const [instances, instanceResults, creditTotals] = await Promise.all([readAll(t, "jobInstances"), readAll(t, "instanceResults"), readAll(t, "creditTotals")]);
   const appVersions = await readAll(t, "appVersions");
   // a worker runs its jobs and its instances of replicated jobs (each under a lease of its own)
   const runningInstances = instances.filter((r) => r.status === "running");
@@ -289,7 +289,8 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     if (other) problems.push(`${other} and instance ${row._id} share lease ${row.leaseId}`);
     leaseIds.set(row.leaseId, `instance ${row._id}`);
   }
-  problems.push(...checkInstances(jobs, instances));
+  problems.push(...checkInstances(jobs, instances, instanceResults));
+  problems.push(...checkPendingCredit(instances, creditTotals));
   problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions }));
   problems.push(...checkParentRefs(jobs, await readAll(t, "parentRefs")));
   const settlements = await readAll(t, "settlements");
@@ -443,11 +444,12 @@ function batchSums(batches: Doc<"batches">[], problems: string[]) {
 /**
  * Replicated jobs (lib/instances.ts): instances belong to a live job of their org; a running replicated job has
  * running instances (side by side, each under its own lease) and a finished one none; the round's started
- * count is its number of instances; the workers and machines a job excludes are its instances' that did not
- * fail; a valid job has `quorum` valid instances (or one accepted alone); credit is granted only to a valid
- * result (or to an instance canceled at quorum).
+ * count is its number of instances; the workers, machines (and, distinct by donor, donors) a job excludes are its
+ * instances' that were not given back (failed ones stay excluded); a valid job has `quorum` valid instances (or
+ * one accepted alone); credit is granted only to a valid result (or to an instance canceled at quorum); every
+ * result is kept once per distinct hash beside the instances.
  */
-function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): string[] {
+function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[], results: Doc<"instanceResults">[]): string[] {
   const problems: string[] = [];
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
   for (const row of instances) {
@@ -457,6 +459,12 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
     else if (!job.validation) problems.push(`instance ${row._id} of job ${job._id}, which is not replicated`);
     if (row.credit === "granted" && row.valid !== true && !(row.status === "canceled" && row.atQuorum)) problems.push(`instance ${row._id} was credited without a valid result`);
     if (row.status === "completed" && row.resultHash === undefined) problems.push(`completed instance ${row._id} has no result hash`);
+    const kept = results.filter((r) => r.jobId === row.jobId && r.round === row.round && r.resultHash === row.resultHash);
+    if (row.status === "completed" && row.result === undefined && kept.length !== 1) problems.push(`completed instance ${row._id} has ${kept.length} kept results of its hash`);
+    if (row.status === "failed" && row.error === undefined) problems.push(`failed instance ${row._id} says no error`);
+  }
+  for (const r of results) {
+    if (!instances.some((i) => i.jobId === r.jobId && i.round === r.round && i.resultHash === r.resultHash)) problems.push(`kept result ${r._id} of no instance`);
   }
   for (const job of jobs) {
     const rules = job.validation;
@@ -468,10 +476,12 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
     // delayed (a failed instance's retry backoff), its other instances run on
     if (rules.started !== round.length) problems.push(`replicated job ${job._id} counts ${rules.started} instances, really ${round.length}`);
     // the workers and machines it is never offered to again: those running an instance or that ran one to its end, each once
-    const live = round.filter((r) => r.status !== "failed");
+    const live = round.filter((r) => r.status !== "released");
     const sameSet = (a: string[], b: string[]) => a.length === b.length && new Set(a).size === a.length && a.every((x) => b.includes(x));
     if (!sameSet(rules.machines, live.map((r) => r.machineId))) problems.push(`replicated job ${job._id} excludes machines ${rules.machines.join(",")}, its live instances ran on ${live.map((r) => r.machineId).join(",")}`);
     if (!sameSet(rules.workers, live.map((r) => r.workerId))) problems.push(`replicated job ${job._id} excludes other workers than its live instances'`);
+    if (rules.distinct === "donor" && !sameSet(rules.donors ?? [], live.map((r) => r.donorKey ?? ""))) problems.push(`replicated job ${job._id} excludes donors ${(rules.donors ?? []).join(",")}, its live instances' are ${live.map((r) => r.donorKey).join(",")}`);
+    if (rules.distinct !== "donor" && (rules.donors !== undefined || live.some((r) => r.donorKey !== undefined))) problems.push(`replicated job ${job._id} records donors without distinct "donor"`);
     if (rules.outcome === "valid") {
       const valid = round.filter((r) => r.valid === true);
       if (job.status !== "succeeded") problems.push(`replicated job ${job._id} is valid but ${job.status}`);
@@ -479,7 +489,29 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
     }
     // the instance whose progress the job shows is one of its running instances
     if (job.progressInstance !== undefined && !round.some((r) => r._id === job.progressInstance && r.status === "running")) problems.push(`replicated job ${job._id} shows the progress of an instance that is not running`);
-    if (rules.outcome === "no_quorum" && job.status !== "dead") problems.push(`replicated job ${job._id} has no quorum but is ${job.status}`);
+    if ((rules.outcome === "no_quorum" || rules.outcome === "too_many_errors") && job.status !== "dead") problems.push(`replicated job ${job._id} ended ${rules.outcome} but is ${job.status}`);
+  }
+  return problems;
+}
+
+/** Each worker's pending credit sum (on its credit total) is the sum of its results waiting for their quorum. */
+function checkPendingCredit(instances: Doc<"jobInstances">[], totals: Doc<"creditTotals">[]): string[] {
+  const problems: string[] = [];
+  const pending = new Map<string, { cpuMs: number; jobs: number }>();
+  for (const row of instances) {
+    if (row.credit !== "pending") continue;
+    const sum = pending.get(row.workerId) ?? { cpuMs: 0, jobs: 0 };
+    sum.cpuMs += row.creditCpuMs ?? 0;
+    sum.jobs++;
+    pending.set(row.workerId, sum);
+  }
+  const byWorker = new Map(totals.map((t) => [t.workerId as string, t]));
+  for (const [workerId, sum] of pending) {
+    const total = byWorker.get(workerId);
+    if (total?.pendingCpuMs !== sum.cpuMs || total.pendingJobs !== sum.jobs) problems.push(`worker ${workerId} has ${sum.jobs} pending results of ${sum.cpuMs} ms; its total says ${total?.pendingJobs} of ${total?.pendingCpuMs}`);
+  }
+  for (const total of totals) {
+    if (!pending.has(total.workerId) && ((total.pendingJobs ?? 0) !== 0 || (total.pendingCpuMs ?? 0) !== 0)) problems.push(`worker ${total.workerId} has no pending results; its total says ${total.pendingJobs}`);
   }
   return problems;
 }

@@ -84,7 +84,7 @@ describe("the CPU package's energy counter (RAPL, through a fake sysfs root)", (
 });
 
 describe("a job's end carries its energy", () => {
-  const OPTIONS: JobRunOptions = { jobTimeoutMs: 5_000, graceMs: 50, maxResultBytes: 1_000, maxChunkChars: 8_000, outputFlushMs: 10, suspendLimitMs: 60_000 };
+  const OPTIONS: JobRunOptions = { jobTimeoutMs: 5_000, graceMs: 50, maxResultBytes: 1_000, maxChunkBytes: 8_000, outputFlushMs: 10, suspendLimitMs: 60_000 };
   const JOB = { jobId: "j1", leaseId: "l1", type: "test.job", payload: {}, attempt: 1, leaseMs: 60_000, leaseExpiresAt: Date.now() + 60_000 } as unknown as ClaimedJob;
   const callbacks = { onProgress: () => undefined, onOutput: () => undefined, onError: () => undefined, onKeyError: () => undefined };
 
