@@ -76,14 +76,16 @@ http.route({
     const traced = (job: Record<string, unknown>) => (traceparent === undefined || "traceparent" in job ? job : { ...job, traceparent });
     const fields = body as Record<string, unknown>;
     if (Array.isArray(fields.jobs)) {
-      const unknown = Object.keys(fields).filter((name) => name !== "jobs");
+      const unknown = Object.keys(fields).filter((name) => name !== "jobs" && name !== "seal");
       if (unknown.length > 0) {
-        return errorResponse("invalid_argument", `A batch body holds only "jobs"; unknown field ${JSON.stringify(unknown[0])}`);
+        return errorResponse("invalid_argument", `A batch body holds only "jobs" and "seal"; unknown field ${JSON.stringify(unknown[0])}`);
       }
+      if (fields.seal !== undefined && typeof fields.seal !== "boolean") return errorResponse("invalid_argument", "seal must be true or false");
       const notObject = fields.jobs.findIndex((job) => typeof job !== "object" || job === null || Array.isArray(job));
       if (notObject >= 0) return errorResponse("invalid_argument", `jobs[${notObject}] must be a JSON object`);
+      const seal = fields.seal;
       const jobs = (fields.jobs as Array<Record<string, unknown>>).map(traced);
-      const jobIds = await ctx.runMutation(api.jobs.submitBatch, { clientKey, jobs: jobs as never });
+      const jobIds = await ctx.runMutation(api.jobs.submitBatch, { clientKey, jobs: jobs as never, ...(seal !== undefined ? { seal } : {}) });
       return json({ jobIds }, 201);
     }
     const jobId = await ctx.runMutation(api.jobs.submit, { ...(traced(fields) as Record<string, never>), clientKey } as never);

@@ -67,6 +67,13 @@ const creditFigures = {
 
 export const inboxKind = v.union(v.literal("offer"), v.literal("cancel"), v.literal("resync"));
 
+/**
+ * Who made a key (lib/keyCreators.ts): the operator key, or the managing worker, whose console call made it; none when
+ * an operator made it with `npx convex run admin:…`. A worker's is its enrollment token's. Revoking a key revokes the
+ * keys it made.
+ */
+export const createdBy = v.optional(v.union(v.id("operatorKeys"), v.id("workers")));
+
 export default defineSchema({
   orgs: defineTable({ name: v.string() }),
 
@@ -85,10 +92,12 @@ export default defineSchema({
     // who the machine belongs to (replicated jobs with distinct "donor"), and the cores its credit may count
     donor: v.optional(v.string()),
     maxCores: v.optional(v.number()),
+    createdBy,
   })
     .index("by_hash", ["tokenHash"])
     .index("by_org", ["orgId"])
-    .index("by_expires", ["expiresAt"]),
+    .index("by_expires", ["expiresAt"])
+    .index("by_created_by", ["createdBy", "usedAt", "revokedAt"]),
 
   workers: defineTable({
     orgId: v.id("orgs"),
@@ -113,11 +122,13 @@ export default defineSchema({
     // from its enrollment: who it belongs to (none: its own donor) and the cores its credit may count (none: 256)
     donor: v.optional(v.string()),
     maxCores: v.optional(v.number()),
+    createdBy,
   })
     .index("by_hash", ["keyHash"])
     .index("by_org", ["orgId"])
     .index("by_org_machine", ["orgId", "machineId"])
-    .index("by_revoked_at", ["revoked", "revokedAt"]),
+    .index("by_revoked_at", ["revoked", "revokedAt"])
+    .index("by_created_by", ["createdBy", "revoked"]),
 
   /** When each worker last called (presence calls, and other calls at most once a minute). */
   presence: defineTable({
@@ -294,9 +305,11 @@ export default defineSchema({
     revoked: v.boolean(),
     /** May publish and delete farm apps (optional: keys created before apps existed have none). */
     canPublish: v.optional(v.boolean()),
+    createdBy,
   })
     .index("by_hash", ["keyHash"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    .index("by_created_by", ["createdBy", "revoked"]),
 
   /** Operator keys (fh_o_…): the console and the CLI's operator commands; never a worker's or a job's. */
   operatorKeys: defineTable({
@@ -305,9 +318,11 @@ export default defineSchema({
     keyHash: v.string(),
     keyPrefix: v.string(),
     revoked: v.boolean(),
+    createdBy,
   })
     .index("by_hash", ["keyHash"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    .index("by_created_by", ["createdBy", "revoked"]),
 
   // Farm apps: one row per published version of an app (a WASI module in file storage). A deleted version's
   // row stays, without its module, so a job pinned to it can be failed with the reason.
@@ -720,10 +735,41 @@ export default defineSchema({
     firstFailed: v.optional(v.id("jobs")),
     // the results of its succeeded jobs, summed (an app child's inputs must fit its stdin)
     resultBytes: v.optional(v.number()),
+    // its succeeded jobs purged since (by retention or an operator): a child of the batch would miss their results
+    purged: v.optional(v.number()),
   }).index("by_org_batch", ["orgId", "batchId", "shard"]),
+
+  /**
+   * A batch submitted with `seal` (jobs:submitBatch, jobs:sealBatch; lib/batchSeals.ts): its children wait for the seal
+   * as well as for its jobs, and once `sealedAt` is set it takes no more jobs. A batch without a row is never sealed.
+   */
+  batchSeals: defineTable({
+    orgId: v.id("orgs"),
+    batchId: v.string(),
+    sealedAt: v.optional(v.number()),
+  }).index("by_org_batch", ["orgId", "batchId"]),
 
   /** A waiting job's unmet parent (a job or a batch): deleted once met, or when the child ends. */
   jobDependencies: defineTable({
+    orgId: v.id("orgs"),
+    childId: v.id("jobs"),
+    parentId: v.optional(v.id("jobs")),
+    batchId: v.optional(v.string()),
+    // the child's own batch, and where the wait leads on (lib/dependencyCycles.ts): "b:<batch>", or "j:<job>" for a
+    // parent that was waiting itself; none for a parent that was not (it waits on nothing). Absent on older rows.
+    childBatch: v.optional(v.string()),
+    via: v.optional(v.string()),
+  })
+    .index("by_parent", ["parentId"])
+    .index("by_org_batch", ["orgId", "batchId"])
+    .index("by_child", ["childId"])
+    .index("by_child_batch_via", ["orgId", "childBatch", "via"]),
+
+  /**
+   * A job's parents as it was submitted with them (lib/parentRefs.ts): a listed job or a batch, kept until the child
+   * ends (whether or not the parent was met), so retention and purge keep the results the child reads as its inputs.
+   */
+  parentRefs: defineTable({
     orgId: v.id("orgs"),
     childId: v.id("jobs"),
     parentId: v.optional(v.id("jobs")),
@@ -733,15 +779,45 @@ export default defineSchema({
     .index("by_org_batch", ["orgId", "batchId"])
     .index("by_child", ["childId"]),
 
-  /** schedules:create: a cron line that submits `job` at each tick (lib/schedules.ts). */
+  /**
+   * A parent's end whose children are settled in scheduled pages (lib/settlements.ts): one row while pages are left,
+   * so the watchdog re-arms a page that failed. `batchId`: the batch's edges (the batch ended or failed), else the
+   * job `parentId`'s.
+   */
+  settlements: defineTable({
+    orgId: v.id("orgs"),
+    parentId: v.id("jobs"),
+    ok: v.boolean(),
+    why: v.string(),
+    batchId: v.optional(v.string()),
+    // when its next page was scheduled, and the page chain's generation (a page of an older one does nothing)
+    armedAt: v.number(),
+    generation: v.number(),
+    // times the watchdog re-armed it: each halves its pages (a page too big for one transaction gets through)
+    stalls: v.optional(v.number()),
+  }).index("by_armed", ["armedAt"]),
+
+  /**
+   * schedules:create: a cron line that submits a job at each tick (lib/schedules.ts). The job spec lives beside it
+   * (scheduleBodies), so lists read small rows; `job` is only on rows written before that.
+   */
   schedules: defineTable({
     orgId: v.id("orgs"),
     name: v.string(),
     cron: v.string(),
     timezone: v.string(),
     overlap: v.union(v.literal("skip"), v.literal("allow")),
-    job: v.any(),
+    job: v.optional(v.any()),
+    // the job's type and its spec's size (Convex value bytes), so lists and the catch-up never read the spec
+    type: v.optional(v.string()),
+    jobBytes: v.optional(v.number()),
     paused: v.boolean(),
+    // why it was paused when the farm paused it (its client key was revoked); none when a user paused it
+    pausedReason: v.optional(v.string()),
+    // the last tick that could not submit its job, and why (cleared by the next tick that submits)
+    lastError: v.optional(v.string()),
+    lastErrorCode: v.optional(v.string()),
+    lastErrorAt: v.optional(v.number()),
     nextRunAt: v.optional(v.number()),
     // the pending tick; a tick of another id does nothing
     tick: v.optional(v.id("_scheduled_functions")),
@@ -752,7 +828,16 @@ export default defineSchema({
     createdAt: v.number(),
   })
     .index("by_org_name", ["orgId", "name"])
-    .index("by_next", ["paused", "nextRunAt"]),
+    .index("by_next", ["paused", "nextRunAt"])
+    .index("by_client", ["clientKeyId"]),
+
+  /** A schedule's job spec (its payload up to 256 KiB), one row beside the schedule, read only by its ticks. */
+  scheduleBodies: defineTable({
+    orgId: v.id("orgs"),
+    scheduleId: v.id("schedules"),
+    job: v.any(),
+    bytes: v.number(),
+  }).index("by_schedule", ["scheduleId"]),
   /**
    * One run of a replicated job (lib/instances.ts): who ran it, how it ended, the SHA-256 of its result's
    * canonical JSON (the result itself kept on the first instance of each distinct hash), whether it agreed

@@ -3,11 +3,13 @@ import { internalMutation, type MutationCtx } from "./_generated/server";
 import { TIMING } from "./lib/limits";
 import { noteMetrics } from "./lib/counters";
 import { cancelIfPending } from "./lib/scheduled";
+import { rearmSettlement } from "./lib/settlements";
 import { WEBHOOK, webhookTimeoutMs } from "./lib/webhooks";
 
 /**
  * The loops' watchdog, run every minute by a cron (convex/crons.ts). Each single-writer loop — an org's
- * dispatcher, an org's summariser, a bulk operation, a webhook delivery — marks itself armed with a time;
+ * dispatcher, an org's summariser, a bulk operation, a webhook delivery, a parent's dependency settlement — marks
+ * itself armed with a time;
  * a run that throws (or is lost) leaves that mark behind and, without this, nothing would ever schedule the
  * loop again. Any mark older than a few times the loop's expected run is re-armed under a new generation,
  * so a late run of the old one finds itself stale and writes nothing: two runs of one loop never both act.
@@ -29,6 +31,7 @@ export const check = internalMutation({
       summaries: await rearmSummaries(ctx, now),
       bulkOps: await rearmBulkOps(ctx, now),
       webhookDeliveries: await rearmDeliveries(ctx, now),
+      settlements: await rearmSettlements(ctx, now),
     };
     if (Object.values(rearmed).some((n) => n > 0)) console.warn(`watchdog re-armed stalled loops: ${JSON.stringify(rearmed)}`);
     return rearmed;
@@ -113,9 +116,23 @@ async function rearmDeliveries(ctx: MutationCtx, now: number): Promise<number> {
       continue;
     }
     await ctx.db.patch(row._id, { state: "pending", nextAt: now, sendingSince: undefined, attempts, generation });
-    await ctx.scheduler.runAfter(0, internal.webhooks.deliver, { deliveryId: row._id, generation });
+    await ctx.scheduler.runAfter(0, internal.webhookDelivery.deliver, { deliveryId: row._id, generation });
     await noteMetrics(ctx, row.orgId, { rearmed: "webhook" });
     console.warn(`watchdog: webhook delivery ${row._id} (${row.state}) stalled; re-armed as generation ${generation}`);
   }
   return lost.length + stuck.length;
+}
+
+async function rearmSettlements(ctx: MutationCtx, now: number): Promise<number> {
+  const stale = await ctx.db
+    .query("settlements")
+    .withIndex("by_armed", (q) => q.lt("armedAt", now - TIMING.settleStaleMs))
+    .take(REARMS_PER_RUN);
+  for (const row of stale) {
+    // never given up: its children would wait for good; each re-arm halves its pages instead
+    const stalls = (row.stalls ?? 0) + 1;
+    await rearmSettlement(ctx, row, { generation: row.generation + 1, stalls });
+    console.warn(`watchdog: dependency settlement ${row._id} of job ${row.parentId}${row.batchId !== undefined ? ` (batch ${JSON.stringify(row.batchId)})` : ""} stalled; re-armed as generation ${row.generation + 1}`);
+  }
+  return stale.length;
 }

@@ -66,6 +66,8 @@ export const enroll = mutation({
       advertisedCapabilities: advertised,
       maxConcurrentJobs: enrollment.maxConcurrentJobs,
       canManage: enrollment.canManage,
+      // made by whoever made its token: revoking that key revokes this worker too (lib/keyCreators.ts)
+      ...(enrollment.createdBy ? { createdBy: enrollment.createdBy } : {}),
       keyHash: await sha256Hex(apiKey),
       keyPrefix: displayPrefix(apiKey),
       revoked: false,

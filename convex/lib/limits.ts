@@ -108,5 +108,7 @@ export const TIMING = {
   bulkStaleMs: 60_000,
   /** A webhook delivery this long past its run's due time (pending) or its attempt's timeout (sending) is re-armed. */
   webhookStaleMs: 60_000,
+  /** A dependency settlement whose next page was scheduled this long ago and has not run is re-armed. */
+  settleStaleMs: 60_000,
 } as const;
 

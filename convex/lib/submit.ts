@@ -15,8 +15,9 @@ import { LIMITS } from "./limits";
 import { CAPABILITY_PATTERN, checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./validate";
 import { routingCapabilities } from "./routing";
 import { checkRequirements, classOf, jobRequirements, type JobRequirements } from "./requirements";
-import { checkDependsOn, dependsOnSpec, DEPENDENCY_FAILED, insertEdges, noteBatchJobAdded, resolveParents, unmetCount, type CheckedDependsOn } from "./dependencies";
+import { checkDependsOn, checkNoCycle, dependsOnSpec, DEPENDENCY_FAILED, insertEdges, noteBatchJobAdded, resolveParents, unmetCount, type CheckedDependsOn } from "./dependencies";
 import { finishJob } from "./transitions";
+import { INPUTS_GONE, insertParentRefs } from "./parentRefs";
 import { checkValidation, validationSpec, type JobValidation } from "./validation";
 import { appValidation } from "./validationApps";
 
@@ -130,8 +131,9 @@ export async function insertCheckedJob(
   const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
   const requirements = app ? withAppMemory(spec.requirements, app.memoryMB) : spec.requirements;
   const parents = spec.dependsOn ? await resolveParents(ctx, orgId, spec.dependsOn, spec.batchId) : undefined;
+  if (parents && spec.batchId !== undefined) await checkNoCycle(ctx, orgId, spec.batchId, parents);
   const unmet = parents ? unmetCount(parents) : 0;
-  const waiting = unmet > 0 || parents?.failedParent !== undefined;
+  const waiting = unmet > 0 || parents?.failedParent !== undefined || parents?.inputsGone !== undefined;
   const now = Date.now();
   const lane = await laneFor(ctx, orgId, routingCapabilities(spec.type, capabilities), classOf(requirements));
   const delayed = spec.availableAt > now;
@@ -174,8 +176,13 @@ export async function insertCheckedJob(
     await finishJob(ctx, (await ctx.db.get(jobId))!, "canceled", { error: why, detail: why, code: DEPENDENCY_FAILED, failedParent: parents.failedParent });
     return jobId;
   }
+  if (parents?.inputsGone !== undefined) {
+    await finishJob(ctx, (await ctx.db.get(jobId))!, "dead", { error: parents.inputsGone, detail: parents.inputsGone, code: INPUTS_GONE });
+    return jobId;
+  }
+  if (parents) await insertParentRefs(ctx, orgId, jobId, parents.dependsOn);
   if (waiting) {
-    await insertEdges(ctx, orgId, jobId, parents!);
+    await insertEdges(ctx, orgId, jobId, parents!, spec.batchId);
     await kickSummary(ctx, orgId);
     return jobId;
   }

@@ -42,6 +42,8 @@ type FinishExtra = {
   // why it ended, as a stable code (dependency_failed, inputs_too_large), and the parent that failed it
   code?: string;
   failedParent?: Id<"jobs">;
+  // a settlement page (lib/settlements.ts) ended it: its own children are settled in their own scheduled pages
+  cascaded?: boolean;
 };
 
 /**
@@ -77,7 +79,7 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
   await recordEvent(ctx, job, FINISH_EVENT[status], { workerId: extra.workerId, detail: extra.detail ?? extra.error });
   await kickSummary(ctx, job.orgId);
   await noteJobEnded(ctx, job);
-  await settleDependents(ctx, job, status, finishJob, patch.resultBytes);
+  await settleDependents(ctx, job, status, finishJob, patch.resultBytes, extra.cascaded);
 }
 
 /** Exponential backoff with jitter: base·2^(attempt−1), capped, then scaled by a random 50–100 %. */

@@ -8,14 +8,16 @@ import { weeksOf } from "./creditWeeks";
  * Deleting a revoked worker for good: when its machine joins again (workers:enroll with the same machineId
  * replaces it, so leaving and joining does not pile up rows) or when the retention sweep finds it revoked for
  * longer than the retention age. Its rows beside it go too — presence, waiting lines, slot count, doorbell,
- * credit — except that a successor (the same machine's new worker) inherits its credit. Jobs and events that
- * name it keep its id (they show it as a worker that no longer exists). Every read is bounded by design: one
- * row per worker, or a worker's lanes, doorbell or retained days.
+ * credit, trust streaks and quota days — except that a successor (the same machine's new worker) inherits its
+ * credit (never its trust: a new key earns its own). Jobs, instances and events that name it keep its id (they show
+ * it as a worker that no longer exists). Every read is bounded: ROWS_PER_TABLE rows per table; a worker with more
+ * (streaks of many job types, many quota days) keeps its row until a later call has deleted the rest.
  */
 
 const ROWS_PER_TABLE = 500;
 
-export async function deleteRevokedWorker(ctx: MutationCtx, worker: Doc<"workers">, successor?: Id<"workers">): Promise<void> {
+/** Returns false when rows beside the worker are left (call again; its row stays until then). */
+export async function deleteRevokedWorker(ctx: MutationCtx, worker: Doc<"workers">, successor?: Id<"workers">): Promise<boolean> {
   if (!worker.revoked) throw new Error("only a revoked worker is deleted");
   const workerId = worker._id;
   const beside = [
@@ -26,15 +28,20 @@ export async function deleteRevokedWorker(ctx: MutationCtx, worker: Doc<"workers
     ...(await ctx.db.query("inbox").withIndex("by_worker_kind", (q) => q.eq("workerId", workerId)).take(ROWS_PER_TABLE)),
   ];
   for (const row of beside) await ctx.db.delete(row._id);
-  await moveCredit(ctx, workerId, successor);
+  const creditDone = await moveCredit(ctx, workerId, successor);
+  const streaks = await ctx.db.query("trustStreaks").withIndex("by_worker_type", (q) => q.eq("workerId", workerId)).take(ROWS_PER_TABLE);
+  const quotaDays = await ctx.db.query("quotaUse").withIndex("by_worker_day", (q) => q.eq("workerId", workerId)).take(ROWS_PER_TABLE);
+  for (const row of [...streaks, ...quotaDays]) await ctx.db.delete(row._id);
+  if (!creditDone || streaks.length === ROWS_PER_TABLE || quotaDays.length === ROWS_PER_TABLE) return false;
   await ctx.db.delete(workerId);
+  return true;
 }
 
 /**
  * A deleted worker's credit rows (days, weeks, all time) go, or pass to its successor: added to the successor's
- * row of the same day or week, or renamed.
+ * row of the same day or week, or renamed. Returns false when days or weeks are left (ROWS_PER_TABLE each a call).
  */
-async function moveCredit(ctx: MutationCtx, workerId: Id<"workers">, successor?: Id<"workers">): Promise<void> {
+async function moveCredit(ctx: MutationCtx, workerId: Id<"workers">, successor?: Id<"workers">): Promise<boolean> {
   const days = await ctx.db
     .query("creditDays")
     .withIndex("by_worker_day", (q) => q.eq("workerId", workerId))
@@ -48,7 +55,8 @@ async function moveCredit(ctx: MutationCtx, workerId: Id<"workers">, successor?:
       : null;
     await passOn(ctx, day, theirs, successor);
   }
-  for (const week of await weeksOf(ctx, workerId, ROWS_PER_TABLE)) {
+  const weeks = await weeksOf(ctx, workerId, ROWS_PER_TABLE);
+  for (const week of weeks) {
     const theirs = successor
       ? await ctx.db
           .query("creditWeeks")
@@ -58,10 +66,12 @@ async function moveCredit(ctx: MutationCtx, workerId: Id<"workers">, successor?:
     await passOn(ctx, week, theirs, successor);
   }
   const total = await creditTotalOf(ctx, workerId);
-  if (!total) return;
-  // its pending sum is its own results' (denied when judged, the worker revoked): it passes to no one
-  if (total.pendingCpuMs !== undefined || total.pendingJobs !== undefined) await ctx.db.patch(total._id, { pendingCpuMs: undefined, pendingJobs: undefined });
-  await passOn(ctx, total, successor ? await creditTotalOf(ctx, successor) : null, successor);
+  if (total) {
+    // its pending sum is its own results' (denied when judged, the worker revoked): it passes to no one
+    if (total.pendingCpuMs !== undefined || total.pendingJobs !== undefined) await ctx.db.patch(total._id, { pendingCpuMs: undefined, pendingJobs: undefined });
+    await passOn(ctx, total, successor ? await creditTotalOf(ctx, successor) : null, successor);
+  }
+  return days.length < ROWS_PER_TABLE && weeks.length < ROWS_PER_TABLE;
 }
 
 type CreditRow = Doc<"creditDays"> | Doc<"creditWeeks"> | Doc<"creditTotals">;

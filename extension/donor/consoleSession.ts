@@ -82,6 +82,8 @@ export class ConsoleSession {
   revokeEnrollment = (enrollmentId: string) => this.connection.run(api.consoleAccess.revokeEnrollment, { enrollmentId });
   revokeClientKey = (clientKeyId: string) => this.connection.run(api.consoleAccess.revokeClientKey, { clientKeyId });
   revokeOperatorKey = (operatorKeyId: string) => this.connection.run(api.consoleAccess.revokeOperatorKey, { operatorKeyId });
+  /** What revoking this operator key or worker also revokes (asked before the revoke). */
+  minted = (keyId: string) => this.connection.query(api.consoleAccess.minted, { keyId });
   createEnrollment = (spec: { capabilities: string[]; maxConcurrentJobs: number; ttlMs: number; canManage: boolean; donor?: string }) =>
     this.connection.run(api.consoleAccess.createEnrollment, spec);
   createClientKey = (name: string, canPublish: boolean) => this.connection.run(api.consoleAccess.createClientKey, { name, canPublish });

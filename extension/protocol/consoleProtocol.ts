@@ -149,6 +149,8 @@ export type ConsoleBulk = { action: string; scanned: number; affected: number; d
 
 /** consoleAccess:list */
 export type ConsoleAccess = {
+  /** The console uses an operator key: only then may it make operator keys and client keys that publish apps. */
+  asOperator: boolean;
   enrollments: Array<{
     enrollmentId: string;
     tokenPrefix: string;
@@ -173,14 +175,40 @@ export type ConsoleSchedules = {
     overlap: "skip" | "allow";
     type: string;
     paused: boolean;
+    /** Why the farm paused it (its client key was revoked): it cannot be resumed. Null when a user paused it, or it runs. */
+    pausedReason: string | null;
     /** The next ticks (none while paused). */
     nextRuns: number[];
     lastRunAt: number | null;
     lastJob: { jobId: string; status: JobStatus } | null;
     lastSkippedAt: number | null;
+    /** The last tick that could not submit its job: why (code and message) and when; null once a tick submits again. */
+    lastError: string | null;
+    lastErrorCode: string | null;
+    lastErrorAt: number | null;
   }>;
   more: boolean;
 };
+
+/** consoleAccess:minted: what revoking an operator key or a worker also revokes (each kind counted up to 100). */
+export type ConsoleMinted = { clientKeys: number; operatorKeys: number; enrollments: number; workers: number; more: boolean };
+
+/**
+ * The sentence a revoke question adds for what the key made ("" when nothing): "It also revokes what it created: 2
+ * client keys, 1 operator key and 3 workers, and what those created."
+ */
+export function alsoRevokesText(minted: ConsoleMinted): string {
+  const kinds: Array<[number, string, string]> = [
+    [minted.clientKeys, "client key", "client keys"],
+    [minted.operatorKeys, "operator key", "operator keys"],
+    [minted.enrollments, "unused enrollment token", "unused enrollment tokens"],
+    [minted.workers, "worker", "workers"],
+  ];
+  const parts = kinds.filter(([n]) => n > 0).map(([n, one, many]) => `${n}${minted.more && n >= 100 ? "+" : ""} ${n === 1 ? one : many}`);
+  if (parts.length === 0) return "";
+  const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}`;
+  return ` It also revokes what it created: ${list}, and what those created.`;
+}
 
 /** The kinds of secret the Access page makes, each shown once. */
 export type SecretKind = "enrollment" | "client" | "operator";

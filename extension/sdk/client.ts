@@ -29,7 +29,11 @@ export type JobOutcome = { jobId: string; status: "succeeded"; result: unknown }
 
 /** `log: false` keeps the Convex client from also writing failed calls to the console (they reject either way). */
 export type FarmhandClientOptions = { url: string; clientKey: string; log?: boolean } | { client: Transport; clientKey: string };
-export type SubmitManyOptions = { batchId?: string; onProgress?: (submitted: number, total: number) => void };
+/**
+ * submitMany's options. `seal` (with `batchId`): the batch is sealed by the last chunk, and its children wait for the
+ * seal, so a child submitted meanwhile cannot start with only the first chunks' results.
+ */
+export type SubmitManyOptions = { batchId?: string; seal?: boolean; onProgress?: (submitted: number, total: number) => void };
 export type ResultOptions = { signal?: AbortSignal; timeoutMs?: number };
 /**
  * map's options: `spec` is added to every job (priority, batchId, requirements…); about `window` jobs (default 256;
@@ -69,11 +73,16 @@ export class FarmhandClient {
    * their ids in order. Each chunk is all or nothing; a refused chunk rejects, after the chunks before it landed.
    */
   async submitMany(specs: readonly JobSpec[], options: SubmitManyOptions = {}): Promise<JobId[]> {
+    const { batchId, seal } = options;
+    if (seal && batchId === undefined) throw new RangeError("submitMany: seal needs a batchId");
     const ids: JobId[] = [];
-    for (const chunk of chunksOf(specs, options.batchId)) {
-      ids.push(...(await this.client.mutation(api.jobs.submitBatch, { clientKey: this.clientKey, jobs: chunk })));
+    const chunks = [...chunksOf(specs, batchId)];
+    for (const [i, chunk] of chunks.entries()) {
+      const sealing = seal ? { seal: i === chunks.length - 1 } : {};
+      ids.push(...(await this.client.mutation(api.jobs.submitBatch, { clientKey: this.clientKey, jobs: chunk, ...sealing })));
       options.onProgress?.(ids.length, specs.length);
     }
+    if (seal && chunks.length === 0) await this.client.mutation(api.jobs.sealBatch, { clientKey: this.clientKey, batchId: batchId! });
     return ids;
   }
 

@@ -17,6 +17,10 @@ export function accessPage(content: HTMLElement, { access }: ConsoleState, parts
   const operatorBox = kept("#secret-operator");
   if (operatorBox) parts.push(operatorBox);
   if (!access) return void parts.push(el("p", "Loading…"));
+  if (!access.asOperator) {
+    const why = "This console uses a worker's key: it makes enrollment tokens and client keys, but no operator key and no client key that may publish apps (use an operator key for those).";
+    parts.push(el("p", why, { class: "note", id: "operator-only" }));
+  }
   const revoke = (what: string, id: string, request: Parameters<typeof post>[0]) =>
     button("Revoke…", () => post(request), { secondary: "", class: "revoke", "data-for": id, "aria-label": `Revoke ${what}` });
   parts.push(

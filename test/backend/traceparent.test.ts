@@ -67,3 +67,18 @@ test("POST /api/jobs takes the traceparent header for every job that does not gi
   expect([byJob.get(single.jobId!), ...batch.jobIds!.map((id) => byJob.get(id))]).toEqual([PARENT, PARENT, own]);
   expect(claims).toHaveLength(3);
 });
+
+test("POST /api/jobs with seal and a traceparent header: the batch is sealed and every job carries the trace", async () => {
+  const farm = await newFarm();
+  const response = await farm.t.fetch("/api/jobs", {
+    method: "POST",
+    headers: { authorization: `Bearer ${farm.clientKey}`, "content-type": "application/json", traceparent: PARENT },
+    body: JSON.stringify({ jobs: [{ type: "x", batchId: "traced" }, { type: "x", batchId: "traced" }], seal: true }),
+  });
+  expect(response.status).toBe(201);
+  const { jobIds } = await answerOf(response);
+  expect(await farm.t.query(api.jobs.batchStatus, { clientKey: farm.clientKey, batchId: "traced" })).toMatchObject({ sealed: true, total: 2 });
+  const jobs = await farm.t.run(async (ctx) => await Promise.all(jobIds!.map((id) => ctx.db.get(id as never))));
+  expect(jobs.map((j) => (j as { traceparent?: string } | null)?.traceparent)).toEqual([PARENT, PARENT]);
+  expect(await checkConsistency(farm.t)).toEqual([]);
+});

@@ -427,7 +427,8 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     kind: "mutation",
     ref: api.consoleAccess.createOperatorKey,
     fields: { apiKey: managerKey, name: text(LIMITS.nameChars) },
-    valid: (w) => ({ apiKey: w.a.manager.apiKey, name: "sweep-operator" }),
+    // a managing worker's key may not make one (forbidden): an operator key does
+    valid: (w) => ({ apiKey: w.a.operatorKey, name: "sweep-operator" }),
   },
   {
     name: "consoleAccess:revokeOperatorKey",

@@ -292,25 +292,70 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   problems.push(...checkInstances(jobs, instances, instanceResults));
   problems.push(...checkPendingCredit(instances, creditTotals));
   problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions }));
-  const settling = await t.run(async (ctx) =>
-    (await ctx.db.system.query("_scheduled_functions").collect()).filter((f) => f.name === "dependencies:settle" && f.state.kind === "pending").map((f) => f.args[0] as Settling),
-  );
-  problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settling));
+  problems.push(...checkParentRefs(jobs, await readAll(t, "parentRefs")));
+  const settlements = await readAll(t, "settlements");
+  problems.push(...checkSettlements(settlements, scheduled));
+  const awaitingSeal = new Set((await readAll(t, "batchSeals")).filter((s) => s.sealedAt === undefined).map((s) => `${s.orgId}:${s.batchId}`));
+  problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settlements, awaitingSeal));
   const metricTotals = { cells: await readAll(t, "metricCells"), clients: await readAll(t, "metricClients"), orgs: await readAll(t, "metricOrgs") };
   problems.push(...checkMetrics(jobs, counterDeltas, metricTotals));
   return problems;
+}
+
+/**
+ * Each job not yet ended that was submitted with parents names each of them (its listed jobs and its batch) in one
+ * reference row (lib/parentRefs.ts), and an ended job names none; a named parent job exists (it is kept for the child).
+ */
+function checkParentRefs(jobs: Doc<"jobs">[], refs: Doc<"parentRefs">[]): string[] {
+  const problems: string[] = [];
+  const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
+  const named = new Map<string, string[]>();
+  for (const ref of refs) {
+    const child = jobsById.get(ref.childId);
+    const where = `parent reference ${ref._id} of job ${ref.childId}`;
+    if (!child) problems.push(`${where}: its child is missing`);
+    else if (FINAL.has(child.status)) problems.push(`${where}: its child already ended ${child.status}`);
+    else if (child.orgId !== ref.orgId) problems.push(`${where}: in another org than its child`);
+    if ((ref.parentId === undefined) === (ref.batchId === undefined)) problems.push(`${where}: names neither or both a job and a batch`);
+    if (ref.parentId !== undefined && !jobsById.has(ref.parentId)) problems.push(`${where}: its parent ${ref.parentId} is gone`);
+    named.set(ref.childId, [...(named.get(ref.childId) ?? []), ref.parentId ?? `batch:${ref.batchId}`]);
+  }
+  for (const job of jobs) {
+    if (!job.dependsOn || FINAL.has(job.status)) continue;
+    const want = [...(job.dependsOn.jobs ?? []), ...(job.dependsOn.batch !== undefined ? [`batch:${job.dependsOn.batch}`] : [])].sort();
+    const have = (named.get(job._id) ?? []).sort();
+    if (want.join() !== have.join()) problems.push(`job ${job._id} (${job.status}) names parents ${have.join(", ") || "none"}, was submitted with ${want.join(", ")}`);
+  }
+  return problems;
+}
+
+/** Each settlement (lib/settlements.ts) has its next page scheduled, of its own generation. */
+function checkSettlements(settlements: Doc<"settlements">[], scheduled: Scheduled[]): string[] {
+  const pages = new Set(
+    scheduled.filter((s) => s.name === "dependencies:settle").map((s) => {
+      const { settlementId, generation } = s.args[0] as { settlementId: string; generation: number };
+      return `${settlementId}:${generation}`;
+    }),
+  );
+  return settlements.filter((row) => !pages.has(`${row._id}:${row.generation}`)).map((row) => `settlement ${row._id} of job ${row.parentId} has no page scheduled`);
 }
 
 const FINAL = new Set(["succeeded", "canceled", "dead"]);
 
 /**
  * Dependencies: each waiting job has exactly `unmetParents` edges, each edge an unmet parent of the same org
- * (a job not yet succeeded, or a batch with jobs not yet ended); every batch row counts its jobs as they are;
+ * (a job not yet succeeded, or a batch with jobs not yet ended or not yet sealed); every batch row counts its jobs as they are;
  * only waiting jobs have edges, and no job waits on a parent that failed.
  */
-function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[], batches: Doc<"batches">[], settling: Settling[]): string[] {
+function checkDependencies(
+  jobs: Doc<"jobs">[],
+  edges: Doc<"jobDependencies">[],
+  batches: Doc<"batches">[],
+  settling: Doc<"settlements">[],
+  awaitingSeal: ReadonlySet<string>,
+): string[] {
   const problems: string[] = [];
-  // edges of a parent whose end is being settled page by page (dependencies:settle pending) may outlive it until their page
+  // edges of a parent whose end is being settled page by page (a settlement row) may outlive it until their page
   const settlingJobs = new Set(settling.filter((s) => s.batchId === undefined).map((s) => s.parentId));
   const settlingBatches = new Set(settling.filter((s) => s.batchId !== undefined).map((s) => `${s.orgId}:${s.batchId}`));
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
@@ -334,7 +379,8 @@ function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[],
       const batch = batchOf.get(`${edge.orgId}:${edge.batchId}`);
       const beingSettled = settlingBatches.has(`${edge.orgId}:${edge.batchId}`);
       if (!batch) problems.push(`${where}: its batch has no row`);
-      else if (batch.unfinished === 0 && !beingSettled) problems.push(`${where}: its batch has ended`);
+      // a batch submitted with `seal` keeps its children waiting until it is sealed (lib/batchSeals.ts)
+      else if (batch.unfinished === 0 && !beingSettled && !awaitingSeal.has(`${edge.orgId}:${edge.batchId}`)) problems.push(`${where}: its batch has ended`);
       else if (batch.failed > 0 && !beingSettled) problems.push(`${where}: its batch has a failed job`);
     }
   }
@@ -371,9 +417,6 @@ function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[],
   }
   return problems;
 }
-
-/** The arguments of a pending dependencies:settle (convex/lib/dependencies.ts Settlement). */
-type Settling = { orgId: string; parentId: string; batchId?: string };
 
 /**
  * A batch's counts are the sums over its shard rows (lib/dependencies.ts): at most one row per shard, each shard in

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  alsoRevokesText,
   describeJobFilter,
   isConsoleMessage,
   overviewAt,
@@ -236,5 +237,17 @@ describe("the console's token grants follow the backend's one rule (convex/contr
     const names = Array.from({ length: 257 }, (_, i) => `c${i}`);
     expect(token(names.slice(0, 256)).ok).toBe(true);
     expect(token(names).ok).toBe(false);
+  });
+});
+
+describe("alsoRevokesText", () => {
+  it("names what a revoke also revokes, kind by kind, and nothing when the key made nothing", () => {
+    const none = { clientKeys: 0, operatorKeys: 0, enrollments: 0, workers: 0, more: false };
+    expect(alsoRevokesText(none)).toBe("");
+    expect(alsoRevokesText({ ...none, clientKeys: 1 })).toBe(" It also revokes what it created: 1 client key, and what those created.");
+    expect(alsoRevokesText({ clientKeys: 2, operatorKeys: 1, enrollments: 3, workers: 4, more: false })).toBe(
+      " It also revokes what it created: 2 client keys, 1 operator key, 3 unused enrollment tokens and 4 workers, and what those created.",
+    );
+    expect(alsoRevokesText({ ...none, clientKeys: 100, workers: 2, more: true })).toBe(" It also revokes what it created: 100+ client keys and 2 workers, and what those created.");
   });
 });
