@@ -11,7 +11,7 @@ import { BATCH_SHARDS } from "./lib/dependencies";
 import { TIMING } from "./lib/limits";
 import { weeksBefore } from "./lib/creditWeeks";
 import { childReading } from "./lib/parentRefs";
-import { deleteRevokedWorker } from "./lib/workerRows";
+import { deleteRevokedWorker, workerRowBudget } from "./lib/workerRows";
 
 const JOBS_PER_BATCH = 10;
 // jobs read per transaction: the parents kept for a child that has not ended are passed over, not deleted
@@ -183,7 +183,8 @@ export const sweepRecords = internalMutation({
       .withIndex("by_revoked_at", (q) => q.eq("revoked", true).lt("revokedAt", cutoff))
       .take(WORKERS_PER_BATCH);
     let workersLeft = false;
-    for (const worker of workers) if (!(await deleteRevokedWorker(ctx, worker))) workersLeft = true;
+    const budget = workerRowBudget();
+    for (const worker of workers) if (!(await deleteRevokedWorker(ctx, worker, budget))) workersLeft = true;
     const bulkOps = await ctx.db
       .query("bulkOps")
       .withIndex("by_done_armed", (q) => q.eq("done", true).lt("armedAt", cutoff))

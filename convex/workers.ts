@@ -18,7 +18,7 @@ import { revokeWorkerNow } from "./lib/access";
 import { LIMITS } from "./lib/limits";
 import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf, DAY_MS, utcDay } from "./lib/credit";
 import { markStopped, touchWorker } from "./lib/presence";
-import { deleteRevokedWorker, revokedOfMachine } from "./lib/workerRows";
+import { deleteRevokedWorker, revokedOfMachine, workerRowBudget } from "./lib/workerRows";
 
 /** The last UTC day myCredit accepts (the year 2500): a bound, not a policy. */
 const MAX_DAY = 193_000;
@@ -77,7 +77,9 @@ export const enroll = mutation({
     });
     await ctx.db.insert("presence", { orgId: enrollment.orgId, workerId, lastSeenAt: now });
     // The same machine joining again replaces its revoked workers (it left, or was revoked) and keeps their credit.
-    for (const old of await revokedOfMachine(ctx, enrollment.orgId, machineId)) await deleteRevokedWorker(ctx, old, workerId);
+    // (what one call cannot delete the retention sweep deletes later, without passing its credit on)
+    const budget = workerRowBudget();
+    for (const old of await revokedOfMachine(ctx, enrollment.orgId, machineId)) await deleteRevokedWorker(ctx, old, budget, workerId);
     await ctx.db.patch(enrollment._id, { usedAt: now, workerId });
     await kickSummary(ctx, enrollment.orgId);
     return { workerId, apiKey };
