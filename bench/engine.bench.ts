@@ -1,5 +1,6 @@
-// Engine benchmarks: pickup latency, throughput, host CPU per job, event-loop delay under CPU-bound jobs,
-// and idle calls. The loopback server runs in its own process so the host process measures only the engine.
+// Engine benchmarks: pickup latency, throughput, host CPU per job (against a no-op loop's, bench/engine/noopLoop.ts),
+// event-loop delay under CPU-bound jobs, and idle calls. The loopback server runs in its own process so the host
+// process measures only the engine.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,10 +14,23 @@ import { createBuiltinRegistry } from "../extension/handlers";
 import { PRIMES_MAX_N } from "../extension/handlers/impl/primes";
 import { convexFarmClient, decorate, type FarmClient } from "../extension/worker/farmClient";
 import { Worker } from "../extension/worker/worker";
+import { NoopLoop } from "./engine/noopLoop";
+import { lateness } from "./eventLoopLateness";
 import { saveFigures, type Figure } from "./results";
 
 /** The code these figures measure (bench/sources.ts): a change there needs this benchmark re-run. */
-const MEASURES = ["bench/engine.bench.ts", "convex", "extension/worker", "extension/handlers", "test/server"];
+const MEASURES = ["bench/engine.bench.ts", "bench/engine", "bench/eventLoopLateness.ts", "convex", "extension/worker", "extension/handlers", "test/server"];
+
+/** Workers the no-op loops use (the engines use 0–3): seeded beside theirs, so neither waits on the other's rows. */
+const NOOP_KEYS = [5, 6, 7, 8];
+const CPU_ROUNDS = 2;
+const CPU_JOBS_PER_ROUND = 200;
+/**
+ * The engine's host CPU per job over the no-op loop's (both mostly the Convex client's work per job: the doorbell's
+ * updates, a claim, a completion; the engine adds its child process's messages and its events). Measured 1.04–1.33
+ * on a 2-core machine at load 11–15; a 1 ms busy loop per job planted in the engine's job start took it to 2.1–2.2.
+ */
+const HOST_CPU_RATIO_MAX = 1.6;
 
 type Seeded = { url: string; clientKey: string; workerKeys: string[] };
 
@@ -58,6 +72,19 @@ async function submitMany(c: ConvexClient, jobs: Array<{ type: string; payload: 
   return ids;
 }
 
+/** Counts finished jobs; `reached(n)` resolves once the count is n (no polling: the waiting costs the host no CPU). */
+class Tally {
+  count = 0;
+  private waiters: Array<{ at: number; resolve: () => void }> = [];
+  add(): void {
+    this.count++;
+    this.waiters = this.waiters.filter((w) => (w.at <= this.count ? (w.resolve(), false) : true));
+  }
+  reached(at: number): Promise<void> {
+    return at <= this.count ? Promise.resolve() : new Promise((resolve) => this.waiters.push({ at, resolve }));
+  }
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
@@ -67,22 +94,6 @@ const RESOLUTION_MS = 10;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** How late each tick of a RESOLUTION_MS timer fires, sampled for `ms`. */
-function lateness(ms: number): Promise<number[]> {
-  return new Promise((resolve) => {
-    const samples: number[] = [];
-    const end = performance.now() + ms;
-    let expected = performance.now() + RESOLUTION_MS;
-    const tick = () => {
-      const now = performance.now();
-      samples.push(Math.max(0, now - expected));
-      if (now >= end) return resolve(samples);
-      expected = now + RESOLUTION_MS;
-      setTimeout(tick, RESOLUTION_MS);
-    };
-    setTimeout(tick, RESOLUTION_MS);
-  });
-}
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
 describe("engine bench", () => {
@@ -92,7 +103,7 @@ describe("engine bench", () => {
     runnerPath = join(out, "handlerRunner.js");
     await esbuild.build({ entryPoints: ["extension/handlers/runner.ts"], outfile: runnerPath, bundle: true, platform: "node", format: "cjs", logLevel: "silent" });
 
-    server = spawn(process.execPath, ["--import", "tsx", "test/server/cli.ts", "--port", "0", "--seed", "5"], {
+    server = spawn(process.execPath, ["--import", "tsx", "test/server/cli.ts", "--port", "0", "--seed", "9"], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     seeded = await new Promise<Seeded>((resolve, reject) => {
@@ -134,32 +145,52 @@ describe("engine bench", () => {
     figures.pickup_latency_p95 = { value: round(percentile(samples, 95)), unit: "ms" };
   });
 
-  it("throughput with 4 workers on demo.echo, and host CPU per job", async () => {
+  it("host CPU per job: 4 engines on demo.echo against 4 no-op loops making the same server calls", async () => {
+    const engineJobs = new Tally();
+    const loopJobs = new Tally();
     const engines = [0, 1, 2, 3].map((i) => engine(i));
-    const warm = await submitMany(client(), engines.map(() => ({ type: "demo.echo", payload: { warm: true } })));
-    let done = 0;
-    let allDone: () => void = () => undefined;
-    const total = 400;
-    for (const { worker } of engines) {
-      worker.on("jobFinished", () => {
-        done++;
-        if (done === warm.length + total) allDone();
-      });
+    for (const { worker } of engines) worker.on("jobFinished", () => engineJobs.add());
+    const loops = NOOP_KEYS.map((i) => new NoopLoop(convexFarmClient(client(), seeded.workerKeys[i]), ["demo.echo"], () => loopJobs.add()));
+    const submitter = client();
+    /** Submits `count` jobs and waits until `finished` has counted them: the host's CPU and the wall time meanwhile. */
+    const measured = async (count: number, finished: Tally) => {
+      const done = finished.reached(finished.count + count);
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      await submitMany(submitter, Array.from({ length: count }, (_, i) => ({ type: "demo.echo", payload: { i } })));
+      await done;
+      const cpu = process.cpuUsage(cpu0);
+      return { cpuMs: (cpu.user + cpu.system) / 1000, seconds: (performance.now() - t0) / 1000, jobs: count };
+    };
+    const add = (total: { cpuMs: number; seconds: number; jobs: number }, part: typeof total) => {
+      total.cpuMs += part.cpuMs;
+      total.seconds += part.seconds;
+      total.jobs += part.jobs;
+    };
+    const ours = { cpuMs: 0, seconds: 0, jobs: 0 };
+    const reference = { cpuMs: 0, seconds: 0, jobs: 0 };
+    // Alternated, so both see the same machine: its load drifts while the benchmarks of other programs come and go.
+    for (let round = 0; round < CPU_ROUNDS; round++) {
+      for (const loop of loops) loop.start();
+      if (round === 0) await measured(loops.length, loopJobs); // warm: the connections' first calls
+      add(reference, await measured(CPU_JOBS_PER_ROUND, loopJobs));
+      await Promise.all(loops.map((loop) => loop.stop()));
+      await Promise.all(engines.map(({ worker }) => worker.start()));
+      if (round === 0) await measured(engines.length, engineJobs); // warm: the child processes and the connections
+      add(ours, await measured(CPU_JOBS_PER_ROUND, engineJobs));
+      await Promise.all(engines.map(({ worker }) => worker.stop()));
     }
-    await Promise.all(engines.map(({ worker }) => worker.start()));
-    while (done < warm.length) await new Promise((r) => setTimeout(r, 20));
-    // Queue first, then measure only the processing.
-    const finishedAll = new Promise<void>((resolve) => (allDone = resolve));
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    await submitMany(client(), Array.from({ length: total }, (_, i) => ({ type: "demo.echo", payload: { i } })));
-    await finishedAll;
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    await Promise.all(engines.map(({ worker }) => worker.stop()));
-    const cpuMsPerJob = (cpu.user + cpu.system) / 1000 / total;
-    figures.throughput_4_workers_echo = { value: round(total / seconds, 1), unit: "jobs/s" };
-    figures.host_cpu_per_job = { value: round(cpuMsPerJob, 3), unit: "ms", target: "< 2 ms", pass: cpuMsPerJob < 2 };
+    const perJob = (total: typeof ours) => total.cpuMs / total.jobs;
+    const ratio = perJob(ours) / perJob(reference);
+    figures.throughput_4_workers_echo = { value: round(ours.jobs / ours.seconds, 1), unit: "jobs/s" };
+    figures.host_cpu_per_job = { value: round(perJob(ours), 3), unit: "ms (a timing: moves with the machine)" };
+    figures.host_cpu_per_job_noop_loop = { value: round(perJob(reference), 3), unit: "ms (the same server calls, nothing else)" };
+    figures.host_cpu_per_job_ratio = {
+      value: round(ratio),
+      unit: `× the no-op loop's (${ours.jobs} jobs each, ${CPU_ROUNDS} rounds alternated)`,
+      target: `≤ ${HOST_CPU_RATIO_MAX}`,
+      pass: ratio <= HOST_CPU_RATIO_MAX,
+    };
   });
 
   it("event-loop delay of the host while 2 demo.primes jobs saturate the CPU", async () => {
@@ -183,7 +214,7 @@ describe("engine bench", () => {
     const busyJobs = await submitMany(client(), Array.from({ length: 12 }, () => ({ type: "demo.primes", payload: { n: PRIMES_MAX_N } })));
     while (running.size < 2) await sleep(20);
 
-    // The figure the target is about: the host's event-loop delay while both jobs run flat out.
+    // The host's event-loop delay while both jobs run flat out (everything else on the machine included).
     const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
     histogram.enable();
     await sleep(8_000);
@@ -197,10 +228,10 @@ describe("engine bench", () => {
     const loaded: number[] = [];
     const stopped: number[] = [];
     for (let i = 0; i < 10; i++) {
-      loaded.push(...(await lateness(600)));
+      loaded.push(...(await lateness(600, RESOLUTION_MS)));
       signal("SIGSTOP");
       await sleep(50);
-      stopped.push(...(await lateness(600)));
+      stopped.push(...(await lateness(600, RESOLUTION_MS)));
       signal("SIGCONT");
       await sleep(50);
     }
@@ -212,7 +243,7 @@ describe("engine bench", () => {
     if (!stillRunning) throw new Error("the jobs ran out before the measurement did; submit more");
 
     const p99 = histogram.percentile(99) / 1e6 - RESOLUTION_MS;
-    figures.event_loop_delay_p99_2_primes = { value: round(p99), unit: "ms", target: "< 20 ms", pass: p99 < 20 };
+    figures.event_loop_delay_p99_2_primes = { value: round(p99), unit: "ms (a timing: moves with the machine; the target is on the jobs' share below)" };
     figures.event_loop_delay_max_2_primes = { value: round(histogram.max / 1e6 - RESOLUTION_MS), unit: "ms" };
     const withJobs = percentile(loaded.sort((a, b) => a - b), 99);
     const withoutJobs = percentile(stopped.sort((a, b) => a - b), 99);

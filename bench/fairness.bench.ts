@@ -26,7 +26,7 @@ type Busy = { server: ServerProcess; engines: Engine[]; started: Map<string, num
 
 /** 40 engines (demo.echo in-process, one job at a time) working for the server's org; `started`: when each job began. */
 async function busyFarm(): Promise<Busy> {
-  const server = await ServerProcess.start(["--seed", String(SATURATED_WORKERS), "--operator-key"]);
+  const server = await ServerProcess.start(["--seed", String(SATURATED_WORKERS)]);
   const engines = server.seeded.workerKeys!.map((key) => engine(server.url, key, { real: false }));
   const started = new Map<string, number>();
   for (const e of engines) e.worker.on("jobStarted", (x) => started.set(x.jobId, performance.now()));

@@ -1,12 +1,13 @@
-import { test } from "vitest";
+import { test, vi } from "vitest";
 import { api } from "../convex/_generated/api";
 import { BATCH_SHARDS, batchShardOf } from "../convex/lib/dependencies";
+import { atStep, capsBackend, CAPS_TARGETS, recordPeaks, stopRecording } from "../test/backend/caps/peaks";
 import { FarmhandClient, type Transport } from "../extension/sdk/client";
 import { measure, type Usage } from "../test/backend/metrics";
 import { enrollWorker, newFarm, TEST_TYPES } from "../test/backend/setup";
 import { saveFigures, type Figure } from "./results";
 
-const MEASURES = ["bench/pipelines.bench.ts", "convex", "extension/sdk", "test/backend/metrics.ts", "test/backend/setup.ts"];
+const MEASURES = ["bench/pipelines.bench.ts", "convex", "extension/sdk", "test/backend/metrics.ts", "test/backend/setup.ts", "test/backend/caps/peaks.ts"];
 
 /**
  * Issue 21's figures. (1) What one parent's completion costs (documents read and written by workers:complete) for a
@@ -31,7 +32,7 @@ async function completionCost(size: number): Promise<{ middle: Usage; last: Usag
       void _creationTime;
       const made: string[] = [];
       for (let i = done; i < Math.min(size, done + 2_000); i++) {
-        const jobId = await ctx.db.insert("jobs", { ...template, availableAt: template.availableAt + i });
+        const jobId = await ctx.db.insert("jobs", { ...template, metered: undefined, availableAt: template.availableAt + i });
         await ctx.db.insert("jobBodies", { orgId: template.orgId, jobId, part: "payload", value: i, bytes: 8 });
         made.push(jobId);
       }
@@ -86,7 +87,7 @@ function instantTransport(): Transport {
     },
     query: () => Promise.resolve(null),
     close: () => Promise.resolve(),
-  } as unknown as Transport;
+  };
 }
 
 test("the SDK's map over 100,000 payloads keeps its memory bounded", async () => {
@@ -111,4 +112,58 @@ test("the SDK's map over 100,000 payloads keeps its memory bounded", async () =>
   saveFigures("pipelines_map", {
     map_100k_peak_heap_over_baseline: { value: peakMiB, unit: "MiB", target: `< 64 (holding every payload would take ≥ ${allMiB})`, pass: peakMiB < 64 && seen === COUNT && ordered },
   }, MEASURES);
+}, 600_000);
+
+/**
+ * Issue 30's figure: canceling the root of a 700-deep chain. The functions it sets off (the root's cancel, then one
+ * dependencies:settle page per level, lib/settlements.ts) are counted until no settlement is left: the cancel plus every
+ * scheduled function that ran since (convex-test's own bookkeeping transactions around each scheduled run are not
+ * counted); the largest bytes one transaction read and wrote come from convex-test's accounting, and the backend
+ * refuses any transaction past 8 MiB read or 4 MiB written (capsBackend).
+ */
+test("canceling the root of a 700-deep chain: transactions used, and the most one reads and writes", async () => {
+  const DEPTH = 700;
+  vi.useFakeTimers();
+  try {
+    atStep("seed");
+    const farm = await newFarm(capsBackend());
+    const root = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j1" });
+    let parent = root;
+    for (let i = 0; i < DEPTH; i++) parent = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j2", dependsOn: { jobs: [parent] } });
+    const ranBefore = await farm.t.run(async (ctx) => (await ctx.db.system.query("_scheduled_functions").collect()).length);
+    const peaks = recordPeaks();
+    atStep("cancel");
+    await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId: root });
+    const left = async () => {
+      atStep("seed");
+      const settling = await farm.t.run(async (ctx) => (await ctx.db.query("settlements").first()) !== null);
+      atStep("cancel");
+      return settling;
+    };
+    while (await left()) {
+      vi.advanceTimersByTime(0);
+      await farm.t.finishInProgressScheduledFunctions();
+    }
+    stopRecording();
+    atStep("seed");
+    const canceled = (await farm.t.run(async (ctx) => await ctx.db.query("jobs").collect())).filter((j) => j.status === "canceled" && j.errorCode === "dependency_failed").length;
+    const runs = (await farm.t.run(async (ctx) => await ctx.db.system.query("_scheduled_functions").collect())).slice(ranBefore).filter((f) => f.state.kind === "success" || f.state.kind === "failed");
+    const pages = runs.filter((f) => f.name === "dependencies:settle").length;
+    const transactions = 1 + runs.length;
+    const MiB = 1024 * 1024;
+    const mib = (bytes: number) => Math.round((bytes / MiB) * 1000) / 1000;
+    saveFigures("pipelines_cancel", {
+      cancel_700_deep_transactions: {
+        value: transactions,
+        unit: `transactions (the root's cancel and the ${runs.length} functions it set off, ${pages} of them settlement pages; ${canceled} of ${DEPTH} descendants canceled)`,
+        target: "≤ 2 per level (1,400), every descendant canceled",
+        pass: transactions <= 2 * DEPTH && canceled === DEPTH,
+      },
+      cancel_700_deep_max_read: { value: mib(peaks.bytesRead.bytes), unit: "MiB read by one transaction", target: "≤ 8", pass: peaks.bytesRead.bytes <= CAPS_TARGETS.bytesRead },
+      cancel_700_deep_max_written: { value: mib(peaks.bytesWritten.bytes), unit: "MiB written by one transaction", target: "≤ 4", pass: peaks.bytesWritten.bytes <= CAPS_TARGETS.bytesWritten },
+    }, MEASURES);
+  } finally {
+    stopRecording();
+    vi.useRealTimers();
+  }
 }, 600_000);

@@ -2,13 +2,15 @@ import { v } from "convex/values";
 import { internalMutation, internalQuery } from "./_generated/server";
 import { createOrgShards } from "./lib/counters";
 import { fail } from "./lib/errors";
-import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeWorkerNow } from "./lib/access";
+import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow } from "./lib/access";
+import { revokeOperatorKeyNow, revokeWorkerWithMinted } from "./lib/keyCreators";
 import { ensureDispatchState } from "./lib/kick";
 import { computeSummary } from "./lib/summary";
 import { LIMITS } from "./lib/limits";
 import { checkText } from "./lib/validate";
 import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
 import { applyClientKeyLimits, limitsFields } from "./lib/clientKeyLimits";
+import { childReading } from "./lib/parentRefs";
 
 /** Operator functions: internal only, run with `npx convex run admin:<name> '<json args>'`. */
 
@@ -32,6 +34,8 @@ export const createEnrollment = internalMutation({
     maxConcurrentJobs: v.optional(v.number()),
     ttlMs: v.optional(v.number()),
     canManage: v.optional(v.boolean()),
+    donor: v.optional(v.string()),
+    maxCores: v.optional(v.number()),
   },
   handler: async (ctx, { orgId, ...spec }) => {
     if (!(await ctx.db.get(orgId))) fail("not_found", "No such org");
@@ -61,29 +65,36 @@ export const createOperatorKey = internalMutation({
   },
 });
 
+/** The key stops working, and so do the keys, tokens and workers it made (lib/keyCreators.ts): `{ alsoRevoked }`. */
 export const revokeOperatorKey = internalMutation({
   args: { operatorKeyId: v.id("operatorKeys") },
   handler: async (ctx, { operatorKeyId }) => {
-    if (!(await ctx.db.get(operatorKeyId))) fail("not_found", "No such operator key");
-    await ctx.db.patch(operatorKeyId, { revoked: true });
+    const key = await ctx.db.get(operatorKeyId);
+    if (!key) fail("not_found", "No such operator key");
+    return await revokeOperatorKeyNow(ctx, key);
   },
 });
 
-/** See lib/access.ts revokeWorkerNow: the key stops working and the worker's jobs go back to the queue. */
+/**
+ * See lib/access.ts revokeWorkerNow: the key stops working and the worker's jobs go back to the queue; what a managing
+ * worker made from the console goes too: `{ handedBack, alsoRevoked }`.
+ */
 export const revokeWorker = internalMutation({
   args: { workerId: v.id("workers") },
   handler: async (ctx, { workerId }) => {
     const worker = await ctx.db.get(workerId);
     if (!worker) fail("not_found", "No such worker");
-    return await revokeWorkerNow(ctx, worker);
+    return await revokeWorkerWithMinted(ctx, worker);
   },
 });
 
+/** The key stops working; its schedules pause, saying why: `{ schedulesPaused }`. */
 export const revokeClientKey = internalMutation({
   args: { clientKeyId: v.id("clientKeys") },
   handler: async (ctx, { clientKeyId }) => {
-    if (!(await ctx.db.get(clientKeyId))) fail("not_found", "No such client key");
-    await ctx.db.patch(clientKeyId, { revoked: true });
+    const key = await ctx.db.get(clientKeyId);
+    if (!key) fail("not_found", "No such client key");
+    return await revokeClientKeyNow(ctx, key);
   },
 });
 
@@ -115,11 +126,14 @@ export const retryDead = internalMutation({
   },
 });
 
+/** A succeeded job that a child not yet ended reads as its input is kept: refused, naming the child. */
 export const purge = internalMutation({
   args: { jobId: v.id("jobs") },
   handler: async (ctx, { jobId }) => {
     const job = await ctx.db.get(jobId);
     if (!job) fail("not_found", "No such job");
+    const child = await childReading(ctx, job);
+    if (child) fail("invalid_argument", `Job ${jobId} is an input of job ${child}, which has not ended: it is kept until that job ends`);
     return await purgeJob(ctx, job);
   },
 });

@@ -4,7 +4,8 @@ import { APP_LIMITS, SHA256_HEX } from "./lib/appLimits";
 import { appWorkerFromKey, checkAppLimits, checkAppName, findVersion, latestVersion, publisherFromKey, versionView } from "./lib/apps";
 import { clientFromKey } from "./lib/auth";
 import { fail } from "./lib/errors";
-import { canonicalJson, defaultSpec, validationSpec } from "./lib/validation";
+import { canonicalJson } from "./lib/canonical";
+import { defaultSpec, validationSpec } from "./lib/validation";
 
 /**
  * Farm apps. Publishing and deleting go through HTTP (`POST /api/apps/<name>`, `DELETE /api/apps/<name>/<version>`,

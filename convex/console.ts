@@ -5,8 +5,10 @@ import { query, type QueryCtx } from "./_generated/server";
 import { jobInOrg, operatorFromKey, requireJobInOrg } from "./lib/auth";
 import { errorOf, payloadOf, resultOf } from "./lib/bodies";
 import { TX_BUDGET } from "./lib/budget";
-import { creditTotalOf, orgWeekCredit } from "./lib/credit";
+import { creditTotalOf, orgWeekCredit, topWeekCredit } from "./lib/credit";
+import { energyByType } from "./lib/energy";
 import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
+import { overviewFigures } from "./lib/metrics/overviewFigures";
 import { orgLanes } from "./lib/lanes";
 import { LIMITS, TIMING } from "./lib/limits";
 import { computeSummary, listsEveryWorker, summaryOf } from "./lib/summary";
@@ -14,7 +16,7 @@ import { checkIntegerInRange } from "./lib/validate";
 import { deliveriesOf } from "./lib/webhooks";
 import { runningCount } from "./lib/workerSlots";
 import { jobFilter } from "./schema";
-import { outputPerInstance, validationView } from "./lib/instances";
+import { outputPerInstance, validationView } from "./lib/instanceView";
 import { consoleTrustOf } from "./lib/validationTrust";
 import { keyLimitReason } from "./lib/waitReasons";
 import { keysOverview } from "./lib/keySummary";
@@ -34,8 +36,9 @@ const OUTPUT_ON_JOB_PAGE = 50;
 
 /**
  * Counts, the workers (each with when it stops counting as online), throughput per minute, queue wait, when the
- * oldest waiting job became ready, and the same per client key with its running jobs and share of the last hour.
- * The console derives "online" and "waiting for" against its own clock.
+ * oldest waiting job became ready, the same per client key with its running jobs and share of the last hour, and
+ * from the metrics' counters the recent wait per job type and the jobs of each client key. The console derives
+ * "online" and "waiting for" against its own clock.
  */
 export const overview = query({
   args: { apiKey: v.string() },
@@ -69,6 +72,7 @@ export const overview = query({
       // per client key with work (the busiest 50): running, waiting, share of the last hour's starts, oldest wait
       clientKeys: await keysOverview(ctx, summary),
       refreshedAt: summary.refreshedAt,
+      ...(await overviewFigures(ctx, me.orgId)),
     };
   },
 });
@@ -235,6 +239,8 @@ export const workers = query({
         attemptsFailed: c?.failed ?? 0,
         cpuMs: c?.cpuMs ?? 0,
         wallMs: c?.wallMs ?? 0,
+        // the energy its attempts used (joules), measured or estimated by the worker
+        energyJ: c?.energyJ ?? 0,
         // hardware facts, when the worker has reported them
         facts: w.facts ?? null,
         // adaptive trust (issue 20): its lowest streaks per job type and its daily job quota
@@ -245,19 +251,20 @@ export const workers = query({
   },
 });
 
-/** Workers on the all-time leaderboard. */
+/** Workers on each leaderboard (the week's and all time). */
 const LEADERBOARD_SHOWN = 50;
 
 /**
  * Who gave most: CPU time per worker in the week that holds `weekOf` (UTC, from Monday 00:00; the console passes
- * the start of its current week and moves it on when the week turns) and all time, most first.
+ * the start of its current week and moves it on when the week turns) and all time, most first: the top 50 of each,
+ * of every worker.
  */
 export const leaderboard = query({
   args: { apiKey: v.string(), weekOf: v.number() },
   handler: async (ctx, { apiKey, weekOf }) => {
     const me = await operatorFromKey(ctx, apiKey);
     checkIntegerInRange(weekOf, "weekOf", 0, 8.64e15);
-    const week = await orgWeekCredit(ctx, me.orgId, weekOf);
+    const week = await topWeekCredit(ctx, me.orgId, weekOf, LEADERBOARD_SHOWN);
     // the top of every worker's total, not the totals of the first workers
     const totals = await ctx.db
       .query("creditTotals")
@@ -268,13 +275,36 @@ export const leaderboard = query({
     for (const id of new Set([...week.keys(), ...totals.map((t) => t.workerId)])) {
       names.set(id, (await ctx.db.get(id))?.name ?? "(deleted)");
     }
-    const rank = (rows: Array<{ workerId: Id<"workers">; cpuMs: number; wallMs: number; jobs: number }>) =>
+    const rank = (rows: Array<{ workerId: Id<"workers">; cpuMs: number; wallMs: number; jobs: number; energyJ?: number }>) =>
       rows
         .sort((a, b) => b.cpuMs - a.cpuMs)
-        .map((r) => ({ workerId: r.workerId, name: names.get(r.workerId)!, cpuMs: r.cpuMs, wallMs: r.wallMs, jobs: r.jobs }));
+        .map((r) => ({ workerId: r.workerId, name: names.get(r.workerId)!, cpuMs: r.cpuMs, wallMs: r.wallMs, jobs: r.jobs, energyJ: r.energyJ ?? 0 }));
     return {
       week: rank([...week].map(([workerId, t]) => ({ workerId, ...t }))),
       allTime: rank(totals.map((t) => ({ ...t }))),
+    };
+  },
+});
+
+/** Job types and donors the energy section shows, at most. */
+const ENERGY_ROWS = 20;
+
+/**
+ * Energy given (joules, as the donors measured or estimated it): per job type all time (most first), and per donor in
+ * the week that holds `weekOf` (UTC, from Monday 00:00; the console passes the start of its current week), most first.
+ */
+export const energy = query({
+  args: { apiKey: v.string(), weekOf: v.number() },
+  handler: async (ctx, { apiKey, weekOf }) => {
+    const me = await operatorFromKey(ctx, apiKey);
+    checkIntegerInRange(weekOf, "weekOf", 0, 8.64e15);
+    const week = [...(await orgWeekCredit(ctx, me.orgId, weekOf))].filter(([, t]) => t.energyJ > 0).sort((a, b) => b[1].energyJ - a[1].energyJ);
+    const donors = [];
+    for (const [workerId, t] of week.slice(0, ENERGY_ROWS)) donors.push({ workerId, name: (await ctx.db.get(workerId))?.name ?? "(deleted)", energyJ: t.energyJ, jobs: t.jobs });
+    return {
+      byType: await energyByType(ctx, me.orgId, ENERGY_ROWS),
+      weekByDonor: donors,
+      weekTotalJ: week.reduce((s, [, t]) => s + t.energyJ, 0),
     };
   },
 });

@@ -2,14 +2,18 @@ import { v } from "convex/values";
 import type { Id } from "./_generated/dataModel";
 import { mutation, query, type QueryCtx } from "./_generated/server";
 import { applyClientKeyLimits, fairnessWeightsOf, limitsFields } from "./lib/clientKeyLimits";
-import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeWorkerNow } from "./lib/access";
+import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow } from "./lib/access";
 import { operatorFromKey } from "./lib/auth";
 import { fail } from "./lib/errors";
+import { mintedBy, minterOf, refuseEscalation, revokeOperatorKeyNow, revokeWorkerWithMinted } from "./lib/keyCreators";
+import { LIMITS } from "./lib/limits";
 
 /**
  * The operator's console: who may work for, submit to and manage the org. Every function takes an operator key
  * as `apiKey` (or the key of a worker enrolled with canManage) and acts only inside that key's org. Secrets are
- * returned once, when made; lists show their prefixes only.
+ * returned once, when made; lists show their prefixes only. Every key made here records the key that made it;
+ * revoking a key revokes what it made (lib/keyCreators.ts). A worker's key makes no operator key and no key that
+ * publishes apps.
  */
 
 const ACCESS_LISTED = 200;
@@ -34,17 +38,22 @@ export const list = query({
       .order("desc")
       .take(ACCESS_LISTED);
     return {
+      // an operator key makes operator keys and keys that publish apps; a managing worker's key does not
+      asOperator: me.kind === "operator",
       enrollments: enrollments.map((e) => ({
         enrollmentId: e._id,
         tokenPrefix: e.tokenPrefix,
         capabilities: e.capabilities,
         maxConcurrentJobs: e.maxConcurrentJobs,
         canManage: e.canManage,
+        donor: e.donor ?? null,
+        maxCores: e.maxCores ?? LIMITS.defaultMaxCores,
         createdAt: e._creationTime,
         expiresAt: e.expiresAt,
         usedAt: e.usedAt,
         workerId: e.workerId,
         revokedAt: e.revokedAt,
+        createdBy: e.createdBy ?? null,
         // "open" until expiresAt: the console says "expired" after it (no clock in a subscribed query)
         state: e.revokedAt !== undefined ? "revoked" : e.usedAt !== undefined ? "used" : "open",
       })),
@@ -59,6 +68,7 @@ export const list = query({
         weight: k.weight ?? 1,
         maxRunning: k.maxRunning ?? null,
         fairnessWeights: k.fairnessOverrides ?? 0,
+        createdBy: k.createdBy ?? null,
       })),
       operatorKeys: operatorKeys.map((k) => ({
         operatorKeyId: k._id,
@@ -66,6 +76,7 @@ export const list = query({
         keyPrefix: k.keyPrefix,
         revoked: k.revoked,
         createdAt: k._creationTime,
+        createdBy: k.createdBy ?? null,
         isMe: me.kind === "operator" && me.operatorKeyId === k._id,
       })),
     };
@@ -80,10 +91,20 @@ export const createEnrollment = mutation({
     maxConcurrentJobs: v.optional(v.number()),
     ttlMs: v.optional(v.number()),
     canManage: v.optional(v.boolean()),
+    donor: v.optional(v.string()),
+    maxCores: v.optional(v.number()),
   },
   handler: async (ctx, { apiKey, ...spec }) => {
     const me = await operatorFromKey(ctx, apiKey);
-    return await createEnrollmentToken(ctx, me.orgId, spec);
+    if (me.kind === "worker") {
+      // machines a managing worker enrolls count as its own donor for replicated jobs: it cannot mint a second
+      // "distinct" donor to outvote honest ones, nor more cores than it was granted
+      const minter = (await ctx.db.get(me.workerId))!;
+      if (spec.donor !== undefined && spec.donor !== minter.donor) fail("forbidden", "A worker's key cannot choose the donor of the machines it enrolls: they count as its own; use an operator key (fh_o_…)");
+      spec.donor = minter.donor ?? `enrolled-by-${minter._id}`;
+      if (minter.maxCores !== undefined) spec.maxCores = Math.min(spec.maxCores ?? minter.maxCores, minter.maxCores);
+    }
+    return await createEnrollmentToken(ctx, me.orgId, spec, minterOf(me));
   },
 });
 
@@ -102,12 +123,13 @@ export const revokeEnrollment = mutation({
   },
 });
 
-/** A client key: `{ key, clientKeyId }`, the key shown once. */
+/** A client key: `{ key, clientKeyId }`, the key shown once. Only an operator key makes one that may publish apps. */
 export const createClientKey = mutation({
   args: { apiKey: v.string(), name: v.string(), canPublish: v.optional(v.boolean()) },
   handler: async (ctx, args) => {
     const me = await operatorFromKey(ctx, args.apiKey);
-    return await createClientKeyFor(ctx, me.orgId, args.name, args.canPublish);
+    if (args.canPublish) refuseEscalation(me, "a client key that may publish apps");
+    return await createClientKeyFor(ctx, me.orgId, args.name, args.canPublish, minterOf(me));
   },
 });
 
@@ -143,11 +165,14 @@ export const revokeClientKey = mutation({
   handler: async (ctx, args) => {
     const me = await operatorFromKey(ctx, args.apiKey);
     const key = await clientKeyInOrg(ctx, me.orgId, args.clientKeyId);
-    await ctx.db.patch(key._id, { revoked: true });
+    return await revokeClientKeyNow(ctx, key);
   },
 });
 
-/** The worker's key stops working and its jobs go back to the queue. An operator cannot revoke its own key here. */
+/**
+ * The worker's key stops working and its jobs go back to the queue; what it made as a managing worker goes too
+ * (`alsoRevoked`; revoking it again revokes what is left). An operator cannot revoke its own key here.
+ */
 export const revokeWorker = mutation({
   args: { apiKey: v.string(), workerId: v.string() },
   handler: async (ctx, args) => {
@@ -156,22 +181,38 @@ export const revokeWorker = mutation({
     const worker = id ? await ctx.db.get(id) : null;
     if (!worker || worker.orgId !== me.orgId) fail("not_found", "No such worker in this org");
     if (me.kind === "worker" && worker._id === me.workerId) fail("invalid_argument", "This is the key you are using: revoke it from another operator's console");
-    if (worker.revoked) return { handedBack: 0 };
-    return await revokeWorkerNow(ctx, worker);
+    return await revokeWorkerWithMinted(ctx, worker);
   },
 });
 
 
-/** An operator key (fh_o_…): `{ key, operatorKeyId }`, the key shown once. */
+/** An operator key (fh_o_…): `{ key, operatorKeyId }`, the key shown once. Only an operator key makes one. */
 export const createOperatorKey = mutation({
   args: { apiKey: v.string(), name: v.string() },
   handler: async (ctx, args) => {
     const me = await operatorFromKey(ctx, args.apiKey);
-    return await createOperatorKeyFor(ctx, me.orgId, args.name);
+    refuseEscalation(me, "an operator key");
+    return await createOperatorKeyFor(ctx, me.orgId, args.name, minterOf(me));
   },
 });
 
-/** The operator key stops working on its next call. The key in use cannot revoke itself here. */
+/**
+ * What revoking this operator key or worker would also revoke (the console asks first): the keys, unused tokens and
+ * workers it made that still work, each kind counted up to 100 (`more`: more than that), not counting what those made.
+ */
+export const minted = query({
+  args: { apiKey: v.string(), keyId: v.string() },
+  handler: async (ctx, args) => {
+    const me = await operatorFromKey(ctx, args.apiKey);
+    const operatorKeyId = ctx.db.normalizeId("operatorKeys", args.keyId);
+    const workerId = ctx.db.normalizeId("workers", args.keyId);
+    const key = operatorKeyId ? await ctx.db.get(operatorKeyId) : workerId ? await ctx.db.get(workerId) : null;
+    if (!key || key.orgId !== me.orgId) fail("not_found", "No such operator key or worker in this org");
+    return await mintedBy(ctx, key._id);
+  },
+});
+
+/** The operator key stops working on its next call, with what it made (`alsoRevoked`). The key in use cannot revoke itself here. */
 export const revokeOperatorKey = mutation({
   args: { apiKey: v.string(), operatorKeyId: v.string() },
   handler: async (ctx, args) => {
@@ -180,6 +221,6 @@ export const revokeOperatorKey = mutation({
     const key = id ? await ctx.db.get(id) : null;
     if (!key || key.orgId !== me.orgId) fail("not_found", "No such operator key in this org");
     if (me.kind === "operator" && me.operatorKeyId === key._id) fail("invalid_argument", "This is the key you are using: revoke it from another operator's console");
-    await ctx.db.patch(key._id, { revoked: true });
+    return await revokeOperatorKeyNow(ctx, key);
   },
 });

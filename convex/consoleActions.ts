@@ -6,6 +6,7 @@ import { operatorFromKey, requireJobInOrg, type Operator } from "./lib/auth";
 import { cancelJob as cancelOneJob } from "./lib/cancel";
 import { ByteBudget, TX_BUDGET } from "./lib/budget";
 import { purgeJob as purgeOneJob, purgeJobWithin, retryDeadJob } from "./lib/deadLetters";
+import { retriedInputsGone } from "./lib/dependencies";
 import { fail } from "./lib/errors";
 import { maybeFault } from "./lib/faults";
 import { checkJobFilter, planJobQuery, type JobFilter } from "./lib/jobQuery";
@@ -124,6 +125,8 @@ async function changeBatch(ctx: MutationCtx, op: Doc<"bulkOps">) {
   for (const job of page.page) {
     if (!plan.matches(job)) continue;
     if (op.action === "retry" && job.status === "dead") {
+      // a child whose inputs were purged cannot run again: passed over (retrying it alone says why)
+      if (await retriedInputsGone(ctx, job)) continue;
       await retryDeadJob(ctx, job, "retried in bulk by an operator");
       affected++;
     } else if (op.action === "cancel" && (job.status === "pending" || job.status === "running" || job.status === "waiting")) {

@@ -2,6 +2,7 @@ import { v } from "convex/values";
 import type { Doc, Id } from "./_generated/dataModel";
 import { mutation, query, type QueryCtx } from "./_generated/server";
 import { operatorFromKey } from "./lib/auth";
+import { ByteBudget, takeWithinBudget, TX_BUDGET } from "./lib/budget";
 import { fail } from "./lib/errors";
 import { CONSOLE_SCHEDULES_SHOWN as SHOWN, pauseSchedule, removeSchedule, resumeSchedule, scheduleView } from "./lib/schedules";
 
@@ -16,11 +17,13 @@ export const list = query({
   args: { apiKey: v.string() },
   handler: async (ctx, { apiKey }) => {
     const me = await operatorFromKey(ctx, apiKey);
-    const rows = await ctx.db
-      .query("schedules")
-      .withIndex("by_org_name", (q) => q.eq("orgId", me.orgId))
-      .take(SHOWN + 1);
-    return { schedules: await Promise.all(rows.slice(0, SHOWN).map((s) => scheduleView(ctx, s))), more: rows.length > SHOWN };
+    // rows of the old shape carry their job spec: a byte budget may end the page early (`more` then)
+    const { rows, cut } = await takeWithinBudget(
+      ctx.db.query("schedules").withIndex("by_org_name", (q) => q.eq("orgId", me.orgId)),
+      SHOWN + 1,
+      new ByteBudget(TX_BUDGET.rangeReadBytes),
+    );
+    return { schedules: await Promise.all(rows.slice(0, SHOWN).map((s) => scheduleView(ctx, s))), more: rows.length > SHOWN || cut };
   },
 });
 

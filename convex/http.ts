@@ -1,11 +1,13 @@
 import { httpRouter } from "convex/server";
 import { ConvexError, convexToJson, type Value } from "convex/values";
-import { api } from "./_generated/api";
+import { api, internal } from "./_generated/api";
 import { httpAction, type ActionCtx } from "./_generated/server";
 import { routeApps } from "./lib/appsHttp";
 import type { FarmErrorData } from "./lib/errors";
 import { bearer, errorResponse, json } from "./lib/httpAnswers";
 import { batchStatusRoute, getJobRoute, listJobsRoute } from "./lib/jobsHttp";
+import { EXPOSITION_CONTENT_TYPE } from "./lib/metrics/exposition";
+import { parseTraceparent } from "./lib/traceparent";
 
 /** HTTP API for submitters that are not Convex apps. Auth: `Authorization: Bearer fh_c_…`. */
 
@@ -67,18 +69,26 @@ http.route({
     }
     const unsendable = convexValueProblem(body);
     if (unsendable) return errorResponse("invalid_argument", unsendable);
+    // the caller's trace context (W3C traceparent header): for every job whose body does not give its own
+    const header = request.headers.get("traceparent");
+    const traceparent = header === null ? undefined : parseTraceparent(header.trim());
+    if (traceparent === null) return errorResponse("invalid_argument", `The traceparent header ${JSON.stringify(header!.slice(0, 80))} is not a W3C trace context`);
+    const traced = (job: Record<string, unknown>) => (traceparent === undefined || "traceparent" in job ? job : { ...job, traceparent });
     const fields = body as Record<string, unknown>;
     if (Array.isArray(fields.jobs)) {
-      const unknown = Object.keys(fields).filter((name) => name !== "jobs");
+      const unknown = Object.keys(fields).filter((name) => name !== "jobs" && name !== "seal");
       if (unknown.length > 0) {
-        return errorResponse("invalid_argument", `A batch body holds only "jobs"; unknown field ${JSON.stringify(unknown[0])}`);
+        return errorResponse("invalid_argument", `A batch body holds only "jobs" and "seal"; unknown field ${JSON.stringify(unknown[0])}`);
       }
+      if (fields.seal !== undefined && typeof fields.seal !== "boolean") return errorResponse("invalid_argument", "seal must be true or false");
       const notObject = fields.jobs.findIndex((job) => typeof job !== "object" || job === null || Array.isArray(job));
       if (notObject >= 0) return errorResponse("invalid_argument", `jobs[${notObject}] must be a JSON object`);
-      const jobIds = await ctx.runMutation(api.jobs.submitBatch, { clientKey, jobs: fields.jobs as never });
+      const seal = fields.seal;
+      const jobs = (fields.jobs as Array<Record<string, unknown>>).map(traced);
+      const jobIds = await ctx.runMutation(api.jobs.submitBatch, { clientKey, jobs: jobs as never, ...(seal !== undefined ? { seal } : {}) });
       return json({ jobIds }, 201);
     }
-    const jobId = await ctx.runMutation(api.jobs.submit, { ...(fields as Record<string, never>), clientKey } as never);
+    const jobId = await ctx.runMutation(api.jobs.submit, { ...(traced(fields) as Record<string, never>), clientKey } as never);
     return json({ jobId }, 201);
   }),
 });
@@ -103,6 +113,24 @@ http.route({
     const jobId = jobIdFromPath(new URL(request.url).pathname, "/cancel");
     if (!jobId) return errorResponse("not_found", "No such route; use POST /api/jobs/<id>/cancel");
     return json(await ctx.runMutation(api.jobs.cancel, { clientKey, jobId }));
+  }),
+});
+
+// The org's metrics for Prometheus (convex/metrics.ts): an operator key's bearer.
+http.route({
+  path: "/api/metrics",
+  method: "GET",
+  handler: httpAction(async (ctx, request) => {
+    const apiKey = bearer(request);
+    if (!apiKey) return errorResponse("bad_key", "Missing 'Authorization: Bearer <operator key>' header");
+    try {
+      const text = await ctx.runQuery(internal.metrics.scrape, { apiKey, now: Date.now() });
+      return new Response(text, { status: 200, headers: { "content-type": EXPOSITION_CONTENT_TYPE, "cache-control": "no-store" } });
+    } catch (error) {
+      if (!(error instanceof ConvexError)) throw error;
+      const data = error.data as FarmErrorData;
+      return errorResponse(data.code, data.message);
+    }
   }),
 });
 

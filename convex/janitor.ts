@@ -1,12 +1,15 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
-import { internalMutation } from "./_generated/server";
+import type { Doc } from "./_generated/dataModel";
+import { internalMutation, type MutationCtx } from "./_generated/server";
 import { bumpFailed } from "./lib/counters";
 import { recordEvent } from "./lib/events";
 import { kickForJobs } from "./lib/kick";
-import { instanceOfLease, settleCanceled, settleReplica } from "./lib/instances";
+import { settleCanceled } from "./lib/instanceCredit";
+import { laneDeadlineMs } from "./lib/instanceDeadline";
+import { instanceOfLease } from "./lib/instances";
 import { finishJob, requeue } from "./lib/transitions";
-import { failReplica } from "./lib/validationComplete";
+import { failReplica, settleOrEnd } from "./lib/validationComplete";
 
 /**
  * Lazy lease janitor: claim schedules ONE check at the lease's expiry. Heartbeats only move
@@ -29,8 +32,9 @@ export const checkLease = internalMutation({
     const fromLeaseCheck = true;
     if (job.cancelRequested) await finishJob(ctx, job, "canceled", { detail: "lease expired after cancel", fromLeaseCheck });
     else {
-      await bumpFailed(ctx, job.orgId, now);
-      if (job.attempt < job.maxAttempts) await requeue(ctx, job, { kind: "retry", error }, undefined, { fromLeaseCheck });
+      const retries = job.attempt < job.maxAttempts;
+      await bumpFailed(ctx, job.orgId, now, { leaseExpiries: 1, retries: retries ? 1 : undefined });
+      if (retries) await requeue(ctx, job, { kind: "retry", error }, undefined, { fromLeaseCheck });
       else await finishJob(ctx, job, "dead", { error, fromLeaseCheck });
     }
     return "expired";
@@ -39,7 +43,10 @@ export const checkLease = internalMutation({
 
 /**
  * The same for an instance of a replicated job (its own lease, lib/instances.ts): expired, the instance failed
- * and another may start. A canceled instance whose worker never answered: its cancel notice goes, it earns nothing.
+ * (an error result) and another may start. Past its deadline (lib/instanceDeadline.ts) while still heart-beating,
+ * it is late: it runs on, and a replacement starts beside it. The check runs at the lease's expiry or the
+ * deadline, whichever comes first. A canceled instance whose worker never answered: its cancel notice goes, it
+ * earns nothing.
  */
 export const checkInstanceLease = internalMutation({
   args: { leaseId: v.string() },
@@ -48,21 +55,34 @@ export const checkInstanceLease = internalMutation({
     if (!row || !(row.status === "running" || (row.status === "canceled" && !row.reported))) return "gone";
     const job = (await ctx.db.get(row.jobId))!;
     const now = Date.now();
-    if (row.leaseExpiresAt !== undefined && row.leaseExpiresAt > now) {
-      const leaseCheck = await ctx.scheduler.runAt(row.leaseExpiresAt, internal.janitor.checkInstanceLease, { leaseId });
-      await ctx.db.patch(row._id, { leaseCheck });
-      return "re-armed";
-    }
     const fromLeaseCheck = true;
     if (row.status === "canceled") {
+      if (row.leaseExpiresAt !== undefined && row.leaseExpiresAt > now) return await reArm(ctx, row, row.leaseExpiresAt);
       await settleCanceled(ctx, job, row, null, { fromLeaseCheck });
       return "expired";
     }
-    await recordEvent(ctx, job, "heartbeat-expired", { workerId: row.workerId, detail: `instance ${row.n}` });
-    await failReplica(ctx, job, row, `lease expired (no heartbeat for ${job.leaseMs} ms)`, true, undefined, { fromLeaseCheck });
-    return "expired";
+    if (row.leaseExpiresAt === undefined || row.leaseExpiresAt <= now) {
+      await recordEvent(ctx, job, "heartbeat-expired", { workerId: row.workerId, detail: `instance ${row.n}` });
+      await failReplica(ctx, job, row, `lease expired (no heartbeat for ${job.leaseMs} ms)`, undefined, { fromLeaseCheck });
+      return "expired";
+    }
+    const deadlineAt = row.deadlineAt ?? row.startedAt + (await laneDeadlineMs(ctx, job));
+    if (row.deadlineAt === undefined) await ctx.db.patch(row._id, { deadlineAt });
+    if (row.late !== true && deadlineAt <= now) {
+      await ctx.db.patch(row._id, { late: true });
+      await recordEvent(ctx, job, "deadline-passed", { workerId: row.workerId, detail: `instance ${row.n} ran past its deadline; a replacement may start beside it` });
+      await settleOrEnd(ctx, job._id);
+      return await reArm(ctx, row, row.leaseExpiresAt, "late");
+    }
+    return await reArm(ctx, row, row.late === true ? row.leaseExpiresAt : Math.min(row.leaseExpiresAt, deadlineAt));
   },
 });
+
+async function reArm(ctx: MutationCtx, row: Doc<"jobInstances">, at: number, answer: "re-armed" | "late" = "re-armed") {
+  const leaseCheck = await ctx.scheduler.runAt(at, internal.janitor.checkInstanceLease, { leaseId: row.leaseId });
+  await ctx.db.patch(row._id, { leaseCheck });
+  return answer;
+}
 
 /** A delayed job (delayMs/runAt or retry backoff) becomes claimable: the dispatcher hears of it. */
 export const promote = internalMutation({
@@ -77,6 +97,6 @@ export const promote = internalMutation({
     await ctx.db.patch(jobId, { queue: "ready" });
     await kickForJobs(ctx, job.orgId);
     // a replicated job whose instances running meanwhile are all it wants runs on without another
-    if (job.validation) await settleReplica(ctx, jobId);
+    if (job.validation) await settleOrEnd(ctx, jobId);
   },
 });

@@ -1,8 +1,12 @@
 import { v } from "convex/values";
-import { mutation, query } from "./_generated/server";
+import type { Id } from "./_generated/dataModel";
+import { mutation, query, type MutationCtx } from "./_generated/server";
 import { clientFromKey, jobInOrg, requireJobInOrg } from "./lib/auth";
 import { ByteBudget, takeWithinBudget } from "./lib/budget";
+import { expectSeal, sealNow, sealOf } from "./lib/batchSeals";
 import { cancelJob } from "./lib/cancel";
+import { batchTotals, releaseSealedBatch } from "./lib/dependencies";
+import { finishJob } from "./lib/transitions";
 import { fail } from "./lib/errors";
 import { jobView, jobListView } from "./lib/jobView";
 import { checkIntegerInRange } from "./lib/validate";
@@ -24,9 +28,13 @@ export const submit = mutation({
   },
 });
 
-/** All or nothing: every job is validated before the first one is written. */
+/**
+ * All or nothing: every job is validated before the first one is written. `seal` (every job of the call in one
+ * batch): the batch is a sealed batch (lib/batchSeals.ts): its children wait for its seal; `true` seals it after this
+ * call's jobs, `false` says more calls follow.
+ */
 export const submitBatch = mutation({
-  args: { clientKey: v.string(), jobs: v.array(jobSpec) },
+  args: { clientKey: v.string(), jobs: v.array(jobSpec), seal: v.optional(v.boolean()) },
   handler: async (ctx, args) => {
     const client = await clientFromKey(ctx, args.clientKey);
     if (args.jobs.length > LIMITS.batchCount) fail("too_large", `A batch holds at most ${LIMITS.batchCount} jobs`);
@@ -36,10 +44,39 @@ export const submitBatch = mutation({
     if (totalBytes > LIMITS.batchPayloadBytes) {
       fail("too_large", `A batch's payloads total ${totalBytes} bytes; the cap is ${LIMITS.batchPayloadBytes}`);
     }
+    const sealed = args.seal === undefined ? undefined : sealedBatchOf(checked.map((spec) => spec.batchId));
+    if (sealed !== undefined) await expectSeal(ctx, client.orgId, sealed);
     const ids = [];
     // a refusal here (an unknown app) rolls back the jobs inserted before it: all or nothing
     for (const [i, spec] of checked.entries()) ids.push(await naming(i, () => insertCheckedJob(ctx, client.orgId, spec, client._id)));
+    if (sealed !== undefined && args.seal) await sealBatchNow(ctx, client.orgId, sealed);
     return ids;
+  },
+});
+
+/** The one batch of a call that says `seal`. */
+function sealedBatchOf(batchIds: Array<string | undefined>): string {
+  const batchId = batchIds[0];
+  if (batchId === undefined || batchIds.some((id) => id !== batchId)) fail("invalid_argument", "seal: every job of the call must name the same batchId");
+  return batchId;
+}
+
+async function sealBatchNow(ctx: MutationCtx, orgId: Id<"orgs">, batchId: string) {
+  if (await sealNow(ctx, orgId, batchId)) await releaseSealedBatch(ctx, orgId, batchId, finishJob);
+}
+
+/**
+ * Seal a batch: it takes no more jobs, and its children (which wait for the seal once the batch was submitted with
+ * `seal`) are released as soon as every job of it has succeeded — now, if they all have. Sealing again does nothing.
+ */
+export const sealBatch = mutation({
+  args: { clientKey: v.string(), batchId: v.string() },
+  handler: async (ctx, args) => {
+    const client = await clientFromKey(ctx, args.clientKey);
+    const batchId = checkText(args.batchId, "batchId", LIMITS.batchIdChars);
+    if (!(await batchTotals(ctx, client.orgId, batchId))) fail("not_found", `No batch ${JSON.stringify(batchId.slice(0, 40))} in this org`);
+    await sealBatchNow(ctx, client.orgId, batchId);
+    return { batchId, sealed: true as const };
   },
 });
 
@@ -105,7 +142,16 @@ export const batchStatus = query({
     const counts = { pending: 0, running: 0, succeeded: 0, canceled: 0, dead: 0, waiting: 0 };
     for (const job of jobs.slice(0, LIMITS.batchStatusScan)) counts[job.status]++;
     const total = Math.min(jobs.length, LIMITS.batchStatusScan);
-    return { batchId, total, counts, done: total > 0 && counts.pending + counts.running + counts.waiting === 0, truncated };
+    const seal = await sealOf(ctx, client.orgId, batchId);
+    return {
+      batchId,
+      total,
+      counts,
+      done: total > 0 && counts.pending + counts.running + counts.waiting === 0,
+      truncated,
+      // only for a batch submitted with `seal`: whether it is sealed yet
+      ...(seal ? { sealed: seal.sealedAt !== undefined } : {}),
+    };
   },
 });
 

@@ -3,14 +3,19 @@ import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
 import type { Doc } from "./_generated/dataModel";
 import type { MutationCtx } from "./_generated/server";
-import { unfoldedLaneCounts } from "./lib/counters";
+import { carriesMetrics, unfoldedLaneCounts } from "./lib/counters";
 import { ByteBudget, TX_BUDGET } from "./lib/budget";
 import { purgeJob } from "./lib/deadLetters";
+import { sealOf } from "./lib/batchSeals";
 import { BATCH_SHARDS } from "./lib/dependencies";
 import { TIMING } from "./lib/limits";
-import { deleteRevokedWorker } from "./lib/workerRows";
+import { weeksBefore } from "./lib/creditWeeks";
+import { childReading } from "./lib/parentRefs";
+import { deleteRevokedWorker, workerRowBudget } from "./lib/workerRows";
 
 const JOBS_PER_BATCH = 10;
+// jobs read per transaction: the parents kept for a child that has not ended are passed over, not deleted
+const JOBS_SCANNED_PER_BATCH = 100;
 const BUCKETS_PER_BATCH = 200;
 const LANES_PER_BATCH = 25;
 const WAITERS_PER_LANE = 500;
@@ -23,27 +28,54 @@ function retentionMs(olderThanMs?: number): number {
   return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : TIMING.defaultRetentionMs;
 }
 
+const sweepCursor = v.object({ finishedAt: v.number(), creationTime: v.number() });
+type SweepCursor = { finishedAt: number; creationTime: number };
+
+/** Finished jobs older than `cutoff`, in finishing order, after the last one a run handled (`after`). */
+async function oldFinishedJobs(ctx: MutationCtx, cutoff: number, after: SweepCursor | undefined, count: number): Promise<Doc<"jobs">[]> {
+  const sameTime = after
+    ? await ctx.db
+        .query("jobs")
+        .withIndex("by_finished", (q) => q.eq("finishedAt", after.finishedAt).gt("_creationTime", after.creationTime))
+        .take(count)
+    : [];
+  const later = await ctx.db
+    .query("jobs")
+    .withIndex("by_finished", (q) => (after ? q.gt("finishedAt", after.finishedAt) : q.gte("finishedAt", 0)).lt("finishedAt", cutoff))
+    .take(count - sameTime.length);
+  return [...sameTime.filter((job) => job.finishedAt! < cutoff), ...later];
+}
+
 /**
  * Delete finished jobs (with their output and events) older than the retention age, and throughput
- * buckets older than two hours, a bounded batch per transaction; reschedules itself while work remains.
+ * buckets older than two hours, a bounded batch per transaction; reschedules itself while work remains. A succeeded
+ * job that a child not yet ended reads as its input (lib/parentRefs.ts) is kept, and passed over: `after` is where
+ * the next run goes on.
  */
 export const sweep = internalMutation({
-  args: { olderThanMs: v.optional(v.number()) },
-  handler: async (ctx, { olderThanMs }) => {
+  args: { olderThanMs: v.optional(v.number()), after: v.optional(sweepCursor) },
+  handler: async (ctx, { olderThanMs, after }) => {
     const age = retentionMs(olderThanMs);
     const cutoff = Date.now() - age;
-    const jobs = await ctx.db
-      .query("jobs")
-      .withIndex("by_finished", (q) => q.gte("finishedAt", 0).lt("finishedAt", cutoff))
-      .take(JOBS_PER_BATCH);
-    let more = jobs.length === JOBS_PER_BATCH;
+    const jobs = await oldFinishedJobs(ctx, cutoff, after, JOBS_SCANNED_PER_BATCH);
+    let more = jobs.length === JOBS_SCANNED_PER_BATCH;
     // one byte budget for every job of the batch: ten jobs of full output would not fit one transaction
     const bytes = new ByteBudget(TX_BUDGET.purgeBytes);
+    let cursor = after;
+    let deleted = 0;
+    let kept = 0;
     for (const job of jobs) {
-      if (!(await purgeJob(ctx, job, bytes))) {
+      if (deleted === JOBS_PER_BATCH) {
         more = true;
         break;
       }
+      if (await childReading(ctx, job)) kept++;
+      else if (!(await purgeJob(ctx, job, bytes))) {
+        // rows are left: the next run starts again at this job
+        more = true;
+        break;
+      } else deleted++;
+      cursor = { finishedAt: job.finishedAt!, creationTime: job._creationTime };
     }
     const oldMinute = Math.floor((Date.now() - 2 * 60 * 60_000) / 60_000);
     const buckets = await ctx.db
@@ -52,9 +84,9 @@ export const sweep = internalMutation({
       .take(BUCKETS_PER_BATCH);
     for (const bucket of buckets) await ctx.db.delete(bucket._id);
     if (buckets.length === BUCKETS_PER_BATCH) more = true;
-    if (more) await ctx.scheduler.runAfter(0, internal.retention.sweep, { olderThanMs: age });
+    if (more) await ctx.scheduler.runAfter(0, internal.retention.sweep, { olderThanMs: age, ...(cursor ? { after: cursor } : {}) });
     else await ctx.scheduler.runAfter(0, internal.retention.sweepLanes, {});
-    return { deletedJobs: jobs.length, deletedBuckets: buckets.length, more };
+    return { deletedJobs: deleted, keptJobs: kept, deletedBuckets: buckets.length, more };
   },
 });
 
@@ -115,7 +147,14 @@ export const sweepLanes = internalMutation({
         .query("counterDeltas")
         .withIndex("by_lane", (q) => q.eq("laneId", lane._id))
         .take(500);
-      for (const delta of deltas) await ctx.db.delete(delta._id);
+      // their counts of this lane net to zero; what they tell the metrics (jobs moved, other events) stays to be folded,
+      // and so do their client key's counts (the key's totals had the rest of them)
+      for (const delta of deltas) {
+        const keyCounts = delta.clientKeyId !== undefined && (delta.pending !== undefined || delta.running !== undefined);
+        if (carriesMetrics(delta) || keyCounts) {
+          await ctx.db.patch(delta._id, { laneId: undefined, runMs: undefined, ...(keyCounts ? {} : { pending: undefined, running: undefined }) });
+        } else await ctx.db.delete(delta._id);
+      }
       await dropFairRows(ctx, lane);
       await ctx.db.delete(lane._id);
       deleted++;
@@ -148,8 +187,8 @@ const DAY_MS = 24 * 60 * 60_000;
 /**
  * The last pass of the sweep: what would otherwise only grow. Workers revoked (or gone with workers:leave)
  * longer ago than the retention age, with their rows (lib/workerRows.ts); finished bulk operations and
- * enrollment tokens past it; credit days older than the retention age and the current week; fairness keys' passes
- * idle a day. Presence,
+ * enrollment tokens past it; credit days (and weeks) older than the retention age and the current week; fairness keys'
+ * passes idle a day. Presence,
  * waiting-line and slot rows are one per worker and go with it; a job's webhook delivery goes with the job.
  */
 export const sweepRecords = internalMutation({
@@ -162,7 +201,9 @@ export const sweepRecords = internalMutation({
       .query("workers")
       .withIndex("by_revoked_at", (q) => q.eq("revoked", true).lt("revokedAt", cutoff))
       .take(WORKERS_PER_BATCH);
-    for (const worker of workers) await deleteRevokedWorker(ctx, worker);
+    let workersLeft = false;
+    const budget = workerRowBudget();
+    for (const worker of workers) if (!(await deleteRevokedWorker(ctx, worker, budget))) workersLeft = true;
     const bulkOps = await ctx.db
       .query("bulkOps")
       .withIndex("by_done_armed", (q) => q.eq("done", true).lt("armedAt", cutoff))
@@ -180,14 +221,17 @@ export const sweepRecords = internalMutation({
       .withIndex("by_day", (q) => q.lt("day", oldestDay))
       .take(RECORDS_PER_BATCH);
     for (const day of days) await ctx.db.delete(day._id);
+    // a week's row goes once every day of it would have
+    const weeks = await weeksBefore(ctx, oldestDay - 6, RECORDS_PER_BATCH);
+    for (const week of weeks) await ctx.db.delete(week._id);
     // a fairness key idle a day comes back at its lanes' virtual time anyway: its pass row only costs space
     const passes = await ctx.db
       .query("fairPasses")
       .withIndex("by_scope_at", (q) => q.eq("scope", "flow").lt("at", now - DAY_MS))
       .take(RECORDS_PER_BATCH);
     for (const pass of passes) await ctx.db.delete(pass._id);
-    const deleted = { workers: workers.length, bulkOps: bulkOps.length, enrollments: enrollments.length, creditDays: days.length, fairPasses: passes.length };
-    const more = workers.length === WORKERS_PER_BATCH || [bulkOps, enrollments, days, passes].some((rows) => rows.length === RECORDS_PER_BATCH);
+    const deleted = { workers: workers.length, bulkOps: bulkOps.length, enrollments: enrollments.length, creditDays: days.length, creditWeeks: weeks.length, fairPasses: passes.length };
+    const more = workersLeft || workers.length === WORKERS_PER_BATCH || [bulkOps, enrollments, days, weeks, passes].some((rows) => rows.length === RECORDS_PER_BATCH);
     if (more) await ctx.scheduler.runAfter(0, internal.retention.sweepRecords, { olderThanMs: age });
     else await ctx.scheduler.runAfter(0, internal.retention.sweepBatches, {});
     return { deleted, more };
@@ -198,7 +242,7 @@ const BATCH_ROWS_PER_PASS = 100;
 
 /**
  * After the records: a batch whose jobs are all gone (purged) keeps nothing worth counting, so its counter rows
- * (its shards, lib/dependencies.ts) go. A pass walks the batch rows in creation order, BATCH_ROWS_PER_PASS at a
+ * (its shards, lib/dependencies.ts) and its seal (lib/batchSeals.ts) go. A pass walks the batch rows in creation order, BATCH_ROWS_PER_PASS at a
  * time, asking each batch once whether one of its jobs is left (one index read). A batch a child still waits on
  * keeps its rows (no such edge outlives its batch's jobs, but the rows would be the child's only way out). A job
  * submitted to the batch later makes its rows again; a child submitted later is told the batch does not exist.
@@ -232,6 +276,8 @@ export const sweepBatches = internalMutation({
         .take(BATCH_SHARDS + 1);
       for (const shard of shards) await ctx.db.delete(shard._id);
       deletedRows += shards.length;
+      const seal = await sealOf(ctx, row.orgId, row.batchId);
+      if (seal) await ctx.db.delete(seal._id);
     }
     const more = rows.length === BATCH_ROWS_PER_PASS;
     if (more) await ctx.scheduler.runAfter(0, internal.retention.sweepBatches, { after: rows[rows.length - 1]._creationTime });

@@ -3,6 +3,8 @@ import { v } from "convex/values";
 import { machineFacts } from "./lib/facts";
 import { jobRequirements, requirementClass } from "./lib/requirements";
 import { jobValidation, validationSpec } from "./lib/validation";
+import { eventFields, jobMove } from "./lib/metrics/moves";
+import { histogram, jobCounts, finishedCounts, orgEvents } from "./lib/metrics/rows";
 
 export const jobStatus = v.union(
   v.literal("pending"),
@@ -52,7 +54,29 @@ export const dependsOn = v.object({
   batch: v.optional(v.string()),
 });
 
+/**
+ * What every credit row (a worker's day, week and all time) counts: `cpuMs` every credited millisecond, of which
+ * `wallMs` were credited by wall time because the CPU could not be measured; `complete` and `fail` calls.
+ */
+const creditFigures = {
+  cpuMs: v.number(),
+  wallMs: v.number(),
+  jobs: v.number(),
+  failed: v.number(),
+  // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
+  canceledAtQuorum: v.optional(v.number()),
+  // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
+  energyJ: v.optional(v.number()),
+};
+
 export const inboxKind = v.union(v.literal("offer"), v.literal("cancel"), v.literal("resync"));
+
+/**
+ * Who made a key (lib/keyCreators.ts): the operator key, or the managing worker, whose console call made it; none when
+ * an operator made it with `npx convex run admin:…`. A worker's is its enrollment token's. Revoking a key revokes the
+ * keys it made.
+ */
+export const createdBy = v.optional(v.union(v.id("operatorKeys"), v.id("workers")));
 
 export default defineSchema({
   orgs: defineTable({ name: v.string() }),
@@ -69,10 +93,15 @@ export default defineSchema({
     workerId: v.optional(v.id("workers")),
     // revoked by an operator before use (its expiresAt is moved to that moment too)
     revokedAt: v.optional(v.number()),
+    // who the machine belongs to (replicated jobs with distinct "donor"), and the cores its credit may count
+    donor: v.optional(v.string()),
+    maxCores: v.optional(v.number()),
+    createdBy,
   })
     .index("by_hash", ["tokenHash"])
     .index("by_org", ["orgId"])
-    .index("by_expires", ["expiresAt"]),
+    .index("by_expires", ["expiresAt"])
+    .index("by_created_by", ["createdBy", "usedAt", "revokedAt"]),
 
   workers: defineTable({
     orgId: v.id("orgs"),
@@ -94,11 +123,16 @@ export default defineSchema({
     revokedAt: v.optional(v.number()),
     // its daily job quota while an invalid result keeps it below full (lib/validationTrust.ts); none: full
     dailyQuota: v.optional(v.number()),
+    // from its enrollment: who it belongs to (none: its own donor) and the cores its credit may count (none: 256)
+    donor: v.optional(v.string()),
+    maxCores: v.optional(v.number()),
+    createdBy,
   })
     .index("by_hash", ["keyHash"])
     .index("by_org", ["orgId"])
     .index("by_org_machine", ["orgId", "machineId"])
-    .index("by_revoked_at", ["revoked", "revokedAt"]),
+    .index("by_revoked_at", ["revoked", "revokedAt"])
+    .index("by_created_by", ["createdBy", "revoked"]),
 
   /** When each worker last called (presence calls, and other calls at most once a minute). */
   presence: defineTable({
@@ -118,6 +152,10 @@ export default defineSchema({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
     running: v.number(),
+    // the slots it last declared (workers:ready, complete, fail, release; 0: it takes nothing now); none: never
+    declared: v.optional(v.number()),
+    // its running jobs are frozen (its heartbeats said so), until one says otherwise or none runs
+    suspended: v.optional(v.boolean()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"]),
@@ -133,6 +171,9 @@ export default defineSchema({
     wants: v.number(),
     since: v.optional(v.number()),
     capabilities: v.array(v.string()),
+    // what its offers may still download (bytes), on a metered connection: declared with its slots, counted down by
+    // the dispatcher's offers (lib/downloadBytes.ts); none: no limit
+    bytesLeft: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org_since", ["orgId", "since"]),
@@ -234,7 +275,11 @@ export default defineSchema({
     ),
     // Each worker's credit per UTC day of the week the summary was written in: clients sum the days of their own
     // current week, so the line turns to 0 on Monday without a re-run.
-    creditDays: v.optional(v.array(v.object({ workerId: v.id("workers"), day: v.number(), cpuMs: v.number(), jobs: v.number() }))),
+    creditDays: v.optional(
+      v.array(v.object({ workerId: v.id("workers"), day: v.number(), cpuMs: v.number(), jobs: v.number(), energyJ: v.optional(v.number()) })),
+    ),
+    // false: more workers gave this week than the list holds (7 days × the listed workers); each donor reads its own days
+    creditDaysComplete: v.optional(v.boolean()),
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
     // queue wait (claim time − ready time) over the last hour, from the minute histograms
     queueWait: v.optional(v.object({ p50Ms: v.number(), p95Ms: v.number(), samples: v.number() })),
@@ -242,6 +287,11 @@ export default defineSchema({
     clientKeys: v.optional(
       v.array(v.object({ clientKeyId: v.id("clientKeys"), pending: v.number(), running: v.number(), startedLastHour: v.number() })),
     ),
+    // workers by what they do as of refreshedAt, and their slots (lib/metrics/workerStates.ts); none before
+    workerStates: v.optional(
+      v.object({ idle: v.number(), busy: v.number(), suspended: v.number(), paused: v.number(), offline: v.number() }),
+    ),
+    slotStates: v.optional(v.object({ free: v.number(), busy: v.number() })),
     deadLetters: v.array(
       v.object({
         jobId: v.id("jobs"),
@@ -269,9 +319,11 @@ export default defineSchema({
     weight: v.optional(v.number()),
     maxRunning: v.optional(v.number()),
     fairnessOverrides: v.optional(v.number()),
+    createdBy,
   })
     .index("by_hash", ["keyHash"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    .index("by_created_by", ["createdBy", "revoked"]),
 
   /** A client key's weight for one of its fairness keys (set with its limits; default 1): at most 1,000 per key. */
   fairnessWeights: defineTable({
@@ -350,9 +402,11 @@ export default defineSchema({
     keyHash: v.string(),
     keyPrefix: v.string(),
     revoked: v.boolean(),
+    createdBy,
   })
     .index("by_hash", ["keyHash"])
-    .index("by_org", ["orgId"]),
+    .index("by_org", ["orgId"])
+    .index("by_created_by", ["createdBy", "revoked"]),
 
   // Farm apps: one row per published version of an app (a WASI module in file storage). A deleted version's
   // row stays, without its module, so a job pinned to it can be failed with the reason.
@@ -400,11 +454,19 @@ export default defineSchema({
     minute: v.optional(v.number()),
     finished: v.optional(v.number()),
     failed: v.optional(v.number()),
-    // one claim call's queue waits (claim time − ready time) as a histogram (lib/queueWait.ts buckets)
+    // one claim call's queue waits (claim time − ready time) as a histogram (lib/metrics/histogram.ts buckets)
     waits: v.optional(v.array(v.number())),
     // the client key of the jobs it counts: their pending/running also count in the key's totals (keyShards), and
     // their waits as the key's starts in the minute (throughput.byKey)
     clientKeyId: v.optional(v.id("clientKeys")),
+    // a run of the lane's jobs that returned a result: how long it ran (ms), for the lane's run-time histogram
+    runMs: v.optional(v.number()),
+    // the jobs this change moved, for the metrics (lib/metrics/moves.ts), and other events they count
+    jobs: v.optional(v.array(jobMove)),
+    ...eventFields,
+    // the energy one attempt of a job of this type used, as its worker reported it (lib/energy.ts)
+    type: v.optional(v.string()),
+    energyJ: v.optional(v.number()),
   })
     .index("by_org", ["orgId"])
     .index("by_lane", ["laneId"]),
@@ -419,6 +481,16 @@ export default defineSchema({
     .index("by_client", ["clientKeyId"])
     .index("by_org", ["orgId"]),
 
+  /** Energy given per job type, all time (joules, and how many attempts reported it): written only by the summariser. */
+  typeEnergy: defineTable({
+    orgId: v.id("orgs"),
+    type: v.string(),
+    energyJ: v.number(),
+    reports: v.number(),
+  })
+    .index("by_org_type", ["orgId", "type"])
+    .index("by_org_energy", ["orgId", "energyJ"]),
+
   // Counter totals: shard 0 is written by the summariser; other shards are left from older versions.
   laneShards: defineTable({
     orgId: v.id("orgs"),
@@ -426,6 +498,9 @@ export default defineSchema({
     shard: v.number(),
     pending: v.number(),
     running: v.number(),
+    // how long the lane's runs that returned a result ran, recent ones weighing most (lib/runTimes.ts): an
+    // instance's default deadline is 3 × its p95
+    runMs: v.optional(v.array(v.number())),
   })
     .index("by_lane_shard", ["laneId", "shard"])
     .index("by_org", ["orgId"]),
@@ -438,6 +513,56 @@ export default defineSchema({
     dead: v.number(),
   }).index("by_org_shard", ["orgId", "shard"]),
 
+  /**
+   * The metrics' totals (lib/metrics/fold.ts), written only by the summariser as it folds the counter changes: one
+   * row per job type and client key of an org (jobs per status now, and ended so far), one per client key (the same,
+   * summed), one per job type (wait and run histograms), one per org (all of it summed, and the counters of other
+   * events). `activity` (job moves so far) ranks rows, so a scrape reads the busiest ones first.
+   */
+  metricCells: defineTable({
+    orgId: v.id("orgs"),
+    type: v.string(),
+    clientKeyId: v.optional(v.id("clientKeys")),
+    activity: v.number(),
+    jobs: jobCounts,
+    finished: finishedCounts,
+  })
+    .index("by_org_cell", ["orgId", "type", "clientKeyId"])
+    .index("by_org_activity", ["orgId", "activity"]),
+
+  metricClients: defineTable({
+    orgId: v.id("orgs"),
+    // none: jobs a host app submitted in its own mutations
+    clientKeyId: v.optional(v.id("clientKeys")),
+    activity: v.number(),
+    jobs: jobCounts,
+    finished: finishedCounts,
+  })
+    .index("by_org_client", ["orgId", "clientKeyId"])
+    .index("by_org_activity", ["orgId", "activity"]),
+
+  metricTypes: defineTable({
+    orgId: v.id("orgs"),
+    type: v.string(),
+    activity: v.number(),
+    wait: histogram,
+    run: histogram,
+    // the waits again, each weighing half as much an hour later: the console's recent wait per type
+    recentWait: v.array(v.number()),
+    recentAt: v.number(),
+  })
+    .index("by_org_type", ["orgId", "type"])
+    .index("by_org_activity", ["orgId", "activity"]),
+
+  metricOrgs: defineTable({
+    orgId: v.id("orgs"),
+    jobs: jobCounts,
+    finished: finishedCounts,
+    wait: histogram,
+    run: histogram,
+    ...orgEvents,
+  }).index("by_org", ["orgId"]),
+
   throughput: defineTable({
     orgId: v.id("orgs"),
     minute: v.number(),
@@ -445,7 +570,8 @@ export default defineSchema({
     finished: v.number(),
     // attempts that failed in this minute (a fail call or an expired lease), retried or not
     failed: v.optional(v.number()),
-    // claims of this minute by queue wait: counts per bucket of lib/queueWait.ts WAIT_BUCKETS_MS
+    // claims of this minute by queue wait: counts per bucket of lib/metrics/histogram.ts (rows of an older, coarser
+    // layout have another length and are left out)
     waits: v.optional(v.array(v.number())),
     // claims of this minute per client key (jobs and instances started), for each key's share of the last hour
     byKey: v.optional(v.array(v.object({ clientKeyId: v.id("clientKeys"), started: v.number() }))),
@@ -519,6 +645,10 @@ export default defineSchema({
     scheduleId: v.optional(v.id("schedules")),
     // a replicated job's rules and progress (lib/validation.ts); none: quorum 1, runs once as always
     validation: v.optional(jobValidation),
+    // the metrics count it (every job submitted since they exist; older ones once migrations:meterJobs ran)
+    metered: v.optional(v.boolean()),
+    // the W3C trace context it was submitted with (`00-<trace id>-<parent id>-<flags>`), handed to its worker
+    traceparent: v.optional(v.string()),
   })
     // A lane's ready queue: by priority, then per client key and fairness key in FIFO order (lib/fairQueue.ts)
     .index("by_lane_fair", ["laneId", "queue", "negPriority", "clientKeyId", "fairnessKey", "availableAt"])
@@ -666,27 +796,34 @@ export default defineSchema({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
     day: v.number(),
-    cpuMs: v.number(),
-    wallMs: v.number(),
-    jobs: v.number(),
-    failed: v.number(),
-    // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
-    canceledAtQuorum: v.optional(v.number()),
+    ...creditFigures,
   })
     .index("by_worker_day", ["workerId", "day"])
     .index("by_org_day", ["orgId", "day"])
     .index("by_day", ["day"]),
 
+  /**
+   * The same credit summed per worker and week (`week`: the UTC day of its Monday), by CPU time: the week's
+   * leaderboard reads its top rows (lib/creditWeeks.ts).
+   */
+  creditWeeks: defineTable({
+    orgId: v.id("orgs"),
+    workerId: v.id("workers"),
+    week: v.number(),
+    ...creditFigures,
+  })
+    .index("by_worker_week", ["workerId", "week"])
+    .index("by_org_week_cpu", ["orgId", "week", "cpuMs"])
+    .index("by_week", ["week"]),
+
   /** The same credit summed over all time, one row per worker (the all-time leaderboard, the workers page). */
   creditTotals: defineTable({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
-    cpuMs: v.number(),
-    wallMs: v.number(),
-    jobs: v.number(),
-    failed: v.number(),
-    // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
-    canceledAtQuorum: v.optional(v.number()),
+    ...creditFigures,
+    // replicated results waiting for their job's quorum: their claimed CPU time and how many (lib/instanceCredit.ts)
+    pendingCpuMs: v.optional(v.number()),
+    pendingJobs: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
     .index("by_org", ["orgId"])
@@ -708,10 +845,41 @@ export default defineSchema({
     firstFailed: v.optional(v.id("jobs")),
     // the results of its succeeded jobs, summed (an app child's inputs must fit its stdin)
     resultBytes: v.optional(v.number()),
+    // its succeeded jobs purged since (by retention or an operator): a child of the batch would miss their results
+    purged: v.optional(v.number()),
   }).index("by_org_batch", ["orgId", "batchId", "shard"]),
+
+  /**
+   * A batch submitted with `seal` (jobs:submitBatch, jobs:sealBatch; lib/batchSeals.ts): its children wait for the seal
+   * as well as for its jobs, and once `sealedAt` is set it takes no more jobs. A batch without a row is never sealed.
+   */
+  batchSeals: defineTable({
+    orgId: v.id("orgs"),
+    batchId: v.string(),
+    sealedAt: v.optional(v.number()),
+  }).index("by_org_batch", ["orgId", "batchId"]),
 
   /** A waiting job's unmet parent (a job or a batch): deleted once met, or when the child ends. */
   jobDependencies: defineTable({
+    orgId: v.id("orgs"),
+    childId: v.id("jobs"),
+    parentId: v.optional(v.id("jobs")),
+    batchId: v.optional(v.string()),
+    // the child's own batch, and where the wait leads on (lib/dependencyCycles.ts): "b:<batch>", or "j:<job>" for a
+    // parent that was waiting itself; none for a parent that was not (it waits on nothing). Absent on older rows.
+    childBatch: v.optional(v.string()),
+    via: v.optional(v.string()),
+  })
+    .index("by_parent", ["parentId"])
+    .index("by_org_batch", ["orgId", "batchId"])
+    .index("by_child", ["childId"])
+    .index("by_child_batch_via", ["orgId", "childBatch", "via"]),
+
+  /**
+   * A job's parents as it was submitted with them (lib/parentRefs.ts): a listed job or a batch, kept until the child
+   * ends (whether or not the parent was met), so retention and purge keep the results the child reads as its inputs.
+   */
+  parentRefs: defineTable({
     orgId: v.id("orgs"),
     childId: v.id("jobs"),
     parentId: v.optional(v.id("jobs")),
@@ -721,15 +889,45 @@ export default defineSchema({
     .index("by_org_batch", ["orgId", "batchId"])
     .index("by_child", ["childId"]),
 
-  /** schedules:create: a cron line that submits `job` at each tick (lib/schedules.ts). */
+  /**
+   * A parent's end whose children are settled in scheduled pages (lib/settlements.ts): one row while pages are left,
+   * so the watchdog re-arms a page that failed. `batchId`: the batch's edges (the batch ended or failed), else the
+   * job `parentId`'s.
+   */
+  settlements: defineTable({
+    orgId: v.id("orgs"),
+    parentId: v.id("jobs"),
+    ok: v.boolean(),
+    why: v.string(),
+    batchId: v.optional(v.string()),
+    // when its next page was scheduled, and the page chain's generation (a page of an older one does nothing)
+    armedAt: v.number(),
+    generation: v.number(),
+    // times the watchdog re-armed it: each halves its pages (a page too big for one transaction gets through)
+    stalls: v.optional(v.number()),
+  }).index("by_armed", ["armedAt"]),
+
+  /**
+   * schedules:create: a cron line that submits a job at each tick (lib/schedules.ts). The job spec lives beside it
+   * (scheduleBodies), so lists read small rows; `job` is only on rows written before that.
+   */
   schedules: defineTable({
     orgId: v.id("orgs"),
     name: v.string(),
     cron: v.string(),
     timezone: v.string(),
     overlap: v.union(v.literal("skip"), v.literal("allow")),
-    job: v.any(),
+    job: v.optional(v.any()),
+    // the job's type and its spec's size (Convex value bytes), so lists and the catch-up never read the spec
+    type: v.optional(v.string()),
+    jobBytes: v.optional(v.number()),
     paused: v.boolean(),
+    // why it was paused when the farm paused it (its client key was revoked); none when a user paused it
+    pausedReason: v.optional(v.string()),
+    // the last tick that could not submit its job, and why (cleared by the next tick that submits)
+    lastError: v.optional(v.string()),
+    lastErrorCode: v.optional(v.string()),
+    lastErrorAt: v.optional(v.number()),
     nextRunAt: v.optional(v.number()),
     // the pending tick; a tick of another id does nothing
     tick: v.optional(v.id("_scheduled_functions")),
@@ -740,7 +938,16 @@ export default defineSchema({
     createdAt: v.number(),
   })
     .index("by_org_name", ["orgId", "name"])
-    .index("by_next", ["paused", "nextRunAt"]),
+    .index("by_next", ["paused", "nextRunAt"])
+    .index("by_client", ["clientKeyId"]),
+
+  /** A schedule's job spec (its payload up to 256 KiB), one row beside the schedule, read only by its ticks. */
+  scheduleBodies: defineTable({
+    orgId: v.id("orgs"),
+    scheduleId: v.id("schedules"),
+    job: v.any(),
+    bytes: v.number(),
+  }).index("by_schedule", ["scheduleId"]),
   /**
    * One run of a replicated job (lib/instances.ts): who ran it, how it ended, the SHA-256 of its result's
    * canonical JSON (the result itself kept on the first instance of each distinct hash), whether it agreed
@@ -756,11 +963,21 @@ export default defineSchema({
     workerName: v.string(),
     machineId: v.string(),
     leaseId: v.string(),
-    status: v.union(v.literal("running"), v.literal("completed"), v.literal("failed"), v.literal("canceled")),
+    // released: given back without a result (workers:release, a revoke): no vote, its worker may start it again
+    status: v.union(v.literal("running"), v.literal("completed"), v.literal("failed"), v.literal("canceled"), v.literal("released")),
     startedAt: v.number(),
     endedAt: v.optional(v.number()),
     resultHash: v.optional(v.string()),
+    // the result's size; the value itself is in instanceResults (rows written before kept it here, as `result`)
+    resultBytes: v.optional(v.number()),
     result: v.optional(v.any()),
+    // failed: what its worker said (or why the server failed it), cut short
+    error: v.optional(v.string()),
+    // distinct "donor": the donor it counted for, so giving it back frees that donor again
+    donorKey: v.optional(v.string()),
+    // past this a replacement starts beside it (lib/instanceDeadline.ts); late: it passed it and runs on
+    deadlineAt: v.optional(v.number()),
+    late: v.optional(v.boolean()),
     valid: v.optional(v.boolean()),
     // alone: accepted unreplicated (adaptive trust)
     alone: v.optional(v.boolean()),
@@ -786,6 +1003,19 @@ export default defineSchema({
     .index("by_lease", ["leaseId"])
     .index("by_worker_status", ["workerId", "status"]),
 
+  /**
+   * The distinct results of a replicated job's round, one row per result hash (its canonical value), beside the
+   * instances: an instance row stays small however large its result, so judging a round reads only hashes.
+   */
+  instanceResults: defineTable({
+    orgId: v.id("orgs"),
+    jobId: v.id("jobs"),
+    round: v.number(),
+    resultHash: v.string(),
+    value: v.any(),
+    bytes: v.number(),
+  }).index("by_job_hash", ["jobId", "round", "resultHash"]),
+
   /** Consecutive valid results per worker and job type (adaptive replication), with its totals. */
   trustStreaks: defineTable({
     orgId: v.id("orgs"),
@@ -797,6 +1027,8 @@ export default defineSchema({
     lastInvalidAt: v.optional(v.number()),
   })
     .index("by_worker_type", ["workerId", "type"])
+    // a worker's least trusted job types first (the console's lowest streaks)
+    .index("by_worker_streak", ["workerId", "streak"])
     .index("by_org", ["orgId"]),
 
   /** Jobs claimed per UTC day by a worker whose quota is below full (read only for such workers). */

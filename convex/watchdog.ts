@@ -1,12 +1,15 @@
 import { internal } from "./_generated/api";
 import { internalMutation, type MutationCtx } from "./_generated/server";
 import { TIMING } from "./lib/limits";
+import { noteMetrics } from "./lib/counters";
 import { cancelIfPending } from "./lib/scheduled";
+import { rearmSettlement } from "./lib/settlements";
 import { WEBHOOK, webhookTimeoutMs } from "./lib/webhooks";
 
 /**
  * The loops' watchdog, run every minute by a cron (convex/crons.ts). Each single-writer loop — an org's
- * dispatcher, an org's summariser, a bulk operation, a webhook delivery — marks itself armed with a time;
+ * dispatcher, an org's summariser, a bulk operation, a webhook delivery, a parent's dependency settlement — marks
+ * itself armed with a time;
  * a run that throws (or is lost) leaves that mark behind and, without this, nothing would ever schedule the
  * loop again. Any mark older than a few times the loop's expected run is re-armed under a new generation,
  * so a late run of the old one finds itself stale and writes nothing: two runs of one loop never both act.
@@ -28,6 +31,7 @@ export const check = internalMutation({
       summaries: await rearmSummaries(ctx, now),
       bulkOps: await rearmBulkOps(ctx, now),
       webhookDeliveries: await rearmDeliveries(ctx, now),
+      settlements: await rearmSettlements(ctx, now),
     };
     if (Object.values(rearmed).some((n) => n > 0)) console.warn(`watchdog re-armed stalled loops: ${JSON.stringify(rearmed)}`);
     return rearmed;
@@ -43,6 +47,7 @@ async function rearmDispatchers(ctx: MutationCtx, now: number): Promise<number> 
     const generation = state.generation + 1;
     await ctx.db.patch(state._id, { generation, armedAt: now });
     await ctx.scheduler.runAfter(0, internal.dispatch.run, { orgId: state.orgId, generation });
+    await noteMetrics(ctx, state.orgId, { rearmed: "dispatcher" });
     console.warn(`watchdog: dispatcher of org ${state.orgId} armed at ${state.armedAt ?? "?"} never finished; re-armed as generation ${generation}`);
   }
   return stale.length;
@@ -58,6 +63,7 @@ async function rearmSummaries(ctx: MutationCtx, now: number): Promise<number> {
     if (state.scheduledId) await cancelIfPending(ctx, state.scheduledId);
     const scheduledId = await ctx.scheduler.runAfter(0, internal.summary.refresh, { orgId: state.orgId, generation });
     await ctx.db.patch(state._id, { generation, scheduledAt: now, scheduledId });
+    await noteMetrics(ctx, state.orgId, { rearmed: "summary" });
     console.warn(`watchdog: summary refresh of org ${state.orgId} due at ${state.scheduledAt} never ran; re-armed as generation ${generation}`);
   }
   return stale.length;
@@ -80,6 +86,7 @@ async function rearmBulkOps(ctx: MutationCtx, now: number): Promise<number> {
     }
     await ctx.db.patch(op._id, { generation, armedAt: now, stalls });
     await ctx.scheduler.runAfter(0, internal.consoleActions.bulkStep, { bulkId: op._id, generation });
+    await noteMetrics(ctx, op.orgId, { rearmed: "bulk" });
     console.warn(`watchdog: bulk ${op.action} ${op._id} stopped after ${op.batches} batches; re-armed as generation ${generation}`);
   }
   return stale.length;
@@ -104,12 +111,28 @@ async function rearmDeliveries(ctx: MutationCtx, now: number): Promise<number> {
         : row.attempts;
     if (now - row.firstAt > WEBHOOK.giveUpAfterMs) {
       await ctx.db.patch(row._id, { state: "failed", nextAt: undefined, sendingSince: undefined, attempts, generation });
+      await noteMetrics(ctx, row.orgId, { webhook: "abandoned" });
       console.warn(`watchdog: webhook delivery ${row._id} (${row.state}) stalled past the 24 h give-up; marked failed`);
       continue;
     }
     await ctx.db.patch(row._id, { state: "pending", nextAt: now, sendingSince: undefined, attempts, generation });
-    await ctx.scheduler.runAfter(0, internal.webhooks.deliver, { deliveryId: row._id, generation });
+    await ctx.scheduler.runAfter(0, internal.webhookDelivery.deliver, { deliveryId: row._id, generation });
+    await noteMetrics(ctx, row.orgId, { rearmed: "webhook" });
     console.warn(`watchdog: webhook delivery ${row._id} (${row.state}) stalled; re-armed as generation ${generation}`);
   }
   return lost.length + stuck.length;
+}
+
+async function rearmSettlements(ctx: MutationCtx, now: number): Promise<number> {
+  const stale = await ctx.db
+    .query("settlements")
+    .withIndex("by_armed", (q) => q.lt("armedAt", now - TIMING.settleStaleMs))
+    .take(REARMS_PER_RUN);
+  for (const row of stale) {
+    // never given up: its children would wait for good; each re-arm halves its pages instead
+    const stalls = (row.stalls ?? 0) + 1;
+    await rearmSettlement(ctx, row, { generation: row.generation + 1, stalls });
+    console.warn(`watchdog: dependency settlement ${row._id} of job ${row.parentId}${row.batchId !== undefined ? ` (batch ${JSON.stringify(row.batchId)})` : ""} stalled; re-armed as generation ${row.generation + 1}`);
+  }
+  return stale.length;
 }

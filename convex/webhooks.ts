@@ -1,10 +1,13 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
-import { internalAction, internalMutation } from "./_generated/server";
-import { maybeFault } from "./lib/faults";
-import { deliveryRefusal, signatureHeader, WEBHOOK, webhookBody, webhookOf, webhookRetryDelayMs, webhookTimeoutMs } from "./lib/webhooks";
+import { internalMutation } from "./_generated/server";
+import { noteMetrics } from "./lib/counters";
+import { deliveryRefusal, WEBHOOK, webhookBody, webhookOf, webhookRetryDelayMs } from "./lib/webhooks";
 
-/** Completion webhook deliveries (lib/webhooks.ts): one attempt per run, the row says what happens next. */
+/**
+ * Completion webhook deliveries (lib/webhooks.ts): one attempt per run of webhookDelivery:deliver (a Node action), the
+ * row says what happens next.
+ */
 
 const FINAL = new Set(["succeeded", "dead", "canceled"]);
 
@@ -69,6 +72,7 @@ export const endAttempt = internalMutation({
     const now = Date.now();
     if (ok && !row.again) {
       await ctx.db.patch(deliveryId, { state: "delivered", attempts, sendingSince: undefined });
+      await noteMetrics(ctx, row.orgId, { webhook: "delivered" });
       return;
     }
     let nextAt = now;
@@ -76,46 +80,12 @@ export const endAttempt = internalMutation({
       nextAt = now + webhookRetryDelayMs(failedInARow(attempts));
       if (nextAt - row.firstAt > WEBHOOK.giveUpAfterMs && !row.again) {
         await ctx.db.patch(deliveryId, { state: "failed", attempts, again: undefined, sendingSince: undefined });
+        await noteMetrics(ctx, row.orgId, { webhook: "abandoned" });
         return;
       }
     }
+    await noteMetrics(ctx, row.orgId, { webhook: ok ? "delivered" : "failed" });
     await ctx.db.patch(deliveryId, { state: "pending", attempts, again: undefined, nextAt, sendingSince: undefined, ...(row.again ? { firstAt: now } : {}) });
-    await ctx.scheduler.runAt(nextAt, internal.webhooks.deliver, { deliveryId, generation });
+    await ctx.scheduler.runAt(nextAt, internal.webhookDelivery.deliver, { deliveryId, generation });
   },
 });
-
-/** One delivery attempt: POST the signed body, wait at most the timeout, record what happened. */
-export const deliver = internalAction({
-  args: { deliveryId: v.id("webhookDeliveries"), generation: v.optional(v.number()) },
-  handler: async (ctx, { deliveryId, generation }) => {
-    const send = await ctx.runMutation(internal.webhooks.beginAttempt, { deliveryId, generation });
-    if (!send) return;
-    maybeFault("webhook");
-    const at = Date.now();
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), webhookTimeoutMs());
-    let status: number | undefined;
-    let error: string | undefined;
-    try {
-      const response = await fetch(send.url, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "user-agent": "Farmhand-Webhook/1",
-          "farmhand-signature": await signatureHeader(send.secret, send.body, Math.floor(Date.now() / 1000)),
-        },
-        body: send.body,
-        signal: timeout.signal,
-        redirect: "manual",
-      });
-      status = response.status;
-      await response.body?.cancel();
-    } catch (e) {
-      error = timeout.signal.aborted ? `no answer within ${webhookTimeoutMs()} ms` : String(e instanceof Error ? e.message : e).slice(0, 500);
-    } finally {
-      clearTimeout(timer);
-    }
-    await ctx.runMutation(internal.webhooks.endAttempt, { deliveryId, generation, at, ms: Date.now() - at, status, error, jobStatus: send.jobStatus });
-  },
-});
-

@@ -5,10 +5,12 @@ import { effectiveCapabilities, workerFromKey } from "./lib/auth";
 import { checkCheckpointData, saveCheckpoint } from "./lib/checkpoints";
 import { claimFromHeads, newClaimBudget, takeOffers } from "./lib/claimWork";
 import { declareSlots, withdrawUnmetOffers } from "./lib/declare";
+import { checkMaxBytes } from "./lib/downloadBytes";
+import { checkEnergyJ, recordEnergy } from "./lib/energy";
 import { fail as reject } from "./lib/errors";
 import { clearResync, inboxRows } from "./lib/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
-import { noteQueueWaits, type QueueWait } from "./lib/counters";
+import { noteClaims, type ClaimNote } from "./lib/counters";
 import { kickForWaiter, kickSummary } from "./lib/kick";
 import { noteAdvertised, refreshLaneRows } from "./lib/demand";
 import { leasedWork } from "./lib/lease";
@@ -16,19 +18,19 @@ import { revokeWorkerNow } from "./lib/access";
 import { LIMITS } from "./lib/limits";
 import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf, DAY_MS, utcDay } from "./lib/credit";
 import { markStopped, touchWorker } from "./lib/presence";
-import { deleteRevokedWorker, revokedOfMachine } from "./lib/workerRows";
+import { deleteRevokedWorker, revokedOfMachine, workerRowBudget } from "./lib/workerRows";
 
 /** The last UTC day myCredit accepts (the year 2500): a bound, not a policy. */
 const MAX_DAY = 193_000;
 import { failAttempt, finishJob, requeue } from "./lib/transitions";
-import { addRunning, runningCount } from "./lib/workerSlots";
-import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./lib/validate";
+import { addRunning, noteSlotState, runningCount } from "./lib/workerSlots";
+import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize, utf8Bytes } from "./lib/validate";
 import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
 import { inputsPage } from "./lib/inputs";
 import { showInstanceProgress } from "./lib/instanceProgress";
 import { completeReplica, failReplica, releaseReplica } from "./lib/validationComplete";
 import { noteClaimed, quotaLeft, trustOf } from "./lib/validationTrust";
-import { pendingCreditOf, settleCanceled } from "./lib/instances";
+import { pendingCreditOf, settleCanceled } from "./lib/instanceCredit";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
 
@@ -64,14 +66,20 @@ export const enroll = mutation({
       advertisedCapabilities: advertised,
       maxConcurrentJobs: enrollment.maxConcurrentJobs,
       canManage: enrollment.canManage,
+      // made by whoever made its token: revoking that key revokes this worker too (lib/keyCreators.ts)
+      ...(enrollment.createdBy ? { createdBy: enrollment.createdBy } : {}),
       keyHash: await sha256Hex(apiKey),
       keyPrefix: displayPrefix(apiKey),
       revoked: false,
       ...(facts ? { facts } : {}),
+      ...(enrollment.donor !== undefined ? { donor: enrollment.donor } : {}),
+      ...(enrollment.maxCores !== undefined ? { maxCores: enrollment.maxCores } : {}),
     });
     await ctx.db.insert("presence", { orgId: enrollment.orgId, workerId, lastSeenAt: now });
     // The same machine joining again replaces its revoked workers (it left, or was revoked) and keeps their credit.
-    for (const old of await revokedOfMachine(ctx, enrollment.orgId, machineId)) await deleteRevokedWorker(ctx, old, workerId);
+    // (what one call cannot delete the retention sweep deletes later, without passing its credit on)
+    const budget = workerRowBudget();
+    for (const old of await revokedOfMachine(ctx, enrollment.orgId, machineId)) await deleteRevokedWorker(ctx, old, budget, workerId);
     await ctx.db.patch(enrollment._id, { usedAt: now, workerId });
     await kickSummary(ctx, enrollment.orgId);
     return { workerId, apiKey };
@@ -88,6 +96,12 @@ async function withinQuota(ctx: MutationCtx, worker: Doc<"workers">, slots: numb
 
 /** `slots` on complete/fail/release/ready: the worker's concurrency now (0 = take nothing more). */
 const slotsArg = v.optional(v.number());
+/**
+ * `maxBytes` on claim/ready/complete/fail/release: on a metered connection, what the worker's jobs may still download
+ * (payloads, checkpoints, app modules; lib/downloadBytes.ts): only jobs that fit are offered and handed to it.
+ * Absent: no limit. Sent again with each declaration of slots.
+ */
+const maxBytesArg = v.optional(v.number());
 
 function checkSlots(slots: number | undefined): number | undefined {
   return slots === undefined ? undefined : checkIntegerInRange(slots, "slots", 0, LIMITS.maxConcurrentJobs);
@@ -100,28 +114,29 @@ function checkSlots(slots: number | undefined): number | undefined {
  * answering its doorbell asks for exactly its offers, so its claims read only its own rows.
  */
 export const claim = mutation({
-  args: { apiKey: v.string(), capabilities: v.array(v.string()), max: v.optional(v.number()) },
+  args: { apiKey: v.string(), capabilities: v.array(v.string()), max: v.optional(v.number()), maxBytes: maxBytesArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const max = checkIntegerInRange(args.max ?? 1, "max", 1, LIMITS.claimMax);
+    const maxBytes = checkMaxBytes(args.maxBytes);
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
     await noteAdvertised(ctx, worker, advertised);
     const now = Date.now();
     const free = worker.maxConcurrentJobs - (await runningCount(ctx, worker));
     const wanted = Math.min(max, free, await quotaLeft(ctx, worker, now));
-    const waits: QueueWait[] = [];
+    const claims: ClaimNote[] = [];
     // what the claim returns stays well below Convex's limit on a function's return value
-    const budget = newClaimBudget();
-    const { claimed, complete } = await takeOffers(ctx, worker, wanted, now, budget, waits);
+    const budget = newClaimBudget(maxBytes);
+    const { claimed, complete } = await takeOffers(ctx, worker, wanted, now, budget, claims);
     if (claimed.length < wanted && complete && !budget.full) {
       // It wants more than it was offered (an engine's first claim, a simple caller): read the heads.
       const held = (await inboxRows(ctx, worker._id, "offer")).length;
       const fromHeads = Math.min(wanted, free - held) - claimed.length;
-      if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now, budget, waits)));
+      if (fromHeads > 0) claimed.push(...(await claimFromHeads(ctx, worker, advertised, fromHeads, now, budget, claims)));
     }
     if (claimed.length > 0) await addRunning(ctx, worker.orgId, worker._id, claimed.length);
     await noteClaimed(ctx, worker, claimed.length, now);
-    await noteQueueWaits(ctx, worker.orgId, now, waits);
+    await noteClaims(ctx, worker.orgId, now, claims);
     return claimed;
   },
 });
@@ -154,10 +169,11 @@ export const doorbell = query({
  * last seen now, until its next call. Returns how many jobs it now waits for.
  */
 export const ready = mutation({
-  args: { apiKey: v.string(), capabilities: v.array(v.string()), slots: v.number(), stopping: v.optional(v.boolean()) },
+  args: { apiKey: v.string(), capabilities: v.array(v.string()), slots: v.number(), stopping: v.optional(v.boolean()), maxBytes: maxBytesArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const slots = checkSlots(args.slots)!;
+    const maxBytes = checkMaxBytes(args.maxBytes);
     if (args.stopping && slots !== 0) reject("invalid_argument", "A stopping worker declares slots: 0");
     const advertised = checkCapabilities(args.capabilities, "capabilities", LIMITS.capabilitiesPerWorker);
     await noteAdvertised(ctx, worker, advertised);
@@ -166,7 +182,7 @@ export const ready = mutation({
       await kickSummary(ctx, worker.orgId, "change");
     } else await touchWorker(ctx, worker);
     const capabilities = [...effectiveCapabilities(worker.allowedCapabilities, advertised)].sort();
-    const waitingFor = await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), capabilities);
+    const waitingFor = await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), capabilities, maxBytes);
     await clearResync(ctx, worker._id);
     return { waitingFor };
   },
@@ -236,6 +252,8 @@ export const heartbeat = mutation({
     const patch: Partial<Doc<"jobs">> = { leaseExpiresAt };
     if (args.suspended === true && job.suspendedSince === undefined) patch.suspendedSince = now;
     if (args.suspended !== true && job.suspendedSince !== undefined) patch.suspendedSince = undefined;
+    // the worker's jobs froze or thawed (the engine does both to all of them): its state says so
+    if ("suspendedSince" in patch) await noteSlotState(ctx, worker, { suspended: patch.suspendedSince !== undefined });
     if (args.progress !== undefined) patch.progress = args.progress;
     if (statusText !== undefined) patch.statusText = statusText;
     await ctx.db.patch(job._id, patch);
@@ -248,8 +266,9 @@ export const output = mutation({
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const { job, instance: running } = await leasedWork(ctx, worker, args.leaseId);
-    if (args.chunk.length > LIMITS.outputChunkChars) {
-      reject("too_large", `An output chunk may hold at most ${LIMITS.outputChunkChars} characters`);
+    // bytes, not characters: 8 KiB of CJK text or emoji is a third or a quarter as many characters
+    if (args.chunk.length > LIMITS.outputChunkBytes || utf8Bytes(args.chunk) > LIMITS.outputChunkBytes) {
+      reject("too_large", `An output chunk may hold at most ${LIMITS.outputChunkBytes} bytes of UTF-8`);
     }
     if (args.chunk.length === 0) return { seq: null };
     const last = await ctx.db
@@ -286,22 +305,29 @@ export const checkpoint = mutation({
  * server clamps it to the attempt's wall time × the machine's cores, and credits wall time without it.
  */
 const cpuMsArg = v.optional(v.number());
+/**
+ * `energyJ` on complete/fail: the energy the attempt used (joules), measured (the CPU package's counter, by the
+ * attempt's share of the CPU time) or estimated (CPU time × watts per core); clamped to wall time × cores × 60 W.
+ */
+const energyJArg = v.optional(v.number());
 
 export const complete = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()), slots: slotsArg, cpuMs: cpuMsArg },
+  args: { apiKey: v.string(), leaseId: v.string(), result: v.optional(v.any()), slots: slotsArg, cpuMs: cpuMsArg, maxBytes: maxBytesArg, energyJ: energyJArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const { job, instance } = await leasedWork(ctx, worker, args.leaseId, { canceled: true });
     const result: unknown = args.result ?? null;
     checkValueSize(result, "result", LIMITS.resultBytes);
     const slots = checkSlots(args.slots);
+    const maxBytes = checkMaxBytes(args.maxBytes);
+    await recordEnergy(ctx, worker, { type: job.type, startedAt: instance?.startedAt ?? job.startedAt }, checkEnergyJ(args.energyJ), Date.now());
     if (instance) {
       const cpuMs = checkCpuMs(args.cpuMs);
       let status: "succeeded" | "pending" | "dead" | "canceled" = "canceled";
       // canceled meanwhile (at quorum): its result is not needed, its CPU time may be
       if (instance.status === "canceled") await settleCanceled(ctx, job, instance, { worker, cpuMs });
       else status = await completeReplica(ctx, job, instance, worker, result, cpuMs);
-      if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
+      if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), undefined, maxBytes);
       return { status };
     }
     await creditAttempt(ctx, job, worker, checkCpuMs(args.cpuMs), "completed");
@@ -313,7 +339,7 @@ export const complete = mutation({
       await ctx.db.patch(job._id, { progress: 1 });
       await finishJob(ctx, job, "succeeded", { result, workerId: worker._id });
     }
-    if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
+    if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), undefined, maxBytes);
     return { status };
   },
 });
@@ -326,36 +352,42 @@ export const fail = mutation({
     retryable: v.optional(v.boolean()),
     slots: slotsArg,
     cpuMs: cpuMsArg,
+    maxBytes: maxBytesArg,
+    energyJ: energyJArg,
   },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const { job, instance } = await leasedWork(ctx, worker, args.leaseId, { canceled: true });
     const error = args.error.slice(0, LIMITS.errorChars) || "failed";
     const slots = checkSlots(args.slots);
+    const maxBytes = checkMaxBytes(args.maxBytes);
     const cpuMs = checkCpuMs(args.cpuMs);
+    await recordEnergy(ctx, worker, { type: job.type, startedAt: instance?.startedAt ?? job.startedAt }, checkEnergyJ(args.energyJ), Date.now());
     // an instance of a replicated job earns credit only for a valid result (or, canceled at quorum, up to one)
     if (instance?.status === "canceled") {
       await settleCanceled(ctx, job, instance, { worker, cpuMs });
-      if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
+      if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), undefined, maxBytes);
       return { status: "canceled" as const, availableAt: undefined };
     }
-    if (instance) await failReplica(ctx, job, instance, error, args.retryable ?? true, worker._id);
+    // an instance's failure is one error result of its round, retryable or not (lib/validationComplete.ts)
+    if (instance) await failReplica(ctx, job, instance, error, worker._id);
     else {
       await creditAttempt(ctx, job, worker, cpuMs, "failed");
       await failAttempt(ctx, job, error, args.retryable ?? true, worker._id);
     }
     const after = (await ctx.db.get(job._id))!;
-    if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
+    if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), undefined, maxBytes);
     return { status: after.status, availableAt: after.status === "pending" ? after.availableAt : undefined };
   },
 });
 
 export const release = mutation({
-  args: { apiKey: v.string(), leaseId: v.string(), slots: slotsArg },
+  args: { apiKey: v.string(), leaseId: v.string(), slots: slotsArg, maxBytes: maxBytesArg },
   handler: async (ctx, args) => {
     const worker = await workerFromKey(ctx, args.apiKey);
     const { job, instance } = await leasedWork(ctx, worker, args.leaseId, { canceled: true });
     const slots = checkSlots(args.slots);
+    const maxBytes = checkMaxBytes(args.maxBytes);
     let status: "pending" | "canceled" = "pending";
     if (instance?.status === "canceled") {
       await settleCanceled(ctx, job, instance, null);
@@ -368,7 +400,7 @@ export const release = mutation({
     } else {
       await requeue(ctx, job, { kind: "release" }, worker._id);
     }
-    if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots));
+    if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), undefined, maxBytes);
     return { status };
   },
 });
@@ -401,7 +433,8 @@ export const leave = mutation({
 
 /**
  * This machine's credit: CPU-hours given this week (UTC, from Monday 00:00) and all time, with the jobs done;
- * `wallHours` of them were credited by wall time (CPU not measurable). `day`: the caller's current UTC day
+ * `wallHours` of them were credited by wall time (CPU not measurable); `energyJ`: the energy its attempts used
+ * (joules, as this machine measured or estimated it). `day`: the caller's current UTC day
  * (whole days since the epoch), which a subscriber advances, so the week turns on Monday without the clock in
  * the query; without it, the server's day when the query runs (for one-off reads). Donor views read their
  * credit from farm:overview (`credit.days`), which re-runs at most once per summary refresh.
@@ -415,13 +448,14 @@ export const myCredit = query({
     const total = await creditTotalOf(ctx, worker._id);
     const hours = (ms: number) => ms / 3_600_000;
     return {
-      week: { cpuHours: hours(week.cpuMs), wallHours: hours(week.wallMs), jobs: week.jobs, failed: week.failed, canceledAtQuorum: week.canceledAtQuorum },
+      week: { cpuHours: hours(week.cpuMs), wallHours: hours(week.wallMs), jobs: week.jobs, failed: week.failed, canceledAtQuorum: week.canceledAtQuorum, energyJ: week.energyJ },
       allTime: {
         cpuHours: hours(total?.cpuMs ?? 0),
         wallHours: hours(total?.wallMs ?? 0),
         jobs: total?.jobs ?? 0,
         failed: total?.failed ?? 0,
         canceledAtQuorum: total?.canceledAtQuorum ?? 0,
+        energyJ: total?.energyJ ?? 0,
       },
       // replicated jobs: credit waiting for validation, results that earned nothing and why, and trust
       ...(await pendingCreditOf(ctx, worker._id)),

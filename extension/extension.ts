@@ -53,7 +53,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   const data = new FarmData(connection);
   const donor = new Donor(context.globalState, log);
   const handlers = new EngineHandlers(log, membership);
-  const session = new FarmSession(connection, handlers.registry, log, () => store.request());
+  const session = new FarmSession(connection, handlers.registry, log, () => store.request(), donor.allowance);
+  // An app module downloaded on a metered connection counts toward farmhand.meteredLimitMB like a payload.
+  handlers.onModuleDownloaded = (bytes) => donor.allowance.spend(bytes);
   // Where the OS reports no nice time (Windows), estimate our own jobs' CPU share so it is not "other programs".
   donor.ownCpuShare = () => (session.snapshot()?.running.length ?? 0) / Math.max(1, cpus().length);
 
@@ -69,6 +71,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
     policy: donor.policySummary(),
     contribution: { ...session.contribution },
     runsApps: runAppsAllowed(),
+    ...(donor.gpuProgram === undefined ? {} : { gpuProgram: donor.gpuProgram }),
+    ...(session.energyMethod() ? { energy: session.energyMethod() } : {}),
     farm: data.facts(),
   });
   // The one store: every source asks it to derive again; every surface renders what it tells them.
@@ -103,8 +107,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Farmha
   render(store.refresh());
   const applyPolicy = () => {
     const key = membership.apiKey;
-    const { concurrency, suspendOnReturn, suspendLimitMs } = donor.current;
-    const target = membership.joined && key ? { url: membership.url, apiKey: key, concurrency, suspendOnReturn, suspendLimitMs } : undefined;
+    const { concurrency, suspendOnReturn, suspendLimitMs, wattsPerCore } = donor.current;
+    const machine = { gpuHeldBy: donor.gpuProgram, meteredLimit: donor.meteredLimit, wattsPerCore };
+    const target = membership.joined && key ? { url: membership.url, apiKey: key, concurrency, suspendOnReturn, suspendLimitMs, ...machine } : undefined;
     void session.apply(target, donor.decision).finally(() => store.request());
   };
 

@@ -6,19 +6,34 @@ import { kickForJobs, kickSummary } from "./kick";
 import { displayPrefix, newSecret, sha256Hex } from "./keys";
 import { LIMITS } from "./limits";
 import { presenceOf } from "./presence";
+import { pauseSchedulesOfKey } from "./schedules";
 import { finishJob, requeue } from "./transitions";
 import { releaseReplica } from "./validationComplete";
 import { checkCapabilityGrants, checkIntegerInRange, checkText } from "./validate";
 
-/** Who may do what: enrollment tokens, client keys and revoking workers, for admin:* and the console alike. */
+/**
+ * Who may do what: enrollment tokens, client keys and revoking workers, for admin:* and the console alike. Every key
+ * records who made it (`createdBy`: the operator key or managing worker of the console call; none from admin:*).
+ */
 
-export type EnrollmentSpec = { capabilities: string[]; maxConcurrentJobs?: number; ttlMs?: number; canManage?: boolean };
+export type EnrollmentSpec = { capabilities: string[]; maxConcurrentJobs?: number; ttlMs?: number; canManage?: boolean; donor?: string; maxCores?: number };
 
-/** A one-time enrollment token; the token itself is returned once and only its hash is kept. */
-export async function createEnrollmentToken(ctx: MutationCtx, orgId: Id<"orgs">, spec: EnrollmentSpec) {
+/** The key whose call made a key: an operator key or a managing worker (lib/keyCreators.ts). */
+export type Minter = Id<"operatorKeys"> | Id<"workers">;
+
+const stamp = (createdBy: Minter | undefined) => (createdBy ? { createdBy } : {});
+
+/**
+ * A one-time enrollment token; the token itself is returned once and only its hash is kept. `donor`: who the
+ * machine belongs to (its worker inherits it; replicated jobs with `distinct: "donor"` never give two instances to
+ * one donor); blank is none. `maxCores`: the most cores its worker's credit counts (default 256).
+ */
+export async function createEnrollmentToken(ctx: MutationCtx, orgId: Id<"orgs">, spec: EnrollmentSpec, createdBy?: Minter) {
   const capabilities = checkCapabilityGrants(spec.capabilities);
   const maxConcurrentJobs = checkIntegerInRange(spec.maxConcurrentJobs ?? 1, "maxConcurrentJobs", 1, LIMITS.maxConcurrentJobs);
   const ttlMs = checkIntegerInRange(spec.ttlMs ?? LIMITS.defaultEnrollmentTtlMs, "ttlMs", 1, 365 * 24 * 3600 * 1000);
+  const donor = spec.donor === undefined || spec.donor.trim() === "" ? undefined : checkText(spec.donor.trim(), "donor", LIMITS.nameChars);
+  const maxCores = spec.maxCores === undefined ? undefined : checkIntegerInRange(spec.maxCores, "maxCores", 1, LIMITS.maxCoresGranted);
   const token = newSecret("fh_e_");
   const enrollmentId = await ctx.db.insert("enrollments", {
     orgId,
@@ -28,6 +43,9 @@ export async function createEnrollmentToken(ctx: MutationCtx, orgId: Id<"orgs">,
     maxConcurrentJobs,
     canManage: spec.canManage ?? false,
     expiresAt: Date.now() + ttlMs,
+    ...(donor !== undefined ? { donor } : {}),
+    ...(maxCores !== undefined ? { maxCores } : {}),
+    ...stamp(createdBy),
   });
   return { token, enrollmentId };
 }
@@ -40,17 +58,23 @@ async function newKeyFields(prefix: "fh_c_" | "fh_o_", orgId: Id<"orgs">, name: 
 }
 
 /** A client key; returned once, only its hash is kept. `canPublish`: it may publish and delete farm apps. */
-export async function createClientKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string, canPublish?: boolean) {
+export async function createClientKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string, canPublish?: boolean, createdBy?: Minter) {
   const { key, fields } = await newKeyFields("fh_c_", orgId, name);
-  const clientKeyId = await ctx.db.insert("clientKeys", { ...fields, canPublish: canPublish ?? false });
+  const clientKeyId = await ctx.db.insert("clientKeys", { ...fields, canPublish: canPublish ?? false, ...stamp(createdBy) });
   return { key, clientKeyId };
 }
 
 /** An operator key (fh_o_…); returned once, only its hash is kept. */
-export async function createOperatorKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string) {
+export async function createOperatorKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string, createdBy?: Minter) {
   const { key, fields } = await newKeyFields("fh_o_", orgId, name);
-  const operatorKeyId = await ctx.db.insert("operatorKeys", fields);
+  const operatorKeyId = await ctx.db.insert("operatorKeys", { ...fields, ...stamp(createdBy) });
   return { key, operatorKeyId };
+}
+
+/** The client key stops working on its next call; its schedules pause, saying why (they would submit nothing). */
+export async function revokeClientKeyNow(ctx: MutationCtx, key: Doc<"clientKeys">) {
+  if (!key.revoked) await ctx.db.patch(key._id, { revoked: true });
+  return { schedulesPaused: await pauseSchedulesOfKey(ctx, key, LIMITS.schedulesPerOrg) };
 }
 
 /**

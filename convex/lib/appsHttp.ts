@@ -8,11 +8,12 @@ import { inspectAppModule } from "./appsWasm";
 import type { FarmErrorData } from "./errors";
 import { bearer, errorResponse, json } from "./httpAnswers";
 import { Sha256 } from "./sha256";
-import { canonicalJson, type ValidationSpec } from "./validation";
+import { canonicalJson } from "./canonical";
+import type { ValidationSpec } from "./validation";
 
 /**
  * The apps' HTTP routes (registered by convex/http.ts):
- *   POST   /api/apps/<name>[?memoryMB=&timeoutMs=&quorum=&maxInstances=&homogeneous=&adaptive=]   publish (bearer publishing client key, body = module bytes)
+ *   POST   /api/apps/<name>[?memoryMB=&timeoutMs=&quorum=&maxInstances=&…]   publish (bearer publishing client key, body = module bytes; the validation rules of validationParams)
  *   DELETE /api/apps/<name>/<version>                 delete a version's module (publishing client key)
  *   GET    /api/apps/<name>/<version>/module          a version's module bytes (bearer worker key; the worker's
  *                                                     module cache fetches through this, since storage URLs
@@ -45,29 +46,35 @@ function numberParam(params: URLSearchParams, name: string): number | undefined 
   return /^-?\d{1,16}(\.\d{1,16})?$/.test(raw) ? Number(raw) : NaN;
 }
 
-const PUBLISH_PARAMS = ["memoryMB", "timeoutMs", "quorum", "maxInstances", "homogeneous", "adaptive"];
+const NUMBER_RULES = ["maxInstances", "maxErrorInstances", "spare", "instanceDeadlineMs"] as const;
+const FLAG_RULES = ["homogeneous", "adaptive"] as const;
+const PUBLISH_PARAMS = ["memoryMB", "timeoutMs", "quorum", ...NUMBER_RULES, ...FLAG_RULES, "distinct"];
 
-/** The version's default validation from `?quorum=&maxInstances=&homogeneous=&adaptive=` (issue 20), or the problem. */
+/**
+ * The version's default validation from `?quorum=` and the other rules (`maxInstances`, `maxErrorInstances`, `spare`,
+ * `instanceDeadlineMs`, `homogeneous`, `adaptive`, `distinct`), or the problem; the query checks their ranges.
+ */
 function validationParams(params: URLSearchParams): ValidationSpec | undefined | string {
   const quorum = numberParam(params, "quorum");
-  const rest = ["maxInstances", "homogeneous", "adaptive"].filter((k) => params.has(k));
+  const rest = [...NUMBER_RULES, ...FLAG_RULES, "distinct"].filter((k) => params.has(k));
   if (quorum === undefined) return rest.length > 0 ? `${rest[0]} needs quorum` : undefined;
-  const flag = (name: string): boolean | undefined | string => {
+  const spec: ValidationSpec = { quorum };
+  for (const name of FLAG_RULES) {
     const raw = params.get(name);
-    if (raw === null) return undefined;
-    return raw === "true" ? true : raw === "false" ? false : `${name} must be true or false; got ${JSON.stringify(raw.slice(0, 40))}`;
-  };
-  const homogeneous = flag("homogeneous");
-  const adaptive = flag("adaptive");
-  if (typeof homogeneous === "string") return homogeneous;
-  if (typeof adaptive === "string") return adaptive;
-  const maxInstances = numberParam(params, "maxInstances");
-  return {
-    quorum,
-    ...(maxInstances !== undefined ? { maxInstances } : {}),
-    ...(homogeneous !== undefined ? { homogeneous } : {}),
-    ...(adaptive !== undefined ? { adaptive } : {}),
-  };
+    if (raw === null) continue;
+    if (raw !== "true" && raw !== "false") return `${name} must be true or false; got ${JSON.stringify(raw.slice(0, 40))}`;
+    spec[name] = raw === "true";
+  }
+  for (const name of NUMBER_RULES) {
+    const value = numberParam(params, name);
+    if (value !== undefined) spec[name] = value;
+  }
+  const distinct = params.get("distinct");
+  if (distinct !== null) {
+    if (distinct !== "machine" && distinct !== "donor") return `distinct must be machine or donor; got ${JSON.stringify(distinct.slice(0, 40))}`;
+    spec.distinct = distinct;
+  }
+  return spec;
 }
 
 function versionParam(raw: string | undefined): number | null {

@@ -2,10 +2,11 @@ import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import type { AppPin } from "./appJobs";
-import type { QueueWait } from "./counters";
+import type { ClaimNote } from "./counters";
 import { recordEvent } from "./events";
 import { startInstance } from "./instances";
 import { newLeaseId } from "./keys";
+import { moveOf } from "./metrics/moves";
 import type { JobRequirements } from "./requirements";
 
 /** How many ready jobs a claim or a dispatch round reads past because this worker already ran an instance of them. */
@@ -25,13 +26,15 @@ export type Leased = {
   app?: AppPin;
   /** The latest checkpoint an earlier run of this job saved (base64): where this run resumes. */
   checkpoint?: string;
+  /** The W3C trace context the job was submitted with: the worker's span of this run is its child. */
+  traceparent?: string;
 };
 
 /**
  * Start one attempt of a pending job on this worker: a fresh lease, its one lazy lease check, a claimed
  * event. Counters are the caller's business (an offered job is already counted as running in its lane;
- * the worker's running count moves once per claim). `waits` collects the job's queue wait (claim time −
- * ready time), which the claim counts once for all its jobs (counters.ts noteQueueWaits). `bodies`: the
+ * the worker's running count moves once per claim). `claims` collects the job's queue wait (claim time −
+ * ready time) and its move, which the claim counts once for all its jobs (counters.ts noteClaims). `bodies`: the
  * job's payload and latest checkpoint, read by the caller (claimWork.ts), which bounds how much one claim hands out.
  */
 export async function leaseJob(
@@ -40,7 +43,7 @@ export async function leaseJob(
   workerId: Id<"workers">,
   now: number,
   bodies: { payload: unknown; checkpoint?: string },
-  waits?: QueueWait[],
+  claims?: ClaimNote[],
 ): Promise<Leased> {
   const leaseId = newLeaseId(job._id);
   const attempt = job.attempt + 1;
@@ -60,7 +63,8 @@ export async function leaseJob(
     statusText: undefined,
   });
   await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId });
-  waits?.push({ ms: now - job.availableAt, clientKeyId: job.clientKeyId });
+  const waitMs = Math.max(0, now - job.availableAt);
+  claims?.push({ waitMs, moves: moveOf(job, "running", { waitMs }), clientKeyId: job.clientKeyId });
   return leasedOf(job, leaseId, attempt, leaseExpiresAt, bodies);
 }
 
@@ -69,6 +73,7 @@ function leasedOf(job: Doc<"jobs">, leaseId: string, attempt: number, leaseExpir
   if (job.requirements) leased.requirements = job.requirements;
   if (job.app) leased.app = job.app;
   if (bodies.checkpoint !== undefined) leased.checkpoint = bodies.checkpoint;
+  if (job.traceparent !== undefined) leased.traceparent = job.traceparent;
   return leased;
 }
 
@@ -83,7 +88,7 @@ export async function leaseReplica(
   worker: Doc<"workers">,
   now: number,
   bodies: { payload: unknown; checkpoint?: string },
-  waits?: QueueWait[],
+  claims?: ClaimNote[],
 ): Promise<{ leased: Leased; stillReady: boolean }> {
   const leaseId = newLeaseId(job._id);
   const { rules, more } = await startInstance(ctx, job, worker, leaseId, now);
@@ -98,6 +103,7 @@ export async function leaseReplica(
   });
   const attempt = job.attempt + 1;
   await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId: worker._id, detail: `instance ${rules.started}` });
-  waits?.push({ ms: now - job.availableAt, clientKeyId: job.clientKeyId });
+  const waitMs = Math.max(0, now - job.availableAt);
+  claims?.push({ waitMs, moves: moveOf(job, stillReady ? "pending" : "running", { waitMs }), clientKeyId: job.clientKeyId });
   return { leased: leasedOf(job, leaseId, attempt, now + job.leaseMs, bodies), stillReady };
 }

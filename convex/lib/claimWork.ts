@@ -5,11 +5,12 @@ import { effectiveCapabilities } from "./auth";
 import { payloadOf } from "./bodies";
 import { checkpointOf } from "./checkpoints";
 import { leaseJob, leaseReplica, REPLICA_SKIPS, type Leased } from "./claim";
-import { bumpLane, type QueueWait } from "./counters";
+import { bumpLane, type ClaimNote } from "./counters";
 import { FairRound } from "./fairRound";
-import { setWants } from "./demand";
-import { clearResync, inboxRows, isOfferedTo, takeOffer } from "./inbox";
-import { kickForJobs, kickSummary, noteWaiter } from "./kick";
+import { setWants, waiterOf } from "./demand";
+import { downloadSizes, fitsBytes } from "./downloadBytes";
+import { clearResync, inboxRows, isOfferedTo, takeOffer, withdrawOffer } from "./inbox";
+import { kickForJobs, kickForWaiter, kickSummary, noteWaiter } from "./kick";
 import { eligibleLanes } from "./lanes";
 import { LIMITS } from "./limits";
 import { touchWorker } from "./presence";
@@ -18,12 +19,13 @@ import { mayRun } from "./validation";
 
 /**
  * What one claim may still hand out: checkpoint text (LIMITS.claimCheckpointChars) and bodies, payloads and
- * checkpoints together (LIMITS.claimBodyBytes); `full` once a job did not fit.
+ * checkpoints together (LIMITS.claimBodyBytes); `full` once a job did not fit. `downloadBytes`: what the worker may
+ * still download (its `maxBytes`, a metered connection's allowance), all its jobs together; undefined: no limit.
  */
-export type ClaimBudget = { checkpointChars: number; bodyBytes: number; full: boolean };
+export type ClaimBudget = { checkpointChars: number; bodyBytes: number; full: boolean; downloadBytes?: number };
 
-export function newClaimBudget(): ClaimBudget {
-  return { checkpointChars: LIMITS.claimCheckpointChars, bodyBytes: LIMITS.claimBodyBytes, full: false };
+export function newClaimBudget(maxBytes?: number): ClaimBudget {
+  return { checkpointChars: LIMITS.claimCheckpointChars, bodyBytes: LIMITS.claimBodyBytes, full: false, ...(maxBytes === undefined ? {} : { downloadBytes: maxBytes }) };
 }
 
 /**
@@ -51,23 +53,39 @@ async function bodiesWithin(ctx: MutationCtx, job: Doc<"jobs">, budget: ClaimBud
  * meanwhile does not conflict with the claim. `complete`: every offer it holds was read. An offer whose
  * bodies do not fit the budget stays in the inbox (and the rest after it) for the next claim.
  */
-export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number, budget: ClaimBudget, waits?: QueueWait[]) {
+export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wanted: number, now: number, budget: ClaimBudget, claims?: ClaimNote[]) {
   const offers = wanted > 0 ? await inboxRows(ctx, worker._id, "offer", wanted) : [];
   const claimed: Leased[] = [];
+  const size = downloadSizes(ctx);
+  let tooBig = 0;
   for (const offer of offers) {
     const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
     if (!isOfferedTo(job, worker._id)) continue;
     // dead-lettering withdraws the offer and gives the worker's slot back to its waiting line
     if (await deadIfModuleGone(ctx, job, worker._id)) continue;
+    const bytes = budget.downloadBytes === undefined ? 0 : await size(job);
+    if (!fitsBytes(budget.downloadBytes, bytes)) {
+      // the worker spent its allowance since it was offered this one (an app's module): another worker takes it
+      await withdrawOffer(ctx, job, { requeue: true });
+      tooBig++;
+      continue;
+    }
     const fits = await bodiesWithin(ctx, job, budget);
     if (!fits) break;
+    if (budget.downloadBytes !== undefined) budget.downloadBytes -= bytes;
     await takeOffer(ctx, offer);
-    const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, waits);
+    const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, claims);
     claimed.push(leased);
     // offered, it counted as running; a replicated job's instance now counts instead, and the job counts as
     // pending if it stays ready for more instances
     if (job.validation) await bumpLane(ctx, job, { running: -1, pending: stillReady ? 1 : 0 }, { moved: true });
     if (stillReady) await kickForJobs(ctx, worker.orgId);
+  }
+  if (tooBig > 0) {
+    // the slots those offers held are wanted again, for jobs that fit what is left
+    await setWants(ctx, worker, ((await waiterOf(ctx, worker._id))?.wants ?? 0) + tooBig, undefined, budget.downloadBytes);
+    await kickForJobs(ctx, worker.orgId);
+    await kickForWaiter(ctx, worker.orgId);
   }
   return { claimed, complete: offers.length < wanted };
 }
@@ -87,12 +105,13 @@ export async function claimFromHeads(
   count: number,
   now: number,
   budget: ClaimBudget,
-  waits?: QueueWait[],
+  claims?: ClaimNote[],
 ): Promise<Leased[]> {
   await touchWorker(ctx, worker);
   const capabilities = effectiveCapabilities(worker.allowedCapabilities, advertised);
   const lanes = await eligibleLanes(ctx, worker.orgId, capabilities, worker.facts);
   const round = await FairRound.open(ctx, worker.orgId, lanes, now);
+  const size = downloadSizes(ctx);
   const claimed: Leased[] = [];
   const perLane = new Map<string, { job: Doc<"jobs">; count: number }>();
   let replicasLeftReady = false;
@@ -107,13 +126,20 @@ export async function claimFromHeads(
       await round.skip(flow);
       continue;
     }
+    // a head the worker may not download now (its allowance) is read past like one it may not run
+    if (budget.downloadBytes !== undefined && (await size(job)) > budget.downloadBytes) {
+      if (++skips > REPLICA_SKIPS) break;
+      await round.skip(flow);
+      continue;
+    }
     if (await deadIfModuleGone(ctx, job, worker._id)) {
       await round.skip(flow);
       continue;
     }
     const fits = await bodiesWithin(ctx, job, budget);
     if (!fits) break;
-    const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, waits);
+    if (budget.downloadBytes !== undefined) budget.downloadBytes -= await size(job);
+    const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, claims);
     await round.took(flow);
     claimed.push(leased);
     // a replicated job that wants more instances stays ready (and pending in the counts): the dispatcher offers it on;
@@ -130,13 +156,24 @@ export async function claimFromHeads(
   for (const { job, count: n } of perLane.values()) await bumpLane(ctx, job, { pending: -n, running: n });
   if (claimed.length > 0) await kickSummary(ctx, worker.orgId);
   const stillWanted = count - claimed.length;
-  await setWants(ctx, worker, stillWanted, [...capabilities].sort());
+  const bytesLeft = budget.downloadBytes === undefined ? null : Math.max(0, budget.downloadBytes - (await heldOfferBytes(ctx, worker, size)));
+  await setWants(ctx, worker, stillWanted, [...capabilities].sort(), bytesLeft);
   if (stillWanted > 0) await noteWaiter(ctx, worker.orgId);
   // heads left for the budget or held back for their key's limit are ready now: the dispatcher offers them (to this
   // worker or another, once the key has room)
   if (budget.full || replicasLeftReady || round.limited) await kickForJobs(ctx, worker.orgId);
   await clearResync(ctx, worker._id);
   return claimed;
+}
+
+/** What the offers this worker still holds will download (they were counted when they were made). */
+async function heldOfferBytes(ctx: MutationCtx, worker: Doc<"workers">, size: (job: Doc<"jobs">) => Promise<number>): Promise<number> {
+  let bytes = 0;
+  for (const offer of await inboxRows(ctx, worker._id, "offer")) {
+    const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
+    if (isOfferedTo(job, worker._id)) bytes += await size(job);
+  }
+  return bytes;
 }
 
 /** Lease a job to this worker, or start one instance of it when it is replicated (which may leave it ready). */
@@ -146,8 +183,8 @@ async function leaseOne(
   worker: Doc<"workers">,
   now: number,
   fits: { payload: unknown; checkpoint?: string },
-  waits?: QueueWait[],
+  claims?: ClaimNote[],
 ): Promise<{ leased: Leased; stillReady: boolean }> {
-  if (job.validation) return await leaseReplica(ctx, job, worker, now, fits, waits);
-  return { leased: await leaseJob(ctx, job, worker._id, now, fits, waits), stillReady: false };
+  if (job.validation) return await leaseReplica(ctx, job, worker, now, fits, claims);
+  return { leased: await leaseJob(ctx, job, worker._id, now, fits, claims), stillReady: false };
 }

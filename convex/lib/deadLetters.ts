@@ -8,12 +8,14 @@ import { recordEvent } from "./events";
 import { fail } from "./errors";
 import { kickForJobs, kickSummary } from "./kick";
 import { laneFor } from "./laneFor";
+import { moveOf } from "./metrics/moves";
 import { routingCapabilities } from "./routing";
 import { classOf } from "./requirements";
 import { LIMITS } from "./limits";
 import { checkIntegerInRange } from "./validate";
 import { deliveryOf } from "./webhooks";
-import { noteBatchJobRetried } from "./dependencies";
+import { noteBatchJobPurged, noteBatchJobRetried, retriedInputsGone } from "./dependencies";
+import { insertParentRefs } from "./parentRefs";
 import { newRound } from "./validation";
 
 const PURGE_ROWS_PER_CALL = 500;
@@ -54,6 +56,10 @@ export async function listDeadLetters(ctx: QueryCtx, orgId: Id<"orgs">, limit?: 
  */
 export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = "dead letter retried by operator") {
   if (job.status !== "dead") fail("invalid_argument", `Only dead jobs can be retried; this one is ${job.status}`);
+  // a child runs again only with every input it was submitted with; it names them again until it ends
+  const gone = await retriedInputsGone(ctx, job);
+  if (gone) fail("gone", `This job cannot run again: ${gone}`);
+  if (job.dependsOn) await insertParentRefs(ctx, job.orgId, job._id, job.dependsOn);
   const lane = await laneFor(ctx, job.orgId, routingCapabilities(job.type, job.requiredCapabilities), classOf(job.requirements));
   job = { ...job, laneId: lane._id };
   await ctx.db.patch(job._id, {
@@ -72,7 +78,7 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = 
     ...(job.validation ? { validation: newRound(job.validation) } : {}),
   });
   await bumpFinished(ctx, job.orgId, "dead", -1);
-  await bumpLane(ctx, job, { pending: 1 });
+  await bumpLane(ctx, job, { pending: 1, jobs: moveOf(job, "pending") });
   await noteBatchJobRetried(ctx, job);
   await recordEvent(ctx, { ...job, attempt: 0 }, "retried", { detail });
   await kickForJobs(ctx, job.orgId);
@@ -80,7 +86,7 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = 
 }
 
 /**
- * Delete a finished job with its output, events, bodies and checkpoint. Deletes at most PURGE_ROWS_PER_CALL
+ * Delete a finished job with its output, events, instances, kept instance results, bodies and checkpoint. Deletes at most PURGE_ROWS_PER_CALL
  * child rows and TX_BUDGET.purgeBytes of them per call (`bytes` may be shared by several jobs of one
  * transaction); returns false when the job still has rows left (call again), true once the job itself is gone.
  */
@@ -115,12 +121,23 @@ export async function purgeJobWithin(
   for (const event of events.rows) await ctx.db.delete(event._id);
   budget -= events.rows.length;
   if (budget <= 0 || events.cut || bytes.exhausted) return null;
+  // a replicated job's instances (a row of an older shape may keep its result), then its distinct results kept
+  // beside them (up to 256 KiB each)
+  const instances = await takeWithinBudget(ctx.db.query("jobInstances").withIndex("by_job", (q) => q.eq("jobId", job._id)), budget, bytes);
+  for (const row of instances.rows) await ctx.db.delete(row._id);
+  budget -= instances.rows.length;
+  if (budget <= 0 || instances.cut || bytes.exhausted) return null;
+  const results = await takeWithinBudget(ctx.db.query("instanceResults").withIndex("by_job_hash", (q) => q.eq("jobId", job._id)), budget, bytes);
+  for (const result of results.rows) await ctx.db.delete(result._id);
+  budget -= results.rows.length;
+  if (budget <= 0 || results.cut || bytes.exhausted) return null;
   bytes.spend(await deleteCheckpoint(ctx, job._id));
   bytes.spend(await deleteBodies(ctx, job._id));
   const delivery = await deliveryOf(ctx, job._id); // its webhook delivery, if any, goes with it
   if (delivery) await ctx.db.delete(delivery._id);
+  await noteBatchJobPurged(ctx, job);
   await ctx.db.delete(job._id);
-  await bumpFinished(ctx, job.orgId, job.status, -1);
+  await bumpFinished(ctx, job.orgId, job.status, -1, undefined, { jobs: moveOf(job, undefined) });
   await kickSummary(ctx, job.orgId);
   return allowed - budget + 1;
 }

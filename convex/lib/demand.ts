@@ -39,6 +39,7 @@ async function addLaneRows(ctx: MutationCtx, worker: Doc<"workers">, capabilitie
 /**
  * Set how many more jobs this worker wants offered. Going from 0 to more puts it at the back of every
  * lane it can serve; staying above 0 keeps its place (unless its capabilities changed); 0 takes it out.
+ * `bytesLeft`: what its offers may still download (a metered connection); null: no limit; undefined: as it was.
  * Writes nothing when nothing changes. Returns the new count.
  */
 export async function setWants(
@@ -46,8 +47,12 @@ export async function setWants(
   worker: Doc<"workers">,
   wants: number,
   capabilities?: string[],
+  bytesLeft?: number | null,
 ): Promise<number> {
   const row = await waiterOf(ctx, worker._id);
+  if (row && bytesLeft !== undefined && row.bytesLeft !== (bytesLeft ?? undefined)) {
+    await ctx.db.patch(row._id, { bytesLeft: bytesLeft ?? undefined });
+  }
   // Never declared yet: what it advertised when it enrolled, as the server allows it.
   const caps = capabilities ?? row?.capabilities ?? [...effectiveCapabilities(worker.allowedCapabilities, worker.advertisedCapabilities)].sort();
   const sameCaps = row !== null && row.capabilities.join(",") === caps.join(",");
@@ -62,7 +67,8 @@ export async function setWants(
   }
   const now = Date.now();
   if (!row) {
-    await ctx.db.insert("waiters", { orgId: worker.orgId, workerId: worker._id, wants, since: now, capabilities: caps });
+    const bytes = bytesLeft === undefined || bytesLeft === null ? {} : { bytesLeft };
+    await ctx.db.insert("waiters", { orgId: worker.orgId, workerId: worker._id, wants, since: now, capabilities: caps, ...bytes });
     await addLaneRows(ctx, worker, caps, now);
     return wants;
   }
@@ -88,13 +94,17 @@ export async function refreshLaneRows(ctx: MutationCtx, worker: Doc<"workers">):
   await addLaneRows(ctx, worker, row.capabilities, row.since);
 }
 
-/** The dispatcher offered this worker one job: one fewer wanted; at 0 it stops waiting. */
-export async function countDownWants(ctx: MutationCtx, waiter: Doc<"waiters">): Promise<void> {
+/**
+ * The dispatcher offered this worker one job (of `bytes` to download): one fewer wanted, and those bytes fewer left
+ * when it has a limit; at 0 wanted it stops waiting.
+ */
+export async function countDownWants(ctx: MutationCtx, waiter: Doc<"waiters">, bytes: number): Promise<void> {
+  const bytesLeft = waiter.bytesLeft === undefined ? {} : { bytesLeft: Math.max(0, waiter.bytesLeft - bytes) };
   if (waiter.wants <= 1) {
     await dropLaneRows(ctx, waiter.workerId);
-    await ctx.db.patch(waiter._id, { wants: 0, since: undefined });
+    await ctx.db.patch(waiter._id, { wants: 0, since: undefined, ...bytesLeft });
   } else {
-    await ctx.db.patch(waiter._id, { wants: waiter.wants - 1 });
+    await ctx.db.patch(waiter._id, { wants: waiter.wants - 1, ...bytesLeft });
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { REPLICA_SKIPS } from "./claim";
+import { downloadSizes, fitsBytes } from "./downloadBytes";
 import { bumpLane } from "./counters";
 import { FairRound } from "./fairRound";
 import { offerJob } from "./inbox";
@@ -42,10 +43,14 @@ async function oldestWaiter(ctx: MutationCtx, laneId: Id<"lanes">, before: numbe
 
 /**
  * The oldest waiting worker of the lane that may run this job: for a replicated job, one that has not run an
- * instance of it (on another machine, of the same platform if it must be), among the first REPLICA_SKIPS.
+ * instance of it (on another machine, of the same platform if it must be); for any job, one that may still download
+ * it (a worker on a metered connection declares how much); looked for among the first REPLICA_SKIPS.
  */
-async function waiterFor(ctx: MutationCtx, job: Doc<"jobs">, laneId: Id<"lanes">, before: number): Promise<Doc<"waiters"> | "others" | null> {
-  if (!job.validation) return await oldestWaiter(ctx, laneId, before);
+async function waiterFor(ctx: MutationCtx, job: Doc<"jobs">, laneId: Id<"lanes">, before: number, size: Sizes): Promise<Doc<"waiters"> | "others" | null> {
+  if (!job.validation) {
+    const oldest = await oldestWaiter(ctx, laneId, before);
+    if (oldest === null || (await mayDownload(oldest, job, size))) return oldest;
+  }
   const rows = await ctx.db
     .query("laneWaiters")
     .withIndex("by_lane_since", (q) => q.eq("laneId", laneId).lte("since", before))
@@ -56,11 +61,20 @@ async function waiterFor(ctx: MutationCtx, job: Doc<"jobs">, laneId: Id<"lanes">
       .withIndex("by_worker", (q) => q.eq("workerId", row.workerId))
       .unique();
     if (!waiter || waiter.wants <= 0) continue;
+    if (!(await mayDownload(waiter, job, size))) continue;
+    if (!job.validation) return waiter;
     const worker = await ctx.db.get(row.workerId);
     if (worker && mayRun(job, worker)) return waiter;
   }
-  // "others": workers wait here, but none may run this one (a later job of the lane may suit them)
+  // "others": workers wait here, but none may run (or download) this one (a later job of the lane may suit them)
   return rows.length > 0 ? "others" : null;
+}
+
+type Sizes = (job: Doc<"jobs">) => Promise<number>;
+
+/** The waiter may still download the job (its size is looked at only for a waiter with a limit). */
+async function mayDownload(waiter: Doc<"waiters">, job: Doc<"jobs">, size: Sizes): Promise<boolean> {
+  return waiter.bytesLeft === undefined || fitsBytes(waiter.bytesLeft, await size(job));
 }
 
 /**
@@ -81,6 +95,7 @@ export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget:
   let readyJobs = false;
   let more = false;
   let replicaSkips = 0;
+  const size = downloadSizes(ctx);
   for (;;) {
     // every lane offered to its end, or left for want of waiters
     const flow = await round.next();
@@ -92,7 +107,7 @@ export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget:
     }
     const job = flow.head!;
     const laneId = flow.lane.lane._id;
-    const waiter = await waiterFor(ctx, job, laneId, before);
+    const waiter = await waiterFor(ctx, job, laneId, before, size);
     if (waiter === null || waiter === "others") {
       readyJobs = true;
       // a replicated job nobody waiting may run stays ready, and the flow's next job is looked at
@@ -101,7 +116,7 @@ export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget:
       else round.dropLane(flow);
       continue;
     }
-    await offerJob(ctx, job, waiter, now);
+    await offerJob(ctx, job, waiter, now, waiter.bytesLeft === undefined ? 0 : await size(job));
     await round.took(flow);
     offered++;
     const tally = `${laneId}|${job.clientKeyId ?? ""}|${job.keyCounted === true}`;

@@ -15,7 +15,9 @@ export type ErrorCode =
   /** A webhook URL pointing into a private network, at loopback, link-local or metadata addresses (lib/webhookAddress.ts). */
   | "address_refused"
   /** Called too often in a short time (jobs:setWebhook); wait and call again. */
-  | "rate_limited";
+  | "rate_limited"
+  /** A submit whose job would join a batch that one of its parents waits on (lib/dependencyCycles.ts). */
+  | "dependency_cycle";
 
 export type FarmErrorData = { code: ErrorCode; message: string };
 

@@ -14,7 +14,9 @@ export type EventKind =
   | "canceled"
   | "done"
   // a waiting job's parents have all succeeded: it is pending now
-  | "dependencies-met";
+  | "dependencies-met"
+  // an instance of a replicated job ran past its deadline: a replacement may start beside it
+  | "deadline-passed";
 
 export async function recordEvent(
   ctx: MutationCtx,

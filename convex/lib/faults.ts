@@ -4,7 +4,7 @@
  * `maybeFault` looks up an absent global and returns. The arms live on `globalThis`, not in this module, so
  * a test and the functions it runs share them however the module was loaded.
  */
-export type FaultPoint = "dispatch" | "summary" | "bulk" | "webhook";
+export type FaultPoint = "dispatch" | "summary" | "bulk" | "webhook" | "settle";
 
 const KEY = "__farmhandFaults";
 

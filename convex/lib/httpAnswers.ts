@@ -8,6 +8,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   gone: 410,
   invalid_argument: 400,
   too_large: 413,
+  dependency_cycle: 409,
 };
 
 export function json(body: unknown, status = 200): Response {

@@ -29,8 +29,11 @@ async function inboxRowForJob(ctx: QueryCtx, jobId: Id<"jobs">, kind: Doc<"inbox
   return rows.find((r) => r.kind === kind) ?? null;
 }
 
-/** The dispatcher hands a ready job to a waiting worker: offered until the TTL, counted as running. */
-export async function offerJob(ctx: MutationCtx, job: Doc<"jobs">, waiter: Doc<"waiters">, now: number): Promise<void> {
+/**
+ * The dispatcher hands a ready job to a waiting worker: offered until the TTL, counted as running. `bytes`: what the
+ * worker downloads to run it, counted against what it may still download when it has a limit.
+ */
+export async function offerJob(ctx: MutationCtx, job: Doc<"jobs">, waiter: Doc<"waiters">, now: number, bytes: number): Promise<void> {
   const expiresAt = now + TIMING.offerTtlMs;
   await ctx.db.patch(job._id, { queue: "offered", workerId: waiter.workerId, offerExpiresAt: expiresAt });
   const expiryCheck = await ctx.scheduler.runAt(expiresAt, internal.dispatch.offerExpired, { jobId: job._id, workerId: waiter.workerId });
@@ -44,7 +47,7 @@ export async function offerJob(ctx: MutationCtx, job: Doc<"jobs">, waiter: Doc<"
     expiresAt,
     expiryCheck,
   });
-  await countDownWants(ctx, waiter);
+  await countDownWants(ctx, waiter, bytes);
 }
 
 /** Is this job currently offered to this worker? */
@@ -75,7 +78,7 @@ export async function withdrawOffer(
   }
   if (!options.requeue) return;
   await ctx.db.patch(job._id, { queue: "ready", workerId: undefined, offerExpiresAt: undefined });
-  await bumpLane(ctx, job, { running: -1, pending: 1 });
+  await bumpLane(ctx, job, { running: -1, pending: 1, offerExpiries: options.fromExpiryCheck ? 1 : undefined });
 }
 
 /** A withdrawn offer (canceled job) frees the slot it had reserved: the worker wants one more again. */

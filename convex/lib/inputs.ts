@@ -2,12 +2,16 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { resultOf } from "./bodies";
 import { ByteBudget } from "./budget";
+import { batchTotals } from "./dependencies";
 import { fail } from "./errors";
+import { INPUTS_GONE } from "./parentRefs";
 
 /**
  * A released child's inputs (workers:inputs): the results of its parents, the listed jobs first (in the order
  * given), then the batch's jobs (oldest first), a page at a time under a byte budget. The cursor says where the
- * next page starts: `j:<index>` in the listed jobs, `b:<creation time>` after a batch job.
+ * next page starts: `j:<index>` in the listed jobs, `b:<creation time>` after a batch job. A parent purged anyway
+ * (lib/parentRefs.ts keeps them; rows from before it did not) is refused with code `gone` (inputs_gone), never
+ * skipped: a job runs with every input it was submitted with or not at all.
  */
 export const INPUTS_PAGE_ROWS = 500;
 
@@ -35,7 +39,8 @@ export async function inputsPage(ctx: QueryCtx, child: Doc<"jobs">, cursor: stri
     while (index < parents.length) {
       if (full()) return { page, cursor: `j:${index}`, done: false };
       const job = await ctx.db.get(parents[index]);
-      if (job) await push(job);
+      if (!job) fail("gone", `${INPUTS_GONE}: its parent job ${parents[index]} was purged`);
+      await push(job);
       index++;
     }
     at = { phase: "b", after: -1 };
@@ -43,6 +48,9 @@ export async function inputsPage(ctx: QueryCtx, child: Doc<"jobs">, cursor: stri
   const batchId = child.dependsOn?.batch;
   if (batchId === undefined) return { page, cursor: null, done: true };
   const after = at.after;
+  if (after === -1 && ((await batchTotals(ctx, child.orgId, batchId))?.purged ?? 0) > 0) {
+    fail("gone", `${INPUTS_GONE}: succeeded jobs of its batch ${JSON.stringify(batchId)} were purged`);
+  }
   const rows = ctx.db
     .query("jobs")
     .withIndex("by_org_batch", (q) => q.eq("orgId", child.orgId).eq("batchId", batchId).gt("_creationTime", after));

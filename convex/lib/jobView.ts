@@ -1,7 +1,7 @@
 import type { Doc } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { errorOf, resultOf } from "./bodies";
-import { outputPerInstance, validationView } from "./instances";
+import { outputPerInstance, validationView } from "./instanceView";
 import { LIMITS } from "./limits";
 import { keyLimitReason } from "./waitReasons";
 

@@ -11,7 +11,8 @@ export const LIMITS = {
   externalIdChars: 256,
   batchIdChars: 256,
   statusTextChars: 512,
-  outputChunkChars: 8 * 1024,
+  /** An output chunk, in UTF-8 bytes: 500 of them (what jobs:get returns) are 4 MiB, whatever the script. */
+  outputChunkBytes: 8 * 1024,
   outputChunksPerJob: 10_000,
   outputChunksReturned: 500,
   batchCount: 500,
@@ -42,6 +43,9 @@ export const LIMITS = {
   capabilitiesPerJob: 16,
   capabilitiesPerWorker: 256,
   maxConcurrentJobs: 32,
+  /** Cores an enrollment may let its worker's credit count (`maxCores`), and the default when it says none. */
+  maxCoresGranted: 4_096,
+  defaultMaxCores: 256,
   defaultEnrollmentTtlMs: 24 * 60 * 60 * 1000,
   lanesPerOrg: 200,
   workersListed: 200,
@@ -104,5 +108,7 @@ export const TIMING = {
   bulkStaleMs: 60_000,
   /** A webhook delivery this long past its run's due time (pending) or its attempt's timeout (sending) is re-armed. */
   webhookStaleMs: 60_000,
+  /** A dependency settlement whose next page was scheduled this long ago and has not run is re-armed. */
+  settleStaleMs: 60_000,
 } as const;
 

@@ -16,6 +16,8 @@ import { meetsClass } from "./requirements";
 export type Roster = {
   listed: Array<{ worker: Doc<"workers">; lastSeenAt: number; stoppedAt?: number }>;
   counts: { total: number; online: number };
+  /** The online workers, most recently seen first. */
+  online: Array<Id<"workers">>;
   /** Per lane: an online worker can run it (true), none can (false); absent: not known. */
   servable: Map<Id<"lanes">, boolean>;
   /** Per lane no online worker can run: its capabilities that no online worker offers (the type's first). */
@@ -94,10 +96,10 @@ export async function workerRoster(ctx: QueryCtx, orgId: Id<"orgs">, now: number
     for (const lane of toServe) servable.set(lane._id, false);
     for (const lane of toMeet) unmet.add(lane._id);
   }
-  const onlineCount = seen.filter((p) => p.lastSeenAt >= onlineSince && p.stoppedAt === undefined).length;
+  const online = seen.filter((p) => p.lastSeenAt >= onlineSince && p.stoppedAt === undefined).map((p) => p.workerId);
   const nobodyHandles = new Map<Id<"lanes">, string[]>();
   for (const lane of lanes) {
     if (servable.get(lane._id) === false) nobodyHandles.set(lane._id, lane.capabilities.filter((c) => !offered.has(c)));
   }
-  return { listed, counts: { total: seen.length - revoked, online: onlineCount }, servable, nobodyHandles, unmet };
+  return { listed, counts: { total: seen.length - revoked, online: online.length }, online, servable, nobodyHandles, unmet };
 }

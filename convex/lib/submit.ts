@@ -4,7 +4,9 @@ import type { Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { appNameOf, pinApp, withAppMemory, withAppsCapability } from "./appJobs";
 import { setBody } from "./bodies";
-import { bumpLane } from "./counters";
+import { bumpLane, noteMetrics } from "./counters";
+import { arrivalOf } from "./metrics/moves";
+import { checkTraceparent } from "./traceparent";
 import { recordEvent } from "./events";
 import { fail } from "./errors";
 import { kickForJobs, kickSummary } from "./kick";
@@ -13,8 +15,9 @@ import { LIMITS } from "./limits";
 import { CAPABILITY_PATTERN, checkCapabilities, checkIntegerInRange, checkText, checkValueSize } from "./validate";
 import { routingCapabilities } from "./routing";
 import { checkRequirements, classOf, jobRequirements, type JobRequirements } from "./requirements";
-import { checkDependsOn, dependsOnSpec, DEPENDENCY_FAILED, insertEdges, noteBatchJobAdded, resolveParents, unmetCount, type CheckedDependsOn } from "./dependencies";
+import { checkDependsOn, checkNoCycle, dependsOnSpec, DEPENDENCY_FAILED, insertEdges, noteBatchJobAdded, resolveParents, unmetCount, type CheckedDependsOn } from "./dependencies";
 import { finishJob } from "./transitions";
+import { INPUTS_GONE, insertParentRefs } from "./parentRefs";
 import { checkValidation, validationSpec, type JobValidation } from "./validation";
 import { checkFairnessKey } from "./fairLimits";
 import { appValidation } from "./validationApps";
@@ -38,6 +41,8 @@ export const jobSpecFields = {
   validation: v.optional(validationSpec),
   // whom the job is shared with inside its client key (lib/fairShare.ts), at most 64 bytes
   fairnessKey: v.optional(v.string()),
+  // the W3C trace context of the submitter's span (lib/traceparent.ts): the worker's span of each run is its child
+  traceparent: v.optional(v.string()),
 };
 export const jobSpec = v.object(jobSpecFields);
 export type JobSpec = Infer<typeof jobSpec>;
@@ -59,6 +64,7 @@ type CheckedSpec = {
   // the submitter gave a validation (quorum 1 included): an app's default does not apply
   validationGiven?: boolean;
   fairnessKey?: string;
+  traceparent?: string;
 };
 
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
@@ -87,11 +93,13 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const dependsOn = checkDependsOn(spec.dependsOn);
   const validation = checkValidation(spec.validation);
   const fairnessKey = spec.fairnessKey === undefined ? undefined : checkFairnessKey(spec.fairnessKey);
+  const traceparent = spec.traceparent === undefined ? undefined : checkTraceparent(spec.traceparent);
   return {
     type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements, dependsOn,
     ...(validation ? { validation } : {}),
     ...(spec.validation ? { validationGiven: true } : {}),
     ...(fairnessKey !== undefined ? { fairnessKey } : {}),
+    ...(traceparent ? { traceparent } : {}),
   };
 }
 
@@ -129,11 +137,13 @@ export async function insertCheckedJob(
   const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
   const requirements = app ? withAppMemory(spec.requirements, app.memoryMB) : spec.requirements;
   const parents = spec.dependsOn ? await resolveParents(ctx, orgId, spec.dependsOn, spec.batchId) : undefined;
+  if (parents && spec.batchId !== undefined) await checkNoCycle(ctx, orgId, spec.batchId, parents);
   const unmet = parents ? unmetCount(parents) : 0;
-  const waiting = unmet > 0 || parents?.failedParent !== undefined;
+  const waiting = unmet > 0 || parents?.failedParent !== undefined || parents?.inputsGone !== undefined;
   const now = Date.now();
   const lane = await laneFor(ctx, orgId, routingCapabilities(spec.type, capabilities), classOf(requirements));
   const delayed = spec.availableAt > now;
+  const status = waiting ? "waiting" : "pending";
   const jobId = await ctx.db.insert("jobs", {
     orgId,
     laneId: lane._id,
@@ -142,7 +152,7 @@ export async function insertCheckedJob(
     priority: spec.priority,
     negPriority: -spec.priority,
     requiredCapabilities: capabilities,
-    status: waiting ? "waiting" : "pending",
+    status,
     queue: waiting ? undefined : delayed ? "delayed" : "ready",
     attempt: 0,
     maxAttempts: spec.maxAttempts,
@@ -159,22 +169,32 @@ export async function insertCheckedJob(
     ...(waiting ? { unmetParents: unmet } : {}),
     ...(extra.scheduleId ? { scheduleId: extra.scheduleId } : {}),
     ...(spec.validation ? { validation: spec.validation } : {}),
+    ...(spec.traceparent ? { traceparent: spec.traceparent } : {}),
+    metered: true,
   });
+  const arrival = arrivalOf({ type: spec.type, clientKeyId, status });
   await setBody(ctx, { _id: jobId, orgId }, "payload", spec.payload, spec.payloadBytes);
   await noteBatchJobAdded(ctx, orgId, spec.batchId, jobId);
   await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");
+  // a waiting job is in no lane's counts: its arrival is a change of its own (the one write the metrics add to it)
+  if (waiting) await noteMetrics(ctx, orgId, { jobs: arrival });
   if (parents?.failedParent !== undefined) {
     // a parent already ended dead or canceled: the child ends with it, naming it
     const why = `parent job ${parents.failedParent} did not succeed`;
     await finishJob(ctx, (await ctx.db.get(jobId))!, "canceled", { error: why, detail: why, code: DEPENDENCY_FAILED, failedParent: parents.failedParent });
     return jobId;
   }
+  if (parents?.inputsGone !== undefined) {
+    await finishJob(ctx, (await ctx.db.get(jobId))!, "dead", { error: parents.inputsGone, detail: parents.inputsGone, code: INPUTS_GONE });
+    return jobId;
+  }
+  if (parents) await insertParentRefs(ctx, orgId, jobId, parents.dependsOn);
   if (waiting) {
-    await insertEdges(ctx, orgId, jobId, parents!);
+    await insertEdges(ctx, orgId, jobId, parents!, spec.batchId);
     await kickSummary(ctx, orgId);
     return jobId;
   }
-  await bumpLane(ctx, { orgId, laneId: lane._id, clientKeyId, keyCounted: clientKeyId !== undefined }, { pending: 1 });
+  await bumpLane(ctx, { orgId, laneId: lane._id, clientKeyId, keyCounted: clientKeyId !== undefined }, { pending: 1, jobs: arrival });
   if (delayed) await ctx.scheduler.runAt(spec.availableAt, internal.janitor.promote, { jobId });
   else await kickForJobs(ctx, orgId);
   await kickSummary(ctx, orgId);

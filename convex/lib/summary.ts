@@ -7,6 +7,7 @@ import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
 import { waitPercentiles } from "./queueWait";
 import { LIMITS } from "./limits";
+import { workerStates } from "./metrics/workerStates";
 import { workerRoster } from "./roster";
 
 export type Summary = Omit<Doc<"summaries">, "_id" | "_creationTime">;
@@ -34,6 +35,8 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
   const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
   const minutes = await recentThroughput(ctx, orgId, now);
   const queueWait = waitPercentiles(minutes.map((m) => m.waits));
+  const limits = new Map(roster.listed.map(({ worker }) => [worker._id, worker.maxConcurrentJobs]));
+  const states = await workerStates(ctx, roster.online, roster.counts.total, limits);
   // Waiting jobs no worker of the org could ever run: none of the (unrevoked) workers' reported machines meets them.
   const unmeetable = lanes.flatMap((lane, i) => {
     const row = laneRows[i];
@@ -41,6 +44,7 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       ? [{ routingKey: row.routingKey, requirements: row.requirements, pending: row.pending }]
       : [];
   });
+  const credit = await weekCreditDays(ctx, orgId, now);
   return {
     orgId,
     refreshedAt: now,
@@ -61,7 +65,10 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
       ...(stoppedAt === undefined ? {} : { stoppedAt }),
     })),
     workerCounts: roster.counts,
-    creditDays: await weekCreditDays(ctx, orgId, now),
+    workerStates: states.workers,
+    slotStates: states.slots,
+    creditDays: credit.days,
+    ...(credit.complete ? {} : { creditDaysComplete: false }),
     throughput: minutes.filter((m) => m.finished > 0 || m.failed > 0).map(({ minuteStart, finished, failed }) => ({ minuteStart, finished, failed })),
     ...(queueWait ? { queueWait } : {}),
     clientKeys: await keyCounts(ctx, orgId, minutes),

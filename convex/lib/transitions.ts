@@ -6,9 +6,11 @@ import { bumpFailed, bumpFinished, bumpLane, type FinishedStatus } from "./count
 import { recordEvent, type EventKind } from "./events";
 import { jitteredBackoffMs } from "./backoff";
 import { giveBackWant, leaveRunning, withdrawOffer } from "./inbox";
-import { cancelRunningInstances, denyPendingCredit } from "./instances";
+import { denyPendingCredit } from "./instanceCredit";
+import { cancelRunningInstances } from "./instances";
 import { kickForJobs, kickSummary } from "./kick";
 import { TIMING } from "./limits";
+import { moveOf, runMsOf } from "./metrics/moves";
 import { noteJobEnded } from "./webhooks";
 import { noteJobEnded as settleDependents } from "./dependencies";
 
@@ -40,6 +42,8 @@ type FinishExtra = {
   // why it ended, as a stable code (dependency_failed, inputs_too_large), and the parent that failed it
   code?: string;
   failedParent?: Id<"jobs">;
+  // a settlement page (lib/settlements.ts) ended it: its own children are settled in their own scheduled pages
+  cascaded?: boolean;
 };
 
 /**
@@ -59,7 +63,9 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
   }
   // a waiting job is in no lane's counts
   const counted = job.status === "waiting" ? null : countedAs(job);
-  if (counted) await bumpLane(ctx, job, { [counted]: -1 });
+  // a run that returned its result tells the lane how long its jobs run (lib/runTimes.ts)
+  const ran = status === "succeeded" && counted === "running" && job.startedAt !== undefined ? { runMs: now - job.startedAt } : {};
+  if (counted) await bumpLane(ctx, job, { [counted]: -1, ...ran });
   const patch: Partial<Doc<"jobs">> = { status, finishedAt: now, offerExpiresAt: undefined, ...LEASE_CLEARED };
   if (job.unmetParents !== undefined) patch.unmetParents = undefined;
   if (extra.code !== undefined) patch.errorCode = extra.code;
@@ -67,11 +73,13 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
   if (extra.result !== undefined) patch.resultBytes = await setBody(ctx, job, "result", extra.result);
   if (extra.error !== undefined) Object.assign(patch, await errorFields(ctx, job, extra.error));
   await ctx.db.patch(job._id, patch);
-  await bumpFinished(ctx, job.orgId, status, 1, now);
+  // a cancel-requested job whose worker never answered: its lease ran out (a failed attempt counts that itself)
+  const expired = extra.fromLeaseCheck && status === "canceled" ? { leaseExpiries: 1 } : {};
+  await bumpFinished(ctx, job.orgId, status, 1, now, { jobs: moveOf(job, status, runMsOf(job, now)), ...expired });
   await recordEvent(ctx, job, FINISH_EVENT[status], { workerId: extra.workerId, detail: extra.detail ?? extra.error });
   await kickSummary(ctx, job.orgId);
   await noteJobEnded(ctx, job);
-  await settleDependents(ctx, job, status, finishJob, patch.resultBytes);
+  await settleDependents(ctx, job, status, finishJob, patch.resultBytes, extra.cascaded);
 }
 
 /** Exponential backoff with jitter: base·2^(attempt−1), capped, then scaled by a random 50–100 %. */
@@ -88,7 +96,7 @@ export async function requeue(
   options: { fromLeaseCheck?: boolean } = {},
 ) {
   await leaveRunning(ctx, job, options);
-  await bumpLane(ctx, job, { running: -1, pending: 1 });
+  await bumpLane(ctx, job, { running: -1, pending: 1, jobs: moveOf(job, "pending", runMsOf(job, Date.now())) });
   await kickSummary(ctx, job.orgId);
   if (how.kind === "release") {
     const attempt = Math.max(0, job.attempt - 1);
@@ -135,8 +143,9 @@ export async function failAttempt(
   workerId?: Id<"workers">,
 ) {
   if (job.cancelRequested) return await finishJob(ctx, job, "canceled", { error, workerId });
-  await bumpFailed(ctx, job.orgId, Date.now());
+  const retries = retryable && job.attempt < job.maxAttempts;
+  await bumpFailed(ctx, job.orgId, Date.now(), { retries: retries ? 1 : undefined });
   await recordEvent(ctx, job, "failed", { workerId, detail: error });
-  if (retryable && job.attempt < job.maxAttempts) return await requeue(ctx, job, { kind: "retry", error }, workerId);
+  if (retries) return await requeue(ctx, job, { kind: "retry", error }, workerId);
   await finishJob(ctx, job, "dead", { error, workerId });
 }

@@ -48,6 +48,11 @@ export function checkText(value: string, name: string, maxChars: number, allowEm
 }
 
 /** Size of a Convex value as the JSON it travels as, in UTF-8 bytes. */
+/** A text's size in UTF-8 bytes (what caps of streamed text count). */
+export function utf8Bytes(text: string): number {
+  return new TextEncoder().encode(text).length;
+}
+
 export function jsonBytes(value: unknown): number {
   return new TextEncoder().encode(JSON.stringify(convexToJson(value as Value))).length;
 }

@@ -15,14 +15,32 @@ export const TRUST = {
   trustedStreak: 10,
   /** A worker's daily job quota at full trust; an invalid result halves it, each valid one doubles it back. */
   dailyJobQuota: 5_000,
+  /** The longest an instance runs before a replacement starts beside it (BOINC's delay bound), whatever the default. */
+  maxInstanceDeadlineMs: 24 * 60 * 60 * 1000,
+  minInstanceDeadlineMs: 1_000,
 } as const;
+
+/**
+ * Instance rows one round of a job may hold: results (≤ maxInstances), failures (≤ maxErrorInstances), and the
+ * instances given back or past their deadline that a replacement followed. A worker that gives one back and starts
+ * again reuses its row; past this many, the round starts no more (and ends without a verdict once none runs).
+ */
+export const ROUND_ROWS = 4 * TRUST.maxInstances;
 
 /** What a submitter says (`validation` on jobs:submit, jobs:submitBatch, POST /api/jobs). */
 export const validationSpec = v.object({
   quorum: v.number(),
   maxInstances: v.optional(v.number()),
+  // failed instances (on as many workers) after which the job is dead; default maxInstances
+  maxErrorInstances: v.optional(v.number()),
   homogeneous: v.optional(v.boolean()),
   adaptive: v.optional(v.boolean()),
+  // "donor": instances on different donors (enrollment labels), not only different machines
+  distinct: v.optional(v.union(v.literal("machine"), v.literal("donor"))),
+  // instances started beyond the quorum for latency, canceled once the quorum agrees (BOINC's target_nresults)
+  spare: v.optional(v.number()),
+  // how long an instance may run before a replacement starts beside it (default: see instanceDeadline.ts)
+  instanceDeadlineMs: v.optional(v.number()),
 });
 export type ValidationSpec = Infer<typeof validationSpec>;
 
@@ -30,39 +48,63 @@ export type ValidationSpec = Infer<typeof validationSpec>;
 export const jobValidation = v.object({
   quorum: v.number(),
   maxInstances: v.number(),
+  // none on rows from before it existed: maxInstances
+  maxErrorInstances: v.optional(v.number()),
   homogeneous: v.optional(v.boolean()),
   adaptive: v.optional(v.boolean()),
-  // a retried no_quorum dead letter starts a new round; instances of earlier rounds are kept, not counted
+  // none: distinct machines
+  distinct: v.optional(v.literal("donor")),
+  spare: v.optional(v.number()),
+  instanceDeadlineMs: v.optional(v.number()),
+  // a retried dead letter starts a new round; instances of earlier rounds are kept, not counted
   round: v.number(),
-  // instances started in this round, and the workers and machines that run or ran one with a result (never offered it again)
+  // instance rows of this round; the workers, machines (and, distinct by donor, donors) that run or ran one of
+  // it, its failed ones included: never offered it again in this round (those that gave theirs back may be)
   started: v.number(),
   workers: v.array(v.id("workers")),
   machines: v.array(v.string()),
+  donors: v.optional(v.array(v.string())),
   // homogeneous: the os and arch of the first instance's machine, which every later one must share
   platform: v.optional(v.object({ os: v.string(), arch: v.string() })),
-  outcome: v.optional(v.union(v.literal("valid"), v.literal("no_quorum"))),
+  outcome: v.optional(v.union(v.literal("valid"), v.literal("no_quorum"), v.literal("too_many_errors"))),
   // adaptive: the first instance's worker was trusted and the coin said its result is accepted on its own
   alone: v.optional(v.boolean()),
 });
 export type JobValidation = Infer<typeof jobValidation>;
 
+/** The rules as submitted, without the round's bookkeeping (what a new round starts from, and an app's default). */
+type Rules = Pick<JobValidation, "quorum" | "maxInstances" | "maxErrorInstances" | "homogeneous" | "adaptive" | "distinct" | "spare" | "instanceDeadlineMs">;
+
+function rulesOf(r: Rules): Rules {
+  return {
+    quorum: r.quorum,
+    maxInstances: r.maxInstances,
+    ...(r.maxErrorInstances !== undefined ? { maxErrorInstances: r.maxErrorInstances } : {}),
+    ...(r.homogeneous ? { homogeneous: true } : {}),
+    ...(r.adaptive ? { adaptive: true } : {}),
+    ...(r.distinct ? { distinct: r.distinct } : {}),
+    ...(r.spare ? { spare: r.spare } : {}),
+    ...(r.instanceDeadlineMs !== undefined ? { instanceDeadlineMs: r.instanceDeadlineMs } : {}),
+  };
+}
+
+function wholeIn(value: number, name: string, min: number, max: number, why = ""): number {
+  if (!Number.isInteger(value) || value < min || value > max) fail("invalid_argument", `validation.${name} must be a whole number from ${min}${why} to ${max}, got ${value}`);
+  return value;
+}
+
 /** The rules of a submitted spec, or undefined for quorum 1 (the job runs once, as always). */
 export function checkValidation(spec: ValidationSpec | undefined): JobValidation | undefined {
   if (spec === undefined) return undefined;
-  const { quorum } = spec;
-  if (!Number.isInteger(quorum) || quorum < 1 || quorum > TRUST.maxQuorum) {
-    fail("invalid_argument", `validation.quorum must be a whole number from 1 to ${TRUST.maxQuorum}, got ${quorum}`);
-  }
-  const maxInstances = spec.maxInstances ?? Math.min(quorum + 2, TRUST.maxInstances);
-  if (!Number.isInteger(maxInstances) || maxInstances < quorum || maxInstances > TRUST.maxInstances) {
-    fail("invalid_argument", `validation.maxInstances must be a whole number from quorum (${quorum}) to ${TRUST.maxInstances}, got ${maxInstances}`);
-  }
+  const quorum = wholeIn(spec.quorum, "quorum", 1, TRUST.maxQuorum);
+  const maxInstances = wholeIn(spec.maxInstances ?? Math.min(quorum + 2, TRUST.maxInstances), "maxInstances", quorum, TRUST.maxInstances, " (quorum)");
+  const maxErrorInstances = spec.maxErrorInstances === undefined ? undefined : wholeIn(spec.maxErrorInstances, "maxErrorInstances", 1, TRUST.maxInstances);
+  const spare = spec.spare === undefined ? 0 : wholeIn(spec.spare, "spare", 0, maxInstances - quorum);
+  const deadline = spec.instanceDeadlineMs;
+  if (deadline !== undefined) wholeIn(deadline, "instanceDeadlineMs", TRUST.minInstanceDeadlineMs, TRUST.maxInstanceDeadlineMs);
   if (quorum === 1) return undefined;
   return {
-    quorum,
-    maxInstances,
-    ...(spec.homogeneous ? { homogeneous: true } : {}),
-    ...(spec.adaptive ? { adaptive: true } : {}),
+    ...rulesOf({ quorum, maxInstances, maxErrorInstances, homogeneous: spec.homogeneous, adaptive: spec.adaptive, distinct: spec.distinct === "donor" ? "donor" : undefined, spare, instanceDeadlineMs: deadline }),
     round: 1,
     started: 0,
     workers: [],
@@ -70,15 +112,28 @@ export function checkValidation(spec: ValidationSpec | undefined): JobValidation
   };
 }
 
+/** Failed instances (on as many workers) after which the job is dead. */
+export function maxErrorsOf(rules: JobValidation): number {
+  return rules.maxErrorInstances ?? rules.maxInstances;
+}
+
+/** Who a worker belongs to, for `distinct: "donor"`: its enrollment's donor label, or (without one) itself alone. */
+export function donorKey(worker: Pick<Doc<"workers">, "_id" | "donor">): string {
+  return worker.donor !== undefined ? `donor:${worker.donor}` : `worker:${worker._id}`;
+}
+
 /**
- * May this worker run the next instance of this job? Never a worker or a machine that runs or ran one of
- * this round; with `homogeneous`, only a machine of the first one's os and arch. Reads nothing: a job
- * without validation is always runnable.
+ * May this worker run the next instance of this job? Never a worker, a machine (with distinct "donor", a donor)
+ * that runs or ran one of this round, its failed ones included; with `homogeneous`, only a machine of the first
+ * one's os and arch; none once the round holds ROUND_ROWS instances. Reads nothing: a job without validation is
+ * always runnable.
  */
-export function mayRun(job: Doc<"jobs">, worker: Pick<Doc<"workers">, "_id" | "machineId" | "facts">): boolean {
+export function mayRun(job: Doc<"jobs">, worker: Pick<Doc<"workers">, "_id" | "machineId" | "facts" | "donor">): boolean {
   const rules = job.validation;
   if (!rules) return true;
+  if (rules.started >= ROUND_ROWS) return false;
   if (rules.workers.includes(worker._id) || rules.machines.includes(worker.machineId)) return false;
+  if (rules.distinct === "donor" && (rules.donors ?? []).includes(donorKey(worker))) return false;
   if (rules.platform && (worker.facts?.os !== rules.platform.os || worker.facts?.arch !== rules.platform.arch)) return false;
   return true;
 }
@@ -86,25 +141,10 @@ export function mayRun(job: Doc<"jobs">, worker: Pick<Doc<"workers">, "_id" | "m
 /** The spec an app version keeps as its default: checked, quorum 1 kept as nothing. */
 export function defaultSpec(spec: ValidationSpec | undefined): ValidationSpec | undefined {
   const rules = checkValidation(spec);
-  if (!rules) return undefined;
-  return { quorum: rules.quorum, maxInstances: rules.maxInstances, ...(rules.homogeneous ? { homogeneous: true } : {}), ...(rules.adaptive ? { adaptive: true } : {}) };
+  return rules ? rulesOf(rules) : undefined;
 }
 
-/** The same rules, ready for a new round (a retried no_quorum dead letter). */
+/** The same rules, ready for a new round (a retried dead letter). */
 export function newRound(rules: JobValidation): JobValidation {
-  return { quorum: rules.quorum, maxInstances: rules.maxInstances, ...(rules.homogeneous ? { homogeneous: true } : {}), ...(rules.adaptive ? { adaptive: true } : {}), round: rules.round + 1, started: 0, workers: [], machines: [] };
-}
-
-/** Canonical JSON: object keys sorted, no insignificant whitespace (undefined members dropped, as JSON does). */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") {
-    if (typeof value === "bigint") return JSON.stringify(value.toString());
-    return JSON.stringify(value ?? null);
-  }
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(",")}]`;
-  if (value instanceof ArrayBuffer) return JSON.stringify({ $bytes: btoa(String.fromCharCode(...new Uint8Array(value))) });
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, item]) => item !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
+  return { ...rulesOf(rules), round: rules.round + 1, started: 0, workers: [], machines: [] };
 }

@@ -71,16 +71,20 @@ export async function noteClaimed(ctx: MutationCtx, worker: Doc<"workers">, coun
   else await ctx.db.insert("quotaUse", { orgId: worker.orgId, workerId: worker._id, day, claimed: count });
 }
 
-/** What the donor and the console see of a worker's trust: its streaks per job type and its quota. */
+/** Streaks workers:myCredit lists (by type; `moreStreaks` when the worker has others). */
+const DONOR_STREAKS = 50;
+
+/** What the donor sees of its trust: its streaks per job type (the first 50 by type) and its quota. */
 export async function trustOf(ctx: QueryCtx, worker: Doc<"workers">) {
   const rows = await ctx.db
     .query("trustStreaks")
     .withIndex("by_worker_type", (q) => q.eq("workerId", worker._id))
-    .take(50);
+    .take(DONOR_STREAKS + 1);
   return {
     dailyQuota: worker.dailyQuota ?? TRUST.dailyJobQuota,
     fullQuota: TRUST.dailyJobQuota,
-    streaks: rows.map((r) => ({ type: r.type, streak: r.streak, valid: r.valid, invalid: r.invalid, trusted: r.streak >= TRUST.trustedStreak })),
+    streaks: rows.slice(0, DONOR_STREAKS).map((r) => ({ type: r.type, streak: r.streak, valid: r.valid, invalid: r.invalid, trusted: r.streak >= TRUST.trustedStreak })),
+    moreStreaks: rows.length > DONOR_STREAKS,
   };
 }
 
@@ -88,15 +92,16 @@ export async function trustOf(ctx: QueryCtx, worker: Doc<"workers">) {
 const CONSOLE_STREAKS = 10;
 
 /**
- * A worker's trust for a console:workers row: its lowest streaks (lowest first; `moreStreaks` when it has
- * others) and its daily job quota. `lastDay`: its latest day of counted claims (counted only while the quota
- * is reduced), which the console compares with its own UTC day, so the query reads no clock.
+ * A worker's trust for a console:workers row: its lowest streaks (lowest first, read so by index however many
+ * job types it has; `moreStreaks` when it has others) and its daily job quota. `lastDay`: its latest day of
+ * counted claims (counted only while the quota is reduced), which the console compares with its own UTC day, so
+ * the query reads no clock.
  */
 export async function consoleTrustOf(ctx: QueryCtx, worker: Doc<"workers">) {
   const rows = await ctx.db
     .query("trustStreaks")
-    .withIndex("by_worker_type", (q) => q.eq("workerId", worker._id))
-    .take(50);
+    .withIndex("by_worker_streak", (q) => q.eq("workerId", worker._id))
+    .take(CONSOLE_STREAKS + 1);
   const streaks = rows
     .map((r) => ({ type: r.type, streak: r.streak, invalid: r.invalid, trusted: r.streak >= TRUST.trustedStreak }))
     .sort((a, b) => a.streak - b.streak || (a.type < b.type ? -1 : 1));

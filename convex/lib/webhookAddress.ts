@@ -1,13 +1,14 @@
 /**
  * Where a completion webhook may point. A client key must not turn the farm's deliveries into a probe of the
  * deployment's own network: loopback, private (RFC 1918, RFC 4193), link-local, CGNAT, cloud metadata,
- * multicast and reserved addresses, and names that only mean something inside a network (`localhost`,
- * `*.localhost`, `.local`, `.internal`, single-label names), are refused. The URL parser has already turned
- * decimal, octal and hex IPv4 forms (`http://2130706433/`, `http://0x7f.1/`) into dotted quads, and IPv6 into
- * its compressed form, so each address has one spelling here.
+ * multicast and reserved addresses, the IPv6 forms that reach IPv4 or tunnel (IPv4-mapped and -translated, NAT64
+ * local use, 6to4 and Teredo), and names that only mean something inside a network (`localhost`, `*.localhost`,
+ * `.local`, `.internal`, single-label names), are refused. The URL parser has already turned decimal, octal and hex
+ * IPv4 forms (`http://2130706433/`, `http://0x7f.1/`) into dotted quads, and IPv6 into its compressed form.
  *
- * What this cannot see: a public DNS name that resolves to a private address (or is re-pointed after the check).
- * Convex actions resolve names themselves and expose no address to check before connecting.
+ * A public name may still resolve to a private address, or be re-pointed after this check: the delivery (a Node
+ * action, lib/webhookSend.ts) resolves the name itself, refuses a private answer with `addressRefusal`, and connects
+ * to the very address it checked.
  */
 
 /** The deployment's env var that allows every address (self-hosting on a private network, tests). */
@@ -55,6 +56,25 @@ export function webhookAddressRefusal(url: URL): string | null {
   return null;
 }
 
+/**
+ * Why the farm will not connect to this resolved address (dotted IPv4, or IPv6 as a resolver writes it: any case, a
+ * dotted IPv4 tail, a zone id), or null when it may.
+ */
+export function addressRefusal(address: string): string | null {
+  const v4 = parseIp4(address);
+  if (v4 !== null) return ip4Refusal(v4);
+  return ip6Refusal(ip6Text(address));
+}
+
+/** An IPv6 address as the URL parser writes it: lower case, no zone id, a dotted IPv4 tail as two hex groups. */
+function ip6Text(address: string): string {
+  const text = address.toLowerCase().replace(/%.*$/, "");
+  const tail = /^(.*:)(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.exec(text);
+  const v4 = tail ? parseIp4(tail[2]) : null;
+  if (!tail || v4 === null) return text;
+  return `${tail[1]}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
+}
+
 function ip4(text: string): number {
   return parseIp4(text)!;
 }
@@ -99,7 +119,10 @@ function ip6Refusal(text: string): string | null {
   if (zeros(8)) return "the unspecified address";
   if (zeros(7) && g[7] === 1) return "a loopback address";
   if (zeros(5) && g[5] === 0xffff) return "an IPv4-mapped address";
+  if (zeros(4) && g[4] === 0xffff && g[5] === 0) return "an IPv4-translated address (RFC 2765)";
   if (zeros(6)) return "an IPv4-compatible address";
+  if (first === 0x64 && g[1] === 0xff9b && g[2] === 1) return "a local-use NAT64 address (RFC 8215)";
+  if (first === 0x2001 && g[1] === 0) return "a Teredo tunnel address (RFC 4380)";
   if (first === 0x64 && g[1] === 0xff9b) {
     // NAT64: the IPv4 address it reaches decides.
     const what = ip4Refusal(((g[6] << 16) >>> 0) + g[7]);

@@ -112,7 +112,7 @@ export async function noteJobEnded(ctx: MutationCtx, job: Pick<Doc<"jobs">, "_id
       nextAt: now,
       attempts: [],
     });
-    await ctx.scheduler.runAfter(0, internal.webhooks.deliver, { deliveryId });
+    await ctx.scheduler.runAfter(0, internal.webhookDelivery.deliver, { deliveryId });
     return;
   }
   if (row.state === "sending") {
@@ -121,7 +121,7 @@ export async function noteJobEnded(ctx: MutationCtx, job: Pick<Doc<"jobs">, "_id
   }
   if (row.state === "pending") return; // its run reads the job as it is then
   await ctx.db.patch(row._id, { state: "pending", again: undefined, firstAt: now, nextAt: now });
-  await ctx.scheduler.runAfter(0, internal.webhooks.deliver, { deliveryId: row._id, generation: row.generation ?? 0 });
+  await ctx.scheduler.runAfter(0, internal.webhookDelivery.deliver, { deliveryId: row._id, generation: row.generation ?? 0 });
 }
 
 /** The body a receiver gets for an ended job (`result` as Convex's JSON form of the value). */

@@ -33,11 +33,26 @@ export async function runningCount(ctx: QueryCtx, worker: Doc<"workers">): Promi
 export async function addRunning(ctx: MutationCtx, orgId: Id<"orgs">, workerId: Id<"workers">, delta: number): Promise<void> {
   const row = await slotsRow(ctx, workerId);
   if (row) {
-    await ctx.db.patch(row._id, { running: Math.max(0, row.running + delta) });
+    const running = Math.max(0, row.running + delta);
+    // nothing runs, so nothing is frozen
+    await ctx.db.patch(row._id, { running, ...(running === 0 && row.suspended ? { suspended: undefined } : {}) });
     return;
   }
   const worker = await ctx.db.get(workerId);
   const counted = worker ? await runningCount(ctx, worker) : 0;
   // the jobs that just started are already running in this transaction; one that stopped already is not
   await ctx.db.insert("workerSlots", { orgId, workerId, running: counted });
+}
+
+/**
+ * What the worker says of itself, kept for the summary's worker states: the slots it declared (0: it takes nothing
+ * now) and whether its running jobs are frozen. Written only when it changes.
+ */
+export async function noteSlotState(ctx: MutationCtx, worker: Doc<"workers">, state: { declared?: number; suspended?: boolean }): Promise<void> {
+  const row = await slotsRow(ctx, worker._id);
+  const declared = state.declared ?? row?.declared;
+  const suspended = (state.suspended ?? row?.suspended) || undefined;
+  if (row && row.declared === declared && row.suspended === suspended) return;
+  if (row) await ctx.db.patch(row._id, { declared, suspended });
+  else await ctx.db.insert("workerSlots", { orgId: worker.orgId, workerId: worker._id, running: await runningCount(ctx, worker), declared, suspended });
 }

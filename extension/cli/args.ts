@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { parsePrograms } from "../policy/donorSettings";
 import { userStateDir } from "../policy/privateFiles";
 import { MAX_CONCURRENCY } from "../worker/worker";
 import { checkHttpUrl, wholeNumber } from "./flagValues";
@@ -30,6 +31,8 @@ export type CliOptions = {
   suspendLimitMs?: number;
   /** --when-idle: work only after this long without input anywhere on the machine (machine-wide idle sources). */
   whenIdleMs?: number;
+  /** --pause-while-running: freeze running jobs and take nothing while one of these programs runs. */
+  pauseWhileRunning?: string[];
 };
 
 /** --when-idle without minutes: the medium preset's wait. */
@@ -61,11 +64,15 @@ Pulls jobs from a Farmhand queue and runs them on this machine, without VS Code.
   --when-idle [minutes]    Work only after this many minutes without keyboard or mouse input on this machine (default
                            ${DEFAULT_WHEN_IDLE_MINUTES}; a locked screen counts as away); input freezes running jobs at once. Read
                            machine-wide like the extension does (GNOME, KDE, X11, logind; Windows; macOS)
+  --pause-while-running <a,b> Freeze running jobs and take nothing new while one of these programs runs (names as
+                           a process list shows them, case-insensitive, e.g. steam,obs,zoom); looked for every 10 s
   -h, --help               Show this help
 
 Ctrl-C once: finish running jobs, then exit. Twice: stop now and give the running jobs back.
 SIGUSR1: take nothing new and freeze the running jobs (SIGSTOP to their process groups); SIGUSR2: thaw them and
-take work again (for a script that knows when this machine's owner needs it).`;
+take work again (for a script that knows when this machine's owner needs it).
+OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT): export one OpenTelemetry span per run over
+OTLP/HTTP, a child of the trace the job was submitted in (its traceparent); OTEL_SERVICE_NAME names the service.`;
 
 export function defaultKeyFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(userStateDir(env), "worker.json");
@@ -96,6 +103,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
       "connect-timeout-ms": { type: "string" },
       "suspend-limit-minutes": { type: "string" },
       "when-idle": { type: "string" },
+      "pause-while-running": { type: "string" },
     },
   });
   const keyFile = values["key-file"] ?? defaultKeyFile(env);
@@ -114,6 +122,9 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     .map((c) => c.trim())
     .filter(Boolean);
   if (values.capabilities !== undefined && !capabilities?.length) throw new Error("--capabilities needs at least one name");
+  const programs = values["pause-while-running"] === undefined ? undefined : parsePrograms(values["pause-while-running"].split(","), "--pause-while-running");
+  if (programs?.errors.length) throw new Error(programs.errors[0]);
+  if (programs && programs.programs.length === 0) throw new Error("--pause-while-running needs at least one program name");
   return {
     help: false,
     url: values.url.replace(/\/+$/, ""),
@@ -134,6 +145,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     connectTimeoutMs: wholeNumber(values["connect-timeout-ms"] ?? "15000", "--connect-timeout-ms", 100, 3_600_000),
     suspendLimitMs: values["suspend-limit-minutes"] ? wholeNumber(values["suspend-limit-minutes"], "--suspend-limit-minutes", 0, 1_440) * 60_000 : undefined,
     whenIdleMs: values["when-idle"] !== undefined ? wholeNumber(values["when-idle"], "--when-idle", 0, 1_440) * 60_000 : undefined,
+    pauseWhileRunning: programs?.programs,
   };
 }
 

@@ -9,9 +9,13 @@ import { convexFarmClient } from "../worker/farmClient";
 import { describeError } from "../worker/errors";
 import { jobLabel } from "../worker/jobLabel";
 import { measureFacts } from "../worker/machineFacts";
+import { energyGauge } from "../worker/energy";
+import { DEFAULT_WATTS_PER_CORE } from "../policy/donorSettings";
 import { Worker } from "../worker/worker";
 import { defaultIdleSources, MachineIdle } from "../policy/idle/machineIdle";
 import { workWhileAway } from "../policy/idle/workWhileAway";
+import { PauseVotes } from "../policy/pauseVotes";
+import { pauseWhileRunning } from "../policy/programPause";
 import { GpuGuard } from "../policy/gpuGuard";
 import { notConvexMessage, probeDeployment } from "../worker/deploymentProbe";
 import { parseCliArgs, USAGE, type CliOptions } from "./args";
@@ -19,6 +23,7 @@ import { drainingLine } from "./drainText";
 import { forgetKeys } from "./forgetKeys";
 import { readKeyFile, writeKeyFile } from "./keyFile";
 import { parsePublishArgs, publishApp, PublishError, PUBLISH_EXIT, PUBLISH_USAGE } from "./publish";
+import { tracesEndpoint, workerTracer } from "../tracing/loadTracer";
 
 const EXIT = { ok: 0, usage: 2, unreachable: 3, key: 4, failed: 1 } as const;
 
@@ -177,7 +182,15 @@ async function work(
   log: (l: string) => void,
   io: CliIo,
 ): Promise<number> {
+  // OpenTelemetry's variables (OTEL_EXPORTER_OTLP_ENDPOINT…): a span per run, its SDK loaded only then
+  const traces = tracesEndpoint(io.env);
+  const tracer = traces ? await workerTracer({ url: traces, serviceName: io.env.OTEL_SERVICE_NAME?.trim() || "farmhand-worker", client, apiKey }) : undefined;
+  if (traces) log(`traces: a span per run to ${traces}`);
+  // each job's energy, reported with its end: measured where the CPU's package counter is readable, else estimated
+  const energy = await energyGauge({ wattsPerCore: () => DEFAULT_WATTS_PER_CORE });
+  log(energy.method === "measured" ? `energy: measured by ${energy.source}` : `energy: ${energy.source} (the CPU's energy counter cannot be read here)`);
   const worker = new Worker({
+    tracer,
     client: convexFarmClient(client, apiKey),
     handlers: registry,
     concurrency: options.concurrency,
@@ -188,6 +201,7 @@ async function work(
     measureFacts: () => measureFacts(),
     // 0 means never auto-pause (a fleet worker whose failures are expected, e.g. a test farm).
     maxConsecutiveFailures: options.maxConsecutiveFailures === 0 ? Number.POSITIVE_INFINITY : options.maxConsecutiveFailures,
+    energy,
   });
   worker.on("state", (e) => {
     log(`worker ${e.state}${e.reason ? `: ${e.reason}` : ""}`);
@@ -212,20 +226,24 @@ async function work(
   };
   const offInt = io.onSignal("SIGINT", onInterrupt);
   const offTerm = io.onSignal("SIGTERM", () => void worker.stop({ kind: "user", detail: "terminated" }));
+  // Each reason to pause (a signal, --when-idle, --pause-while-running) votes; the worker runs while none holds it.
+  const votes = new PauseVotes(worker);
+  const signalled = votes.voter("signal");
   // Windows has neither signal; there the jobs could not be frozen anyway.
   const offSuspend =
     process.platform === "win32"
       ? () => undefined
       : io.onSignal("SIGUSR1", () => {
           log("suspending: freezing running jobs, taking nothing new (SIGUSR2 resumes)");
-          worker.pause("suspended (SIGUSR1)", { suspend: true });
+          signalled.pause("suspended (SIGUSR1)", { suspend: true });
         });
-  const offResume = process.platform === "win32" ? () => undefined : io.onSignal("SIGUSR2", () => worker.resume());
+  const offResume = process.platform === "win32" ? () => undefined : io.onSignal("SIGUSR2", () => signalled.resume());
   const stopped = new Promise<void>((resolve) => worker.on("state", (e) => e.state === "stopped" && resolve()));
   const starting = worker.start();
   // --when-idle: held from the start (start takes the running state at once) until the machine is idle.
   const idle = options.whenIdleMs === undefined ? undefined : new MachineIdle(defaultIdleSources(), (source) => source && log(`idle is read from ${source}`));
-  const follow = idle && workWhileAway(worker, idle, options.whenIdleMs!, log);
+  const follow = idle && workWhileAway(votes.voter("idle"), idle, options.whenIdleMs!, log);
+  const programs = options.pauseWhileRunning && pauseWhileRunning(votes.voter("programs"), options.pauseWhileRunning, log);
   const gpu = new GpuGuard(worker, log);
   gpu.start();
   try {
@@ -234,8 +252,11 @@ async function work(
     if (worker.state !== "stopped") await stopped;
   } finally {
     follow?.dispose();
+    programs?.dispose();
     idle?.dispose();
+    energy.dispose();
     gpu.dispose();
+    await tracer?.close();
     offInt();
     offTerm();
     offSuspend();

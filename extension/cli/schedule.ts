@@ -20,8 +20,9 @@ const SCHEDULE_USAGE = `Usage: farmhand schedule create --name <N> --cron "<m h 
                 run's job has not ended; allow submits anyway. Prints the schedule's id; its next run on stderr.
                 --job gives the whole job spec instead, as jobs:submit takes it (e.g. '{"type":"render",
                 "payload":{…},"priority":5,"maxAttempts":3}').
-  list          The org's schedules by name: cron line, time zone, state, next run (in its time zone), last run's
-                job and status. --json: one JSON line per schedule, as schedules:list answers it.
+  list          The org's schedules by name: cron line, time zone, state (and why the farm paused it), next run
+                (in its time zone), last run's job and status, and the last tick that could not submit its job.
+                --json: one JSON line per schedule, as schedules:list answers it.
   pause         Stop a schedule's ticks until it is resumed.
   resume        Start its ticks again, counted from now (ticks missed while paused do not run).
   remove        Delete a schedule; the jobs it submitted stay.
@@ -101,6 +102,7 @@ const JOB_SPEC_FIELDS = {
   dependsOn: true,
   validation: true,
   fairnessKey: true,
+  traceparent: true,
 } as const satisfies Record<keyof ScheduleSpec["job"], true>;
 
 /** The job each tick submits: --type and --payload, or a whole job spec with --job (the server checks its values). */
@@ -184,15 +186,16 @@ async function byNameOrId<T>(client: FarmhandClient, nameOrId: string, act: (nam
 /** A table, one schedule a row: times in the schedule's own time zone. */
 export function scheduleTable(schedules: readonly ScheduleView[]): string[] {
   const rows = [
-    ["NAME", "TYPE", "CRON", "TIMEZONE", "STATE", "NEXT RUN", "LAST RUN"],
+    ["NAME", "TYPE", "CRON", "TIMEZONE", "STATE", "NEXT RUN", "LAST RUN", "LAST ERROR"],
     ...schedules.map((s) => [
       s.name,
       s.type,
       s.cron,
       s.timezone,
-      s.paused ? "paused" : "active",
+      s.paused ? (s.pausedReason ? `paused: ${s.pausedReason}` : "paused") : "active",
       s.nextRuns.length > 0 ? timeIn(s.nextRuns[0], s.timezone) : "-",
       lastRunOf(s),
+      lastErrorOf(s),
     ]),
   ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
@@ -205,6 +208,14 @@ function lastRunOf(s: ScheduleView): string {
   // no job: its submission was refused at the tick, or retention has deleted it since
   return s.lastJob ? `${when} ${s.lastJob.jobId} ${s.lastJob.status}` : `${when} (no job)`;
 }
+
+/** The last tick that could not submit its job: when, the refusal's code and message (cut short); "-" for none. */
+function lastErrorOf(s: ScheduleView): string {
+  if (s.lastError === null || s.lastErrorAt === null) return "-";
+  const text = `${timeIn(s.lastErrorAt, s.timezone)} ${s.lastErrorCode ?? "error"}: ${s.lastError}`;
+  return text.length > LAST_ERROR_CHARS ? `${text.slice(0, LAST_ERROR_CHARS - 1)}…` : text;
+}
+const LAST_ERROR_CHARS = 100;
 
 /** "2026-11-28 02:00" as the clock reads in `timeZone`. */
 export function timeIn(ms: number, timeZone: string): string {

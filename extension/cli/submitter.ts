@@ -25,6 +25,7 @@ export const SUBMITTER_USAGE = `Usage: farmhand submit --type <T> [--payload <JS
 
   --url <url>   The deployment (https://…convex.cloud); default FARMHAND_URL, then the client key file's url
   Client key:   FARMHAND_CLIENT_KEY, else the client key file (~/.config/farmhand/client.json, mode 0600)
+  TRACEPARENT   a W3C trace context in the environment: submitted with each job, whose runs are its child spans
   Exit codes:   0 every job succeeded (status: the job exists and has not failed), 1 some failed, 2 usage (a bad
                 flag, or a job the farm refuses: invalid fields, too large)`;
 
@@ -142,12 +143,15 @@ async function planOf(command: "submit" | "wait" | "status", values: Values, pos
   const parents = values["depends-on"]?.split(",").map((id) => id.trim()).filter(Boolean);
   if (parents !== undefined && parents.length === 0) throw new UsageError("--depends-on needs job ids, comma-separated");
   const dependsOn = parents ? { jobs: parents } : values["after-batch"] !== undefined ? { batch: values["after-batch"] } : undefined;
+  // the caller's span (a CI step, a script run under a tracer): each job's runs are traced as its children
+  const traceparent = io.env.TRACEPARENT?.trim() || undefined;
   const specs: JobSpec[] = payloads.map((payload) => ({
     type: values.type!,
     payload,
     ...(values.batch !== undefined ? { batchId: values.batch } : {}),
     ...(dependsOn ? { dependsOn } : {}),
     ...(values["fairness-key"] !== undefined ? { fairnessKey: values["fairness-key"] } : {}),
+    ...(traceparent ? { traceparent } : {}),
   }));
   return async (client) => {
     const ids = await client.submitMany(specs);

@@ -61,6 +61,10 @@ export class ConsoleSession {
     return (onValue, onError) => this.connection.watch(api.console.leaderboard, { weekOf }, onValue, onError);
   }
 
+  watchEnergy(weekOf: number): Watcher<typeof api.console.energy> {
+    return (onValue, onError) => this.connection.watch(api.console.energy, { weekOf }, onValue, onError);
+  }
+
   watchJob(jobId: string): Watcher<typeof api.console.job> {
     return (onValue, onError) => this.connection.watch(api.console.job, { jobId }, onValue, onError);
   }
@@ -78,7 +82,9 @@ export class ConsoleSession {
   revokeEnrollment = (enrollmentId: string) => this.connection.run(api.consoleAccess.revokeEnrollment, { enrollmentId });
   revokeClientKey = (clientKeyId: string) => this.connection.run(api.consoleAccess.revokeClientKey, { clientKeyId });
   revokeOperatorKey = (operatorKeyId: string) => this.connection.run(api.consoleAccess.revokeOperatorKey, { operatorKeyId });
-  createEnrollment = (spec: { capabilities: string[]; maxConcurrentJobs: number; ttlMs: number; canManage: boolean }) =>
+  /** What revoking this operator key or worker also revokes (asked before the revoke). */
+  minted = (keyId: string) => this.connection.query(api.consoleAccess.minted, { keyId });
+  createEnrollment = (spec: { capabilities: string[]; maxConcurrentJobs: number; ttlMs: number; canManage: boolean; donor?: string }) =>
     this.connection.run(api.consoleAccess.createEnrollment, spec);
   createClientKey = (name: string, canPublish: boolean) => this.connection.run(api.consoleAccess.createClientKey, { name, canPublish });
   createOperatorKey = (name: string) => this.connection.run(api.consoleAccess.createOperatorKey, { name });

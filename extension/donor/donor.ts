@@ -7,10 +7,12 @@ import { MachineLock } from "../policy/machineLock";
 import { ensurePrivateDir, userStateDir } from "../policy/privateFiles";
 import { SharedActivity } from "../policy/sharedActivity";
 import { decide, type PolicyDecision } from "../policy/policy";
-import { CpuSampler, readOnBattery } from "../policy/probes";
+import { CpuSampler, readPower } from "../policy/probes";
+import { defaultMachineReaders, MachineWatch } from "../policy/machineWatch";
+import { MeteredAllowance, type MeteredTally } from "../policy/meteredAllowance";
 import { AwayWatch } from "../policy/idle/awayWatch";
 import { defaultIdleSources, MachineIdle } from "../policy/idle/machineIdle";
-import { sensingText } from "../policy/sensingText";
+import { sensingText, type Sensing } from "../policy/sensingText";
 import { HeatGate, HeatWatch } from "../policy/thermal";
 import { DisposableOwner } from "../lifecycle";
 import type { DonorFacts } from "../donorState/deriveDonorState";
@@ -23,6 +25,8 @@ const BATTERY_EVERY_MS = 60_000;
 const THERMAL_EVERY_MS = process.platform === "darwin" ? 30_000 : 5_000;
 const WANTED_KEY = "farmhand.wanted";
 const SNOOZE_KEY = "farmhand.snoozedUntil";
+/** What jobs downloaded today on a metered connection (farmhand.meteredLimitMB), kept over reloads. */
+const METERED_KEY = "farmhand.meteredUse";
 
 /**
  * The donor's side of the policy in one window: what the donor asked for (persisted), what the machine
@@ -41,7 +45,13 @@ export class Donor extends DisposableOwner {
   private readonly activity: SharedActivity | undefined;
   private lastActivityAt = Date.now();
   private onBattery: boolean | undefined;
+  private batteryPercent: number | undefined;
   private batteryReadAt = 0;
+  /** The programs of farmhand.pauseWhileRunning / pauseGpuWhileRunning that run, and whether the connection is metered. */
+  private readonly machineWatch: MachineWatch;
+  private readonly meteredSource: string | null;
+  /** farmhand.meteredLimitMB and today's tally: the engine spends from it and declares what is left. */
+  readonly allowance: MeteredAllowance;
   /** Machine-wide idle time, from the first source on this machine that answers (kept for the window's life). */
   private readonly machineIdle: MachineIdle;
   /** Reads it while the donor wants to donate; a return is noticed within about a second and re-decides at once. */
@@ -54,6 +64,7 @@ export class Donor extends DisposableOwner {
   private otherCpuLoad: number | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private _decision: PolicyDecision = { donate: false, off: true };
+  private published = "";
   /** Share of all cores our own jobs use, where the OS reports no nice time (Windows). */
   ownCpuShare = () => 0;
 
@@ -71,6 +82,22 @@ export class Donor extends DisposableOwner {
       log.info(source ? `Idle is judged machine-wide by ${source}` : "No machine-wide idle source answers: idle is judged by VS Code activity only on this machine");
     });
     this._register({ dispose: () => this.machineIdle.dispose() });
+    this.allowance = new MeteredAllowance(
+      { get: () => memento.get<MeteredTally>(METERED_KEY), set: (tally) => void memento.update(METERED_KEY, tally) },
+      this.settings.meteredLimitBytes,
+    );
+    const readers = defaultMachineReaders();
+    this.meteredSource = readers.meteredSource;
+    this.machineWatch = new MachineWatch(
+      readers,
+      () => ({ pause: this.settings.pauseWhileRunning, pauseGpu: this.settings.pauseGpuWhileRunning }),
+      // a program started or ended, the connection's cost changed: decide again now (jobs freeze at once)
+      (seen) => {
+        this.allowance.metered = seen.metered;
+        this.evaluate();
+      },
+    );
+    this._register({ dispose: () => this.machineWatch.dispose() });
     try {
       ensurePrivateDir(stateDir);
       this.lock = new MachineLock({ path: join(stateDir, "donor.lock"), owner: vscode.env.sessionId });
@@ -92,7 +119,9 @@ export class Donor extends DisposableOwner {
         this.settings = readDonorSettings(cpus().length);
         this.gate.configure(this.gateOptions());
         this.heat.configure(this.settings.maxCpuTemperatureC);
+        this.allowance.limitBytes = this.settings.meteredLimitBytes;
         this.awayWatch?.poke();
+        this.machineWatch.poke();
         this.evaluate();
       }),
     );
@@ -122,7 +151,7 @@ export class Donor extends DisposableOwner {
       idleMinutes: s.idleMinutes,
       otherCpuPercent: Math.round(s.otherCpuThreshold * 100),
       donateOnBattery: s.donateOnBattery,
-      problems: [...s.windowErrors, ...s.quietHoursErrors.map((e) => `farmhand.quietHours: ${e}`)],
+      problems: [...s.windowErrors, ...s.quietHoursErrors.map((e) => `farmhand.quietHours: ${e}`), ...s.programErrors],
       sensing: sensingText({
         idleSource: this.idleSource,
         thermal: this.heatWatch?.latest,
@@ -130,8 +159,30 @@ export class Donor extends DisposableOwner {
         tooHot: this.heat.tooHot,
         noThermalReading: this.heatWatch?.readOnce === true && !this.heatWatch.latest,
         quietHours: this._decision.donate && this._decision.quietHours === true,
+        ...this.machineSensing(),
       }),
     };
+  }
+
+  /** What the machine watch adds to the sensing line: the connection's cost and the program lists. */
+  private machineSensing(): Pick<Sensing, "metered" | "programs"> {
+    const s = this.settings;
+    const seen = this.machineWatch.latest;
+    const watching = s.pauseWhileRunning.length + s.pauseGpuWhileRunning.length > 0;
+    return {
+      metered: this.wanted ? { source: this.meteredSource, metered: seen.metered, leftBytes: this.allowance.left(), limitBytes: s.meteredLimitBytes } : undefined,
+      programs: watching && this.wanted ? { unreadable: seen.programsUnreadable === true, gpuProgram: seen.gpuProgram } : undefined,
+    };
+  }
+
+  /** A program of farmhand.pauseGpuWhileRunning that runs now: GPU jobs are frozen and none is taken. */
+  get gpuProgram(): string | undefined {
+    return this.wanted ? this.machineWatch.latest.gpuProgram : undefined;
+  }
+
+  /** farmhand.meteredLimitMB in bytes while the connection is metered; undefined while it is not. */
+  get meteredLimit(): number | undefined {
+    return this.allowance.metered === true ? this.settings.meteredLimitBytes : undefined;
   }
 
   get wanted(): boolean {
@@ -171,6 +222,10 @@ export class Donor extends DisposableOwner {
       windowProblems: this.settings.windowErrors,
       onBattery: this.onBattery,
       donateOnBattery: this.settings.donateOnBattery,
+      batteryPercent: this.batteryPercent,
+      minBatteryPercent: this.settings.minBatteryPercent,
+      exclusiveProgram: wanted ? this.machineWatch.latest.program : undefined,
+      ...(wanted && this.allowance.metered ? { metered: { limitBytes: this.settings.meteredLimitBytes, usedBytes: this.allowance.usedToday() } } : {}),
       userIdleMs: Math.min(now - Math.max(this.lastActivityAt, wanted ? (this.activity?.latest() ?? 0) : 0), this.machineIdleMs(now)),
       idleMinutes: this.settings.idleMinutes,
       screenLocked: wanted && this.awayWatch?.latest?.reading.locked === true,
@@ -185,10 +240,13 @@ export class Donor extends DisposableOwner {
       this.scheduleSample();
       this.startAwayWatch();
       this.startHeatWatch();
+      this.machineWatch.start();
     } else {
       this.stopSampling();
       this.stopAwayWatch();
       this.stopHeatWatch();
+      this.machineWatch.stop();
+      this.allowance.metered = undefined;
     }
     if (decision.donate && !this.tryLock()) {
       return this.publish({ donate: false, reason: "another VS Code window on this machine is donating", cause: "otherWindow" });
@@ -206,10 +264,12 @@ export class Donor extends DisposableOwner {
     }
   }
 
+  /** Says so when the decision changed, or what the engine is told beside it (the GPU held for a program, the metered limit). */
   private publish(decision: PolicyDecision): PolicyDecision {
-    const before = JSON.stringify(this._decision);
+    const before = this.published;
     this._decision = decision;
-    if (JSON.stringify(decision) !== before) this.changed.fire(decision);
+    this.published = JSON.stringify([decision, this.gpuProgram, this.meteredLimit]);
+    if (this.published !== before) this.changed.fire(decision);
     return decision;
   }
 
@@ -222,7 +282,10 @@ export class Donor extends DisposableOwner {
     }
     if (now - this.batteryReadAt >= BATTERY_EVERY_MS) {
       this.batteryReadAt = now;
-      void readOnBattery().then((v) => (this.onBattery = v));
+      void readPower().then((power) => {
+        this.onBattery = power.onBattery;
+        this.batteryPercent = power.percent;
+      });
     }
   }
 

@@ -15,6 +15,11 @@ const KEYS: ReadonlyArray<keyof RawDonorSettings> = [
   "suspendLimitMinutes",
   "maxCpuTemperatureC",
   "quietHours",
+  "pauseWhileRunning",
+  "pauseGpuWhileRunning",
+  "meteredLimitMB",
+  "minBatteryPercent",
+  "wattsPerCore",
 ];
 
 /** The `farmhand.*` settings that shape donating, read once per change (resolving them is policy/donorSettings.ts). */

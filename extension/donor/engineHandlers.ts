@@ -24,6 +24,8 @@ export class EngineHandlers extends DisposableOwner {
   /** One module cache for this window's whole life: a reload of the settings builds a new handler, not a new cache. */
   private readonly apps = new AppsRuntime(this.pool, { stateDir: userStateDir() });
   private removeOffered: Array<() => void> = [];
+  /** Hears the size of each app module downloaded (what a metered connection carried). */
+  onModuleDownloaded: (bytes: number) => void = () => undefined;
 
   constructor(
     private readonly log: vscode.LogOutputChannel,
@@ -56,7 +58,7 @@ export class EngineHandlers extends DisposableOwner {
     const apiKey = this.farm?.apiKey;
     if (!runAppsAllowed() || !this.farm?.url || !apiKey) return [];
     try {
-      return [this.apps.handlerFor({ deploymentUrl: this.farm.url, apiKey })];
+      return [this.apps.handlerFor({ deploymentUrl: this.farm.url, apiKey, onDownloaded: (bytes) => this.onModuleDownloaded(bytes) })];
     } catch (error) {
       this.log.error(`Apps are not offered: ${messageOf(error)}`);
       return [];

@@ -1,6 +1,9 @@
+import type { ConvexClient } from "convex/browser";
 import * as vscode from "vscode";
 import type { FarmConnection } from "./farmConnection";
-import { convexFarmClient, Worker, type HandlerSource, type WorkerSnapshot } from "../worker";
+import { convexFarmClient, Worker, type ByteAllowance, type HandlerSource, type WorkerSnapshot } from "../worker";
+import { energyGauge, type EnergyGauge } from "../worker/energy";
+import { DEFAULT_WATTS_PER_CORE } from "../policy/donorSettings";
 import { errorMessage } from "../worker/errors";
 import { stopText, type StopReason } from "../worker/stopReason";
 import { measureFacts } from "../worker/machineFacts";
@@ -9,12 +12,26 @@ import { GpuGuard } from "../policy/gpuGuard";
 import { jobRows, type DonorFacts, type EngineFacts } from "../donorState/deriveDonorState";
 import { refusedKeyText } from "../donorState/donorStateText";
 import { connectionChanged, opened, type ConnectionHistory } from "../donorState/connectionHistory";
+import { tracesEndpoint, workerTracer } from "../tracing/loadTracer";
+import type { RunTracer } from "../worker/tracing";
 
 /**
  * `suspendOnReturn`: freeze running jobs while the owner uses the machine (light and medium presets);
- * `suspendLimitMs`: give a job frozen that long back to the queue.
+ * `suspendLimitMs`: give a job frozen that long back to the queue; `gpuHeldBy`: a program of
+ * farmhand.pauseGpuWhileRunning runs (GPU jobs are frozen, none taken); `meteredLimit`: on a metered connection,
+ * farmhand.meteredLimitMB in bytes (the engine declares what is left of it).
  */
-export type SessionTarget = { url: string; apiKey: string; concurrency: number; suspendOnReturn?: boolean; suspendLimitMs?: number };
+export type SessionTarget = {
+  url: string;
+  apiKey: string;
+  concurrency: number;
+  suspendOnReturn?: boolean;
+  suspendLimitMs?: number;
+  gpuHeldBy?: string;
+  meteredLimit?: number;
+  /** farmhand.wattsPerCore: the energy estimate's power per busy core, where the CPU's counter cannot be read. */
+  wattsPerCore?: number;
+};
 
 /**
  * The engine's life in this window: one Worker on the shared farm connection while the donor donates, driven by
@@ -38,13 +55,33 @@ export class FarmSession implements vscode.Disposable {
   private readonly unsubscribers: Array<() => void> = [];
   /** Freezes GPU jobs while another program uses the GPU (issue 23). */
   private gpuGuard: GpuGuard | undefined;
+  /** A span per run while `farmhand.otlpEndpoint` is set (read when the engine starts). */
+  private tracer: RunTracer | undefined;
+  /** Who holds the GPU jobs now: the guard (another program's GPU use), a program the donor named. */
+  private readonly gpuHolds = { guard: false, program: undefined as string | undefined };
+  /** The metered limit the engine last declared against (undefined: not metered). */
+  private meteredLimit: number | undefined;
+  /** How each job's energy is measured (or estimated) on this machine: found once, kept for the window's life. */
+  private readonly gauge: Promise<EnergyGauge>;
+  private gaugeFound: EnergyGauge | undefined;
+  private wattsPerCore = DEFAULT_WATTS_PER_CORE;
 
   constructor(
     private readonly connection: FarmConnection,
     private readonly handlers: HandlerSource,
     private readonly log: vscode.LogOutputChannel,
     private readonly onChange: () => void,
-  ) {}
+    /** What jobs may still download today on a metered connection (the engine declares it, and spends from it). */
+    private readonly allowance?: ByteAllowance,
+  ) {
+    this.gauge = energyGauge({ wattsPerCore: () => this.wattsPerCore }).then((g) => (this.gaugeFound = g));
+  }
+
+  /** How this machine's energy figures are made, once known: measured by the CPU's counter, or estimated. */
+  energyMethod(): DonorFacts["energy"] {
+    const g = this.gaugeFound;
+    return g && { method: g.method, source: g.source };
+  }
 
   /** Bring the engine in line with who we are (target) and what the policy says. */
   apply(target: SessionTarget | undefined, decision: PolicyDecision): Promise<void> {
@@ -67,11 +104,16 @@ export class FarmSession implements vscode.Disposable {
     this.target = undefined;
     this.gpuGuard?.dispose();
     this.gpuGuard = undefined;
+    this.gpuHolds.guard = false;
+    this.gpuHolds.program = undefined;
     this.unsubscribers.splice(0).forEach((u) => u());
     if (worker) {
       await worker.stop(reason);
       this.log.info(`Worker stopped: ${stopText(reason)}`);
     }
+    const tracer = this.tracer;
+    this.tracer = undefined;
+    await tracer?.close();
     releaseClient?.();
     this.onChange();
   }
@@ -127,6 +169,7 @@ export class FarmSession implements vscode.Disposable {
 
   dispose(): void {
     void this.stop({ kind: "user", detail: "window closing" });
+    void this.gauge.then((g) => g.dispose());
   }
 
   private async applyPending(): Promise<void> {
@@ -153,6 +196,8 @@ export class FarmSession implements vscode.Disposable {
       await this.stop({ kind: "user", detail: "farm changed" });
     }
     if (this.worker && target.suspendLimitMs !== undefined) this.worker.setSuspendLimit(target.suspendLimitMs);
+    if (target.wattsPerCore !== undefined) this.wattsPerCore = target.wattsPerCore;
+    if (this.worker) this.followMachine(this.worker, target);
     if (!decision.donate) {
       await this.pauseForPolicy(decision.reason, freezesJobs(decision, target.suspendOnReturn === true));
       return;
@@ -163,9 +208,23 @@ export class FarmSession implements vscode.Disposable {
     }
     const worker = this.worker;
     if (!worker) return;
+    this.followMachine(worker, target);
     if (worker.concurrency !== target.concurrency) worker.setConcurrency(target.concurrency);
     if (this.pausedByPolicy) worker.resume();
     this.onChange();
+  }
+
+  /** A program the donor named holds the GPU jobs (or no longer does); the metered limit came or went. */
+  private followMachine(worker: Worker, target: SessionTarget): void {
+    if (target.gpuHeldBy !== this.gpuHolds.program) {
+      this.log.info(target.gpuHeldBy ? `GPU jobs frozen: ${target.gpuHeldBy} is running (farmhand.pauseGpuWhileRunning)` : "GPU jobs go on: the program that held them ended");
+      this.gpuHolds.program = target.gpuHeldBy;
+      worker.holdGpuJobs(this.gpuHolds.guard || this.gpuHolds.program !== undefined);
+    }
+    if (target.meteredLimit !== this.meteredLimit) {
+      this.meteredLimit = target.meteredLimit;
+      worker.allowanceChanged();
+    }
   }
 
   /**
@@ -184,26 +243,44 @@ export class FarmSession implements vscode.Disposable {
   private async begin(target: SessionTarget): Promise<void> {
     this.lastStop = undefined;
     this.connectionHistory = opened(Date.now());
+    const energy = await this.gauge;
     const lease = this.connection.acquire();
     if (!lease) return;
     let worker: Worker;
     const client = convexFarmClient(lease.client, lease.apiKey);
+    const tracer = await this.startTracing(lease);
     try {
       worker = new Worker({
         client,
+        tracer,
         handlers: this.handlers,
         concurrency: target.concurrency,
         suspendLimitMs: target.suspendLimitMs,
         measureFacts: () => measureFacts(),
+        ...(this.allowance ? { byteAllowance: this.allowance } : {}),
+        energy,
       });
     } catch (error) {
+      await tracer?.close();
       lease.release();
       throw error;
     }
+    this.tracer = tracer;
     this.target = target;
     this.releaseClient = lease.release;
     this.worker = worker;
-    this.gpuGuard = new GpuGuard(worker, (line) => this.log.info(line));
+    this.meteredLimit = target.meteredLimit;
+    // The guard's hold and a named program's hold are one hold on the engine: the GPU jobs go on when neither holds.
+    const guarded = {
+      get gpuJobs() {
+        return worker.gpuJobs;
+      },
+      holdGpuJobs: (hold: boolean) => {
+        this.gpuHolds.guard = hold;
+        worker.holdGpuJobs(hold || this.gpuHolds.program !== undefined);
+      },
+    };
+    this.gpuGuard = new GpuGuard(guarded, (line) => this.log.info(line));
     this.gpuGuard.start();
     this.unsubscribers.push(
       worker.on("state", (e) => {
@@ -239,6 +316,24 @@ export class FarmSession implements vscode.Disposable {
       await worker.start();
     } catch (error) {
       this.log.error(`Could not start the worker: ${errorMessage(error)}`);
+    }
+  }
+
+  /**
+   * The tracer of this engine's runs when `farmhand.otlpEndpoint` names an OTLP/HTTP collector (the OpenTelemetry SDK is
+   * loaded only then); none otherwise, or when it cannot be loaded (said in the log; donating goes on).
+   */
+  private async startTracing(lease: { client: ConvexClient; apiKey: string }): Promise<RunTracer | undefined> {
+    const endpoint = vscode.workspace.getConfiguration("farmhand").get<string>("otlpEndpoint")?.trim();
+    const url = endpoint ? tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }) : undefined;
+    if (!url) return undefined;
+    try {
+      const tracer = await workerTracer({ url, serviceName: "farmhand-worker", client: lease.client, apiKey: lease.apiKey });
+      this.log.info(`Traces: a span per job run to ${url}`);
+      return tracer;
+    } catch (error) {
+      this.log.warn(`Traces are off: the tracer could not be loaded (${errorMessage(error)})`);
+      return undefined;
     }
   }
 

@@ -35,8 +35,8 @@ export type OverviewFacts = {
   deadLetters: number;
   deadLetterList: Array<{ jobId: string; type: string; error?: string; attempt: number; maxAttempts: number }>;
   canManage: boolean;
-  /** This machine's credit per UTC day of the summary's week. */
-  credit?: { days: Array<{ day: number; cpuHours: number; jobs: number }> };
+  /** This machine's credit per UTC day of the summary's week, with the energy its jobs used (joules). */
+  credit?: { days: Array<{ day: number; cpuHours: number; jobs: number; energyJ?: number }> };
   /** Online = not stopped since, and a call within this window. */
   onlineWindowMs: number;
 };
@@ -68,6 +68,10 @@ export type DonorFacts = {
   contribution: Contribution;
   /** `farmhand.runApps` is on in the user settings. */
   runsApps: boolean;
+  /** A program of farmhand.pauseGpuWhileRunning that runs now (GPU jobs are held). */
+  gpuProgram?: string;
+  /** How this machine's jobs' energy is found: measured (the CPU package's counter) or estimated, and from what. */
+  energy?: { method: "measured" | "estimated"; source: string };
   farm: FarmFacts;
 };
 
@@ -97,7 +101,8 @@ export function deriveDonorState(f: DonorFacts): DonorState {
   const jobs = f.engine?.jobs ?? [];
   // A refused key's credit is no longer this machine's to show; otherwise the last answer stands.
   const days = f.joined && status.kind !== "revoked" ? f.farm.overview?.credit?.days : undefined;
-  const credit = days && weekCredit(days, f.now);
+  const credit = days && weekCredit(days, f.now, f.energy);
+  const gpuPause = f.gpuProgram !== undefined && f.wanted && GPU_PAUSE_SHOWN.has(status.kind) ? gpuPauseOf(f.gpuProgram, f.remoteWindow) : undefined;
   return {
     at: f.now,
     joined: f.joined,
@@ -109,15 +114,23 @@ export function deriveDonorState(f: DonorFacts): DonorState {
     actions: {
       snooze: f.wanted && SNOOZABLE.has(status.kind) && !(status.kind === "paused" && status.cause === "snoozed"),
       finish: f.wanted && jobs.length > 0 && FINISHABLE.has(status.kind),
-      ...((status.kind === "paused" || status.kind === "suspended") && status.fix ? { fix: status.fix } : {}),
+      ...((status.kind === "paused" || status.kind === "suspended") && status.fix ? { fix: status.fix } : gpuPause ? { fix: gpuPause.fix } : {}),
     },
     policy: { ...f.policy, ...(farmAllows === undefined ? {} : { farmAllows }), runsUpTo },
     jobs,
     contribution: f.contribution,
     runsApps: f.runsApps,
     ...(credit ? { credit } : {}),
+    ...(gpuPause ? { gpuPause } : {}),
     farm: farm.figures ? { ...farm, figures: withThisMachine(farm.figures, runsUpTo, jobs.length) } : farm,
   };
+}
+
+/** A program holds the GPU jobs: said while the engine would otherwise take GPU work (not while it stops or is off). */
+const GPU_PAUSE_SHOWN = new Set<HeadlineKind>(["starting", "waiting", "working", "paused", "suspended", "offline", "autoPaused"]);
+
+function gpuPauseOf(program: string, remoteWindow: boolean): NonNullable<DonorState["gpuPause"]> {
+  return { reason: `${program} is running`, fix: settingFix("gpuProgram", remoteWindow)! };
 }
 
 const SNOOZABLE = new Set<HeadlineKind>(["starting", "waiting", "working", "paused", "offline", "suspended"]);
@@ -176,24 +189,25 @@ function toggleAction(f: DonorFacts, status: Headline): ToggleAction {
   }
 }
 
+/** The settings editor's setting that lifts each pause (or, for `gpuProgram`, the hold on GPU jobs), and its button. */
+const OPENS: Partial<Record<PauseCause | "gpuProgram", { setting: string; label: string }>> = {
+  timeWindowsUnreadable: { setting: "farmhand.timeWindows", label: "Edit Time Windows" },
+  outsideTimeWindows: { setting: "farmhand.timeWindows", label: "Edit Time Windows" },
+  onBattery: { setting: "farmhand.donateOnBattery", label: "Battery Setting" },
+  userActive: { setting: "farmhand.idleMinutes", label: "Idle Minutes Setting" },
+  cpuBusy: { setting: "farmhand.otherCpuThresholdPercent", label: "CPU Threshold Setting" },
+  lowBattery: { setting: "farmhand.minBatteryPercent", label: "Battery Charge Setting" },
+  exclusiveApp: { setting: "farmhand.pauseWhileRunning", label: "Programs That Pause Donating" },
+  metered: { setting: "farmhand.meteredLimitMB", label: "Metered Allowance Setting" },
+  gpuProgram: { setting: "farmhand.pauseGpuWhileRunning", label: "Programs That Pause GPU Jobs" },
+};
+
 /** The setting that lifts a pause, on the tab where it lives (machine-scoped settings: Remote in a remote window). */
-function settingFix(cause: PauseCause, remoteWindow: boolean): SettingFix | undefined {
+function settingFix(cause: PauseCause | "gpuProgram", remoteWindow: boolean): SettingFix | undefined {
   const tab = remoteWindow ? "remote" : "user";
-  switch (cause) {
-    case "remoteWindow":
-      return { setting: "farmhand.allowRemoteDonation", label: "Allow Donating from This Remote Window…", how: "ask", tab };
-    case "timeWindowsUnreadable":
-    case "outsideTimeWindows":
-      return { setting: "farmhand.timeWindows", label: "Edit Time Windows", how: "open", tab };
-    case "onBattery":
-      return { setting: "farmhand.donateOnBattery", label: "Battery Setting", how: "open", tab };
-    case "userActive":
-      return { setting: "farmhand.idleMinutes", label: "Idle Minutes Setting", how: "open", tab };
-    case "cpuBusy":
-      return { setting: "farmhand.otherCpuThresholdPercent", label: "CPU Threshold Setting", how: "open", tab };
-    default:
-      return undefined;
-  }
+  if (cause === "remoteWindow") return { setting: "farmhand.allowRemoteDonation", label: "Allow Donating from This Remote Window…", how: "ask", tab };
+  const opens = OPENS[cause];
+  return opens && { ...opens, how: "open", tab };
 }
 
 function farmState(f: DonorFacts): FarmState {
@@ -254,12 +268,21 @@ function figuresOf(o: OverviewFacts, now: number): FarmFigures {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** This machine's credit in the UTC week `now` is in (weeks start Monday; 1970-01-01 was a Thursday). */
-function weekCredit(days: ReadonlyArray<{ day: number; cpuHours: number; jobs: number }>, now: number): WeekCredit {
+/**
+ * This machine's credit in the UTC week `now` is in (weeks start Monday; 1970-01-01 was a Thursday), with the energy
+ * its jobs used in kWh and how this machine finds it (its own gauge: the farm keeps no label).
+ */
+function weekCredit(days: ReadonlyArray<{ day: number; cpuHours: number; jobs: number; energyJ?: number }>, now: number, energy: DonorFacts["energy"]): WeekCredit {
   const today = Math.floor(now / DAY_MS);
   const monday = today - ((today + 3) % 7);
   const week = days.filter((d) => d.day >= monday && d.day <= today);
-  return { cpuHours: week.reduce((s, d) => s + d.cpuHours, 0), jobs: week.reduce((s, d) => s + d.jobs, 0) };
+  const joules = week.reduce((s, d) => s + (d.energyJ ?? 0), 0);
+  return {
+    cpuHours: week.reduce((s, d) => s + d.cpuHours, 0),
+    jobs: week.reduce((s, d) => s + d.jobs, 0),
+    ...(joules > 0 || energy ? { energyKWh: joules / 3_600_000 } : {}),
+    ...(energy ? { energyBy: energy } : {}),
+  };
 }
 
 /**

@@ -33,11 +33,19 @@ export type DonorState = {
   runsApps: boolean;
   /** What the farm credits this machine with this week; absent until the farm said (or while it is not asked). */
   credit?: WeekCredit;
+  /**
+   * GPU jobs alone are held (farmhand.pauseGpuWhileRunning): a program the donor named runs. Donating goes on for
+   * other jobs; GPU jobs are frozen and none is taken. With the setting that lifts it.
+   */
+  gpuPause?: { reason: string; fix: SettingFix };
   farm: FarmState;
 };
 
-/** This machine's credit for the current UTC week (from the days farm:overview reports). */
-export type WeekCredit = { cpuHours: number; jobs: number };
+/**
+ * This machine's credit for the current UTC week (from the days farm:overview reports), and the energy its jobs used
+ * (kWh) with how this machine finds it: measured by the CPU package's counter, or estimated.
+ */
+export type WeekCredit = { cpuHours: number; jobs: number; energyKWh?: number; energyBy?: { method: "measured" | "estimated"; source: string } };
 
 /** Why something cannot be done or shown, as `describeError` tells it: never a raw client error text. */
 export type Problem = { kind: ErrorKind; message: string; code?: string };

@@ -30,7 +30,7 @@ export function shortStatus(s: Headline): string {
     case "autoPaused":
       return "paused";
     case "suspended":
-      return SUSPENDED;
+      return s.cause === "exclusiveApp" ? `suspended — ${s.reason}` : SUSPENDED;
     case "offline":
       return "offline";
     case "stopped":
@@ -62,7 +62,7 @@ export function describeStatus(s: Headline, now: number): string {
     case "autoPaused":
       return `paused by Farmhand: ${s.reason}`;
     case "suspended":
-      return `suspended: you are using this machine (${jobs(s.jobs)} held since ${clock(s.since)})`;
+      return `suspended: ${s.cause === "exclusiveApp" || s.cause === "tooHot" ? s.reason : "you are using this machine"} (${jobs(s.jobs)} held since ${clock(s.since)})`;
     case "offline":
       return `offline: ${s.problem.message} (since ${clock(s.since)}, ${ago(s.since, now)})`;
     case "stopped":
@@ -71,6 +71,20 @@ export function describeStatus(s: Headline, now: number): string {
 }
 
 const SUSPENDED = "suspended — you are using this machine";
+
+/** The status bar's words after "Farmhand: ": the headline, and that GPU jobs are held when a program holds them. */
+export function statusWords(state: Pick<DonorState, "status" | "gpuPause">): string {
+  return `${shortStatus(state.status)}${state.gpuPause ? " · GPU paused" : ""}`;
+}
+
+/** The state as one sentence with what holds GPU jobs (the tree's "This machine" row, the panel's heading, the tooltip). */
+export function statusSentence(state: Pick<DonorState, "status" | "gpuPause" | "at">): string {
+  return `${describeStatus(state.status, state.at)}${state.gpuPause ? ` · ${gpuPauseText(state.gpuPause)}` : ""}`;
+}
+
+function gpuPauseText(pause: NonNullable<DonorState["gpuPause"]>): string {
+  return `GPU jobs paused: ${pause.reason}`;
+}
 
 /**
  * While jobs are frozen because the machine's owner is using it: the status text, and what is held (one line per
@@ -209,9 +223,22 @@ export function appsButtonLabel(runsApps: boolean): string {
   return runsApps ? "Stop running apps" : "Allow apps";
 }
 
-/** The farm's credit for this machine this week, hours with one decimal. */
+/** The farm's credit for this machine this week, hours with one decimal, and the energy its jobs used. */
 export function creditText(credit: WeekCredit): string {
-  return `This machine gave ${cpuHours(credit.cpuHours)} CPU-hours this week, ${jobs(credit.jobs)}`;
+  const energy = credit.energyKWh === undefined ? "" : `, ${credit.energyBy?.method === "estimated" ? "about " : ""}${kWh(credit.energyKWh)}${energyByText(credit.energyBy)}`;
+  return `This machine gave ${cpuHours(credit.cpuHours)} CPU-hours this week, ${jobs(credit.jobs)}${energy}`;
+}
+
+/** Energy in kWh with two significant digits; small amounts keep their size visible. */
+export function kWh(kwh: number): string {
+  if (kwh === 0) return "0 kWh";
+  if (kwh < 0.001) return "under 0.001 kWh";
+  return `${kwh >= 10 ? Math.round(kwh) : Number(kwh.toPrecision(2))} kWh`;
+}
+
+function energyByText(by: WeekCredit["energyBy"]): string {
+  if (!by) return "";
+  return by.method === "measured" ? ` (measured: ${by.source})` : ` (estimated: CPU time at ${by.source.replace(/^an estimate at /, "")})`;
 }
 
 /** Small amounts keep their size visible: a few short jobs are not "0.0". */

@@ -2,7 +2,8 @@
  * The environment a job's processes get: an allow-list of what programs need to run (where programs are, the
  * home and temporary folders, language and time zone), never the rest of the donor's environment. Whatever
  * else is set where Farmhand runs — its own keys (FARMHAND_*), the editor's variables (VSCODE_*, ELECTRON_*),
- * NODE_OPTIONS, a shell's GITHUB_TOKEN or cloud credentials — stays out of reach of job code.
+ * NODE_OPTIONS, a shell's GITHUB_TOKEN or cloud credentials — stays out of reach of job code. Farmhand sets one name
+ * per job itself: TRACEPARENT, the run's W3C trace context (never taken from the donor's environment).
  */
 
 /** Names passed on as they are (POSIX names; on Windows they are matched without regard to case). */
@@ -13,13 +14,15 @@ const JOB_ENV_WINDOWS_NAMES = ["SystemRoot", "SystemDrive", "windir", "TEMP", "T
 const LOCALE = /^LC_[A-Z]+$/;
 
 /**
- * The allow-listed part of `source`, plus `extra` (a recipe's own `env`, which the donor wrote) on top.
- * Nothing of `source` outside the allow-list survives, whatever its name.
+ * The allow-listed part of `source`, plus `extra` (a recipe's own `env`, which the donor wrote) on top, plus what
+ * Farmhand sets for this job (`job.traceparent` as TRACEPARENT, when the run has one). Nothing of `source` outside
+ * the allow-list survives, whatever its name.
  */
 export function jobEnvironment(
   extra: Record<string, string> = {},
   source: NodeJS.ProcessEnv = process.env,
   platform: NodeJS.Platform = process.platform,
+  job: { traceparent?: string } = {},
 ): Record<string, string> {
   const windows = platform === "win32";
   const allowed = new Set<string>([...JOB_ENV_NAMES, ...(windows ? JOB_ENV_WINDOWS_NAMES : [])].map((n) => (windows ? n.toUpperCase() : n)));
@@ -29,7 +32,7 @@ export function jobEnvironment(
     const key = windows ? name.toUpperCase() : name;
     if (allowed.has(key) || LOCALE.test(key)) env[name] = value;
   }
-  return { ...env, ...extra };
+  return { ...env, ...extra, ...(job.traceparent !== undefined ? { TRACEPARENT: job.traceparent } : {}) };
 }
 
 /**

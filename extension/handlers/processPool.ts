@@ -122,7 +122,7 @@ export class ProcessPool {
       child.process.on("message", onMessage);
       child.process.on("exit", onExit);
       ctx.signal.addEventListener("abort", onAbort);
-      this.send(child, { t: "run", impl, payload, jobId: ctx.jobId, attempt: ctx.attempt, checkpoint: ctx.checkpoint });
+      this.send(child, { t: "run", impl, payload, jobId: ctx.jobId, attempt: ctx.attempt, checkpoint: ctx.checkpoint, traceparent: ctx.traceparent });
       if (this.options.freezable ?? process.platform !== "win32") {
         ctx.setFreezer?.({
           freeze: () => {

@@ -6,8 +6,8 @@ import type { HandlerContext } from "../worker/handler";
 export type ImplSpec = { builtin: string; options?: unknown } | { module: string; exportName?: string; options?: unknown };
 
 export type HostMessage =
-  /** `checkpoint`: the latest checkpoint kept for this job (base64), when it resumes. */
-  | { t: "run"; impl: ImplSpec; payload: unknown; jobId: string; attempt: number; checkpoint?: string }
+  /** `checkpoint`: the latest checkpoint kept for this job (base64), when it resumes; `traceparent`: the run's trace context. */
+  | { t: "run"; impl: ImplSpec; payload: unknown; jobId: string; attempt: number; checkpoint?: string; traceparent?: string }
   | { t: "cancel"; reason: string };
 
 export type ChildMessage =

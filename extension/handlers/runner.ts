@@ -55,7 +55,9 @@ async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {
   const cpuMs = () => (cpuOverride === undefined ? cpuClock() : (cpuOverride ?? undefined));
   try {
     const impl = await load(message.impl);
-    // Canceled while the job code was still loading: do not start it.
+    // Canceled while the job code was still loading: do not start it. Loading can block this process (a heavy
+    // import), and a cancel that arrived meanwhile is handled only once the event loop gets to it: let it.
+    await afterWaitingMessages();
     if (controller.signal.aborted) throw controller.signal.reason;
     const value = await impl(message.payload, {
       jobId: message.jobId,
@@ -64,6 +66,7 @@ async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {
       progress: reportProgress,
       output: (text) => send({ t: "output", text: String(text) }),
       checkpoint: message.checkpoint,
+      ...(message.traceparent !== undefined ? { traceparent: message.traceparent } : {}),
       saveCheckpoint: (data) => send({ t: "checkpoint", data: checkCheckpoint(data) }),
       setCpuMs: (ms) => {
         cpuOverride = typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? Math.round(ms) : null;
@@ -85,6 +88,11 @@ async function run(message: Extract<HostMessage, { t: "run" }>): Promise<void> {
   } finally {
     current = undefined;
   }
+}
+
+/** Once round the event loop through its poll phase: messages that arrived while this process was busy are handled. */
+function afterWaitingMessages(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 /** null: this built-in's CPU time cannot be measured here; undefined: measure it. */

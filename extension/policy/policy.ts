@@ -28,6 +28,13 @@ export type PolicyInputs = {
   maxCpuCelsius?: number;
   /** farmhand.quietHours: inside them donating goes on with one job at a time. */
   quietHours?: readonly TimeWindow[];
+  /** The battery's charge (percent; undefined: no battery, or not readable) and farmhand.minBatteryPercent (0: none). */
+  batteryPercent?: number;
+  minBatteryPercent?: number;
+  /** A program of farmhand.pauseWhileRunning that runs now, as the donor wrote it. */
+  exclusiveProgram?: string;
+  /** On a metered connection: farmhand.meteredLimitMB in bytes, and what jobs brought down today. Absent: not metered (or not known). */
+  metered?: { limitBytes: number; usedBytes: number };
 };
 
 /** Why the policy holds donating back, as a code: what the surfaces offer to lift it depends on it, never on the text. */
@@ -38,9 +45,12 @@ export type PauseCause =
   | "timeWindowsUnreadable"
   | "outsideTimeWindows"
   | "onBattery"
+  | "lowBattery"
   | "userActive"
   | "cpuBusy"
-  | "tooHot";
+  | "tooHot"
+  | "exclusiveApp"
+  | "metered";
 
 export type PolicyDecision =
   /** `quietHours`: inside farmhand.quietHours, one job at a time. */
@@ -59,10 +69,12 @@ export function ownerIsBack(decision: PolicyDecision): boolean {
 
 /**
  * Whether running jobs are frozen for this pause: always for heat (a job that runs on, however low its priority,
- * keeps the CPU hot and the fans loud), and for the owner's return when the preset says so.
+ * keeps the CPU hot and the fans loud) and for a program the donor named (a game or a call wants the whole machine),
+ * and for the owner's return when the preset says so.
  */
 export function freezesJobs(decision: PolicyDecision, suspendOnReturn: boolean): boolean {
-  return (!decision.donate && "cause" in decision && decision.cause === "tooHot") || (suspendOnReturn && ownerIsBack(decision));
+  const cause = !decision.donate && "cause" in decision ? decision.cause : undefined;
+  return cause === "tooHot" || cause === "exclusiveApp" || (suspendOnReturn && ownerIsBack(decision));
 }
 
 /** Decide whether to donate now, and if not, the one reason a donor should see (most actionable first). */
@@ -80,10 +92,18 @@ export function decide(p: PolicyInputs): PolicyDecision {
   }
   if (!insideWindows(p.windows, new Date(p.now))) return { donate: false, reason: "outside the donation time windows", cause: "outsideTimeWindows" };
   if (p.onBattery && !p.donateOnBattery) return { donate: false, reason: "on battery power", cause: "onBattery" };
+  if (p.minBatteryPercent && p.batteryPercent !== undefined && p.batteryPercent < p.minBatteryPercent) {
+    return { donate: false, reason: `battery at ${Math.round(p.batteryPercent)}%: donates from ${p.minBatteryPercent}%, so it charges first`, cause: "lowBattery" };
+  }
   if (p.tooHot) {
     const reading = p.cpuCelsius === undefined ? "the system limits the CPU for heat" : `the CPU is at ${Math.round(p.cpuCelsius)} °C`;
     const limit = p.maxCpuCelsius ? ` (limit ${p.maxCpuCelsius} °C, resumes below ${p.maxCpuCelsius - 5} °C)` : "";
     return { donate: false, reason: `too hot: ${reading}${limit}`, cause: "tooHot" };
+  }
+  if (p.exclusiveProgram !== undefined) return { donate: false, reason: `${p.exclusiveProgram} is running`, cause: "exclusiveApp" };
+  if (p.metered && p.metered.usedBytes >= p.metered.limitBytes) {
+    const why = p.metered.limitBytes <= 0 ? "no job downloads allowed" : `today's ${megabytes(p.metered.limitBytes)} for jobs is used`;
+    return { donate: false, reason: `metered connection: ${why}`, cause: "metered" };
   }
   const idleNeeded = p.idleMinutes * 60_000;
   if (p.userIdleMs < idleNeeded && !p.screenLocked) {
@@ -100,6 +120,13 @@ export function decide(p: PolicyInputs): PolicyDecision {
   }
   if (p.quietHours?.length && insideWindows(p.quietHours, new Date(p.now))) return { donate: true, quietHours: true };
   return { donate: true };
+}
+
+/** Bytes as the donor set them (farmhand.meteredLimitMB): "10 MB", "2.5 MB". */
+export function megabytes(bytes: number): string {
+  const mb = bytes / 1_000_000;
+  if (mb < 0.1) return `${Math.round(bytes / 1_000)} kB`;
+  return `${mb >= 10 || Number.isInteger(mb) ? Math.round(mb) : mb.toFixed(1)} MB`;
 }
 
 function clock(ms: number): string {

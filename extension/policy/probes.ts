@@ -1,7 +1,7 @@
-import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { cpus as osCpus, type CpuInfo } from "node:os";
 import { join } from "node:path";
+import { readText, runQuiet as runCommand } from "../worker/quietReads";
 
 /**
  * Cheap readings of the machine, taken about once a minute (battery) or every few seconds (CPU).
@@ -11,12 +11,21 @@ import { join } from "node:path";
 /** Runs a command and answers its stdout, or undefined when it fails (injectable, for tests). */
 export type CommandRunner = (command: string, args: string[]) => Promise<string | undefined>;
 
-/** Linux: /sys/class/power_supply. macOS: `pmset -g batt`. Windows: the WMI battery status. */
-export async function readOnBattery(platform = process.platform, sysfsRoot = "/sys/class/power_supply", run: CommandRunner = runCommand): Promise<boolean | undefined> {
-  if (platform === "linux") return linuxOnBattery(sysfsRoot);
-  if (platform === "darwin") return parsePmsetBattery(await run("pmset", ["-g", "batt"]));
-  if (platform === "win32") return parseWindowsBatteryStatus(await run("powershell.exe", ["-NoProfile", "-Command", "(Get-CimInstance Win32_Battery).BatteryStatus"]));
-  return undefined;
+/** The power source (on battery or not) and the battery's charge in percent; each undefined where not known. */
+export type PowerReading = { onBattery?: boolean; percent?: number };
+
+/** Windows: each battery's status and charge on a line ("2 95"), from WMI's Win32_Battery. */
+const WINDOWS_BATTERY = 'Get-CimInstance Win32_Battery | ForEach-Object { "$($_.BatteryStatus) $($_.EstimatedChargeRemaining)" }';
+
+/** Linux: /sys/class/power_supply. macOS: `pmset -g batt`. Windows: WMI's Win32_Battery. One read answers both. */
+export async function readPower(platform = process.platform, sysfsRoot = "/sys/class/power_supply", run: CommandRunner = runCommand): Promise<PowerReading> {
+  if (platform === "linux") return linuxPower(sysfsRoot);
+  if (platform === "darwin") {
+    const out = await run("pmset", ["-g", "batt"]);
+    return { onBattery: parsePmsetBattery(out), percent: parsePmsetPercent(out) };
+  }
+  if (platform === "win32") return parseWindowsBattery(await run("powershell.exe", ["-NoProfile", "-Command", WINDOWS_BATTERY]));
+  return {};
 }
 
 /** `pmset -g batt` prints "Now drawing from 'Battery Power'" or "'AC Power'" (or 'UPS Power') on its first line. */
@@ -27,39 +36,74 @@ export function parsePmsetBattery(out: string | undefined): boolean | undefined 
   return undefined;
 }
 
-/**
- * `Win32_Battery.BatteryStatus`, one line per battery: 1 = discharging, 2 = on AC, 3–9 charging or charged states,
- * 10/11 = partially charged or undefined. No battery: empty output. On battery when any battery discharges.
- */
-export function parseWindowsBatteryStatus(out: string | undefined): boolean | undefined {
-  const statuses = (out ?? "")
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number)
-    .filter((n) => Number.isInteger(n) && n > 0);
-  if (statuses.length === 0) return undefined;
-  return statuses.includes(1);
+/** The internal battery's line: " -InternalBattery-0 (id=…)\t87%; discharging; …" (a UPS's line is not this machine's). */
+export function parsePmsetPercent(out: string | undefined): number | undefined {
+  const match = out && /-InternalBattery-\d+[^\n]*?\s(\d{1,3})%/.exec(out);
+  return match ? percentOf(Number(match[1])) : undefined;
 }
 
-export async function linuxOnBattery(root: string): Promise<boolean | undefined> {
+/**
+ * Win32_Battery, one line per battery: `BatteryStatus EstimatedChargeRemaining`. Status 1 = discharging, 2 = on AC,
+ * 3–9 charging or charged states, 10/11 = partially charged or undefined. No battery: no line. On battery when any
+ * battery discharges; the charge is the batteries' mean.
+ */
+export function parseWindowsBattery(out: string | undefined): PowerReading {
+  const lines = (out ?? "")
+    .split(/\r?\n/)
+    .map((l) => /^\s*(\d+)(?:\s+(\d+))?\s*$/.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null && Number(m[1]) > 0);
+  if (lines.length === 0) return {};
+  const charges = lines.flatMap((m) => (m[2] === undefined ? [] : [Number(m[2])])).filter((n) => n <= 100);
+  return {
+    onBattery: lines.some((m) => m[1] === "1"),
+    ...(charges.length ? { percent: percentOf(charges.reduce((a, b) => a + b, 0) / charges.length) } : {}),
+  };
+}
+
+/** The power source from the supplies' `type`/`online`/`status`, the charge from their energy (or charge) counters, else `capacity`. */
+export async function linuxPower(root: string): Promise<PowerReading> {
   let supplies: string[];
   try {
     supplies = await readdir(root);
   } catch {
-    return undefined;
+    return {};
   }
   let sawBattery = false;
   let discharging = false;
+  let mainsOnline = false;
+  let now = 0;
+  let full = 0;
+  const capacities: number[] = [];
   for (const name of supplies) {
     const type = (await readText(join(root, name, "type")))?.trim();
     if (type === "Mains" || type === "USB") {
-      if ((await readText(join(root, name, "online")))?.trim() === "1") return false;
+      if ((await readText(join(root, name, "online")))?.trim() === "1") mainsOnline = true;
     } else if (type === "Battery") {
       sawBattery = true;
       if ((await readText(join(root, name, "status")))?.trim() === "Discharging") discharging = true;
+      const counters = (await counterPair(root, name, "energy")) ?? (await counterPair(root, name, "charge"));
+      if (counters) {
+        now += counters.now;
+        full += counters.full;
+      }
+      const capacity = (await readText(join(root, name, "capacity")))?.trim();
+      if (capacity && Number.isFinite(Number(capacity))) capacities.push(Number(capacity));
     }
   }
-  return sawBattery ? discharging : undefined;
+  const onBattery = mainsOnline ? false : sawBattery ? discharging : undefined;
+  const percent = full > 0 ? (100 * now) / full : capacities.length ? capacities.reduce((a, b) => a + b, 0) / capacities.length : undefined;
+  return { ...(onBattery === undefined ? {} : { onBattery }), ...(percent === undefined ? {} : { percent: percentOf(percent) }) };
+}
+
+/** `energy_now`/`energy_full` (µWh) or `charge_now`/`charge_full` (µAh) of one battery, when both are numbers. */
+async function counterPair(root: string, name: string, kind: "energy" | "charge"): Promise<{ now: number; full: number } | undefined> {
+  const now = Number((await readText(join(root, name, `${kind}_now`)))?.trim() ?? NaN);
+  const full = Number((await readText(join(root, name, `${kind}_full`)))?.trim() ?? NaN);
+  return Number.isFinite(now) && Number.isFinite(full) && full > 0 ? { now, full } : undefined;
+}
+
+function percentOf(n: number): number {
+  return Math.min(100, Math.max(0, Math.round(n)));
 }
 
 /** macOS only: the system-wide time since the last keyboard or mouse event. */
@@ -107,16 +151,3 @@ export class CpuSampler {
   }
 }
 
-async function readText(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-function runCommand(command: string, args: string[]): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile(command, args, { timeout: 5_000, windowsHide: true }, (error, stdout) => resolve(error ? undefined : stdout));
-  });
-}

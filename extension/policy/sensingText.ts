@@ -1,4 +1,5 @@
 import { VSCODE_ONLY_TEXT } from "./idle/machineIdle";
+import { megabytes } from "./policy";
 import type { ThermalReading } from "./thermal";
 
 /** What the policy senses on this machine, for the panel and the tooltip: one line. */
@@ -14,6 +15,13 @@ export type Sensing = {
   noThermalReading?: boolean;
   /** Inside farmhand.quietHours now. */
   quietHours?: boolean;
+  /**
+   * The connection's cost, while donating is wanted: where it is read from (null: this platform does not say), whether
+   * it is metered, and what jobs may still download today (farmhand.meteredLimitMB).
+   */
+  metered?: { source: string | null; metered?: boolean; leftBytes?: number; limitBytes: number };
+  /** farmhand.pauseWhileRunning or pauseGpuWhileRunning name programs: whether they can be seen here. */
+  programs?: { unreadable: boolean; gpuProgram?: string };
 };
 
 export function sensingText(s: Sensing): string | undefined {
@@ -23,7 +31,18 @@ export function sensingText(s: Sensing): string | undefined {
   const heat = heatText(s);
   if (heat) parts.push(heat);
   if (s.quietHours) parts.push("quiet hours: one job at a time");
+  const metered = meteredText(s.metered);
+  if (metered) parts.push(metered);
+  if (s.programs?.unreadable) parts.push("the running programs cannot be read here: farmhand.pauseWhileRunning does nothing");
   return parts.length ? parts.join(" · ") : undefined;
+}
+
+function meteredText(m: Sensing["metered"]): string | undefined {
+  if (!m) return undefined;
+  if (m.source === null) return "metered connections are not sensed on this machine";
+  if (m.metered !== true) return undefined;
+  if (m.leftBytes === undefined || m.leftBytes <= 0) return `metered connection (${m.source}): no job downloads left today`;
+  return `metered connection (${m.source}): jobs may download ${megabytes(m.leftBytes)} more today (of ${megabytes(m.limitBytes)})`;
 }
 
 function heatText({ thermal, maxCpuTemperatureC: limit, tooHot, noThermalReading }: Sensing): string | undefined {

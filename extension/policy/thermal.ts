@@ -1,6 +1,5 @@
-import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { listDir as list, readText, runQuiet as run } from "../worker/quietReads";
 
 /**
  * How hot the CPU runs. Linux: the hottest CPU sensor in hwmon (coretemp, k10temp, …), else the CPU-like thermal
@@ -114,27 +113,6 @@ function max(a: number | undefined, b: number | undefined): number | undefined {
   return Math.max(a, b);
 }
 
-async function list(dir: string): Promise<string[]> {
-  try {
-    return (await readdir(dir)).sort();
-  } catch {
-    return [];
-  }
-}
-
-async function readText(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-function run(command: string, args: string[]): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile(command, args, { timeout: 5_000, windowsHide: true }, (error, stdout) => resolve(error ? undefined : stdout));
-  });
-}
 
 /** Reads the temperature on its own timer, one read at a time, and says when the gate's verdict changes. */
 export class HeatWatch {

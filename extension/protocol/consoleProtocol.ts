@@ -30,6 +30,12 @@ export type ConsoleOverview = {
   oldestReadyAt: number | null;
   /** Per client key with work (the busiest first): its share of the farm. */
   clientKeys: ConsoleKeyShare[];
+  /** The busiest job types' recent queue wait (older waits weigh less), from the metrics' counters; null: none yet. */
+  waitsByType: Array<{ type: string; p50Ms: number | null; p95Ms: number | null }>;
+  /** The busiest client keys' jobs now and ended so far (`none`: jobs a host app submitted without a key). */
+  byClientKey: Array<{ name: string; jobs: Record<JobStatus, number>; finished: FinishedCounts }>;
+  /** Jobs ended so far, all keys together (the share of each key is its part of these). */
+  finished: FinishedCounts;
 };
 
 /** A client key on the Overview: its weight and limit, running and waiting jobs, share of the last hour's starts (0–1). */
@@ -43,6 +49,14 @@ export type ConsoleKeyShare = {
   shareLastHour: number;
   oldestReadyAt: number | null;
 };
+
+type FinishedCounts = { succeeded: number; dead: number; canceled: number };
+
+/** A client key's part of the jobs that ended (0–1; 0 when none has ended). */
+export function shareOfFinished(key: { finished: FinishedCounts }, all: FinishedCounts): number {
+  const total = all.succeeded + all.dead + all.canceled;
+  return total === 0 ? 0 : (key.finished.succeeded + key.finished.dead + key.finished.canceled) / total;
+}
 
 const HOUR_MS = 3_600_000;
 
@@ -112,9 +126,9 @@ export type ConsoleJobPage = ConsoleJobRow & {
 };
 
 export type ConsoleValidation = {
-  state: "single" | "validating" | "valid" | "no_quorum";
+  state: "single" | "validating" | "valid" | "no_quorum" | "too_many_errors";
   quorum: number;
-  instances: Array<{ workerName: string; status: string; resultHash?: string; valid?: boolean; credit?: string; creditNote?: string }>;
+  instances: Array<{ workerName: string; status: string; late?: boolean; resultHash?: string; error?: string; valid?: boolean; credit?: string; creditNote?: string }>;
 };
 
 /** A row of console:workers */
@@ -131,6 +145,8 @@ export type ConsoleWorker = {
   maxConcurrentJobs: number;
   jobsDone: number;
   cpuMs: number;
+  /** The energy its jobs used, all time (joules, measured or estimated by the worker). */
+  energyJ: number;
   /** What the worker measured on its machine, or null when it has not reported. */
   facts: { cores: number; memoryMB: number; os: string; arch: string; gpus: Array<{ vendor: string; model: string; vramMB: number }> } | null;
   /** Adaptive trust (issue 20): its lowest streaks per job type, lowest first, and its daily job quota. */
@@ -144,14 +160,23 @@ export type ConsoleWorkerTrust = {
   quota: { limit: number; full: number; halvings: number; lastDay: { day: number; claimed: number } | null };
 };
 
-/** console:leaderboard: CPU time given, most first */
-export type ConsoleLeaderboard = Record<"week" | "allTime", Array<{ name: string; cpuMs: number; wallMs: number; jobs: number }>>;
+/** console:leaderboard: CPU time given, most first, with the energy each donor's jobs used (joules) */
+export type ConsoleLeaderboard = Record<"week" | "allTime", Array<{ name: string; cpuMs: number; wallMs: number; jobs: number; energyJ: number }>>;
+
+/** console:energy: energy given (joules) per job type all time, and per donor this week; most first */
+export type ConsoleEnergy = {
+  byType: Array<{ type: string; energyJ: number; reports: number }>;
+  weekByDonor: Array<{ name: string; energyJ: number; jobs: number }>;
+  weekTotalJ: number;
+};
 
 /** console:bulkStatus of the bulk action started from this console */
 export type ConsoleBulk = { action: string; scanned: number; affected: number; done: boolean };
 
 /** consoleAccess:list */
 export type ConsoleAccess = {
+  /** The console uses an operator key: only then may it make operator keys and client keys that publish apps. */
+  asOperator: boolean;
   enrollments: Array<{
     enrollmentId: string;
     tokenPrefix: string;
@@ -159,6 +184,7 @@ export type ConsoleAccess = {
     capabilities: string[];
     maxConcurrentJobs: number;
     canManage: boolean;
+    donor: string | null;
     expiresAt: number;
   }>;
   clientKeys: Array<{
@@ -185,14 +211,40 @@ export type ConsoleSchedules = {
     overlap: "skip" | "allow";
     type: string;
     paused: boolean;
+    /** Why the farm paused it (its client key was revoked): it cannot be resumed. Null when a user paused it, or it runs. */
+    pausedReason: string | null;
     /** The next ticks (none while paused). */
     nextRuns: number[];
     lastRunAt: number | null;
     lastJob: { jobId: string; status: JobStatus } | null;
     lastSkippedAt: number | null;
+    /** The last tick that could not submit its job: why (code and message) and when; null once a tick submits again. */
+    lastError: string | null;
+    lastErrorCode: string | null;
+    lastErrorAt: number | null;
   }>;
   more: boolean;
 };
+
+/** consoleAccess:minted: what revoking an operator key or a worker also revokes (each kind counted up to 100). */
+export type ConsoleMinted = { clientKeys: number; operatorKeys: number; enrollments: number; workers: number; more: boolean };
+
+/**
+ * The sentence a revoke question adds for what the key made ("" when nothing): "It also revokes what it created: 2
+ * client keys, 1 operator key and 3 workers, and what those created."
+ */
+export function alsoRevokesText(minted: ConsoleMinted): string {
+  const kinds: Array<[number, string, string]> = [
+    [minted.clientKeys, "client key", "client keys"],
+    [minted.operatorKeys, "operator key", "operator keys"],
+    [minted.enrollments, "unused enrollment token", "unused enrollment tokens"],
+    [minted.workers, "worker", "workers"],
+  ];
+  const parts = kinds.filter(([n]) => n > 0).map(([n, one, many]) => `${n}${minted.more && n >= 100 ? "+" : ""} ${n === 1 ? one : many}`);
+  if (parts.length === 0) return "";
+  const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}`;
+  return ` It also revokes what it created: ${list}, and what those created.`;
+}
 
 /** The kinds of secret the Access page makes, each shown once. */
 export type SecretKind = "enrollment" | "client" | "operator";
@@ -249,6 +301,8 @@ export type ConsoleState = {
   /** Which page of console:workers `workers` is (0: the most recently seen), and whether less recent ones follow. */
   workersPaging?: { page: number; hasOlder: boolean };
   leaderboard?: ConsoleLeaderboard;
+  /** The overview's energy section (console:energy, this week). */
+  energy?: ConsoleEnergy;
   access?: ConsoleAccess;
   schedules?: ConsoleSchedules;
   bulk?: ConsoleBulk | null;
@@ -278,7 +332,8 @@ export type ConsoleRequest =
   /** Retry or cancel every job the Jobs page's filter selects (asks for a confirmation first). */
   | { type: "bulk"; action: "retry" | "cancel" }
   | { type: "purgeDead" }
-  | { type: "createToken"; capabilities: string[]; slots: number; ttlHours: number; canManage: boolean }
+  /** `donor`: who the machine belongs to (none when not given). */
+  | { type: "createToken"; capabilities: string[]; slots: number; ttlHours: number; canManage: boolean; donor?: string }
   | { type: "createClientKey"; name: string; canPublish: boolean }
   | { type: "createOperatorKey"; name: string }
   | { type: "revokeOperatorKey"; operatorKeyId: string }
@@ -323,7 +378,7 @@ const FIELDS: Record<ConsoleRequest["type"], readonly string[]> = {
   revokeClientKey: ["clientKeyId"],
   bulk: ["action"],
   purgeDead: [],
-  createToken: ["capabilities", "slots", "ttlHours", "canManage"],
+  createToken: ["capabilities", "slots", "ttlHours", "canManage", "donor"],
   createClientKey: ["name", "canPublish"],
   createOperatorKey: ["name"],
   revokeOperatorKey: ["operatorKeyId"],
@@ -339,6 +394,13 @@ const NAME_CHARS = 100;
 
 function isName(value: unknown): value is string {
   return typeof value === "string" && value.trim().length > 0 && value.length <= NAME_CHARS;
+}
+
+/** An enrollment's donor label, as the farm takes it (it refuses more than 128 characters). */
+const DONOR_CHARS = 128;
+
+function isDonor(value: unknown): value is string {
+  return typeof value === "string" && value.trim().length > 0 && value.length <= DONOR_CHARS;
 }
 
 function isId(value: unknown): value is string {
@@ -387,14 +449,16 @@ export function parseConsoleRequest(raw: unknown): Parsed {
     case "purgeDead":
       return { ok: true, request: { type: "purgeDead" } };
     case "createToken": {
-      const { capabilities, slots, ttlHours, canManage } = rest;
+      const { capabilities, slots, ttlHours, canManage, donor } = rest;
       if (!Array.isArray(capabilities) || capabilities.length > LIMITS.capabilitiesPerWorker || !capabilities.every((c) => typeof c === "string" && isCapabilityGrant(c))) {
         return bad("needs capabilities matching [a-z0-9:._-], optionally ending in *");
       }
       if (!Number.isInteger(slots) || (slots as number) < 1 || (slots as number) > 32) return bad("needs slots from 1 to 32");
       if (!Number.isInteger(ttlHours) || (ttlHours as number) < 1 || (ttlHours as number) > 24 * 365) return bad("needs ttlHours from 1 to 8760");
       if (typeof canManage !== "boolean") return bad("needs canManage true or false");
-      return { ok: true, request: { type: "createToken", capabilities: capabilities as string[], slots: slots as number, ttlHours: ttlHours as number, canManage } };
+      if (donor !== undefined && !isDonor(donor)) return bad(`needs a donor of 1 to ${DONOR_CHARS} characters, or none`);
+      const request = { type: "createToken" as const, capabilities: capabilities as string[], slots: slots as number, ttlHours: ttlHours as number, canManage };
+      return { ok: true, request: donor === undefined ? request : { ...request, donor } };
     }
     case "createClientKey":
       if (!isName(rest.name)) return bad(`needs a name of 1 to ${NAME_CHARS} characters`);

@@ -8,7 +8,7 @@ import { api } from "../../convex/_generated/api";
 import { jsonBytes, LIMITS } from "../../convex/contract";
 import { JobFailedError, failureOf, isFinal } from "./outcome";
 import { FarmhandSchedules } from "./schedules";
-import type { Transport } from "./transport";
+import { typed, type Transport, type TypedTransport } from "./transport";
 
 export type { Transport } from "./transport";
 
@@ -29,7 +29,11 @@ export type JobOutcome = { jobId: string; status: "succeeded"; result: unknown }
 
 /** `log: false` keeps the Convex client from also writing failed calls to the console (they reject either way). */
 export type FarmhandClientOptions = { url: string; clientKey: string; log?: boolean } | { client: Transport; clientKey: string };
-export type SubmitManyOptions = { batchId?: string; onProgress?: (submitted: number, total: number) => void };
+/**
+ * submitMany's options. `seal` (with `batchId`): the batch is sealed by the last chunk, and its children wait for the
+ * seal, so a child submitted meanwhile cannot start with only the first chunks' results.
+ */
+export type SubmitManyOptions = { batchId?: string; seal?: boolean; onProgress?: (submitted: number, total: number) => void };
 export type ResultOptions = { signal?: AbortSignal; timeoutMs?: number };
 /**
  * map's options: `spec` is added to every job (priority, batchId, requirements…); about `window` jobs (default 256;
@@ -38,7 +42,7 @@ export type ResultOptions = { signal?: AbortSignal; timeoutMs?: number };
 export type MapOptions = { spec?: Omit<JobSpec, "type" | "payload">; window?: number; signal?: AbortSignal };
 
 export class FarmhandClient {
-  private readonly client: Transport;
+  private readonly client: TypedTransport;
   private readonly clientKey: string;
   private readonly owned: boolean;
   /** Schedules: create, list, pause, resume, remove (by name). */
@@ -48,7 +52,7 @@ export class FarmhandClient {
     if (!options || typeof options.clientKey !== "string" || !options.clientKey) throw new TypeError("FarmhandClient needs a clientKey (fh_c_…)");
     this.clientKey = options.clientKey;
     if ("client" in options) {
-      this.client = options.client;
+      this.client = typed(options.client);
       this.owned = false;
     } else {
       if (typeof options.url !== "string" || !/^https?:\/\//.test(options.url)) throw new TypeError("FarmhandClient needs the deployment's url (https://…convex.cloud)");
@@ -69,11 +73,16 @@ export class FarmhandClient {
    * their ids in order. Each chunk is all or nothing; a refused chunk rejects, after the chunks before it landed.
    */
   async submitMany(specs: readonly JobSpec[], options: SubmitManyOptions = {}): Promise<JobId[]> {
+    const { batchId, seal } = options;
+    if (seal && batchId === undefined) throw new RangeError("submitMany: seal needs a batchId");
     const ids: JobId[] = [];
-    for (const chunk of chunksOf(specs, options.batchId)) {
-      ids.push(...(await this.client.mutation(api.jobs.submitBatch, { clientKey: this.clientKey, jobs: chunk })));
+    const chunks = [...chunksOf(specs, batchId)];
+    for (const [i, chunk] of chunks.entries()) {
+      const sealing = seal ? { seal: i === chunks.length - 1 } : {};
+      ids.push(...(await this.client.mutation(api.jobs.submitBatch, { clientKey: this.clientKey, jobs: chunk, ...sealing })));
       options.onProgress?.(ids.length, specs.length);
     }
+    if (seal && chunks.length === 0) await this.client.mutation(api.jobs.sealBatch, { clientKey: this.clientKey, batchId: batchId! });
     return ids;
   }
 

@@ -2,7 +2,7 @@
 // is named by its name, unique in the org, as the server's functions take it. Types are the server's own.
 import type { FunctionArgs, FunctionReturnType } from "convex/server";
 import { api } from "../../convex/_generated/api";
-import type { Transport } from "./transport";
+import { typed, type Transport, type TypedTransport } from "./transport";
 
 type Functions = typeof api.schedules;
 /** What schedules:create takes (without the key): name, cron, timezone?, overlap?, job. */
@@ -16,10 +16,14 @@ export type ScheduleResumed = FunctionReturnType<Functions["resume"]>;
 export type ScheduleRemoved = FunctionReturnType<Functions["remove"]>;
 
 export class FarmhandSchedules {
+  private readonly client: Pick<TypedTransport, "mutation" | "query">;
+
   constructor(
-    private readonly client: Pick<Transport, "mutation" | "query">,
+    client: Pick<Transport, "mutation" | "query">,
     private readonly clientKey: string,
-  ) {}
+  ) {
+    this.client = typed(client);
+  }
 
   /** Create a schedule; a bad cron line, time zone or job spec, or a name in use, rejects with the server's invalid_argument. */
   async create(spec: ScheduleSpec): Promise<ScheduleCreated> {

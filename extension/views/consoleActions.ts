@@ -1,6 +1,6 @@
 import * as vscode from "vscode";
 import type { ConsoleSession } from "../donor/consoleSession";
-import { describeJobFilter, type ConsoleJobFilter, type ConsoleRequest, type ConsoleState, type SecretKind } from "../protocol/consoleProtocol";
+import { alsoRevokesText, describeJobFilter, type ConsoleJobFilter, type ConsoleRequest, type ConsoleState, type SecretKind } from "../protocol/consoleProtocol";
 
 /** The console's requests that change the farm (each one already validated). */
 export type ConsoleActionRequest = Extract<
@@ -46,10 +46,11 @@ export async function performConsoleAction(session: ConsoleSession, request: Con
     }
     case "revokeWorker": {
       const name = state.workers?.find((w) => w.workerId === request.workerId)?.name ?? "this worker";
-      const question = `Revoke the worker “${name}”? Its key stops working at once and its jobs go back to the queue.`;
+      const also = alsoRevokesText(await session.minted(request.workerId));
+      const question = `Revoke the worker “${name}”? Its key stops working at once and its jobs go back to the queue.${also}`;
       if (!(await confirm(question, `Revoke ${name}`, "Keep It"))) return undefined;
-      const { handedBack } = await session.revokeWorker(request.workerId);
-      return { notice: `Worker “${name}” revoked; ${handedBack} job(s) went back to the queue.` };
+      const { handedBack, alsoRevoked } = await session.revokeWorker(request.workerId);
+      return { notice: `Worker “${name}” revoked; ${handedBack} job(s) went back to the queue${alsoRevoked > 0 ? `; what it created is revoked too` : ""}.` };
     }
     case "revokeEnrollment": {
       const prefix = state.access?.enrollments.find((e) => e.enrollmentId === request.enrollmentId)?.tokenPrefix;
@@ -66,9 +67,10 @@ export async function performConsoleAction(session: ConsoleSession, request: Con
     }
     case "revokeOperatorKey": {
       const name = state.access?.operatorKeys.find((k) => k.operatorKeyId === request.operatorKeyId)?.name ?? "this operator key";
-      if (!(await confirm(`Revoke the operator key “${name}”? Whoever uses it can no longer open the console.`, `Revoke ${name}`, "Keep It"))) return undefined;
-      await session.revokeOperatorKey(request.operatorKeyId);
-      return { notice: "Operator key revoked." };
+      const also = alsoRevokesText(await session.minted(request.operatorKeyId));
+      if (!(await confirm(`Revoke the operator key “${name}”? Whoever uses it can no longer open the console.${also}`, `Revoke ${name}`, "Keep It"))) return undefined;
+      const { alsoRevoked } = await session.revokeOperatorKey(request.operatorKeyId);
+      return { notice: `Operator key revoked${alsoRevoked > 0 ? ", with what it created" : ""}.` };
     }
     case "bulk": {
       const statuses = request.action === "retry" ? ["dead"] : ["pending", "running"];
@@ -96,6 +98,7 @@ export async function performConsoleAction(session: ConsoleSession, request: Con
         maxConcurrentJobs: request.slots,
         ttlMs: request.ttlHours * 3_600_000,
         canManage: request.canManage,
+        ...(request.donor !== undefined ? { donor: request.donor.trim() } : {}),
       });
       return { secret: token, kind: "enrollment" };
     }

@@ -240,9 +240,13 @@ export class ConsolePanel extends DisposableOwner {
     const state = this.state;
     let unwatch: (() => void) | undefined;
     switch (state.page) {
-      case "overview":
-        unwatch = this.session.watchOverview((overview) => this.update({ overview, error: undefined }), onError);
+      case "overview": {
+        const unwatchOverview = this.session.watchOverview((overview) => this.update({ overview, error: undefined }), onError);
+        // energy given this week and per job type: a section of its own, below the overview's figures
+        const unwatchEnergy = this.session.watchEnergy(this.week)((energy) => this.update({ energy }), onError);
+        unwatch = unwatchOverview && (() => (unwatchOverview(), unwatchEnergy?.()));
         break;
+      }
       case "jobs": {
         this.olderCursor = null;
         const page = this.cursors.length - 1;
@@ -309,8 +313,8 @@ export class ConsolePanel extends DisposableOwner {
 
   private update(change: Partial<ConsoleState>): void {
     this.state = { ...this.state, ...change };
-    // the leaderboard's week turned while the Workers page was open
-    if (this.state.page === "workers" && weekStart(Date.now()) !== this.week) this.watchPage();
+    // the week turned while the Workers page (the leaderboard) or the Overview (energy this week) was open
+    if ((this.state.page === "workers" || this.state.page === "overview") && weekStart(Date.now()) !== this.week) this.watchPage();
     this.push();
   }
 

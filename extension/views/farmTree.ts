@@ -1,7 +1,7 @@
 import * as vscode from "vscode";
 import type { FarmData } from "../donor/farmData";
 import type { DeadLetterRow, DonorState, LaneRow, RunningJob, WorkerRow } from "../donorState/donorState";
-import { attemptsText, describeStatus, farmNotice, frozenNote, laneWaitNote, refusedKeyText, workerText } from "../donorState/donorStateText";
+import { attemptsText, farmNotice, frozenNote, laneWaitNote, refusedKeyText, statusSentence, workerText } from "../donorState/donorStateText";
 import { duration, percent } from "../donorState/format";
 import { DisposableOwner } from "../lifecycle";
 
@@ -176,7 +176,7 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
     const f = this.state.farm.figures;
     const asOf = this.state.farm.freshness.kind === "lastKnown" ? " (last known)" : "";
     const labels: Record<SectionId, [string, string, string]> = {
-      machine: ["This machine", describeStatus(this.state.status, this.state.at), "device-desktop"],
+      machine: ["This machine", statusSentence(this.state), "device-desktop"],
       queue: ["Queue", f ? `${f.counts.pending} pending · ${f.counts.running} running${asOf}` : "", "layers"],
       workers: ["Workers", f ? `${f.workersOnline} online${asOf}` : "", "server-environment"],
       dead: ["Dead letters", f ? String(f.deadTotal) : "", "warning"],

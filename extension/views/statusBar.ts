@@ -1,6 +1,6 @@
 import * as vscode from "vscode";
 import type { DonorState, HeadlineKind } from "../donorState/donorState";
-import { describeStatus, farmNotice, policyText, refusedKeyText, shortStatus, suspendedText, TOGGLE_HINT } from "../donorState/donorStateText";
+import { farmNotice, policyText, refusedKeyText, statusSentence, statusWords, suspendedText, TOGGLE_HINT } from "../donorState/donorStateText";
 import { DisposableOwner } from "../lifecycle";
 
 /** The one status-bar item: what this machine is doing for the farm; a click does what the state's toggle says. */
@@ -23,10 +23,10 @@ export class StatusBar extends DisposableOwner {
 
   render(state: DonorState): void {
     const { status } = state;
-    const text = `${ICONS[status.kind]} Farmhand: ${shortStatus(status)}`;
+    const text = `${ICONS[status.kind]} Farmhand: ${statusWords(state)}`;
     if (text !== this.last.text) {
       this.item.text = text;
-      this.item.accessibilityInformation = { label: `Farmhand ${describeStatus(status, state.at)}`, role: "button" };
+      this.item.accessibilityInformation = { label: `Farmhand ${statusSentence(state)}`, role: "button" };
     }
     if (status.kind !== this.last.kind) {
       this.item.command = "farmhand.toggle";
@@ -44,7 +44,7 @@ export class StatusBar extends DisposableOwner {
   /** The tooltip as Markdown text (compared before it is sent). */
   private tooltip(state: DonorState): string {
     const { status } = state;
-    const lines = [`**Farmhand** — ${escape(describeStatus(status, state.at))}`, ""];
+    const lines = [`**Farmhand** — ${escape(statusSentence(state))}`, ""];
     if (status.kind === "notJoined") return [...lines, TOGGLE_HINT.join].join("\n");
     if (status.kind === "revoked") lines.push(escape(refusedKeyText(status.problem)), "");
     if (state.actions.fix) lines.push(`[${escape(state.actions.fix.label)}](command:farmhand.fixPause)`, "");
@@ -53,7 +53,8 @@ export class StatusBar extends DisposableOwner {
     if (notice && state.farm.freshness.kind === "lastKnown") lines.push(escape(notice), "");
     const suspended = suspendedText(state.jobs, state.at);
     if (suspended) {
-      lines.push("Held here, frozen until you leave the machine idle:", ...suspended.held.map((h) => `- $(debug-pause) ${escape(h)}`), "");
+      const until = status.kind === "suspended" && status.cause === "exclusiveApp" ? "it stops running" : state.gpuPause && status.kind !== "suspended" ? "the program ends" : "you leave the machine idle";
+      lines.push(`Held here, frozen until ${until}:`, ...suspended.held.map((h) => `- $(debug-pause) ${escape(h)}`), "");
     }
     for (const job of state.jobs.filter((j) => j.suspendedSince === undefined)) {
       const pct = job.progress === undefined ? "" : ` ${Math.round(job.progress * 100)}%`;

@@ -1,4 +1,5 @@
 import type { Backoff } from "./backoff";
+import { maxBytes } from "./byteAllowance";
 import type { Clock, TimerId } from "./clock";
 import type { ClaimedJob, FarmCalls } from "./farmClient";
 
@@ -18,9 +19,12 @@ export type ClaimPorts = {
   capabilities(): string[];
   /** Free slots to claim into, or undefined while the engine takes no work (paused, holding for memory, stopping). */
   freeSlots(): number | undefined;
+  /** What jobs may still download (bytes), said with the claim; undefined: no limit. */
+  bytesLeft(): number | undefined;
   /** Say how many jobs the engine runs at once (a full claim with no room to claim into is answered so). */
   declare(): void;
-  start(job: ClaimedJob): void;
+  /** Start a claimed job; `claimedAt`: when the claim that handed it out was sent. */
+  start(job: ClaimedJob, claimedAt: number): void;
   /** A claim failed; true when that stopped the engine. */
   failed(e: unknown): boolean;
 };
@@ -79,8 +83,9 @@ export class ClaimLoop {
     if (max <= 0) return;
     const asked = [...this.offers];
     const bellBefore = this.bellValues;
-    const done = this.ports.client.claim({ capabilities: this.ports.capabilities(), max }).then(
-      (jobs) => this.claimed(jobs, asked, bellBefore),
+    const sentAt = this.ports.clock.now();
+    const done = this.ports.client.claim({ capabilities: this.ports.capabilities(), max, ...maxBytes(this.ports.bytesLeft()) }).then(
+      (jobs) => this.claimed(jobs, asked, bellBefore, sentAt),
       (e: unknown) => this.claimFailed(e, full),
     );
     this.state = { kind: "claiming", fullDue: false, done };
@@ -105,7 +110,7 @@ export class ClaimLoop {
     this.state = { kind: "idle", fullDue: false };
   }
 
-  private claimed(jobs: ClaimedJob[], asked: string[], bellBefore: number): void {
+  private claimed(jobs: ClaimedJob[], asked: string[], bellBefore: number, sentAt: number): void {
     this.state = { kind: "idle", fullDue: this.state.fullDue };
     this.ports.backoff.reset();
     // The claim takes the best offers, which may not be the ones this engine saw: only a doorbell value newer
@@ -113,7 +118,7 @@ export class ClaimLoop {
     if (this.bellValues === bellBefore) for (const id of asked) this.offers.delete(id);
     for (const job of jobs) {
       this.offers.delete(job.jobId);
-      this.ports.start(job);
+      this.ports.start(job, sentAt);
     }
     this.next();
   }

@@ -1,6 +1,7 @@
 import { freemem } from "node:os";
 import { TIMING } from "../../convex/contract";
 import { Backoff } from "./backoff";
+import { allowanceUsed, maxBytes } from "./byteAllowance";
 import { ClaimLoop } from "./claimLoop";
 import type { Clock } from "./clock";
 import { decorate, type ClaimedJob } from "./farmClient";
@@ -24,7 +25,7 @@ export type EngineSide = {
   stop(reason: StopReason): void;
   /** True when the error stopped the engine. */
   serverError(e: unknown, what: string): boolean;
-  startJob(job: ClaimedJob): void;
+  startJob(job: ClaimedJob, claimedAt: number): void;
   jobEnded(run: JobRun, outcome: JobOutcome): void;
 };
 
@@ -35,8 +36,10 @@ export type EngineSide = {
  */
 export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions: JobRunOptions, engine: EngineSide) {
   const freeMemory = options.freeMemoryMB ?? (() => Math.floor(freemem() / (1024 * 1024)));
+  // what jobs may still download (a metered connection's allowance), said with every declaration of slots
+  const bytesLeft = () => options.byteAllowance?.left();
   const client = decorate(options.client, {
-    args: (name, args) => (name === "complete" || name === "fail" || name === "release" ? { ...args, slots: slots.now() } : args),
+    args: (name, args) => (name === "complete" || name === "fail" || name === "release" ? { ...args, slots: slots.now(), ...maxBytes(bytesLeft()) } : args),
     onError: (_name, e) => {
       const refused = keyRefusalOf(e);
       if (refused) engine.stop(refused);
@@ -50,6 +53,7 @@ export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions:
     capabilities: () => engine.capabilities(),
     running: () => jobs.size,
     memoryHeld: () => holds.memoryHeld,
+    bytesLeft,
     failed: (e) => void engine.serverError(e, "ready"),
   });
   const claims: ClaimLoop = new ClaimLoop({
@@ -57,9 +61,10 @@ export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions:
     clock,
     backoff: new Backoff(options.claimBackoffMs ?? 500, 30_000),
     capabilities: () => engine.capabilities(),
-    freeSlots: () => (engine.status().state === "running" && !holds.memoryHeld ? engine.concurrency() - jobs.size : undefined),
+    freeSlots: () => (engine.status().state === "running" && !holds.memoryHeld && !allowanceUsed(bytesLeft()) ? engine.concurrency() - jobs.size : undefined),
+    bytesLeft,
     declare: () => void slots.declare(),
-    start: (job) => engine.startJob(job),
+    start: (job, claimedAt) => engine.startJob(job, claimedAt),
     failed: (e) => engine.serverError(e, "claim"),
   });
   const holds: Holds = new Holds({
@@ -74,6 +79,7 @@ export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions:
   const jobs: JobTable = new JobTable({
     client,
     handlers: options.handlers,
+    tracer: options.tracer,
     runOptions: runOptions,
     holds: holds,
     freeMemoryMB: freeMemory,
@@ -99,11 +105,17 @@ export function assembleEngine(options: WorkerOptions, clock: Clock, runOptions:
     // Back after a drop: an offer to us may have passed on meanwhile and taken us out of the waiting lines.
     reconnected: () => claims.wantFull(),
   });
+  const measure = options.measureFacts;
   const presence = new PresenceReporter({
     client,
     clock,
     everyMs: options.presenceEveryMs ?? TIMING.presenceEveryMs,
-    measureFacts: options.measureFacts,
+    // While GPU jobs are held the farm is told this machine has no GPU free, so it offers GPU jobs elsewhere instead
+    // of to an engine that would only hand each one straight back.
+    measureFacts: measure && (async () => {
+      const facts = await measure();
+      return holds.gpuHeld ? { ...facts, gpus: [] } : facts;
+    }),
     live: () => engine.live(),
     failed: (e, what) => void engine.serverError(e, what),
   });

@@ -44,6 +44,11 @@ export type HandlerContext = {
   saveCheckpoint?: (data: string) => void;
   /** Its parents' results (a job submitted with `dependsOn`), read page by page as the iteration goes. */
   inputs?: () => AsyncIterable<JobInput>;
+  /**
+   * The W3C trace context of this run (`00-<trace id>-<span id>-<flags>`): the worker's span of the run when it
+   * traces, else the one the job was submitted with. A recipe's process gets it as TRACEPARENT.
+   */
+  traceparent?: string;
 };
 
 /** A job handler. `run` resolves with the result (a JSON value) or throws (see HandlerError for retry). */

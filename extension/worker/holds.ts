@@ -33,6 +33,11 @@ export class Holds {
     return this.holds.has("owner");
   }
 
+  /** GPU jobs are held: another program uses the GPU (or the donor named one that does). */
+  get gpuHeld(): boolean {
+    return this.holds.has("gpu");
+  }
+
   get memoryHeld(): boolean {
     return this.memory.kind === "waiting";
   }

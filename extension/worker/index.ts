@@ -1,5 +1,5 @@
 export { Worker, MAX_CONCURRENCY } from "./worker";
-export type { WorkerEvents, WorkerOptions, WorkerSnapshot, WorkerState, WorkerStatus, RunningJobView } from "./worker";
+export type { ByteAllowance, WorkerEvents, WorkerOptions, WorkerSnapshot, WorkerState, WorkerStatus, RunningJobView } from "./worker";
 export type { StopReason } from "./stopReason";
 export type { JobOutcome } from "./jobRun";
 export { convexFarmClient } from "./farmClient";

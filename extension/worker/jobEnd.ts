@@ -18,6 +18,8 @@ export type EndWrite = {
   maxResultBytes: number;
   /** The CPU time the handler's process reported (the donor's credit). */
   cpuMs: number | undefined;
+  /** The energy the attempt used (joules), when measured or estimated. */
+  energyJ?: number;
 };
 
 /**
@@ -25,8 +27,8 @@ export type EndWrite = {
  * a failure). Throws when the write could not be made (the caller decides what the job's end then is).
  */
 export async function writeEnd(w: EndWrite, outcome: JobOutcome): Promise<JobOutcome> {
-  const { client, leaseId, cpuMs } = w;
-  const fail = (error: string, retryable = false) => report(() => client.fail({ leaseId, error, retryable, cpuMs }));
+  const { client, leaseId, cpuMs, energyJ } = w;
+  const fail = (error: string, retryable = false) => report(() => client.fail({ leaseId, error, retryable, cpuMs, energyJ }));
   switch (outcome.kind) {
     case "succeeded": {
       const size = resultSize(outcome.result);
@@ -36,7 +38,7 @@ export async function writeEnd(w: EndWrite, outcome: JobOutcome): Promise<JobOut
         return { kind: "failed", error, retryable: false, handlerFault: true };
       }
       try {
-        await report(() => client.complete({ leaseId, result: outcome.result, cpuMs }));
+        await report(() => client.complete({ leaseId, result: outcome.result, cpuMs, energyJ }));
       } catch (e) {
         if (!isRefusedResult(e)) throw e;
         const error = `the server refused the result: ${errorMessage(e)}`;

@@ -6,6 +6,7 @@ import type { ClaimedJob, FarmCalls } from "./farmClient";
 import { sleep, writeEnd, type JobOutcome } from "./jobEnd";
 import { Heartbeat } from "./heartbeat";
 import { TimeLimit } from "./timeLimit";
+import type { EnergyGauge, EnergyMark } from "./energy";
 import type { Freezer, Handler } from "./handler";
 import { OutputBatcher } from "./outputBatcher";
 
@@ -20,12 +21,14 @@ export type JobRunOptions = {
   /** How long an aborted handler gets to wind down before the engine moves on. */
   graceMs: number;
   maxResultBytes: number;
-  maxChunkChars: number;
+  maxChunkBytes: number;
   outputFlushMs: number;
   /** A job frozen longer than this is given back to the queue. */
   suspendLimitMs: number;
   /** At most one checkpoint upload per this many ms per job (the latest saved wins). Default 5 s. */
   checkpointEveryMs?: number;
+  /** Measures (or estimates) each job's energy, reported with its end; without it, none is reported. */
+  energy?: EnergyGauge;
 };
 
 /**
@@ -64,6 +67,8 @@ export class JobRun {
   private readonly checkpoints: CheckpointUploader;
   /** The CPU time the handler's process reported, sent with the job's end (the donor's credit). */
   private cpuMs: number | undefined;
+  /** Where the job's energy is measured from (taken as its handler starts). */
+  private energyMark: Promise<EnergyMark> | undefined;
   private freezer: Freezer | undefined;
   private suspendLimitTimer: ReturnType<typeof setTimeout> | undefined;
   /** The per-job time limit: it does not run while the job is frozen. */
@@ -75,6 +80,8 @@ export class JobRun {
     private readonly client: Pick<FarmCalls, "heartbeat" | "output" | "checkpoint" | "inputs" | "complete" | "fail" | "release">,
     private readonly options: JobRunOptions,
     private readonly callbacks: JobRunCallbacks,
+    /** This run's trace context, for its handler (HandlerContext.traceparent). */
+    private readonly traceparent?: string,
   ) {
     this.timeLimit = new TimeLimit(this.timeoutMs, () => this.abort("timeout"));
     this.heartbeat = new Heartbeat({
@@ -88,7 +95,7 @@ export class JobRun {
       goOn: () => this.phase.kind === "running" || this.abortReason === "timeout",
     });
     this.batcher = new OutputBatcher((chunk) => client.output({ leaseId: job.leaseId, chunk }).then(() => undefined), {
-      maxChunkChars: options.maxChunkChars,
+      maxChunkBytes: options.maxChunkBytes,
       flushDelayMs: options.outputFlushMs,
       onError: (e) => this.onWriteError(e, "output"),
     });
@@ -178,6 +185,7 @@ export class JobRun {
       const error = `no handler for job type "${this.job.type}" on this worker`;
       return this.finish({ kind: "failed", error, retryable: true, handlerFault: false });
     }
+    this.energyMark = this.options.energy?.begin();
     this.heartbeat.start();
     this.timeLimit.run();
     const settled = this.runHandler(handler);
@@ -225,6 +233,7 @@ export class JobRun {
         },
         ...(this.job.app ? { app: this.job.app } : {}),
         ...(this.job.checkpoint !== undefined ? { checkpoint: this.job.checkpoint } : {}),
+        ...(this.traceparent !== undefined ? { traceparent: this.traceparent } : {}),
         saveCheckpoint: (data) => {
           if (!this.ended && typeof data === "string") this.checkpoints.save(data);
         },
@@ -262,8 +271,9 @@ export class JobRun {
     // A run that ends without its result leaves the job to another: its latest checkpoint goes first.
     if (outcome.kind === "released" || (outcome.kind === "failed" && outcome.retryable)) await this.checkpoints.flush();
     this.checkpoints.close();
+    const energyJ = await this.energyUsed();
     try {
-      return await writeEnd({ client: this.client, leaseId: this.job.leaseId, maxResultBytes: this.options.maxResultBytes, cpuMs: this.cpuMs }, outcome);
+      return await writeEnd({ client: this.client, leaseId: this.job.leaseId, maxResultBytes: this.options.maxResultBytes, cpuMs: this.cpuMs, energyJ }, outcome);
     } catch (e) {
       if (isStaleLease(e)) return outcome.kind === "canceled" ? outcome : { kind: "lost", reason: errorMessage(e) };
       if (isKeyError(e)) {
@@ -275,6 +285,17 @@ export class JobRun {
       const reason = `could not report job ${this.job.jobId}: ${errorMessage(e)}`;
       this.callbacks.onError(reason, errorCode(e));
       return { kind: "lost", reason };
+    }
+  }
+
+  /** The job's energy (joules), when a gauge measures it and the job's CPU time is known; never throws. */
+  private async energyUsed(): Promise<number | undefined> {
+    const gauge = this.options.energy;
+    if (!gauge || !this.energyMark) return undefined;
+    try {
+      return await gauge.end(await this.energyMark, this.cpuMs);
+    } catch {
+      return undefined;
     }
   }
 

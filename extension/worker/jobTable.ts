@@ -4,6 +4,7 @@ import type { HandlerSource } from "./handler";
 import type { Holds } from "./holds";
 import type { AppLabel } from "./jobLabel";
 import { JobRun, type AbortReason, type JobOutcome, type JobRunCallbacks, type JobRunOptions } from "./jobRun";
+import type { RunSpan, RunTracer } from "./tracing";
 import type { RunningJobView, WorkerEvents } from "./workerTypes";
 
 type Totals = Record<JobOutcome["kind"], number>;
@@ -11,6 +12,7 @@ type Totals = Record<JobOutcome["kind"], number>;
 export type JobTablePorts = {
   client: Pick<FarmCalls, "release"> & ConstructorParameters<typeof JobRun>[2];
   handlers: HandlerSource;
+  tracer?: RunTracer;
   runOptions: JobRunOptions;
   holds: Holds;
   freeMemoryMB(): number;
@@ -23,7 +25,7 @@ export type JobTablePorts = {
 
 /** The jobs this engine runs: starting them (or giving them straight back), their ends, and the totals. */
 export class JobTable {
-  private readonly entries = new Map<string, { run: JobRun; done: Promise<void> }>();
+  private readonly entries = new Map<string, { run: JobRun; done: Promise<void>; span?: RunSpan }>();
   private readonly givingBack = new Set<Promise<unknown>>();
   private readonly counts: Totals = { succeeded: 0, failed: 0, canceled: 0, released: 0, lost: 0 };
   private failures = 0;
@@ -63,7 +65,7 @@ export class JobTable {
    * Run a claimed job, unless it wants more free memory than there is now: then it goes back at once (the engine
    * says it has no free slot, so the farm offers it elsewhere) and the holds wait for the memory.
    */
-  launch(job: ClaimedJob): void {
+  launch(job: ClaimedJob, claimedAt: number): void {
     const neededMB = job.requirements?.minMemoryMB;
     const freeMB = neededMB === undefined ? 0 : this.ports.freeMemoryMB();
     if (neededMB !== undefined && freeMB < neededMB) {
@@ -74,8 +76,10 @@ export class JobTable {
     }
     // app jobs (`app.<name>`, with their pinned version) all run through the one `apps` handler
     const handler = this.ports.handlers.get(job.app ? APPS_CAPABILITY : job.type);
-    const run = new JobRun(job, handler, this.ports.client, this.ports.runOptions, this.ports.callbacks(job));
-    const entry = { run, done: Promise.resolve() };
+    const span = this.ports.tracer?.begin(job, claimedAt);
+    const traceparent = span ? span.traceparent : job.traceparent;
+    const run = new JobRun(job, handler, this.ports.client, this.ports.runOptions, this.ports.callbacks(job), traceparent);
+    const entry = { run, done: Promise.resolve(), span };
     this.entries.set(job.jobId, entry);
     // Announce the job before its handler can report anything about it.
     this.ports.started({ jobId: job.jobId, type: job.type, attempt: job.attempt, ...appOf(job) });
@@ -117,6 +121,7 @@ export class JobTable {
   }
 
   private end(run: JobRun, outcome: JobOutcome): void {
+    this.entries.get(run.job.jobId)?.span?.end(outcome);
     this.entries.delete(run.job.jobId);
     this.counts[outcome.kind]++;
     if (outcome.kind === "succeeded") this.failures = 0;

@@ -1,6 +1,8 @@
+import { utf8Length, utf8Prefix } from "./utf8";
+
 export type OutputBatcherOptions = {
-  /** Largest chunk sent in one call (the server caps a chunk's size). */
-  maxChunkChars?: number;
+  /** Largest chunk sent in one call, in UTF-8 bytes (the server caps a chunk's size so). */
+  maxChunkBytes?: number;
   /** Send a partial line after this long without a newline or sentence end. */
   flushDelayMs?: number;
   /** Output kept while sends are slow; older text beyond this is dropped with a marker. */
@@ -16,6 +18,7 @@ const BOUNDARY = /[\n]|[.!?](\s|$)/;
  */
 export class OutputBatcher {
   private buffer = "";
+  private bufferedBytes = 0;
   private inFlight: Promise<void> | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
@@ -27,7 +30,7 @@ export class OutputBatcher {
     private readonly send: (chunk: string) => Promise<void>,
     private readonly options: OutputBatcherOptions = {},
   ) {
-    this.maxChunk = options.maxChunkChars ?? 8_000;
+    this.maxChunk = options.maxChunkBytes ?? 8_000;
     this.delay = options.flushDelayMs ?? 200;
     this.maxBuffered = options.maxBufferedChars ?? 1_000_000;
   }
@@ -35,10 +38,12 @@ export class OutputBatcher {
   write(text: string): void {
     if (this.stopped || text.length === 0) return;
     this.buffer += text;
+    this.bufferedBytes += utf8Length(text);
     if (this.buffer.length > this.maxBuffered) {
       this.buffer = "[output truncated]\n" + this.buffer.slice(this.buffer.length - this.maxBuffered / 2);
+      this.bufferedBytes = utf8Length(this.buffer);
     }
-    if (BOUNDARY.test(text) || this.buffer.length >= this.maxChunk) this.pump();
+    if (BOUNDARY.test(text) || this.bufferedBytes >= this.maxChunk) this.pump();
     else this.armTimer();
   }
 
@@ -56,20 +61,22 @@ export class OutputBatcher {
   discard(): void {
     this.stopped = true;
     this.buffer = "";
+    this.bufferedBytes = 0;
     this.clearTimer();
   }
 
   private pump(): void {
     this.clearTimer();
     if (this.inFlight || this.stopped || this.buffer.length === 0) return;
-    const chunk = this.buffer.slice(0, this.maxChunk);
+    const chunk = utf8Prefix(this.buffer, this.maxChunk);
     this.buffer = this.buffer.slice(chunk.length);
+    this.bufferedBytes -= utf8Length(chunk);
     this.inFlight = this.send(chunk)
       .catch((e) => this.options.onError?.(e))
       .finally(() => {
         this.inFlight = undefined;
         if (this.buffer.length === 0 || this.stopped) return;
-        if (BOUNDARY.test(this.buffer) || this.buffer.length >= this.maxChunk) this.pump();
+        if (BOUNDARY.test(this.buffer) || this.bufferedBytes >= this.maxChunk) this.pump();
         else this.armTimer();
       });
   }

@@ -1,6 +1,7 @@
 import type { Clock } from "./clock";
 import type { FarmCalls, Slots } from "./farmClient";
 import type { WorkerState } from "./workerTypes";
+import { allowanceUsed, maxBytes } from "./byteAllowance";
 
 /** How long a stopping engine waits for its last "take nothing more" to reach the server. */
 export const STOP_DECLARE_WAIT_MS = 2_000;
@@ -15,6 +16,8 @@ export type SlotPorts = {
   running(): number;
   /** Waiting for the free memory a job asked for. */
   memoryHeld(): boolean;
+  /** What jobs may still download (bytes); undefined: no limit. */
+  bytesLeft(): number | undefined;
   failed(e: unknown): void;
 };
 
@@ -25,16 +28,16 @@ export type SlotPorts = {
 export class SlotDeclaration {
   constructor(private readonly ports: SlotPorts) {}
 
-  /** 0 unless running; waiting for memory, no free slot until the machine has it. */
+  /** 0 unless running; waiting for memory (or with nothing left to download), no free slot until the machine has it. */
   now(): Slots {
     const { ports } = this;
     if (ports.state() !== "running") return 0;
-    return ports.memoryHeld() ? Math.min(ports.concurrency(), ports.running()) : ports.concurrency();
+    return ports.memoryHeld() || allowanceUsed(ports.bytesLeft()) ? Math.min(ports.concurrency(), ports.running()) : ports.concurrency();
   }
 
-  /** Say it; a failure goes to the engine (a refused key stops it) and never rejects. */
+  /** Say it, with what jobs may still download; a failure goes to the engine (a refused key stops it) and never rejects. */
   declare(stopping = false): Promise<void> {
-    const args = { capabilities: this.ports.capabilities(), slots: this.now(), ...(stopping ? { stopping } : {}) };
+    const args = { capabilities: this.ports.capabilities(), slots: this.now(), ...maxBytes(this.ports.bytesLeft()), ...(stopping ? { stopping } : {}) };
     return this.ports.client.ready(args).then(
       () => undefined,
       (e: unknown) => this.ports.failed(e),

@@ -1,4 +1,4 @@
-import { LIMITS } from "../../convex/contract";
+import { jsonBytes, LIMITS } from "../../convex/contract";
 import type { ClaimLoop } from "./claimLoop";
 import { realClock, type Clock } from "./clock";
 import { errorCode, errorMessage } from "./errors";
@@ -14,7 +14,7 @@ import type { SlotDeclaration } from "./slotDeclaration";
 import { stopFor, stopText, type StopReason } from "./stopReason";
 import { advertised, jobRunOptions, type WorkerEvents, type WorkerOptions, type WorkerSnapshot, type WorkerState, type WorkerStatus } from "./workerTypes";
 
-export type { WorkerEvents, WorkerOptions, WorkerSnapshot, WorkerState, WorkerStatus, RunningJobView } from "./workerTypes";
+export type { ByteAllowance, WorkerEvents, WorkerOptions, WorkerSnapshot, WorkerState, WorkerStatus, RunningJobView } from "./workerTypes";
 
 export const MAX_CONCURRENCY = LIMITS.maxConcurrentJobs;
 
@@ -51,7 +51,7 @@ export class Worker extends TypedEmitter<WorkerEvents> {
       emit: (name, event) => this.emit(name, event),
       stop: (reason) => void this.stop(reason),
       serverError: (e, what) => this.onServerError(e, what),
-      startJob: (job) => this.startJob(job),
+      startJob: (job, claimedAt) => this.startJob(job, claimedAt),
       jobEnded: (run, outcome) => this.onJobEnd(run, outcome),
     });
     ({ claims: this.claims, holds: this.holds, jobs: this.jobs, link: this.link, presence: this.presence, slots: this.slots } = parts);
@@ -180,9 +180,23 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     this.claims.next();
   }
 
-  /** Another program uses the GPU (issue 23): freeze (or give back) the GPU jobs; `false` thaws them. */
+  /**
+   * The download allowance changed other than by this engine's own jobs (the connection became metered or not, the
+   * limit was changed): say what is left now, and claim if there is room.
+   */
+  allowanceChanged(): void {
+    if (this.status.state === "running") void this.slots.declare();
+    this.claims.next();
+  }
+
+  /**
+   * Another program uses the GPU (issue 23), or one the donor named runs: freeze (or give back) the GPU jobs, and tell
+   * the farm this machine has no GPU free until `false` thaws them (it reports its facts without the GPUs meanwhile).
+   */
   holdGpuJobs(hold: boolean): void {
+    if (hold === this.holds.gpuHeld) return;
     this.holds.holdGpu(hold);
+    if (this.live) void this.presence.reportFacts();
   }
 
   /** Started and not on its way out. */
@@ -224,10 +238,12 @@ export class Worker extends TypedEmitter<WorkerEvents> {
     return advertised(await this.options.handlers.capabilities(), this.options.onlyCapabilities);
   }
 
-  private startJob(job: ClaimedJob): void {
+  private startJob(job: ClaimedJob, claimedAt: number): void {
+    // what the claim brought down, given back or not, came over the connection
+    this.options.byteAllowance?.spend(downloadBytes(job));
     // A claim answered after a drain or stop began: a draining engine takes no new work, so the job goes straight
     // back; shutdown (which ends every drain) waits for that.
-    if (this.status.state === "running" || this.status.state === "paused") this.jobs.launch(job);
+    if (this.status.state === "running" || this.status.state === "paused") this.jobs.launch(job, claimedAt);
     else this.jobs.giveBackLease(job);
   }
 
@@ -274,6 +290,11 @@ function statusText(s: WorkerStatus): string | undefined {
     case "stopped":
       return s.stop && stopText(s.stop);
   }
+}
+
+/** The bytes a claimed job brought: its payload and the checkpoint it resumes from, as the farm measures them. */
+function downloadBytes(job: ClaimedJob): number {
+  return jsonBytes(job.payload ?? null) + (job.checkpoint?.length ?? 0);
 }
 
 function checkConcurrency(n: number): number {

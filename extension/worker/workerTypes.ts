@@ -4,7 +4,11 @@ import type { Clock } from "./clock";
 import type { FarmClient, ReportedFacts } from "./farmClient";
 import type { HandlerSource } from "./handler";
 import type { AppLabel } from "./jobLabel";
+import type { ByteAllowance } from "./byteAllowance";
+
+export type { ByteAllowance } from "./byteAllowance";
 import type { StopReason } from "./stopReason";
+import type { RunTracer } from "./tracing";
 
 export type WorkerState = "stopped" | "running" | "paused" | "draining" | "stopping";
 
@@ -56,6 +60,10 @@ export type WorkerOptions = Partial<JobRunOptions> & {
   measureFacts?: () => Promise<ReportedFacts>;
   /** The engine's timers (default: the real clock). */
   clock?: Clock;
+  /** A span per run, exported by the caller's tracer (extension/tracing/); none: no traces. */
+  tracer?: RunTracer;
+  /** A daily download allowance (a metered connection); without it, none. */
+  byteAllowance?: ByteAllowance;
 };
 
 export type RunningJobView = {
@@ -95,10 +103,11 @@ export function jobRunOptions(options: Partial<JobRunOptions>): JobRunOptions {
     jobTimeoutMs: options.jobTimeoutMs ?? 30 * 60_000,
     graceMs: options.graceMs ?? 5_000,
     maxResultBytes: options.maxResultBytes ?? LIMITS.resultBytes,
-    maxChunkChars: options.maxChunkChars ?? LIMITS.outputChunkChars,
+    maxChunkBytes: options.maxChunkBytes ?? LIMITS.outputChunkBytes,
     outputFlushMs: options.outputFlushMs ?? 200,
     suspendLimitMs: options.suspendLimitMs ?? DEFAULT_SUSPEND_LIMIT_MS,
     checkpointEveryMs: options.checkpointEveryMs ?? 5_000,
+    ...(options.energy ? { energy: options.energy } : {}),
   };
 }
 

@@ -27,6 +27,10 @@ export function accessPage(content: HTMLElement, { access }: ConsoleState, parts
   const operatorBox = kept("#secret-operator");
   if (operatorBox) parts.push(operatorBox);
   if (!access) return void parts.push(el("p", "Loading…"));
+  if (!access.asOperator) {
+    const why = "This console uses a worker's key: it makes enrollment tokens and client keys, but no operator key and no client key that may publish apps (use an operator key for those).";
+    parts.push(el("p", why, { class: "note", id: "operator-only" }));
+  }
   const limitsForm = kept<HTMLFormElement>("#limits-form") ?? shareForm();
   syncShareForm(limitsForm, access.clientKeys.filter((k) => !k.revoked));
   parts.push(
@@ -44,12 +48,13 @@ export function accessPage(content: HTMLElement, { access }: ConsoleState, parts
     el("h2", "Enrollment tokens"),
     scrolling(
       table(
-        ["Token", "State", "Capabilities", "Slots", "May manage", "Expires", ""],
+        ["Token", "State", "Donor", "Capabilities", "Slots", "May manage", "Expires", ""],
         access.enrollments.map((e) => {
           const state = tokenStateAt(e, now);
           return [
             `${e.tokenPrefix}…`,
             state,
+            e.donor ?? "",
             e.capabilities.join(", "),
             String(e.maxConcurrentJobs),
             e.canManage ? "yes" : "no",
@@ -59,7 +64,7 @@ export function accessPage(content: HTMLElement, { access }: ConsoleState, parts
           ];
         }),
         { id: "enrollments" },
-        ["14%", "9%", "25%", "7%", "11%", "20%", "112px"],
+        ["13%", "8%", "12%", "20%", "6%", "10%", "18%", "112px"],
       ),
       "wide",
     ),
@@ -112,9 +117,11 @@ function tokenForm(): HTMLFormElement {
   const caps = el("vscode-textfield", undefined, { id: "token-capabilities", placeholder: "demo.echo, ollama:*", "aria-label": "Capabilities" });
   const slots = el("vscode-textfield", undefined, { id: "token-slots", type: "number", min: "1", max: "32", value: "1", "aria-label": "Slots" });
   const ttl = el("vscode-textfield", undefined, { id: "token-ttl", type: "number", min: "1", max: "8760", value: "24", "aria-label": "Valid for hours" });
+  const donor = el("vscode-textfield", undefined, { id: "token-donor", placeholder: "alice", maxlength: "128", "aria-label": "Donor" });
   const manage = el("vscode-checkbox", undefined, { id: "token-manage", label: "May manage the farm" });
   form.append(
     field("Capabilities", caps),
+    field("Donor (who owns the machine)", donor),
     field("Slots", slots),
     field("Valid for (hours)", ttl),
     manage,
@@ -123,7 +130,8 @@ function tokenForm(): HTMLFormElement {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const capabilities = caps.value.split(",").map((c) => c.trim()).filter((c) => c.length > 0);
-    post({ type: "createToken", capabilities, slots: Number(slots.value), ttlHours: Number(ttl.value), canManage: manage.checked });
+    const owner = donor.value.trim();
+    post({ type: "createToken", capabilities, slots: Number(slots.value), ttlHours: Number(ttl.value), canManage: manage.checked, ...(owner ? { donor: owner } : {}) });
   });
   return form;
 }

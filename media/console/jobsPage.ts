@@ -301,20 +301,21 @@ const VALIDATION_STATES: Record<ConsoleValidation["state"], string> = {
   validating: "validating",
   valid: "valid",
   no_quorum: "no quorum: the results disagreed",
+  too_many_errors: "too many failed instances",
 };
 
 /** A replicated job's instances: who ran each, how it ended, its result's hash, whether it agreed, its credit. */
 function validationSection(validation: ConsoleValidation): HTMLElement[] {
   const rows = validation.instances.map((i) => [
     i.workerName,
-    i.status,
-    i.resultHash ? i.resultHash.slice(0, 12) : "",
+    i.late ? `${i.status} (past its deadline)` : i.status,
+    i.resultHash ? i.resultHash.slice(0, 12) : (i.error ?? ""),
     i.valid === undefined ? "" : i.valid ? "valid" : "invalid",
     [i.credit, i.creditNote].filter(Boolean).join(": "),
   ]);
   return [
     el("h3", "Validation"),
     el("p", `${VALIDATION_STATES[validation.state]} · quorum ${validation.quorum}`, { class: "label", id: "validation-state" }),
-    table(["Worker", "Instance", "Result hash", "Verdict", "Credit"], rows, { id: "instances" }, ["18%", "12%", "16%", "10%", "44%"]),
+    table(["Worker", "Instance", "Result hash or error", "Verdict", "Credit"], rows, { id: "instances" }, ["18%", "12%", "16%", "10%", "44%"]),
   ];
 }

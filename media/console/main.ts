@@ -1,8 +1,10 @@
-import { isConsoleMessage, overviewAt, type ConsolePage, type ConsoleState } from "../../extension/protocol/consoleProtocol";
+import { humanDuration, percent } from "../../extension/donorState/format";
+import { isConsoleMessage, overviewAt, shareOfFinished, type ConsolePage, type ConsoleState } from "../../extension/protocol/consoleProtocol";
 import { accessPage, showFairnessWeights, showSecret } from "./accessPage";
 import { ThroughputChart } from "./chart";
 import "./console.css";
-import { beginRender, el, post, reconcile, seconds, table } from "./dom";
+import { beginRender, el, post, reconcile, table } from "./dom";
+import { energySection } from "./energySection";
 import { jobsPage } from "./jobsPage";
 import { schedulesPage } from "./schedulesPage";
 import { workersPage } from "./workersPage";
@@ -116,7 +118,7 @@ setInterval(() => {
   if (last && last.page !== "jobs") render(last);
 }, 15_000);
 
-function overviewPage({ overview }: ConsoleState, parts: Node[], now: number): void {
+function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: number): void {
   if (!overview) return void parts.push(el("p", "Loading…"));
   const c = overview.counts;
   const at = overviewAt(overview, now);
@@ -128,29 +130,61 @@ function overviewPage({ overview }: ConsoleState, parts: Node[], now: number): v
     el("h2", "Farm"),
     table(
       ["Workers online", "Queue wait p50", "Queue wait p95", "Oldest waiting job"],
-      [[`${at.workersOnline} of ${overview.workers}`, seconds(overview.queueWait?.p50Ms), seconds(overview.queueWait?.p95Ms), seconds(at.oldestWaitingMs)]],
+      [[`${at.workersOnline} of ${overview.workers}`, humanDuration(overview.queueWait?.p50Ms), humanDuration(overview.queueWait?.p95Ms), humanDuration(at.oldestWaitingMs)]],
       { id: "farm-figures" },
     ),
     el("h2", "Finished and failed per minute, last hour"),
     chart.element,
-    el("h2", "Client keys"),
+    el("h2", "Share of the farm per client key"),
   );
-  if (at.clientKeys.length === 0) return void parts.push(el("p", "No client key has jobs waiting or running, or started any in the last hour.", { class: "label", id: "no-client-keys" }));
-  parts.push(
-    table(
-      ["Client key", "Weight", "Running", "Waiting", "Share, last hour", "Oldest wait"],
-      at.clientKeys.map((k) => [
-        k.name,
-        String(k.weight),
-        k.maxRunning === null ? String(k.running) : `${k.running} of ${k.maxRunning}`,
-        String(k.waiting),
-        `${Math.round(k.shareLastHour * 100)} %`,
-        seconds(k.oldestWaitingMs),
-      ]),
-      { id: "client-key-shares" },
-      ["26%", "10%", "14%", "12%", "18%", "20%"],
-    ),
-  );
+  if (at.clientKeys.length === 0) parts.push(el("p", "No client key has jobs waiting or running, or started any in the last hour.", { class: "label", id: "no-client-keys" }));
+  else {
+    parts.push(
+      table(
+        ["Client key", "Weight", "Running", "Waiting", "Share, last hour", "Oldest wait"],
+        at.clientKeys.map((k) => [
+          k.name,
+          String(k.weight),
+          k.maxRunning === null ? String(k.running) : `${k.running} of ${k.maxRunning}`,
+          String(k.waiting),
+          `${Math.round(k.shareLastHour * 100)} %`,
+          humanDuration(k.oldestWaitingMs),
+        ]),
+        { id: "client-key-shares" },
+        ["26%", "10%", "14%", "12%", "18%", "20%"],
+      ),
+    );
+  }
+  if (overview.waitsByType.length > 0) {
+    parts.push(
+      el("h2", "Queue wait by job type, recently"),
+      table(
+        ["Job type", "Wait p50", "Wait p95"],
+        overview.waitsByType.map((t) => [t.type, humanDuration(t.p50Ms), humanDuration(t.p95Ms)]),
+        { id: "waits-by-type" },
+      ),
+    );
+  }
+  if (overview.byClientKey.length > 0) {
+    parts.push(
+      el("h2", "Client keys"),
+      table(
+        ["Client key", "Pending", "Running", "Waiting", "Succeeded", "Dead", "Canceled", "Share of jobs ended"],
+        overview.byClientKey.map((k) => [
+          k.name,
+          `${k.jobs.pending}`,
+          `${k.jobs.running}`,
+          `${k.jobs.waiting}`,
+          `${k.finished.succeeded}`,
+          `${k.finished.dead}`,
+          `${k.finished.canceled}`,
+          percent(shareOfFinished(k, overview.finished)),
+        ]),
+        { id: "client-keys" },
+      ),
+    );
+  }
+  energySection(energy, parts);
 }
 
 post({ type: "ready" });

@@ -46,6 +46,24 @@ function lastRun(s: Schedule): string | Node {
   return box;
 }
 
+/** Why it is paused when the farm paused it, or "active"/"paused". */
+function stateOf(s: Schedule): string | Node {
+  if (!s.paused) return "active";
+  if (!s.pausedReason) return "paused";
+  const box = el("span", "paused", { class: "paused-by-farm" });
+  box.append(el("div", s.pausedReason, { class: "note paused-reason" }));
+  return box;
+}
+
+/** The last run, and under it the last tick that could not submit its job (when, code and message). */
+function lastRunAndError(s: Schedule): string | Node {
+  const run = lastRun(s);
+  if (s.lastError === null || s.lastErrorAt === null) return run;
+  const box = el("span", undefined, { class: "last-run-and-error" });
+  box.append(run, el("div", `Not submitted ${shortWhen(s.lastErrorAt)}: ${s.lastErrorCode ?? "error"}: ${s.lastError}`, { class: "error schedule-error" }));
+  return box;
+}
+
 /**
  * The Schedules page: every schedule of the org (the first ones by name), live, with its next runs in this
  * machine's time, and Pause/Resume and Remove… (which asks first). An org without schedules is told how to make one.
@@ -62,21 +80,24 @@ export function schedulesPage({ schedules }: ConsoleState, parts: Node[]): void 
     return;
   }
   const rows = schedules.schedules.map((s) => {
-    const actions = el("div", undefined, { class: "row-actions", "data-for": `${s.scheduleId}:${s.paused}` });
-    actions.append(
-      s.paused
-        ? button("Resume", () => post({ type: "resumeSchedule", scheduleId: s.scheduleId }), { class: "resume", "data-for": s.scheduleId, "aria-label": `Resume ${s.name}` })
-        : button("Pause", () => post({ type: "pauseSchedule", scheduleId: s.scheduleId }), { secondary: "", class: "pause", "data-for": s.scheduleId, "aria-label": `Pause ${s.name}` }),
-      button("Remove…", () => post({ type: "removeSchedule", scheduleId: s.scheduleId }), { secondary: "", class: "remove", "data-for": s.scheduleId, "aria-label": `Remove ${s.name}` }),
-    );
+    const actions = el("div", undefined, { class: "row-actions", "data-for": `${s.scheduleId}:${s.paused}:${s.pausedReason !== null}` });
+    // paused by the farm (its key was revoked): it cannot run again, only be removed
+    if (s.pausedReason === null) {
+      actions.append(
+        s.paused
+          ? button("Resume", () => post({ type: "resumeSchedule", scheduleId: s.scheduleId }), { class: "resume", "data-for": s.scheduleId, "aria-label": `Resume ${s.name}` })
+          : button("Pause", () => post({ type: "pauseSchedule", scheduleId: s.scheduleId }), { secondary: "", class: "pause", "data-for": s.scheduleId, "aria-label": `Pause ${s.name}` }),
+      );
+    }
+    actions.append(button("Remove…", () => post({ type: "removeSchedule", scheduleId: s.scheduleId }), { secondary: "", class: "remove", "data-for": s.scheduleId, "aria-label": `Remove ${s.name}` }));
     return [
       s.name,
       s.type,
       whenItRuns(s),
       s.paused ? "paused" : s.nextRuns.length === 0 ? "never again" : s.nextRuns.map(shortWhen).join("\n"),
       s.overlap === "skip" ? "skip while running" : "allow",
-      s.paused ? "paused" : "active",
-      lastRun(s),
+      stateOf(s),
+      lastRunAndError(s),
       actions,
     ];
   });

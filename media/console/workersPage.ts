@@ -1,5 +1,6 @@
 import { workerStateAt, type ConsoleLeaderboard, type ConsoleState, type ConsoleWorker, type ConsoleWorkerTrust } from "../../extension/protocol/consoleProtocol";
 import { button, el, hours, post, scrolling, table, when } from "./dom";
+import { kwh } from "./energySection";
 
 /** "8 cores · 16.0 GB · linux/x64 · NVIDIA RTX 4090 (24.0 GB)", or "not reported". */
 function hardware(facts: ConsoleWorker["facts"]): string {
@@ -48,15 +49,16 @@ export function workersPage({ workers, workersPaging, leaderboard }: ConsoleStat
     `${w.slotsInUse}/${w.maxConcurrentJobs}`,
     String(w.jobsDone),
     hours(w.cpuMs),
+    kwh(w.energyJ),
     streakCell(w.trust),
     quotaCell(w.trust, now),
     w.revoked || w.isMe ? "" : button("Revoke…", () => post({ type: "revokeWorker", workerId: w.workerId }), { secondary: "", class: "revoke", "data-for": w.workerId }),
   ]);
   // the last column fits its button whatever the width (a share of a narrow editor cut Revoke… off)
-  // short headers: eleven columns fit 1024 px (the cells' full text is their tooltip)
-  // (Quota: the daily job quota, its detail on hover)
-  const headers = ["Worker", "State", "Seen", "Capabilities", "Hardware", "Slots", "Jobs", "CPU", "Streak", "Quota", ""];
-  const workersTable = table(headers, rows, { id: "workers" }, ["20%", "7%", "8%", "11%", "12%", "5%", "5%", "6%", "7%", "8%", "112px"]);
+  // short headers: twelve columns fit 1024 px (the cells' full text is their tooltip)
+  // (Quota: the daily job quota, its detail on hover; Energy: all time, measured or estimated by the worker)
+  const headers = ["Worker", "State", "Seen", "Capabilities", "Hardware", "Slots", "Jobs", "CPU", "Energy", "Streak", "Quota", ""];
+  const workersTable = table(headers, rows, { id: "workers" }, ["17%", "7%", "7%", "10%", "12%", "5%", "5%", "6%", "7%", "7%", "7%", "112px"]);
   parts.push(scrolling(workersTable, "wide"));
   if (workersPaging && (workersPaging.page > 0 || workersPaging.hasOlder)) {
     const pager = el("div", undefined, { class: "actions pager" });
@@ -66,11 +68,13 @@ export function workersPage({ workers, workersPaging, leaderboard }: ConsoleStat
   }
   if (!leaderboard) return;
   const board = (rows: ConsoleLeaderboard["week"]) =>
-    rows.length === 0 ? [["nobody yet", "", ""]] : rows.map((r, i) => [`${i + 1}. ${r.name}`, hours(r.cpuMs) + (r.wallMs > 0 ? ` (${hours(r.wallMs)} by wall time)` : ""), String(r.jobs)]);
+    rows.length === 0
+      ? [["nobody yet", "", "", ""]]
+      : rows.map((r, i) => [`${i + 1}. ${r.name}`, hours(r.cpuMs) + (r.wallMs > 0 ? ` (${hours(r.wallMs)} by wall time)` : ""), kwh(r.energyJ), String(r.jobs)]);
   parts.push(
     el("h2", "Who gave most this week (from Monday 00:00 UTC)"),
-    table(["Worker", "CPU given", "Jobs"], board(leaderboard.week), { id: "leaderboard-week" }),
+    table(["Worker", "CPU given", "Energy", "Jobs"], board(leaderboard.week), { id: "leaderboard-week" }),
     el("h2", "All time"),
-    table(["Worker", "CPU given", "Jobs"], board(leaderboard.allTime), { id: "leaderboard-all" }),
+    table(["Worker", "CPU given", "Energy", "Jobs"], board(leaderboard.allTime), { id: "leaderboard-all" }),
   );
 }

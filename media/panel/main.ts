@@ -1,5 +1,5 @@
 import type { FarmFigures } from "../../extension/donorState/donorState";
-import { appsButtonLabel, appsText, attemptsText, creditText, describeStatus, farmNotice, frozenNote, policyText, refusedKeyText, TOGGLE_LABEL, workerText } from "../../extension/donorState/donorStateText";
+import { appsButtonLabel, appsText, attemptsText, creditText, farmNotice, frozenNote, policyText, refusedKeyText, statusSentence, TOGGLE_LABEL, workerText } from "../../extension/donorState/donorStateText";
 import { duration } from "../../extension/donorState/format";
 import { isPanelMessage, type PanelRequest, type PanelSnapshot } from "../../extension/protocol/panelProtocol";
 
@@ -58,7 +58,7 @@ function render(s: PanelSnapshot): void {
     refusalShownIn = undefined;
   }
   byId("state").hidden = false;
-  byId("status").textContent = `Farmhand is ${describeStatus(s.status, s.at)}`;
+  byId("status").textContent = `Farmhand is ${statusSentence(s)}`;
   byId("farm").textContent = s.joined ? `Farm: ${s.farmUrl}` : "Not joined to a farm yet.";
   byId("toggle").textContent = TOGGLE_LABEL[s.toggle];
   byId("toggle").hidden = s.toggle === "join";

@@ -105,7 +105,8 @@ test("a parent's retries keep its child waiting; the child is released when a re
   await consistent(farm);
 });
 
-test("a dead parent cancels its waiting children, and theirs, with dependency_failed naming the parent", async () => {
+test("a dead parent cancels its waiting children, and theirs (in the children's own scheduled page), with dependency_failed naming the parent", async () => {
+  vi.useFakeTimers();
   const farm = await newFarm();
   const w = await enrollWorker(farm);
   const parent = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j1", maxAttempts: 1 });
@@ -114,6 +115,9 @@ test("a dead parent cancels its waiting children, and theirs, with dependency_fa
   await run(farm, w, { [parent]: { error: "boom" } });
   expect((await statusOf(farm, parent)).status).toBe("dead");
   expect(await statusOf(farm, child)).toMatchObject({ status: "canceled", errorCode: "dependency_failed", failedParent: parent });
+  expect((await statusOf(farm, grandchild)).status).toBe("waiting");
+  await consistent(farm);
+  await farm.t.finishAllScheduledFunctions(vi.runAllTimers);
   expect(await statusOf(farm, grandchild)).toMatchObject({ status: "canceled", errorCode: "dependency_failed", failedParent: child });
   expect((await statusOf(farm, child)).error).toContain(parent);
   // the console's job page names the parent

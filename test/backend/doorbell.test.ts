@@ -221,7 +221,7 @@ describe("cancel and revoke hand offered and running jobs back", () => {
     const offeredJob = await submit(farm);
     await runDue(farm.t);
     expect((await jobRow(farm.t, offeredJob)).workerId).toBe(w.workerId);
-    expect(await farm.t.mutation(internal.admin.revokeWorker, { workerId: w.workerId })).toEqual({ handedBack: 2 });
+    expect(await farm.t.mutation(internal.admin.revokeWorker, { workerId: w.workerId })).toEqual({ handedBack: 2, alsoRevoked: 0 });
     expect(await jobRow(farm.t, claim.jobId)).toMatchObject({ status: "pending", queue: "ready", attempt: 0 });
     expect(await jobRow(farm.t, offeredJob)).toMatchObject({ status: "pending", queue: "ready" });
     expect(await eventKinds(farm.t, claim.jobId)).toEqual(["submitted", "claimed", "released"]);

@@ -1,11 +1,13 @@
 import { describe, expect, test } from "vitest";
 import { api } from "../../convex/_generated/api";
-import { answerOf, enrollWorker, newFarm, snapshot, type Farm } from "./setup";
+import { answerOf, enrollWorker, type Enrolled, newFarm, snapshot, type Farm } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
 
 function get(farm: Farm, path: string, key: string | null = farm.clientKey) {
   return farm.t.fetch(path, { method: "GET", headers: key === null ? {} : { authorization: `Bearer ${key}` } });
 }
+
+const claimAll = (farm: Farm, w: Enrolled) => farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 4 });
 
 async function batchOf(farm: Farm, batchId: string, n: number) {
   const jobs = Array.from({ length: n }, (_, i) => ({ type: "demo.echo", payload: { i }, batchId }));
@@ -63,6 +65,44 @@ describe("GET /api/jobs", () => {
     const b1Pending = (await (await get(farm, "/api/jobs?batchId=b1&status=pending&limit=25")).json()) as { jobs: unknown[] };
     expect(b1Pending.jobs).toHaveLength(c.jobId === ids[0] ? 6 : 7);
     expect(((await (await get(farm, "/api/jobs")).json()) as { jobs: unknown[] }).jobs).toHaveLength(9);
+  });
+
+  test("a batch + status filter pages to the end through short and empty pages: every pending job once (HTTP and jobs:list)", async () => {
+    const farm = await newFarm();
+    // oldest first; newest first in pages of 3: [14 13 12] holds 1 pending job, [11 10 9] none, then 2, 1, 3
+    const succeeds = new Set([14, 13, 11, 10, 9, 7, 4, 3]);
+    const jobs = Array.from({ length: 15 }, (_, i) => ({ type: succeeds.has(i) ? "fast" : "slow", payload: { i }, batchId: "b1" }));
+    const ids = await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs });
+    await batchOf(farm, "b2", 2); // another batch's pending jobs, newer than all of b1's
+    const w = await enrollWorker(farm, { types: ["fast"] });
+    for (let claims = await claimAll(farm, w); claims.length > 0; claims = await claimAll(farm, w)) {
+      for (const c of claims) await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: { ok: true } });
+    }
+    const pending = ids.filter((_, i) => !succeeds.has(i)).reverse();
+    expect((await farm.t.query(api.jobs.batchStatus, { clientKey: farm.clientKey, batchId: "b1" })).counts).toMatchObject({ pending: 7, succeeded: 8 });
+
+    type Page = { jobs: Array<{ jobId: string; status: string; batchId?: string }>; cursor: string | null };
+    const overHttp = async (cursor: string | null): Promise<Page> => {
+      const res = await get(farm, `/api/jobs?batchId=b1&status=pending&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      expect(res.status).toBe(200);
+      return (await res.json()) as Page;
+    };
+    const overQuery = async (cursor: string | null): Promise<Page> => await farm.t.query(api.jobs.list, { clientKey: farm.clientKey, batchId: "b1", status: "pending", limit: 3, cursor });
+    for (const listPage of [overHttp, overQuery]) {
+      const seen: string[] = [];
+      const sizes: number[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await listPage(cursor);
+        for (const job of page.jobs) expect(job).toMatchObject({ status: "pending", batchId: "b1" });
+        seen.push(...page.jobs.map((j) => j.jobId));
+        sizes.push(page.jobs.length);
+        cursor = page.cursor;
+      } while (cursor !== null && sizes.length < 20);
+      expect(seen).toEqual(pending);
+      // the pages it went through: short ones and an empty one before the last
+      expect(sizes.slice(0, 2)).toEqual([1, 0]);
+    }
   });
 
   test.each([

@@ -184,7 +184,7 @@ describe("streaming output", () => {
   test("refuses an over-long chunk and changes nothing", async () => {
     const { farm, w, claim } = await oneRunning();
     const before = await snapshot(farm.t);
-    const chunk = "c".repeat(LIMITS.outputChunkChars + 1);
+    const chunk = "c".repeat(LIMITS.outputChunkBytes + 1);
     await expectCode(farm.t.mutation(api.workers.output, { apiKey: w.apiKey, leaseId: claim.leaseId, chunk }), "too_large");
     expect(await snapshot(farm.t)).toEqual(before);
   });

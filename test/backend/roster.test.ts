@@ -122,11 +122,13 @@ describe("a machine that leaves and joins again", () => {
       presence: (await ctx.db.query("presence").collect()).length,
       totals: await ctx.db.query("creditTotals").collect(),
       days: await ctx.db.query("creditDays").collect(),
+      weeks: await ctx.db.query("creditWeeks").collect(),
     }));
     expect(rows.workers).toEqual(["laptop", "other"]);
     expect(rows.presence).toBe(2);
     expect(rows.totals.map((t) => [t.workerId, t.jobs, t.cpuMs])).toEqual([[w.workerId, 5, 2_500]]);
     expect(new Set(rows.days.map((d) => d.workerId))).toEqual(new Set([w.workerId]));
+    expect(rows.weeks.map((x) => [x.workerId, x.jobs, x.cpuMs])).toEqual([[w.workerId, 5, 2_500]]);
     expect(await farm.t.query(api.workers.myCredit, { apiKey: w.apiKey })).toMatchObject({ allTime: { jobs: 5 } });
     expect((await runningJobs(farm.t, other.apiKey)).length).toBe(0);
     expect(await checkConsistency(farm.t)).toEqual([]);
@@ -165,6 +167,7 @@ describe("retention prunes what would only grow", () => {
         bulkOps: (await ctx.db.query("bulkOps").collect()).map((b) => b._id),
         enrollments: (await ctx.db.query("enrollments").collect()).length,
         creditDays: (await ctx.db.query("creditDays").collect()).map((d) => d.workerId),
+        creditWeeks: (await ctx.db.query("creditWeeks").collect()).map((d) => d.workerId),
         creditTotals: (await ctx.db.query("creditTotals").collect()).map((d) => d.workerId),
         waiters: (await ctx.db.query("waiters").collect()).map((d) => d.workerId),
         slots: (await ctx.db.query("workerSlots").collect()).map((d) => d.workerId),
@@ -175,13 +178,14 @@ describe("retention prunes what would only grow", () => {
     expect(before.slots).toContain(gone.workerId);
     const result = await farm.t.mutation(internal.retention.sweepRecords, { olderThanMs: 7 * DAY });
     // gone's credit days go with it; op's day of 20 days ago by its age
-    expect(result).toEqual({ deleted: { workers: 1, bulkOps: 1, enrollments: 3, creditDays: 1, fairPasses: 0 }, more: false });
+    expect(result).toEqual({ deleted: { workers: 1, bulkOps: 1, enrollments: 3, creditDays: 1, creditWeeks: 1, fairPasses: 0 }, more: false });
     const after = await tables();
     expect(after.workers).toEqual(["op", "recent"]);
     expect(after.bulkOps).toEqual([recentBulk]);
     expect(after.bulkOps).not.toContain(bulkId);
     expect(after.enrollments).toBe(1); // recent's, made 20 days later
     expect(after.creditDays).toEqual([op.workerId]);
+    expect(after.creditWeeks).toEqual([op.workerId]);
     const touches = (ids: Id<"workers">[]) => ids.some((id) => id === gone.workerId);
     expect([after.creditTotals, after.waiters, after.slots].map(touches)).toEqual([false, false, false]);
     expect(await checkConsistency(farm.t)).toEqual([]);

@@ -110,6 +110,36 @@ describe("a job goes only to a worker that handles its type", () => {
   });
 });
 
+describe("a wildcard grant is a dot-prefix", () => {
+  test("granted recipe.*, a worker advertising recipes.x is never offered nor given a recipes.x job; recipe.y it runs", async () => {
+    const farm = await newFarm();
+    // through the public worker API: the operator's enrollment grants recipe.*, the engine advertises what it has
+    const { token } = await farm.t.mutation(internal.admin.createEnrollment, { orgId: farm.orgId, capabilities: ["recipe.*"], maxConcurrentJobs: 2 });
+    const advertised = ["recipe.y", "recipes.x"];
+    const { apiKey, workerId } = await farm.t.mutation(api.workers.enroll, { token, name: "family", machineId: "m-family", capabilities: advertised, facts: LAPTOP_FACTS });
+    expect(await farm.t.mutation(api.workers.ready, { apiKey, capabilities: advertised, slots: 2 })).toEqual({ waitingFor: 2 });
+    const claimAll = () => farm.t.mutation(api.workers.claim, { apiKey, capabilities: advertised, max: 2 });
+
+    const wrong = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "recipes.x" });
+    await runDue(farm.t);
+    expect((await farm.t.query(api.workers.doorbell, { apiKey })).offers).toEqual([]);
+    expect(await claimAll()).toEqual([]);
+    expect(await jobRow(farm.t, wrong)).toMatchObject({ status: "pending", attempt: 0 });
+
+    // the same worker is offered and runs what the grant does allow, and still not the other
+    const right = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "recipe.y" });
+    await runDue(farm.t);
+    expect((await farm.t.query(api.workers.doorbell, { apiKey })).offers.map((o) => o.jobId)).toEqual([right]);
+    expect((await claimAll()).map((c) => [c.jobId, c.type])).toEqual([[right, "recipe.y"]]);
+    await runDue(farm.t);
+    expect(await inboxOf(farm.t, workerId)).toEqual([]);
+    expect(await claimAll()).toEqual([]);
+    expect(await jobRow(farm.t, wrong)).toMatchObject({ status: "pending", attempt: 0 });
+    expect(await eventKinds(farm.t, wrong)).toEqual(["submitted"]);
+    expect(await checkConsistency(farm.t)).toEqual([]);
+  });
+});
+
 describe("a type nobody handles", () => {
   test("recipe.nosuch waits pending, untouched, then is offered to the first worker that declares it", async () => {
     const farm = await newFarm();

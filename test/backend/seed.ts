@@ -6,7 +6,8 @@ const ROWS_PER_TRANSACTION = 4_000;
 
 /**
  * Put `count` pending jobs in a lane straight into the database (bulk, in transactions under the limits),
- * as jobs:submit would have: one real submit creates the lane and its counters, the rest are copies.
+ * as jobs:submit would have: one real submit creates the lane and its counters, the rest are copies (which the
+ * metrics do not count, like jobs queued before the metrics existed).
  */
 export async function seedPending(
   farm: Farm,
@@ -29,6 +30,7 @@ export async function seedPending(
         const delayed = options.delayedUntil !== undefined;
         const jobId = await ctx.db.insert("jobs", {
           ...template,
+          metered: undefined,
           queue: delayed ? "delayed" : "ready",
           availableAt: delayed ? options.delayedUntil! + done + i : startAt + done + i,
         });

@@ -225,9 +225,9 @@ describe("farm:overview", () => {
     await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
     const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 1 });
     vi.advanceTimersByTime(2_000);
-    await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1, cpuMs: 1_800 });
+    await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1, cpuMs: 1_800, energyJ: 18 });
     await settle(farm, 10_000);
     const o = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
-    expect(o.credit.days).toEqual([{ day: Math.floor(Date.now() / 86_400_000), cpuHours: 1_800 / 3_600_000, jobs: 1 }]);
+    expect(o.credit.days).toEqual([{ day: Math.floor(Date.now() / 86_400_000), cpuHours: 1_800 / 3_600_000, jobs: 1, energyJ: 18 }]);
   });
 });

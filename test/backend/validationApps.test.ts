@@ -37,6 +37,14 @@ test("POST /api/apps/<name>?quorum=2 gives the version's jobs that validation un
   expect(await rulesOf(farm, once)).toBeUndefined();
 });
 
+test("the other rules ride along as query parameters too: maxErrorInstances, spare, instanceDeadlineMs, distinct", async () => {
+  const farm = await publishingFarm();
+  const answer = await publish(farm, "?quorum=2&maxErrorInstances=6&spare=1&instanceDeadlineMs=60000&distinct=donor");
+  expect(answer.status).toBe(200);
+  const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "app.render" });
+  expect(await rulesOf(farm, jobId)).toMatchObject({ quorum: 2, maxInstances: 4, maxErrorInstances: 6, spare: 1, instanceDeadlineMs: 60_000, distinct: "donor" });
+});
+
 test("the same bytes with another default are a new version; the same bytes and default are not", async () => {
   const farm = await publishingFarm();
   expect(await (await publish(farm, "")).json()).toMatchObject({ version: 1 });
@@ -49,7 +57,9 @@ test("the same bytes with another default are a new version; the same bytes and 
 test("bad defaults are refused with invalid_argument before anything is stored", async () => {
   const farm = await publishingFarm();
   const before = await snapshot(farm.t);
-  for (const query of ["?quorum=9", "?quorum=2&maxInstances=1", "?maxInstances=3", "?quorum=2&adaptive=yes", "?quorum=x"]) {
+  const bad = ["?quorum=9", "?quorum=2&maxInstances=1", "?maxInstances=3", "?quorum=2&adaptive=yes", "?quorum=x"];
+  bad.push("?distinct=donor", "?quorum=2&distinct=owner", "?quorum=2&spare=5", "?quorum=2&maxErrorInstances=0", "?quorum=2&instanceDeadlineMs=10");
+  for (const query of bad) {
     const answer = await publish(farm, query);
     expect(answer.status, query).toBe(400);
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe("invalid_argument");

@@ -4,7 +4,7 @@ import type { Id } from "../../convex/_generated/dataModel";
 import { TIMING } from "../../convex/lib/limits";
 import { jobRow, laneCounts, runDue } from "./queueState";
 import { newFarm, type Farm, TEST_TYPES } from "./setup";
-import { consistent, type Donor, donor, instanceLease, submitReplicated, useReplicationClock } from "./validationDonors";
+import { consistent, type Donor, donor, instanceLease, pastBackoff, submitReplicated, useReplicationClock } from "./validationDonors";
 
 useReplicationClock();
 
@@ -12,13 +12,6 @@ const claim = (farm: Farm, worker: Donor) => farm.t.mutation(api.workers.claim, 
 const fail = (farm: Farm, worker: Donor, leaseId: string) => farm.t.mutation(api.workers.fail, { apiKey: worker.apiKey, leaseId, error: "boom" });
 const events = (farm: Farm, jobId: Id<"jobs">) =>
   farm.t.run(async (ctx) => (await ctx.db.query("jobEvents").collect()).filter((e) => e.jobId === jobId).map((e) => ({ kind: e.kind, backoffMs: e.backoffMs })));
-
-/** Let fake time reach the job's availableAt and the promotion run. */
-async function pastBackoff(farm: Farm, jobId: Id<"jobs">) {
-  vi.advanceTimersByTime(Math.max(0, (await jobRow(farm.t, jobId)).availableAt - Date.now()));
-  await farm.t.finishInProgressScheduledFunctions();
-  await runDue(farm.t);
-}
 
 describe("a failed instance waits the job's retry backoff before another starts", () => {
   test("failed: the job is delayed by a single job's first backoff, its other instance running on; no instance starts meanwhile", async () => {
@@ -33,7 +26,7 @@ describe("a failed instance waits the job's retry backoff before another starts"
     const delay = out.availableAt! - failedAt;
     expect(delay).toBeGreaterThanOrEqual(TIMING.backoffBaseMs / 2);
     expect(delay).toBeLessThanOrEqual(TIMING.backoffBaseMs);
-    expect(await jobRow(farm.t, jobId)).toMatchObject({ status: "pending", queue: "delayed", attempt: 1, error: "boom" });
+    expect(await jobRow(farm.t, jobId)).toMatchObject({ status: "pending", queue: "delayed", attempt: 0, error: "boom" });
     expect((await events(farm, jobId)).slice(-1)).toEqual([{ kind: "retried", backoffMs: delay }]);
     expect(Object.values(await laneCounts(farm))).toEqual([{ pending: 1, running: 1 }]);
     vi.advanceTimersByTime(out.availableAt! - Date.now() - 1);
@@ -43,34 +36,36 @@ describe("a failed instance waits the job's retry backoff before another starts"
     await consistent(farm);
   });
 
-  test("backoff over: the job is ready again and the next instance starts, on any machine", async () => {
+  test("backoff over: the job is ready again and the next instance starts, on another machine", async () => {
     const farm = await newFarm();
     const jobId = await submitReplicated(farm, { quorum: 2 });
-    const [a, b] = [await donor(farm, "a"), await donor(farm, "b")];
+    const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
     const la = await instanceLease(farm, a, jobId);
     await instanceLease(farm, b, jobId);
     await fail(farm, a, la);
     await pastBackoff(farm, jobId);
     expect(await jobRow(farm.t, jobId)).toMatchObject({ status: "pending", queue: "ready" });
     await consistent(farm);
-    await instanceLease(farm, a, jobId);
+    // the worker that failed it does not get it again
+    expect(await claim(farm, a)).toEqual([]);
+    await instanceLease(farm, c, jobId);
     expect((await jobRow(farm.t, jobId)).status).toBe("running");
     await consistent(farm);
   });
 
-  test("a second failed instance waits longer, as a single job's second retry does", async () => {
+  test("a second failed instance (on another worker) waits longer, as a single job's second retry does", async () => {
     const farm = await newFarm();
     const jobId = await submitReplicated(farm, { quorum: 2 });
-    const [a, b] = [await donor(farm, "a"), await donor(farm, "b")];
+    const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
     await instanceLease(farm, b, jobId);
     await fail(farm, a, await instanceLease(farm, a, jobId));
     await pastBackoff(farm, jobId);
     const failedAt = Date.now();
-    const out = await fail(farm, a, await instanceLease(farm, a, jobId));
+    const out = await fail(farm, c, await instanceLease(farm, c, jobId));
     const delay = out.availableAt! - failedAt;
     expect(delay).toBeGreaterThanOrEqual(TIMING.backoffBaseMs);
     expect(delay).toBeLessThanOrEqual(TIMING.backoffBaseMs * 2);
-    expect(await jobRow(farm.t, jobId)).toMatchObject({ queue: "delayed", attempt: 2 });
+    expect(await jobRow(farm.t, jobId)).toMatchObject({ queue: "delayed", attempt: 0 });
     await consistent(farm);
   });
 

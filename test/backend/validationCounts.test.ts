@@ -3,7 +3,7 @@ import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { laneCounts, runDue } from "./queueState";
 import { newFarm, overviewNow, type Farm, TEST_TYPES } from "./setup";
-import { consistent, donor, instanceLease, submitReplicated, threeInstancesThenQuorumTwo, useReplicationClock } from "./validationDonors";
+import { consistent, donor, instanceLease, submitReplicated, quorumTwoWithSpare, useReplicationClock } from "./validationDonors";
 
 useReplicationClock();
 
@@ -99,15 +99,14 @@ describe("a lane counts a replicated job's running instances", () => {
 describe("a donor's counts", () => {
   test("an instance canceled at quorum is counted apart: credited, neither a job done nor a failed attempt", async () => {
     const farm = await newFarm();
-    const jobId = await submitReplicated(farm, { quorum: 3 });
-    const { a, b, c, la, lb, lc } = await threeInstancesThenQuorumTwo(farm, jobId);
+    const { a, b, c, la, lb, lc } = await quorumTwoWithSpare(farm);
     vi.advanceTimersByTime(2_000);
     await farm.t.mutation(api.workers.complete, { apiKey: a.apiKey, leaseId: la, result: "r", cpuMs: 1_000 });
     await farm.t.mutation(api.workers.complete, { apiKey: b.apiKey, leaseId: lb, result: "r", cpuMs: 1_000 });
     await farm.t.mutation(api.workers.fail, { apiKey: c.apiKey, leaseId: lc, error: "canceled", cpuMs: 800 });
     const credit = await farm.t.query(api.workers.myCredit, { apiKey: c.apiKey });
     for (const counts of [credit.week, credit.allTime]) {
-      expect(counts).toEqual({ cpuHours: 800 / 3_600_000, wallHours: 0, jobs: 0, failed: 0, canceledAtQuorum: 1 });
+      expect(counts).toEqual({ cpuHours: 800 / 3_600_000, wallHours: 0, jobs: 0, failed: 0, canceledAtQuorum: 1, energyJ: 0 });
     }
     expect((await farm.t.query(api.workers.myCredit, { apiKey: a.apiKey })).allTime).toMatchObject({ jobs: 1, failed: 0, canceledAtQuorum: 0 });
     await consistent(farm);

@@ -2,7 +2,8 @@ import { afterEach, beforeEach, expect, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import type { MachineFacts } from "../../convex/lib/facts";
-import { runDue } from "./queueState";
+import type { ValidationSpec } from "../../convex/lib/validation";
+import { jobRow, runDue } from "./queueState";
 import { LAPTOP_FACTS, type Farm, TEST_TYPES } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
 
@@ -17,8 +18,8 @@ export async function donor(farm: Farm, name: string, machineId = `machine-${nam
 }
 
 /** A job of type "x" with these validation rules. */
-export const submitReplicated = (farm: Farm, validation: { quorum: number; maxInstances?: number }) =>
-  farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", payload: { n: 7 }, validation });
+export const submitReplicated = (farm: Farm, validation: ValidationSpec, extra: { maxAttempts?: number; leaseMs?: number } = {}) =>
+  farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", payload: { n: 7 }, validation, ...extra });
 
 /** The donor claims and must get an instance of this job; its lease id. */
 export async function instanceLease(farm: Farm, worker: Donor, jobId: Id<"jobs">): Promise<string> {
@@ -46,15 +47,19 @@ export async function consistent(farm: Farm): Promise<void> {
 }
 
 /**
- * Three instances running side by side, then the job's quorum lowered to 2 in the database: the third is beyond
- * what the quorum needs (as when a quorum is lowered meanwhile), the only way to have one running at a quorum.
+ * A quorum-2 job with one spare instance (`spare: 1`): three instances start side by side, each on its own
+ * machine; the one still running when two agree is canceled at quorum.
  */
-export async function threeInstancesThenQuorumTwo(farm: Farm, jobId: Id<"jobs">) {
+export async function quorumTwoWithSpare(farm: Farm) {
+  const jobId = await submitReplicated(farm, { quorum: 2, spare: 1 });
   const [a, b, c] = [await donor(farm, "a"), await donor(farm, "b"), await donor(farm, "c")];
   const [la, lb, lc] = [await instanceLease(farm, a, jobId), await instanceLease(farm, b, jobId), await instanceLease(farm, c, jobId)];
-  await farm.t.run(async (ctx) => {
-    const job = (await ctx.db.get(jobId))!;
-    await ctx.db.patch(jobId, { validation: { ...job.validation!, quorum: 2 } });
-  });
-  return { a, b, c, la, lb, lc };
+  return { jobId, a, b, c, la, lb, lc };
+}
+
+/** Let fake time reach the job's availableAt (a failed instance's backoff) and the promotion run. */
+export async function pastBackoff(farm: Farm, jobId: Id<"jobs">): Promise<void> {
+  vi.advanceTimersByTime(Math.max(0, (await jobRow(farm.t, jobId)).availableAt - Date.now()));
+  await farm.t.finishInProgressScheduledFunctions();
+  await runDue(farm.t);
 }

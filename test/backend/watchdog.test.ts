@@ -2,11 +2,13 @@ import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { armFault, disarmFaults } from "../../convex/lib/faults";
+import { ALLOW_PRIVATE_ENV } from "../../convex/lib/webhookAddress";
 import { TIMING } from "../../convex/lib/limits";
 import { BULK_STALLS_MAX } from "../../convex/watchdog";
 import { checkConsistency } from "./sweep/consistency";
 import { inboxOf, scheduled } from "./queueState";
 import { enrollWorker, newFarm, refreshSummaries, type Backend, type Farm } from "./setup";
+import { startReceiver } from "./webhookReceiver";
 
 /**
  * Each single-writer loop recovers by itself: one run of it throws (a test-only fault, convex/lib/faults.ts),
@@ -22,11 +24,22 @@ beforeEach(() => {
   vi.spyOn(console, "warn").mockImplementation((...args: unknown[]) => void warnings.push(args.map(String).join(" ")));
   vi.spyOn(console, "error").mockImplementation(() => {}); // convex-test reports the injected fault
 });
-afterEach(() => {
+let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
+
+/** A webhook receiver on this machine, which the farm may call (as a self-hosted farm allowing private addresses). */
+async function receiving() {
+  vi.stubEnv(ALLOW_PRIVATE_ENV, "1");
+  receiver = await startReceiver(204);
+  return receiver;
+}
+
+afterEach(async () => {
   disarmFaults();
   vi.restoreAllMocks();
-  vi.unstubAllGlobals();
+  vi.unstubAllEnvs();
   vi.useRealTimers();
+  await receiver?.close();
+  receiver = undefined;
 });
 
 /** The cron: one watchdog run every period for `ms`, letting what it schedules run; the first time `until` holds. */
@@ -155,12 +168,8 @@ test("a bulk step that throws leaves the operation unfinished; the watchdog re-a
 test("a webhook run that dies mid-attempt leaves it 'sending'; the watchdog re-arms it and it is delivered within the stale age plus 1 min", async () => {
   const farm = await newFarm();
   const w = await enrollWorker(farm);
-  const posts: string[] = [];
-  vi.stubGlobal("fetch", (_url: string, init: { body: string }) => {
-    posts.push(init.body);
-    return Promise.resolve(new Response(null, { status: 204 }));
-  });
-  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "https://hooks.example.com/hook" });
+  const { url, received: posts } = await receiving();
+  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url });
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
   const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities });
   armFault("webhook");
@@ -186,15 +195,14 @@ test("a webhook run that dies mid-attempt leaves it 'sending'; the watchdog re-a
 test("a webhook delivery whose scheduled run was lost (pending long past its time) is re-armed too", async () => {
   const farm = await newFarm();
   const w = await enrollWorker(farm);
-  vi.stubGlobal("fetch", () => Promise.resolve(new Response(null, { status: 204 })));
-  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "https://hooks.example.com/hook" });
+  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: (await receiving()).url });
   await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
   const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities });
   await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 1 });
   // the delivery run is lost before it starts
   await farm.t.run(async (ctx) => {
     for (const s of await ctx.db.system.query("_scheduled_functions").collect()) {
-      if (s.name === "webhooks:deliver" && s.state.kind === "pending") await ctx.scheduler.cancel(s._id);
+      if (s.name === "webhookDelivery:deliver" && s.state.kind === "pending") await ctx.scheduler.cancel(s._id);
     }
   });
   const row = async () => (await farm.t.run(async (ctx) => await ctx.db.query("webhookDeliveries").first()))!;
@@ -207,8 +215,7 @@ test("once re-armed, a bulk step or a webhook run of the old generation does not
   const farm = await newFarm();
   const op = await enrollWorker(farm, { canManage: true });
   const w = await enrollWorker(farm);
-  vi.stubGlobal("fetch", () => Promise.resolve(new Response(null, { status: 204 })));
-  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "https://hooks.example.com/hook" });
+  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: (await receiving()).url });
   await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
   const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities });
   armFault("webhook");
@@ -233,8 +240,8 @@ test("once re-armed, a bulk step or a webhook run of the old generation does not
 test("a delivery that keeps dying is given up 24 h after its first attempt, like one that keeps failing", async () => {
   const farm = await newFarm();
   const w = await enrollWorker(farm);
-  vi.stubGlobal("fetch", () => Promise.resolve(new Response(null, { status: 204 }))); // never reached: every run dies first
-  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: "https://hooks.example.com/hook" });
+  // never reached: every run dies first
+  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: (await receiving()).url });
   await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
   const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities });
   armFault("webhook", 1_000);
@@ -244,7 +251,7 @@ test("a delivery that keeps dying is given up 24 h after its first attempt, like
   vi.advanceTimersByTime(25 * 60 * 60_000);
   await farm.t.mutation(internal.watchdog.check, {});
   expect(await row()).toMatchObject({ state: "failed", attempts: [{ error: "the delivery run stopped before the attempt ended" }] });
-  expect(await scheduled(farm.t, "webhooks:deliver", "pending")).toEqual([]);
+  expect(await scheduled(farm.t, "webhookDelivery:deliver", "pending")).toEqual([]);
 });
 
 test("a bulk operation whose step fails every time is given up after a few re-arms, saying why", async () => {

@@ -34,6 +34,12 @@ const REFUSED: Array<[url: string, why: string]> = [
   ["http://[ff02::1]/", "IPv6 multicast"],
   ["http://[64:ff9b::a00:1]/", "NAT64 of 10.0.0.1"],
   ["http://[2002:a00:1::]/", "6to4 of 10.0.0.1"],
+  ["http://[64:ff9b:1::808:808]/", "local-use NAT64 (RFC 8215), even of a public address"],
+  ["http://[64:ff9b:1:ffff::1]/", "local-use NAT64, last of the /48"],
+  ["http://[::ffff:0:808:808]/", "IPv4-translated (::ffff:0:0:0/96)"],
+  ["http://[::ffff:0:7f00:1]/", "IPv4-translated loopback"],
+  ["http://[2001::1]/", "Teredo (2001::/32)"],
+  ["http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", "Teredo, a real-looking one"],
   ["http://224.0.0.1/", "multicast"],
   ["http://255.255.255.255/", "broadcast"],
   ["http://localhost:3000/hook", "localhost"],
@@ -55,6 +61,8 @@ const ALLOWED = [
   "http://192.169.0.1/",
   "http://[2606:4700:4700::1111]/",
   "http://[64:ff9b::808:808]/",
+  "http://[2001:4860:4860::8888]/",
+  "http://[2001:1::1]/",
   "https://xn--bcher-kva.example/",
 ];
 

@@ -1,62 +1,57 @@
 // What one delivery attempt makes of the receiver's answer (issue 25): only a 2xx delivers; a redirect is
-// neither success nor followed; 4xx, 5xx and no answer within the timeout are retried later.
+// neither success nor followed; 4xx, 5xx and no answer within the timeout are retried later. The receiver is a real
+// HTTP server on this machine, so the farm allows private addresses here (FARMHAND_WEBHOOK_ALLOW_PRIVATE=1).
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
+import { ALLOW_PRIVATE_ENV } from "../../convex/lib/webhookAddress";
 import { WEBHOOK } from "../../convex/lib/webhooks";
 import { checkConsistency } from "./sweep/consistency";
 import { enrollWorker, newFarm, type Farm } from "./setup";
+import { startReceiver } from "./webhookReceiver";
 
-const HOOK = "https://receiver.example/hook";
+let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
 
-type Call = { url: string; init: RequestInit };
-
-/** A fetch that records each request and answers `answer` (a status), or "hang": never, until aborted. */
-function fakeFetch(answer: number | "hang") {
-  const calls: Call[] = [];
-  vi.stubGlobal("fetch", (url: string, init: RequestInit) => {
-    calls.push({ url, init });
-    if (answer !== "hang") {
-      const headers = answer >= 300 && answer < 400 ? { location: "https://elsewhere.example/hook" } : undefined;
-      return Promise.resolve(new Response(answer === 204 ? null : "answer", { status: answer, headers }));
-    }
-    return new Promise((_resolve, reject) => init.signal?.addEventListener("abort", () => reject(new Error("aborted"))));
-  });
-  return calls;
+async function receiving(answer: number | "hang") {
+  receiver = await startReceiver(answer);
+  return receiver;
 }
 
-afterEach(() => {
-  vi.unstubAllGlobals();
+afterEach(async () => {
+  await receiver?.close();
+  receiver = undefined;
+  vi.unstubAllEnvs();
   vi.useRealTimers();
 });
 
-/** A farm with a webhook on its client key and one succeeded job whose delivery is pending. */
-async function endedJob() {
+/** A farm with a webhook (to a receiver answering `answer`) on its client key and one succeeded job whose delivery is pending. */
+async function endedJob(answer: number | "hang") {
   // Only timers and the clock are fake: the delivery's own timeout runs on them, the rest of the event loop is real.
   vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+  vi.stubEnv(ALLOW_PRIVATE_ENV, "1");
+  const { url, received } = await receiving(answer);
   const farm = await newFarm();
   const worker = await enrollWorker(farm);
-  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url: HOOK });
+  await farm.t.mutation(api.jobs.setWebhook, { clientKey: farm.clientKey, url });
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
   const [c] = await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: worker.capabilities });
   expect(c.jobId).toBe(jobId);
   await farm.t.mutation(api.workers.complete, { apiKey: worker.apiKey, leaseId: c.leaseId, result: 1 });
   const [row] = await farm.t.run(async (ctx) => await ctx.db.query("webhookDeliveries").collect());
-  return { farm, deliveryId: row._id };
+  return { farm, deliveryId: row._id, received };
 }
 
 const deliveryRow = (farm: Farm) => farm.t.run(async (ctx) => (await ctx.db.query("webhookDeliveries").collect())[0]);
 const pendingRuns = (farm: Farm) =>
   farm.t.run(async (ctx) =>
-    (await ctx.db.system.query("_scheduled_functions").collect()).filter((s) => s.name === "webhooks:deliver" && s.state.kind === "pending"),
+    (await ctx.db.system.query("_scheduled_functions").collect()).filter((s) => s.name === "webhookDelivery:deliver" && s.state.kind === "pending"),
   );
 
 describe("a webhook attempt's outcome", () => {
   test.each([200, 201, 204, 299])("%i: delivered, nothing more sent", async (status) => {
-    const { farm, deliveryId } = await endedJob();
-    const calls = fakeFetch(status);
+    const { farm, deliveryId, received } = await endedJob(status);
     const runsBefore = (await pendingRuns(farm)).length;
-    await farm.t.action(internal.webhooks.deliver, { deliveryId });
-    expect(calls.map((c) => c.url)).toEqual([HOOK]);
+    await farm.t.action(internal.webhookDelivery.deliver, { deliveryId });
+    expect(received.map((r) => [r.method, r.path])).toEqual([["POST", "/hook"]]);
     const row = await deliveryRow(farm);
     expect(row).toMatchObject({ state: "delivered", attempts: [expect.objectContaining({ status })] });
     expect(row.nextAt).toBeUndefined();
@@ -75,12 +70,11 @@ describe("a webhook attempt's outcome", () => {
     [500, "a server error"],
     [503, "a server error"],
   ])("%i (%s): not delivered, not followed, retried later", async (status) => {
-    const { farm, deliveryId } = await endedJob();
-    const calls = fakeFetch(status);
+    const { farm, deliveryId, received } = await endedJob(status);
     const runsBefore = (await pendingRuns(farm)).length;
-    await farm.t.action(internal.webhooks.deliver, { deliveryId });
-    // one request, to the webhook's URL, asking fetch not to follow a redirect
-    expect(calls.map((c) => [c.url, c.init.redirect])).toEqual([[HOOK, "manual"]]);
+    await farm.t.action(internal.webhookDelivery.deliver, { deliveryId });
+    // one request, to the webhook's URL; the redirect's target is never asked
+    expect(received.map((r) => [r.method, r.path])).toEqual([["POST", "/hook"]]);
     const row = await deliveryRow(farm);
     expect(row).toMatchObject({ state: "pending", attempts: [expect.objectContaining({ status })] });
     expect(row.nextAt! - Date.now()).toBeGreaterThan(0);
@@ -90,15 +84,12 @@ describe("a webhook attempt's outcome", () => {
   });
 
   test("no answer within the timeout: the request is aborted, the attempt says so, retried later", async () => {
-    const { farm, deliveryId } = await endedJob();
-    const calls = fakeFetch("hang");
-    const attempt = farm.t.action(internal.webhooks.deliver, { deliveryId });
-    await vi.waitFor(() => expect(calls).toHaveLength(1), { interval: 1 });
-    expect(calls[0].init.signal?.aborted).toBe(false);
+    const { farm, deliveryId, received } = await endedJob("hang");
+    const attempt = farm.t.action(internal.webhookDelivery.deliver, { deliveryId });
+    await vi.waitFor(() => expect(received).toHaveLength(1), { interval: 1 });
     expect((await deliveryRow(farm)).state).toBe("sending");
     vi.advanceTimersByTime(WEBHOOK.timeoutMs);
     await attempt;
-    expect(calls[0].init.signal?.aborted).toBe(true);
     const row = await deliveryRow(farm);
     expect(row).toMatchObject({ state: "pending", attempts: [{ error: `no answer within ${WEBHOOK.timeoutMs} ms` }] });
     expect(row.attempts[0].status).toBeUndefined();

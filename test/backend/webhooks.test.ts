@@ -31,7 +31,7 @@ async function endedJobWithWebhook(how: "complete" | "die") {
 const deliveries = (farm: Farm) => farm.t.run(async (ctx) => await ctx.db.query("webhookDeliveries").collect());
 const pendingRuns = (farm: Farm) =>
   farm.t.run(async (ctx) =>
-    (await ctx.db.system.query("_scheduled_functions").collect()).filter((s) => s.name === "webhooks:deliver" && s.state.kind === "pending"),
+    (await ctx.db.system.query("_scheduled_functions").collect()).filter((s) => s.name === "webhookDelivery:deliver" && s.state.kind === "pending"),
   );
 
 test("the signature header is t=<seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\"> keyed with the secret's UTF-8 bytes", async () => {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const cliEntry = join(__dirname, "..", "..", "extension", "cli", "cli.ts");
@@ -50,4 +51,33 @@ export function runFarmhand(args: string[], env: NodeJS.ProcessEnv): Promise<{ c
     child.stderr.setEncoding("utf8").on("data", (t: string) => (err += t));
     child.on("exit", (code) => resolve({ code, out: out.split("\n").filter(Boolean), err }));
   });
+}
+
+/** State letter of a process (Linux /proc), or undefined when it is gone. */
+export function procState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The handler runners a CLI process started (they carry its pid on their command line). */
+export function runnersOf(cli: CliRun): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirProc()) {
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      const i = args.indexOf("--farmhand-host");
+      if (i >= 0 && Number(args[i + 1]) === cli.child.pid) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+function readdirProc(): string[] {
+  return readdirSync("/proc").filter((e) => /^\d+$/.test(e));
 }

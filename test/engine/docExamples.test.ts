@@ -30,6 +30,9 @@ const NOT_RUN_HERE: Record<string, string> = {
   "node dist/cli.js": "the CLI (test/engine/cli.test.ts, test/unit/cli)",
   "FARMHAND_KEY=": "the CLI (test/engine/cli.test.ts, test/unit/cli)",
   "farmhand ": "the farmhand command (test/engine/pipelines.test.ts, test/engine/scheduleCli.test.ts)",
+  "npm pack": "the npm package (test/engine/sdkPackage.test.ts)",
+  "npm install ./farmhand-": "the npm package (test/engine/sdkPackage.test.ts)",
+  "npx farmhand": "the npm package (test/engine/sdkPackage.test.ts)",
 };
 
 type Block = { doc: string; line: number; lang: string; text: string };
@@ -106,7 +109,7 @@ describe("the examples in README.md and docs/API.md", () => {
 
   async function curl(command: string, where: string) {
     const { stdout } = await run("bash", ["-c", command.replace(/^curl /, "curl -sS -w '\\n%{http_code}' ")], {
-      env: { ...process.env, FARMHAND_CLIENT_KEY: farm.seeded.clientKey },
+      env: { ...process.env, FARMHAND_CLIENT_KEY: farm.seeded.clientKey, FARMHAND_OPERATOR_KEY: farm.seeded.operatorKey },
       timeout: 70_000,
     });
     const lines = stdout.trimEnd().split("\n");
@@ -114,7 +117,9 @@ describe("the examples in README.md and docs/API.md", () => {
     const body = lines.join("\n");
     expect(status, `${where}: ${command}\n→ ${status} ${body}`).toBeGreaterThanOrEqual(200);
     expect(status, `${where}: ${command}\n→ ${status} ${body}`).toBeLessThan(300);
-    remember(JSON.parse(body));
+    // the metrics answer Prometheus's text format; every other route JSON
+    if (/\/api\/metrics\b/.test(command)) expect(body, `${where}: ${command}`).toContain("# TYPE farmhand_jobs gauge");
+    else remember(JSON.parse(body));
   }
 
   async function convexRun(command: string, where: string) {

@@ -30,7 +30,9 @@ export function engineWorker(
   index: number,
   options: Partial<WorkerOptions> & { recipes?: Recipe[]; fixtureTimeoutMs?: number; graceMs?: number } = {},
 ): Worker {
-  const { registry, pool } = createBuiltinRegistry({ ollama: false, recipes: options.recipes, pool: { graceMs: options.graceMs ?? 500 } });
+  // Job processes at normal priority: these tests are about the engine, not politeness (test/unit/handlers/processPool
+  // checks the lowered priority), and at the shipped niceness a job on a busy machine gets next to no CPU.
+  const { registry, pool } = createBuiltinRegistry({ ollama: false, recipes: options.recipes, pool: { graceMs: options.graceMs ?? 500, niceness: 0 } });
   for (const name of ["throws", "killsItself", "hangs", "bigResult", "waitsForAbort"]) {
     registry.register(
       isolatedHandler(pool, {

@@ -17,7 +17,16 @@ const SECRETS = {
   VSCODE_IPC_HOOK: "/tmp/leaked-vscode.sock",
   ELECTRON_RUN_AS_NODE: "1",
   NODE_OPTIONS: "--max-old-space-size=1234",
+  // the trace the CLI itself runs in is not the job's: a job gets TRACEPARENT only from its own trace context
+  TRACEPARENT: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+  // names that only begin with an allowed one (HOME, PATH, TZ) or look like a locale's
+  HOMEBREW_GITHUB_API_TOKEN: "ghp_leaked-homebrew-token",
+  PATH_EXTRA: "/leaked/path-extra",
+  TZ_SECRET: "leaked-tz-secret",
+  LCX_TOKEN: "leaked-lcx-token",
 };
+/** A locale setting: LC_ names are passed on as a family. */
+const LOCALE = { LC_ALL: "C.UTF-8" };
 
 const PRINT_ENV = `
 const { readFileSync } = require("node:fs");
@@ -35,7 +44,7 @@ describe("the environment a job's processes get", () => {
     await stopFarm(farm);
   });
 
-  it("a recipe run by a CLI worker started with FARMHAND_KEY, GITHUB_TOKEN and AWS_SECRET_ACCESS_KEY sees none of them", async () => {
+  it("a recipe run by a CLI worker started with FARMHAND_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, HOMEBREW_GITHUB_API_TOKEN… sees none of them, and LC_ALL", async () => {
     const dir = mkdtempSync(join(tmpdir(), "farmhand-jobenv-"));
     writeFileSync(join(dir, "printenv.js"), PRINT_ENV);
     writeFileSync(
@@ -46,7 +55,7 @@ describe("the environment a job's processes get", () => {
     const { apiKey } = await farm.server.write((t) =>
       t.mutation(api.workers.enroll, { token, name: "env-box", machineId: "env-box", capabilities: ["recipe.printenv"] }),
     );
-    const cli = spawnCli(["--url", farm.server.url, "--recipes", join(dir, "recipes.json")], { FARMHAND_KEY: apiKey, ...SECRETS });
+    const cli = spawnCli(["--url", farm.server.url, "--recipes", join(dir, "recipes.json")], { FARMHAND_KEY: apiKey, ...SECRETS, ...LOCALE });
     try {
       await waitForLine(cli, /working on/);
       const [id] = await submit(farm, [{ type: "recipe.printenv", payload: null }]);
@@ -57,6 +66,8 @@ describe("the environment a job's processes get", () => {
       expect(Object.keys(env).filter((name) => !allowed(name))).toEqual([]);
       expect(env.RECIPE_SETTING).toBe("from the recipe");
       expect(env.PATH).toBe(process.env.PATH);
+      expect(env.LC_ALL).toBe("C.UTF-8");
+      for (const name of Object.keys(SECRETS)) expect(env).not.toHaveProperty(name);
       const everything = JSON.stringify(env);
       for (const value of [apiKey, ...Object.values(SECRETS).filter((v) => v !== "1")]) expect(everything).not.toContain(value);
       if (process.platform === "linux") {

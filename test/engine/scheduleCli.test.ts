@@ -48,13 +48,13 @@ describe("farmhand schedule and the SDK's schedules, on the loopback server", ()
 
     const table = await runFarmhand(["schedule", "list"], env);
     expect(table.code).toBe(0);
-    expect(table.out[0]).toMatch(/^NAME\s+TYPE\s+CRON\s+TIMEZONE\s+STATE\s+NEXT RUN\s+LAST RUN$/);
-    expect(table.out[1]).toMatch(/^nightly\s+demo\.echo\s+0 2 \* \* \*\s+Europe\/Paris\s+active\s+\d{4}-\d\d-\d\d 02:00\s+-$/);
+    expect(table.out[0]).toMatch(/^NAME\s+TYPE\s+CRON\s+TIMEZONE\s+STATE\s+NEXT RUN\s+LAST RUN\s+LAST ERROR$/);
+    expect(table.out[1]).toMatch(/^nightly\s+demo\.echo\s+0 2 \* \* \*\s+Europe\/Paris\s+active\s+\d{4}-\d\d-\d\d 02:00\s+-\s+-$/);
 
     const paused = await runFarmhand(["schedule", "pause", "nightly"], env);
     expect(paused).toMatchObject({ code: 0, out: ["paused nightly"] });
     expect((await listJson())[0]).toMatchObject({ paused: true, nextRuns: [] });
-    expect((await runFarmhand(["schedule", "list"], env)).out[1]).toMatch(/\spaused\s+-\s+-$/);
+    expect((await runFarmhand(["schedule", "list"], env)).out[1]).toMatch(/\spaused\s+-\s+-\s+-$/);
 
     // by id, as create printed it
     const resumed = await runFarmhand(["schedule", "resume", scheduleId], env);

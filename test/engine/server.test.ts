@@ -382,8 +382,11 @@ describe("loopback test server with the project's convex/", () => {
     };
     try {
       const line = await waitFor(() => (stdout.includes("\n") ? stdout.split("\n")[0] : undefined), "the JSON line", 40_000);
-      const printed = JSON.parse(line) as { url: string; orgId: string; clientKey: string; publishKey: string; workerKeys: string[] };
-      expect(Object.keys(printed).sort()).toEqual(["clientKey", "orgId", "publishKey", "url", "workerKeys"]);
+      const printed = JSON.parse(line) as { url: string; orgId: string; clientKey: string; publishKey: string; operatorKey: string; workerKeys: string[] };
+      expect(Object.keys(printed).sort()).toEqual(["clientKey", "operatorKey", "orgId", "publishKey", "url", "workerKeys"]);
+      // the operator key reads the farm's metrics
+      const metrics = await fetch(`${printed.url}/api/metrics`, { headers: { authorization: `Bearer ${printed.operatorKey}` } });
+      expect([metrics.status, (await metrics.text()).includes("# TYPE farmhand_jobs gauge")]).toEqual([200, true]);
       expect(printed.publishKey).toMatch(/^fh_c_/);
       expect(printed.publishKey).not.toBe(printed.clientKey);
       expect(printed.workerKeys).toHaveLength(2);

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { DataModel, Id } from "../server/fixture/convex/_generated/dataModel";
 import { fixtureConvexDir, modulesFromDirectory, schemaFromDirectory } from "../server/index";
-import { installedConvexTest, loadConvexTest, patchTableScan, writePatchedConvexTest } from "../server/tableScan";
+import { ANCHORS, installedConvexTest, loadConvexTest, patchTableScan, writePatchedConvexTest } from "../server/tableScan";
 
 type Ctx = GenericMutationCtx<DataModel>;
 type ConvexTest = typeof stockConvexTest;
@@ -164,15 +164,34 @@ describe("the loopback server's per-table scan", () => {
     expect(text).toContain("this.__tableIds?.get(tableName)");
     expect(text).not.toContain("Object.keys(this._documents).filter(isInTable)");
   });
+});
 
-  it("fails loudly, naming the version, when convex-test's code changed", () => {
-    const { entry, version } = installedConvexTest();
-    const source = readFileSync(entry, "utf8");
-    const changed = source.replace("Object.keys(this._documents).filter(isInTable)", "this._allIds(tableName)");
-    expect(() => patchTableScan(changed, version, "file:///m.js")).toThrow(
-      `The loopback server's per-table scan does not apply to convex-test ${version}: DatabaseFake._iterateDocs changed. ` +
-        "Update test/server/tableScan.ts for this version.",
-    );
-    expect(() => patchTableScan(source, version, "file:///m.js")).not.toThrow();
+describe("the five places of convex-test the patch rewrites", () => {
+  const { entry, version } = installedConvexTest();
+  const source = readFileSync(entry, "utf8");
+  const refusal = (...names: string[]) =>
+    `The loopback server's per-table scan does not apply to convex-test ${version}: ${names.join(", ")} changed. ` +
+    "Update test/server/tableScan.ts for this version.";
+  /** What an upgrade does to code it did not otherwise change: indented anew, or quoted the other way. */
+  const reformatted = (text: string) => (text.includes("    ") ? text.replaceAll("    ", "  ") : text.replaceAll('"', "'"));
+
+  it.each(ANCHORS.map((anchor) => [anchor.name, anchor] as const))("%s is in the installed convex-test exactly once", (name, anchor) => {
+    expect(source.split(anchor.text).length - 1, `${name} in convex-test ${version}`).toBe(1);
+  });
+
+  it.each(ANCHORS.map((anchor) => [anchor.name, anchor] as const))("an upgrade that changes or repeats %s stops the patch, naming it", (name, anchor) => {
+    const changed = source.replace(anchor.text, reformatted(anchor.text));
+    expect(changed).not.toContain(anchor.text);
+    expect(() => patchTableScan(changed, version, "file:///m.js")).toThrow(refusal(name));
+    const repeated = source.replace(anchor.text, `${anchor.text}\n${anchor.text}`);
+    expect(() => patchTableScan(repeated, version, "file:///m.js")).toThrow(refusal(name));
+  });
+
+  it("names every anchor that changed, and patches the installed version", () => {
+    const [first, , third] = ANCHORS;
+    const changed = source.replace(first.text, reformatted(first.text)).replace(third.text, reformatted(third.text));
+    expect(() => patchTableScan(changed, version, "file:///m.js")).toThrow(refusal(first.name, third.name));
+    const patched = patchTableScan(source, version, "file:///m.js");
+    for (const anchor of ANCHORS) expect(patched, anchor.name).toContain(anchor.patched("file:///m.js"));
   });
 });

@@ -1,10 +1,10 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { anyApi } from "convex/server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Id } from "../../convex/_generated/dataModel";
-import { spawnCli, waitForLine, type CliRun } from "./cliProcess";
+import { procState, runnersOf, spawnCli, waitForLine, type CliRun } from "./cliProcess";
 import { connect, jobsOf, sleep, startFarm, stopFarm, waitForJobs, type Farm } from "./helpers";
 
 /** A directory holding a fake `nvidia-smi` that prints these lines (one GPU per line). */
@@ -26,35 +26,6 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
   }
 }
 
-
-/** State letter of a process (Linux /proc), or undefined when it is gone. */
-function procState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-  } catch {
-    return undefined;
-  }
-}
-
-/** The handler runners a CLI process started (they carry its pid on their command line). */
-function runnersOf(cli: CliRun): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirProc()) {
-    try {
-      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-      const i = args.indexOf("--farmhand-host");
-      if (i >= 0 && Number(args[i + 1]) === cli.child.pid) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
-function readdirProc(): string[] {
-  return readdirSync("/proc").filter((e) => /^\d+$/.test(e));
-}
 
 describe.runIf(process.platform === "linux")("the headless worker: machine facts, requirements and suspension, end to end", () => {
   let farm: Farm;

@@ -1,12 +1,11 @@
 // The farm the code-server runners hand to the extension under test: the project's loopback Convex test server
 // (test/server, the real convex/ functions through convex-test), seeded with one org, a client key, one enrolled
-// worker, a client key that may publish apps, and enrollment tokens for the join tests. Prints ONE JSON line on stdout, then runs until SIGTERM.
+// worker, a client key that may publish apps, an operator key, and enrollment tokens for the join tests. Prints ONE JSON line on stdout, then runs until SIGTERM.
 // Arguments: extra capabilities to grant on top of demo.echo, demo.primes and demo.slow.
 import { makeFunctionReference } from "convex/server";
 import { seed, startTestServer } from "../server";
 
 const createEnrollment = makeFunctionReference<"mutation", Record<string, unknown>, { token: string }>("admin:createEnrollment");
-const createOperatorKey = makeFunctionReference<"mutation", { orgId: string; name: string }, { key: string }>("admin:createOperatorKey");
 const CAPABILITIES = [...new Set(["demo.echo", "demo.primes", "demo.slow", ...process.argv.slice(2)])];
 
 async function main(): Promise<void> {
@@ -19,7 +18,8 @@ async function main(): Promise<void> {
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 
-  const { orgId, clientKey, publishKey, workerKeys } = await seed(server, 1, { capabilities: CAPABILITIES });
+  // the seed's operator key is the console's (the demo provisions it into its editor)
+  const { orgId, clientKey, publishKey, operatorKey, workerKeys } = await seed(server, 1, { capabilities: CAPABILITIES });
   const enrollment = (options: Record<string, unknown>) =>
     server.write(async (t) => (await t.mutation(createEnrollment, { orgId, capabilities: CAPABILITIES, ...options })).token);
   const tokens = {
@@ -34,8 +34,6 @@ async function main(): Promise<void> {
     // A machine of its own for the host test of Leave Farm (which revokes the key it joined with).
     leave: await enrollment({ maxConcurrentJobs: 2 }),
   };
-  // The operator's key for the console (the demo provisions it into its editor).
-  const operatorKey = await server.write(async (t) => (await t.mutation(createOperatorKey, { orgId, name: "demo operator" })).key);
   process.stdout.write(JSON.stringify({ url: server.url, orgId, clientKey, publishKey, workerKeys, tokens, operatorKey }) + "\n");
 }
 

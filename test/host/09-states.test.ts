@@ -176,6 +176,8 @@ describe("one donor state on every surface", function () {
   });
 
   it("revoked: the Farm view says the key was refused (not 'Cannot reach the farm'), no Stop or Snooze, a rejoin", async () => {
+    // its own starting point (it also runs alone, with FARMHAND_HOST_GREP): donating, connected, waiting for work
+    await vscode.commands.executeCommand("farmhand.startDonating");
     await reach("waiting");
     await farm().mutation(anyApi.workers.leave, { apiKey }); // the farm revokes this machine's key
     const s = await reach("revoked");
@@ -190,5 +192,13 @@ describe("one donor state on every surface", function () {
     assert.deepEqual(s.panel?.actions, { snooze: false, finish: false });
     assert.equal(s.contextKeys["farmhand.keyRefused"], true);
     assert.equal(s.contextKeys["farmhand.toggleAction"], "rejoin");
+
+    // switched off afterwards, the refusal still shows, with its rejoin (not "off" and Start)
+    await vscode.commands.executeCommand("farmhand.stopDonating");
+    await waitUntil("donating not wanted", () => api.getState().wanted, (wanted) => !wanted, 5_000);
+    const off = await reach("revoked");
+    assert.match(off.statusBar.text, /Farmhand: key refused$/);
+    assert.equal(off.panel?.toggle, "rejoin");
+    assert.equal(off.contextKeys["farmhand.toggleAction"], "rejoin");
   });
 });

@@ -14,9 +14,9 @@ export async function submitPrimes(n: number): Promise<string> {
   return submitJob("demo.primes", { n });
 }
 
-/** Submits a job of any type the test farm grants; returns its id. */
-export async function submitJob(type: string, payload: unknown): Promise<string> {
-  return (await client().mutation(anyApi.jobs.submit, { clientKey: testFarm().clientKey, type, payload })) as string;
+/** Submits a job of any type the test farm grants (`extra`: more fields of its spec); returns its id. */
+export async function submitJob(type: string, payload: unknown, extra: Record<string, unknown> = {}): Promise<string> {
+  return (await client().mutation(anyApi.jobs.submit, { clientKey: testFarm().clientKey, type, payload, ...extra })) as string;
 }
 
 export async function cancelJob(jobId: string): Promise<void> {

@@ -30,6 +30,8 @@ export type FarmhandState = {
   /** What a click on the status-bar item (or the panel's main button) does now. */
   toggle: "join" | "rejoin" | "start" | "stop" | "stopNow" | "resume";
   actions: { snooze: boolean; finish: boolean; fix?: { setting: string; label: string; how: "ask" | "open"; tab: "user" | "remote" } };
+  /** GPU jobs alone are held: a program of farmhand.pauseGpuWhileRunning runs. */
+  gpuPause?: { reason: string; fix: { setting: string } };
   farm: { freshness: { kind: string; asOf?: number }; figures?: unknown };
 };
 /** What each surface shows now, as text. */

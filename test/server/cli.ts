@@ -1,7 +1,6 @@
-// `npm run testserver -- --port P --seed N [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N] [--stock-scan] [--operator-key]`
-// Starts the loopback test server, prints ONE JSON line {"url","orgId","clientKey","publishKey","workerKeys"} (and
-// "operatorKey" with --operator-key) on stdout and runs until SIGINT or SIGTERM. Without --seed it prints {"url"} only.
-import { internal } from "../../convex/_generated/api";
+// `npm run testserver -- --port P --seed N [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N] [--stock-scan]`
+// Starts the loopback test server, prints ONE JSON line {"url","orgId","clientKey","publishKey","operatorKey","workerKeys"} on stdout
+// and runs until SIGINT or SIGTERM. Without --seed it prints {"url"} only.
 import { parseCliArgs, usage, type CliOptions } from "./cliArgs";
 import { seed } from "./seed";
 import { startTestServer } from "./server";
@@ -34,9 +33,8 @@ async function main(): Promise<void> {
     return;
   }
   const seeded = await seed(server, options.seed, { capabilities: options.capabilities });
-  const { orgId, clientKey, publishKey, workerKeys } = seeded;
-  const operator = options.operatorKey ? await server.write(async (t) => await t.mutation(internal.admin.createOperatorKey, { orgId, name: "test operator" })) : undefined;
-  process.stdout.write(JSON.stringify({ url: server.url, orgId, clientKey, publishKey, workerKeys, ...(operator ? { operatorKey: operator.key } : {}) }) + "\n");
+  const { orgId, clientKey, publishKey, operatorKey, workerKeys } = seeded;
+  process.stdout.write(JSON.stringify({ url: server.url, orgId, clientKey, publishKey, operatorKey, workerKeys }) + "\n");
 }
 
 main().catch((error: Error) => {

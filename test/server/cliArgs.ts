@@ -9,14 +9,11 @@ export type CliOptions = {
   conflictWindowMs?: number;
   /** Serve with stock convex-test, which walks every table for every query (for benchmarks' reference figures). */
   stockScan?: boolean;
-  /** Also make an operator key for the seeded org (printed as `operatorKey`). */
-  operatorKey?: boolean;
 };
 
 export const usage =
-  "usage: npm run testserver -- [--port P] [--seed N] [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N] [--stock-scan] [--operator-key]\n" +
-  "  --seed N                an org, its client keys and N enrolled workers (up to 10 000)\n" +
-  "  --operator-key          with --seed: an operator key of the org too, printed as operatorKey\n" +
+  "usage: npm run testserver -- [--port P] [--seed N] [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N] [--stock-scan]\n" +
+  "  --seed N                an org, its client keys, an operator key and N enrolled workers (up to 10 000)\n" +
   "  --conflict-window-ms N  a mutation counts a would-be OCC conflict when a write committed in the N ms before it\n" +
   "                          ran, by a caller it had not heard from yet, falls into its read set (default 20)\n" +
   "  --stock-scan            run stock convex-test, whose every query walks every table (a benchmark's reference)";
@@ -36,10 +33,6 @@ export function parseCliArgs(argv: string[]): CliOptions {
     const value = argv[i + 1];
     if (flag === "--stock-scan") {
       options.stockScan = true;
-      continue;
-    }
-    if (flag === "--operator-key") {
-      options.operatorKey = true;
       continue;
     }
     switch (flag) {

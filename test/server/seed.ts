@@ -1,5 +1,6 @@
-// seed(): an org, a client key, a publishing client key and n enrolled workers, made with the project's own admin and worker
-// functions (admin:createOrg, admin:createClientKey, admin:createEnrollment, workers:enroll).
+// seed(): an org, a client key, a publishing client key, an operator key and n enrolled workers, made with the project's own
+// admin and worker functions (admin:createOrg, admin:createClientKey, admin:createOperatorKey, admin:createEnrollment,
+// workers:enroll).
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import type { AnySchema } from "./modules";
@@ -19,8 +20,11 @@ export type SeedOptions = {
   orgName?: string;
 };
 
-/** `publishKey`: a client key of the same org with the right to publish farm apps (`clientKey` has none). */
-export type Seeded = { orgId: Id<"orgs">; clientKey: string; publishKey: string; workerKeys: string[]; workerIds: Array<Id<"workers">> };
+/**
+ * `publishKey`: a client key of the same org with the right to publish farm apps (`clientKey` has none); `operatorKey`:
+ * an operator key of the org (the console, GET /api/metrics).
+ */
+export type Seeded = { orgId: Id<"orgs">; clientKey: string; publishKey: string; operatorKey: string; workerKeys: string[]; workerIds: Array<Id<"workers">> };
 
 export async function seed<Schema extends AnySchema>(server: Pick<TestServer<Schema>, "write">, workers: number, options: SeedOptions = {}): Promise<Seeded> {
   if (!Number.isInteger(workers) || workers < 0) throw new Error(`seed: the worker count must be a whole number ≥ 0, got ${workers}`);
@@ -29,6 +33,7 @@ export async function seed<Schema extends AnySchema>(server: Pick<TestServer<Sch
     const orgId = await t.mutation(internal.admin.createOrg, { name: options.orgName ?? "Test farm" });
     const { key: clientKey } = await t.mutation(internal.admin.createClientKey, { orgId, name: "test client" });
     const { key: publishKey } = await t.mutation(internal.admin.createClientKey, { orgId, name: "test publisher", canPublish: true });
+    const { key: operatorKey } = await t.mutation(internal.admin.createOperatorKey, { orgId, name: "test operator" });
     const workerKeys: string[] = [];
     const workerIds: Array<Id<"workers">> = [];
     for (let i = 0; i < workers; i++) {
@@ -46,6 +51,6 @@ export async function seed<Schema extends AnySchema>(server: Pick<TestServer<Sch
       workerKeys.push(enrolled.apiKey);
       workerIds.push(enrolled.workerId);
     }
-    return { orgId, clientKey, publishKey, workerKeys, workerIds };
+    return { orgId, clientKey, publishKey, operatorKey, workerKeys, workerIds };
   });
 }

@@ -21,12 +21,19 @@ import { pathToFileURL } from "node:url";
 type ConvexTestModule = typeof import("convex-test") & { candidatesRead: () => number };
 
 const ITERATE = `        const ids = new Set(Object.keys(this._documents).filter(isInTable));`;
-const COMMIT = `                if (write === null) {
+const ITERATE_WITH_CANDIDATES = `        const ids = new Set(candidates ?? this.__tableIds?.get(tableName) ?? []);
+        __candidatesRead += ids.size;`;
+const ITERATE_SIGNATURE = `    _iterateDocs(tableName, callback) {`;
+const ITERATE_SIGNATURE_WITH_CANDIDATES = `    _iterateDocs(tableName, callback, candidates) {`;
+const COMMIT = `            if (this._writes.length === 0) {
+                if (write === null) {
                     delete this._documents[_id];
                 }
                 else {
                     this._documents[_id] =`;
-const COMMIT_BY_TABLE = `                const __table = tableNameFromId(_id);
+const COMMIT_BY_TABLE_AND_INDEX = `            if (this._writes.length === 0) {
+                __indexCommit(this, _id, this._documents[_id] ?? null, write === null || commitTs === null ? write : resolveCommittedValues(write, commitTs));
+                const __table = tableNameFromId(_id);
                 this.__tableIds ??= new Map();
                 if (!this.__tableIds.has(__table)) this.__tableIds.set(__table, new Set());
                 if (write === null) {
@@ -37,15 +44,6 @@ const COMMIT_BY_TABLE = `                const __table = tableNameFromId(_id);
                     this.__tableIds.get(__table).add(_id);
                     this._documents[_id] =`;
 const METRICS_IMPORT = `from "./transactionMetrics.js"`;
-const ITERATE_SIGNATURE = `    _iterateDocs(tableName, callback) {`;
-const ITERATE_SIGNATURE_WITH_CANDIDATES = `    _iterateDocs(tableName, callback, candidates) {`;
-const ITERATE_WITH_CANDIDATES = `        const ids = new Set(candidates ?? this.__tableIds?.get(tableName) ?? []);
-        __candidatesRead += ids.size;`;
-const COMMIT_TOP = `            if (this._writes.length === 0) {
-                const __table = tableNameFromId(_id);`;
-const COMMIT_TOP_INDEXED = `            if (this._writes.length === 0) {
-                __indexCommit(this, _id, this._documents[_id] ?? null, write === null || commitTs === null ? write : resolveCommittedValues(write, commitTs));
-                const __table = tableNameFromId(_id);`;
 const INDEX_RANGE = `                this._iterateDocs(tableName, (doc) => {
                     if (source.range.every((filter) => evaluateRangeFilter(doc, filter))) {
                         results.push(doc);
@@ -72,6 +70,22 @@ const INDEX_RANGE_SORTED = `                const __bounds = source.range.map((f
                         results.push(doc);
                     }
                 }, __rangeCandidates(this, tableName, indexName, source.range, order, __limitWithoutFilter(query)));`;
+
+/**
+ * The seven places of convex-test's dist/index.js the patch rewrites, each found as exact text that must occur
+ * exactly once: an upgrade that changes or repeats one stops the patch, naming it, rather than patch the wrong code.
+ */
+export const ANCHORS: ReadonlyArray<{ name: string; text: string; patched: (metricsUrl: string) => string }> = [
+  { name: "DatabaseFake._iterateDocs's signature", text: ITERATE_SIGNATURE, patched: () => ITERATE_SIGNATURE_WITH_CANDIDATES },
+  { name: "DatabaseFake._iterateDocs", text: ITERATE, patched: () => ITERATE_WITH_CANDIDATES },
+  { name: "DatabaseFake.commit", text: COMMIT, patched: () => COMMIT_BY_TABLE_AND_INDEX },
+  { name: "DatabaseFake._resolveQuerySource's index range", text: INDEX_RANGE, patched: () => INDEX_RANGE_SORTED },
+  { name: "DatabaseFake._resolveQuerySource's results", text: RESULTS_CONST, patched: () => RESULTS_LET },
+  { name: "DatabaseFake._resolveQuerySource's sort", text: SORT, patched: () => SORT_OR_PICK },
+  // its own imports resolve next to the stock package, wherever the copy is written
+  { name: "the transactionMetrics import", text: METRICS_IMPORT, patched: (metricsUrl) => `from ${JSON.stringify(metricsUrl)}` },
+];
+
 /**
  * Appended to the module. Per index (not by_id / by_creation_time): its committed documents as entries { key, id },
  * sorted by the index's fields, then _creationTime and _id, compared as convex-test orders them (compareValues). An
@@ -203,40 +217,19 @@ function occurrences(text: string, part: string): number {
 }
 
 /**
- * convex-test's dist/index.js with the per-table scan. Throws, naming the version, when the code it replaces
- * is not there exactly once: a newer convex-test needs this patch updated (or dropped, if it scans per table).
+ * convex-test's dist/index.js with the per-table scan. Throws, naming the version and each anchor, when an anchor is
+ * not there exactly once: a newer convex-test needs this patch updated (or dropped, if it scans per table).
  */
 export function patchTableScan(source: string, version: string, metricsUrl: string): string {
-  const missing = [
-    ["DatabaseFake._iterateDocs", ITERATE],
-    ["DatabaseFake.commit", COMMIT],
-    ["the transactionMetrics import", METRICS_IMPORT],
-    ["DatabaseFake._iterateDocs's signature", ITERATE_SIGNATURE],
-    ["DatabaseFake._resolveQuerySource's index range", INDEX_RANGE],
-    ["DatabaseFake._resolveQuerySource's sort", SORT],
-    ["DatabaseFake._resolveQuerySource's results", RESULTS_CONST],
-  ].filter(([, part]) => occurrences(source, part) !== 1);
+  const missing = ANCHORS.filter((anchor) => occurrences(source, anchor.text) !== 1);
   if (missing.length > 0) {
     throw new Error(
       `The loopback server's per-table scan does not apply to convex-test ${version}: ` +
-        `${missing.map(([name]) => name).join(", ")} changed. Update test/server/tableScan.ts for this version.`,
+        `${missing.map((anchor) => anchor.name).join(", ")} changed. Update test/server/tableScan.ts for this version.`,
     );
   }
-  const patched =
-    source
-      .replace(ITERATE_SIGNATURE, ITERATE_SIGNATURE_WITH_CANDIDATES)
-      .replace(ITERATE, ITERATE_WITH_CANDIDATES)
-      .replace(COMMIT, COMMIT_BY_TABLE)
-      .replace(COMMIT_TOP, COMMIT_TOP_INDEXED)
-      .replace(INDEX_RANGE, INDEX_RANGE_SORTED)
-      .replace(RESULTS_CONST, RESULTS_LET)
-      .replace(SORT, SORT_OR_PICK)
-      .replace(METRICS_IMPORT, `from ${JSON.stringify(metricsUrl)}`) + SORTED_INDEX;
-  // The commit hook goes into text the per-table patch wrote: check it landed rather than index nothing.
-  if (occurrences(patched, "__indexCommit(this, _id") !== 1) {
-    throw new Error(`The loopback server's index patch did not apply to convex-test ${version}. Update test/server/tableScan.ts.`);
-  }
-  return patched;
+  // (a function as the replacement: the text is taken as it is, "$" and all)
+  return ANCHORS.reduce((text, anchor) => text.replace(anchor.text, () => anchor.patched(metricsUrl)), source) + SORTED_INDEX;
 }
 
 /** The installed convex-test: its entry file, its version. */

@@ -3,8 +3,9 @@
 // machine (an old canManage grant) opens each page: the Overview shows the test farm;
 // the Jobs page filters by status, type and batch id (and says when a combination was checked on one page only), a
 // dead letter's page tells its story and Retry sends it back; a bulk retry acts on the filter; a worker is revoked
-// after the confirmation (its buttons say what they do and name the worker); an enrollment token, a client key with
-// the publish right and an operator key are made, each shown once; a live update leaves an open Status list open and
+// after the confirmation (its buttons say what they do and name the worker); an enrollment token and a client key are
+// made, each shown once, and the farm refuses the machine's worker key an operator key (the page says why); a live
+// update leaves an open Status list open and
 // the table's rows in place; an image result shows as an image with Save Image…; at 1024 px no Revoke… is cut off;
 // after Leave Farm and Join the console follows the new key, an operator key replaces the worker key, and when the
 // farm goes away the console says it is offline. No CSP violation on the way. Screenshots go to test/artifacts/ui-console/ (FARMHAND_UPDATE_SCREENSHOT=1 copies each page's
@@ -186,6 +187,8 @@ describe("the operator's console", function () {
     await runCommand(page, "View: Close Primary Side Bar");
     await assertText(frame.locator("#counts"), /Pending\s*Running\s*Succeeded\s*Dead\s*Canceled\s*0\s*0\s*0\s*1\s*0/);
     await assertText(frame.locator("#farm-figures"), /Workers online/);
+    // energy given, a section of its own
+    await assertText(frame.locator("#energy-heading"), /^Energy given: \d+\.\d+ kWh this week$/);
     await frame.locator(".chart canvas").waitFor({ timeout: UI_TIMEOUT });
     await assertText(frame.locator(".chart .u-legend"), /Finished[\s\S]*Failed/);
     // the cursor on the last few minutes, one at a time: the legend reads the minute's bars, and one of them holds
@@ -375,9 +378,10 @@ describe("the operator's console", function () {
     await tab("workers").click();
     await assertText(frame.locator("#workers"), /test-worker-1\s*(online|offline)/);
     await assertText(frame.locator("#workers"), /\(this machine\)/);
-    await assertText(frame.locator("#leaderboard-week"), /Worker\s*CPU given\s*Jobs/);
-    // adaptive trust (issue 20): a streak per job type (none before a checked result) and the daily job quota
-    await assertText(frame.locator("#workers"), /Streak\s*Quota/);
+    await assertText(frame.locator("#leaderboard-week"), /Worker\s*CPU given\s*Energy\s*Jobs/);
+    // the energy each worker's jobs used, all time; adaptive trust: a streak per job type (none before a checked
+    // result) and the daily job quota
+    await assertText(frame.locator("#workers"), /CPU\s*Energy\s*Streak\s*Quota/);
     await assertText(frame.locator("#workers vscode-table-row").filter({ hasText: "test-worker-1" }), /—\s*full/);
     await assertText(frame.locator("#workers vscode-table-row").filter({ hasText: "test-worker-1" }), /online\s*(just now|\d+m ago)/);
     await clearNotifications(page);
@@ -392,35 +396,33 @@ describe("the operator's console", function () {
     await assertText(frame.locator("#workers"), (text) => !/test-worker-1/.test(text) && /\(this machine\)/.test(text));
   });
 
-  it("Access: creates an enrollment token, shown once with a copy button; lists tokens and keys", async () => {
+  it("Access: creates an enrollment token (with a donor label), shown once with a copy button; lists tokens and keys", async () => {
     await tab("access").click();
     await frame.locator("#token-capabilities input").fill("demo.echo, ollama:*");
+    await frame.locator("#token-donor input").fill("alice");
     await frame.locator("#token-slots input").fill("3");
     await frame.getByRole("button", { name: "Create Enrollment Token" }).click();
     const token = frame.locator("#secret-enrollment-value input");
     await token.waitFor({ timeout: UI_TIMEOUT });
     assert.match(await token.inputValue(), /^fh_e_[A-Za-z0-9_-]{43}$/);
     await frame.locator("#secret-enrollment-copy").waitFor({ timeout: UI_TIMEOUT });
-    await assertText(frame.locator("#enrollments vscode-table-row").first(), /open\s*demo\.echo, ollama:\*\s*3/);
+    await assertText(frame.locator("#enrollments vscode-table-row").first(), /open\s*alice\s*demo\.echo, ollama:\*\s*3/);
     await assertText(frame.locator("#client-keys"), /test client/);
-    // a client key with the publish right, shown once; it submits jobs
+    // a client key, shown once; it submits jobs
     await frame.locator("#client-key-name input").fill("nightly builds");
-    await frame.locator("#client-key-publish").click();
     await frame.getByRole("button", { name: "Create Client Key" }).click();
     const clientKey = frame.locator("#secret-client-value input");
     await clientKey.waitFor({ timeout: UI_TIMEOUT });
     assert.match(await clientKey.inputValue(), /^fh_c_[A-Za-z0-9_-]{43}$/);
-    await assertText(frame.locator("#client-keys"), /nightly builds\s*fh_c_\S*…\s*active\s*yes/);
+    await assertText(frame.locator("#client-keys"), /nightly builds\s*fh_c_\S*…\s*active\s*no/);
     const http = new ConvexHttpClient(session.farm.url);
     assert.ok(await http.mutation(anyApi.jobs.submit, { clientKey: await clientKey.inputValue(), type: "demo.echo", payload: {}, maxAttempts: 1 }));
-    // an operator key, shown once; it opens the console's functions
+    // this console uses a managing worker's key: it says so, and the farm refuses it an operator key
+    await assertText(frame.locator("#operator-only"), /no operator key and no client key that may publish apps/);
     await frame.locator("#operator-key-name input").fill("alice");
     await frame.getByRole("button", { name: "Create Operator Key" }).click();
-    const operatorKey = frame.locator("#secret-operator-value input");
-    await operatorKey.waitFor({ timeout: UI_TIMEOUT });
-    assert.match(await operatorKey.inputValue(), /^fh_o_[A-Za-z0-9_-]{43}$/);
-    await assertText(frame.locator("#operator-keys"), /alice\s*fh_o_\S*…\s*active/);
-    assert.ok(await http.query(anyApi.consoleAccess.list, { apiKey: await operatorKey.inputValue() }));
+    await assertText(frame.locator("#notice"), /A worker's key cannot make an operator key/);
+    assert.equal(await frame.locator("#secret-operator-value").count(), 0, "a worker's key made an operator key");
     // the token made before is still on screen: each secret under the form that made it
     assert.match(await token.inputValue(), /^fh_e_/);
     await clearNotifications(page);
@@ -433,10 +435,10 @@ describe("the operator's console", function () {
     await newest.locator("vscode-button", { hasText: "Revoke…" }).click();
     await assertText(dialog, /Revoke the enrollment token fh_e_\S*…\?/);
     await dialog.getByRole("button", { name: "Keep It" }).click();
-    await assertText(newest, /open\s*demo\.echo/);
+    await assertText(newest, /open\s*alice\s*demo\.echo/);
     await newest.locator("vscode-button", { hasText: "Revoke…" }).click();
     await dialog.getByRole("button", { name: "Revoke Token" }).click();
-    await assertText(newest, /revoked\s*demo\.echo, ollama:\*\s*3/);
+    await assertText(newest, /revoked\s*alice\s*demo\.echo, ollama:\*\s*3/);
     await assertText(frame.locator("#notice"), /Enrollment token revoked\./);
     // The farm's client key (the last thing this suite does with it).
     const key = frame.locator("#client-keys vscode-table-row").filter({ hasText: "test client" }).first();

@@ -1,9 +1,11 @@
 // UI test of the console's Schedules page in the packaged extension, in code-server (the console opened with the
 // operator key npm start provisions): two schedules made with schedules:create show their next runs and, once one
 // ticks, its last run's job as a link to the job's page; Pause shows the schedule paused at once and a resume made
-// elsewhere shows live (a subscription, not polling); Remove… asks first (Keep It changes nothing), then removes, and
-// an org left without schedules is told how to make one. At 1024 px wide no button is cut off; the screenshot is
-// test/artifacts/ui-console/console-schedules.png. No CSP violation on the way. Run through test/ui/run-ui-tests.mjs.
+// elsewhere shows live (a subscription, not polling); Remove… asks first (Keep It changes nothing), then removes; a
+// tick that cannot submit shows why, and a schedule whose client key was revoked shows it paused, saying so, with
+// Remove only; an org left without schedules is told how to make one. At 1024 px wide no button is cut off; the
+// screenshot is test/artifacts/ui-console/console-schedules.png. No CSP violation on the way. Run through
+// test/ui/run-ui-tests.mjs.
 // The schedules are made as soon as the farm is up, while code-server starts: the minute's tick (up to 60 s away)
 // then overlaps the start instead of adding to it.
 import * as assert from "node:assert/strict";
@@ -146,6 +148,21 @@ describe("the console's Schedules page", function () {
     await assertText(frame.locator("#schedules"), (text) => !text.includes("nightly-report") && text.includes("every-minute"));
     const names = (await http.query(anyApi.schedules.list, { clientKey: session.farm.clientKey })).map((s) => s.name);
     assert.deepEqual(names, ["every-minute"]);
+  });
+
+  it("a tick that cannot submit shows why; a schedule whose client key is revoked shows it paused, saying so, with Remove only", async () => {
+    const { operatorKey } = session.farm;
+    const { key: clientKey, clientKeyId } = await http.mutation(anyApi.consoleAccess.createClientKey, { apiKey: operatorKey, name: "ui-sealed" });
+    await http.mutation(anyApi.jobs.submitBatch, { clientKey, jobs: [{ type: "demo.echo", batchId: "ui-sealed" }], seal: true });
+    await http.mutation(anyApi.schedules.create, { clientKey, name: "refused", cron: "* * * * *", overlap: "allow", job: { type: "demo.echo", batchId: "ui-sealed" } });
+    const refused = row("refused");
+    await assertText(refused.locator(".schedule-error"), /Not submitted .+: invalid_argument: batch "ui-sealed" is sealed/, TICK_TIMEOUT);
+    await http.mutation(anyApi.consoleAccess.revokeClientKey, { apiKey: operatorKey, clientKeyId });
+    await assertText(refused.locator(".paused-reason"), /its client key “ui-sealed” \(fh_c_\S*…\) was revoked/);
+    assert.equal(await refused.locator("vscode-button.resume").count(), 0, "a schedule whose key was revoked offers Resume");
+    await refused.locator("vscode-button.remove").click();
+    await page.locator(".monaco-dialog-box").getByRole("button", { name: "Remove refused" }).click();
+    await assertText(frame.locator("#schedules"), (text) => !text.includes("refused") && text.includes("every-minute"));
   });
 
   it("an org left without schedules is told how to make one", async () => {

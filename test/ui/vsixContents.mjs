@@ -1,6 +1,7 @@
 // What the packaged .vsix may contain: the bundles, the media they load, the manifest and the usual documents.
 // Paths are relative to the extension root, as `vsce ls` prints them.
-export const REQUIRED = ["package.json", "dist/extension.js", "dist/webview.js", "dist/console.js", "dist/console.css", "README.md", "LICENSE"];
+// dist/tracing.js: the OpenTelemetry tracer the extension loads when farmhand.otlpEndpoint is set
+export const REQUIRED = ["package.json", "dist/extension.js", "dist/webview.js", "dist/console.js", "dist/console.css", "dist/tracing.js", "README.md", "LICENSE"];
 
 const ALLOWED = [
   /^package\.json$/,

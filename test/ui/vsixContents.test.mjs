@@ -3,7 +3,7 @@ import * as assert from "node:assert/strict";
 import { describe, it } from "mocha";
 import { vsixListProblems } from "./vsixContents.mjs";
 
-const GOOD = ["package.json", "README.md", "LICENSE", "CHANGELOG.md", "dist/extension.js", "dist/webview.js", "dist/console.js", "dist/console.css", "media/icon.png"];
+const GOOD = ["package.json", "README.md", "LICENSE", "CHANGELOG.md", "dist/extension.js", "dist/webview.js", "dist/console.js", "dist/console.css", "dist/tracing.js", "media/icon.png"];
 
 describe("the .vsix content rules", () => {
   it("accept the bundles, media, manifest and documents", () => {
@@ -18,12 +18,13 @@ describe("the .vsix content rules", () => {
     );
   });
 
-  it("require the manifest, the bundles and the console's stylesheet", () => {
+  it("require the manifest, the bundles (the tracer's too) and the console's stylesheet", () => {
     assert.deepEqual(vsixListProblems(GOOD.filter((f) => !f.startsWith("dist/"))), [
       "missing dist/extension.js",
       "missing dist/webview.js",
       "missing dist/console.js",
       "missing dist/console.css",
+      "missing dist/tracing.js",
     ]);
   });
 });

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { Handler } from "../../worker/handler";
 import type { ProcessPool } from "../processPool";
-import { AppRunner } from "./appRunner";
+import { AppRunner, type ModuleSource } from "./appRunner";
 import { appsHandler } from "./appsHandler";
 import { ModuleCache } from "./moduleCache";
 import { httpModuleSource } from "./moduleSource";
@@ -22,6 +22,8 @@ export type AppsFarmAccess = {
   /** The worker's key: the module route serves only workers allowed to run apps. */
   apiKey: string;
   fetch?: typeof fetch;
+  /** Hears the size of each module downloaded (a metered connection's allowance counts it). */
+  onDownloaded?: (bytes: number) => void;
 };
 
 /**
@@ -42,7 +44,12 @@ export class AppsRuntime {
 
   /** The `apps` handler for this farm: modules downloaded with the worker key, cached by sha256. */
   handlerFor(farm: AppsFarmAccess): Handler {
-    const source = httpModuleSource({ siteUrl: siteUrlFor(farm.deploymentUrl, farm.siteUrl), apiKey: farm.apiKey, fetch: farm.fetch });
+    const download = httpModuleSource({ siteUrl: siteUrlFor(farm.deploymentUrl, farm.siteUrl), apiKey: farm.apiKey, fetch: farm.fetch });
+    const source: ModuleSource = async (app) => {
+      const bytes = await download(app);
+      farm.onDownloaded?.(bytes.length);
+      return bytes;
+    };
     return appsHandler(new AppRunner(this.pool, this.cache, source));
   }
 }

@@ -28,8 +28,9 @@ export function runRecipe(payload: unknown, ctx: ImplContext, options: unknown):
   return new Promise((resolve, reject) => {
     const child = spawn(recipe.command, recipe.args ?? [], {
       cwd: recipe.cwd,
-      // Only the allow-list of jobEnv.ts and the recipe's own env: never the donor's keys or the editor's variables.
-      env: jobEnvironment(recipe.env),
+      // Only the allow-list of jobEnv.ts, the recipe's own env and the run's trace context: never the donor's keys or
+      // the editor's variables.
+      env: jobEnvironment(recipe.env, process.env, process.platform, { traceparent: ctx.traceparent }),
       stdio: ["pipe", "pipe", "pipe"],
     });
     let lastLine = "";

@@ -1,5 +1,7 @@
-import { spawn } from "node:child_process";
+import { LineAsker, spawnPowerShell, type LineProcess } from "../powerShell";
 import { IdleSourceError, type IdleReading, type IdleSource } from "./idleSource";
+
+export type { LineProcess } from "../powerShell";
 
 /**
  * Windows: GetLastInputInfo through ONE long-lived PowerShell process (never a process per poll). Each read writes a
@@ -47,86 +49,23 @@ export function parseWindowsIdleLine(line: string): IdleReading | { error: strin
   return error ? { error: error[1] } : undefined;
 }
 
-/** The piece of a child process this source uses, so tests can play recorded PowerShell output. */
-export type LineProcess = {
-  write(line: string): void;
-  onLine(listener: (line: string) => void): void;
-  onExit(listener: (why: string) => void): void;
-  kill(): void;
-};
-
-function spawnPowerShell(): LineProcess {
-  const child = spawn("powershell.exe", ["-NoLogo", "-NoProfile", "-NonInteractive", "-Command", WINDOWS_IDLE_SCRIPT], {
-    windowsHide: true,
-    stdio: ["pipe", "pipe", "ignore"],
-  });
-  child.unref();
-  let rest = "";
-  const listeners: Array<(line: string) => void> = [];
-  child.stdout.setEncoding("utf8");
-  child.stdout.on("data", (chunk: string) => {
-    const lines = (rest + chunk).split(/\r?\n/);
-    rest = lines.pop() ?? "";
-    for (const line of lines) listeners.forEach((l) => l(line));
-  });
-  return {
-    write: (line) => void child.stdin.write(line + "\n"),
-    onLine: (l) => void listeners.push(l),
-    onExit: (l) => {
-      child.on("exit", (code, signal) => l(`PowerShell exited (${signal ?? code})`));
-      child.on("error", (e) => l(`PowerShell could not start: ${e.message}`));
-    },
-    kill: () => void child.kill(),
-  };
-}
-
-const READ_TIMEOUT_MS = 5_000;
-
 export class WindowsIdleSource implements IdleSource {
   readonly name = "Windows GetLastInputInfo (PowerShell)";
   readonly fastPollMs = 500;
-  private process: LineProcess | undefined;
-  private exited: string | undefined;
-  private readonly waiting: Array<{ resolve(r: IdleReading): void; reject(e: Error): void; timer: ReturnType<typeof setTimeout> }> = [];
+  private readonly asker: LineAsker;
 
-  constructor(private readonly start: () => LineProcess = spawnPowerShell) {}
+  constructor(start: () => LineProcess = () => spawnPowerShell(WINDOWS_IDLE_SCRIPT)) {
+    this.asker = new LineAsker(start, (why) => new IdleSourceError(why));
+  }
 
   read(): Promise<IdleReading> {
-    if (this.exited) return Promise.reject(new IdleSourceError(this.exited));
-    const process = (this.process ??= this.launch());
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => this.failAll(`PowerShell did not answer within ${READ_TIMEOUT_MS} ms`), READ_TIMEOUT_MS);
-      this.waiting.push({ resolve, reject, timer });
-      process.write("read");
+    return this.asker.ask("read", (line) => {
+      const answer = parseWindowsIdleLine(line);
+      return answer === undefined || "error" in answer ? answer : { value: answer };
     });
   }
 
   dispose(): void {
-    this.process?.kill();
-    this.failAll("disposed");
-  }
-
-  private launch(): LineProcess {
-    const process = this.start();
-    process.onLine((line) => {
-      const answer = parseWindowsIdleLine(line);
-      if (answer === undefined) return;
-      const next = this.waiting.shift();
-      if (!next) return;
-      clearTimeout(next.timer);
-      if ("error" in answer) next.reject(new IdleSourceError(answer.error));
-      else next.resolve(answer);
-    });
-    process.onExit((why) => this.failAll(why));
-    return process;
-  }
-
-  private failAll(why: string): void {
-    this.exited ??= why;
-    this.process?.kill();
-    for (const w of this.waiting.splice(0)) {
-      clearTimeout(w.timer);
-      w.reject(new IdleSourceError(why));
-    }
+    this.asker.dispose();
   }
 }

@@ -9,24 +9,28 @@ import { runDue } from "../queueState";
 import { enrollWorker, expectCode, type Farm } from "../setup";
 import { checkConsistency } from "../sweep/consistency";
 import { atStep } from "./peaks";
-import { BIG_TYPE, capsFarm, claim, claimAll, deadLetters, drain, fullBody, fullCheckpoint, fullChunk, fullError, manager, submitBig, summarise } from "./world";
+import { BIG_TYPE, capsFarm, claim, claimAll, deadLetters, drain, fullBody, fullCheckpoint, fullChunk, fullError, manager, type Script, submitBig, summarise, utf8Bytes } from "./world";
 
 /** Every function that reads a range or a body, driven at the documented caps. */
 
-async function seedOutput(farm: Farm, jobId: Id<"jobs">, from: number, to: number): Promise<void> {
+export async function seedOutput(farm: Farm, jobId: Id<"jobs">, from: number, to: number, script: Script = "latin", instances: Array<Id<"jobInstances">> = []): Promise<void> {
   atStep("seed");
   for (let start = from; start < to; start += 400) {
     await farm.t.run(async (ctx) => {
-      for (let seq = start; seq < Math.min(to, start + 400); seq++) await ctx.db.insert("jobOutput", { orgId: farm.orgId, jobId, seq, chunk: fullChunk(seq) });
+      for (let seq = start; seq < Math.min(to, start + 400); seq++) {
+        const instance = instances.length > 0 ? { instance: instances[seq % instances.length] } : {};
+        await ctx.db.insert("jobOutput", { orgId: farm.orgId, jobId, seq, chunk: fullChunk(seq, script), ...instance });
+      }
     });
   }
 }
 
 /**
  * One job at every per-job cap: a 256 KiB payload, a 512 KiB checkpoint, status text at its cap, output up
- * to the per-job chunk cap, a 256 KiB result; every reader of it, then its purge.
+ * to the per-job chunk cap (8 KiB of UTF-8 each, in `script`: a CJK or emoji chunk holds a third or a quarter
+ * as many characters), a 256 KiB result; every reader of it, then its purge.
  */
-export async function oneJobAtEveryCap(): Promise<void> {
+export async function oneJobAtEveryCap(script: Script = "latin"): Promise<void> {
   const farm = await capsFarm();
   const op = await manager(farm);
   atStep("jobs:setWebhook");
@@ -43,10 +47,12 @@ export async function oneJobAtEveryCap(): Promise<void> {
   atStep("workers:heartbeat with status text at its cap");
   await farm.t.mutation(api.workers.heartbeat, { ...lease, progress: 0.5, status: "s".repeat(LIMITS.statusTextChars) });
   atStep("workers:output");
-  await farm.t.mutation(api.workers.output, { ...lease, chunk: fullChunk(0) });
-  await seedOutput(farm, jobId, 1, LIMITS.outputChunksPerJob);
+  await farm.t.mutation(api.workers.output, { ...lease, chunk: fullChunk(0, script) });
+  atStep("workers:output one character past the chunk cap");
+  await expectCode(farm.t.mutation(api.workers.output, { ...lease, chunk: `${fullChunk(1, script)}${script === "emoji" ? "😀" : "字"}` }), "too_large");
+  await seedOutput(farm, jobId, 1, LIMITS.outputChunksPerJob, script);
   atStep("workers:output past the per-job cap");
-  await expectCode(farm.t.mutation(api.workers.output, { ...lease, chunk: fullChunk(LIMITS.outputChunksPerJob) }), "too_large");
+  await expectCode(farm.t.mutation(api.workers.output, { ...lease, chunk: fullChunk(LIMITS.outputChunksPerJob, script) }), "too_large");
   atStep("workers:checkKey");
   expect(await farm.t.query(api.workers.checkKey, { apiKey: op.apiKey })).toMatchObject({ workerId: op.workerId });
   atStep("jobs:get while running, full output");
@@ -57,7 +63,8 @@ export async function oneJobAtEveryCap(): Promise<void> {
   atStep("jobs:get");
   const done = await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId });
   expect(done).toMatchObject({ status: "succeeded", result: fullBody("result") });
-  expect(done!.output.length).toBe(LIMITS.outputChunksReturned * LIMITS.outputChunkChars);
+  const newest = Array.from({ length: LIMITS.outputChunksReturned }, (_, i) => fullChunk(LIMITS.outputChunksPerJob - LIMITS.outputChunksReturned + i, script));
+  expect(utf8Bytes(done!.output)).toBe(utf8Bytes(newest.join("")));
   atStep("jobs:byExternalId");
   expect(await farm.t.query(api.jobs.byExternalId, { clientKey: farm.clientKey, externalId })).toMatchObject({ jobId, result: fullBody("result") });
   atStep("GET /api/jobs/:id");
@@ -143,7 +150,7 @@ export async function hundredDeadLetters(): Promise<void> {
   expect(await checkConsistency(farm.t)).toEqual([]);
 }
 
-/** Copies of a job row (with its payload beside it) straight into the database, counted in its lane. */
+/** Copies of a job row (with its payload beside it) straight into the database, counted in its lane (not in the metrics). */
 async function seedCopies(farm: Farm, of: Id<"jobs">, count: number): Promise<void> {
   atStep("seed");
   const source = await farm.t.run(async (ctx) => await ctx.db.get(of));
@@ -153,7 +160,7 @@ async function seedCopies(farm: Farm, of: Id<"jobs">, count: number): Promise<vo
     await farm.t.run(async (ctx) => {
       const perShard = new Map<number, number>();
       for (let i = 0; i < n; i++) {
-        const jobId = await ctx.db.insert("jobs", { ...template, externalId: `copy-${done + i}-`.padEnd(LIMITS.externalIdChars, "x") });
+        const jobId = await ctx.db.insert("jobs", { ...template, metered: undefined, externalId: `copy-${done + i}-`.padEnd(LIMITS.externalIdChars, "x") });
         await ctx.db.insert("jobBodies", { orgId: farm.orgId, jobId, part: "payload", value: null, bytes: 4 });
         perShard.set(batchShardOf(jobId), (perShard.get(batchShardOf(jobId)) ?? 0) + 1);
       }

@@ -24,8 +24,17 @@ export function fullCheckpoint(fill: number): string {
 /** An error text at the cap a worker may report (longer ones are cut to it). */
 export const fullError = (tag: string | number) => `${tag}:`.padEnd(LIMITS.errorChars, "e");
 
-/** An output chunk at its cap. */
-export const fullChunk = (seq: number) => `${seq}:`.padEnd(LIMITS.outputChunkChars, "o");
+/** The scripts an output chunk at its cap is written in: one, three and four UTF-8 bytes a character. */
+export type Script = "latin" | "cjk" | "emoji";
+const FILL: Record<Script, string> = { latin: "o", cjk: "字", emoji: "😀" };
+
+export const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
+
+/** An output chunk at its cap (8 KiB of UTF-8), in `script`. */
+export function fullChunk(seq: number, script: Script = "latin"): string {
+  const head = `${seq}:`;
+  return head + FILL[script].repeat(Math.floor((LIMITS.outputChunkBytes - head.length) / utf8Bytes(FILL[script])));
+}
 
 export async function capsFarm(): Promise<Farm> {
   atStep("seed");

@@ -76,7 +76,7 @@ test("revoking a worker from the console hands its running job back; its own key
   const worker = await enrollWorker(farm, { name: "donor" });
   const jobId = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
   await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: TEST_TYPES });
-  expect(await farm.t.mutation(api.consoleAccess.revokeWorker, { apiKey: op.apiKey, workerId: worker.workerId })).toEqual({ handedBack: 1 });
+  expect(await farm.t.mutation(api.consoleAccess.revokeWorker, { apiKey: op.apiKey, workerId: worker.workerId })).toEqual({ handedBack: 1, alsoRevoked: 0 });
   expect(await farm.t.query(api.jobs.get, { clientKey: farm.clientKey, jobId })).toMatchObject({ status: "pending" });
   await expectCode(farm.t.query(api.workers.checkKey, { apiKey: worker.apiKey }), "revoked");
   await expectCode(farm.t.mutation(api.consoleAccess.revokeWorker, { apiKey: op.apiKey, workerId: op.workerId }), "invalid_argument");

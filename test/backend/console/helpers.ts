@@ -12,7 +12,7 @@ export async function deadJob(farm: Farm, worker: Enrolled, spec: { type?: strin
 
 /**
  * `count` more dead letters like `template`, written straight into the database (with the counter change
- * the real path would make), `perTransaction` at a time.
+ * the real path would make; the metrics do not count the copies), `perTransaction` at a time.
  */
 export async function copyDeadJobs(farm: Farm, template: Id<"jobs">, count: number, perTransaction = 2_000): Promise<void> {
   const first = (await farm.t.run(async (ctx) => await ctx.db.get(template)))!;
@@ -22,7 +22,7 @@ export async function copyDeadJobs(farm: Farm, template: Id<"jobs">, count: numb
   for (let done = 0; done < count; done += perTransaction) {
     const n = Math.min(perTransaction, count - done);
     await farm.t.run(async (ctx) => {
-      for (let i = 0; i < n; i++) await ctx.db.insert("jobs", { ...fields });
+      for (let i = 0; i < n; i++) await ctx.db.insert("jobs", { ...fields, metered: undefined });
       await ctx.db.insert("counterDeltas", { orgId: farm.orgId, dead: n });
     });
   }

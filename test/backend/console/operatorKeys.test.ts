@@ -73,13 +73,14 @@ test("wrong prefix, unknown and malformed operator keys are refused clearly", as
   await expectCode(farm.t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "" }), "invalid_argument");
 });
 
-test("a worker key with canManage still opens the console (existing grants keep working); without it, forbidden", async () => {
+test("a worker key with canManage still opens the console (existing grants keep working), but makes no operator key; without it, forbidden", async () => {
   const farm = await newFarm();
   const manager = await enrollWorker(farm, { canManage: true, name: "old-operator" });
   const donor = await enrollWorker(farm, { name: "donor" });
   const listed = (await farm.t.query(api.console.workers, { apiKey: manager.apiKey })).page;
   expect(listed.map((w) => [w.name, w.isMe]).sort()).toEqual([["donor", false], ["old-operator", true]]);
-  const { key } = await farm.t.mutation(api.consoleAccess.createOperatorKey, { apiKey: manager.apiKey, name: "replacement" });
+  await expectCode(farm.t.mutation(api.consoleAccess.createOperatorKey, { apiKey: manager.apiKey, name: "replacement" }), "forbidden");
+  const { key } = await farm.t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "replacement" });
   expect((await farm.t.query(api.consoleAccess.list, { apiKey: key })).operatorKeys.map((k) => k.name)).toEqual(["replacement"]);
   await expectCode(farm.t.query(api.console.overview, { apiKey: donor.apiKey }), "forbidden");
   await expectCode(farm.t.mutation(api.consoleAccess.createOperatorKey, { apiKey: donor.apiKey, name: "sneaky" }), "forbidden");

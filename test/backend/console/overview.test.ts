@@ -1,21 +1,41 @@
 import { afterEach, expect, test, vi } from "vitest";
-import { api } from "../../../convex/_generated/api";
-import { quantileMs, waitBucket, WAIT_BUCKETS_MS } from "../../../convex/lib/queueWait";
+import { api, internal } from "../../../convex/_generated/api";
+import { bucketOf, BUCKETS, DURATION_BOUNDS_S, quantileMs } from "../../../convex/lib/metrics/histogram";
 import { enrollWorker, newFarm, refreshSummaries, TEST_TYPES } from "../setup";
 import { deadJob } from "./helpers";
 
 afterEach(() => vi.useRealTimers());
 
-test("wait histograms: buckets by upper bound, quantiles as the bucket's bound", () => {
-  expect(waitBucket(0)).toBe(0);
-  expect(waitBucket(10)).toBe(1);
-  expect(waitBucket(1e12)).toBe(WAIT_BUCKETS_MS.length);
-  const h = Array(WAIT_BUCKETS_MS.length + 1).fill(0);
-  h[waitBucket(5)] = 90; // 90 fast claims
-  h[waitBucket(3_000)] = 10; // 10 slow ones
-  expect(quantileMs(h, 0.5)).toBe(10);
-  expect(quantileMs(h, 0.95)).toBe(5_000);
+test("wait histograms: a duration falls in the first bucket whose bound it does not pass; quantiles as Prometheus estimates them", () => {
+  expect(bucketOf(0)).toBe(0);
+  expect(bucketOf(10)).toBe(0); // 0.01 s: buckets are "≤ le"
+  expect(bucketOf(11)).toBe(1);
+  expect(bucketOf(1e12)).toBe(DURATION_BOUNDS_S.length);
+  const h = new Array<number>(BUCKETS).fill(0);
+  h[bucketOf(5)] = 90; // 90 fast claims
+  h[bucketOf(3_000)] = 10; // 10 slow ones, in (2 s, 3 s]
+  expect(quantileMs(h, 0.5)).toBe(6); // 45 of 90 in (0, 10 ms]: halfway
+  expect(quantileMs(h, 0.95)).toBe(2_500); // 5 of 10 in (2 s, 3 s]: halfway
   expect(quantileMs(h.map(() => 0), 0.5)).toBeNull();
+  // past the last bound the answer is that bound
+  expect(quantileMs(h.map((_, i) => (i === BUCKETS - 1 ? 1 : 0)), 0.5)).toBe(DURATION_BOUNDS_S.at(-1)! * 1000);
+});
+
+test("waits of 25 and 40 minutes give a p50 and a p95 of their own (they once both read as the 2,500 s bound)", () => {
+  const h = new Array<number>(BUCKETS).fill(0);
+  h[bucketOf(25 * 60_000)] += 60;
+  h[bucketOf(40 * 60_000)] += 40;
+  const p50 = quantileMs(h, 0.5)!;
+  const p95 = quantileMs(h, 0.95)!;
+  expect(p50).toBeGreaterThan(20 * 60_000);
+  expect(p50).toBeLessThanOrEqual(30 * 60_000);
+  expect(p95).toBeGreaterThan(30 * 60_000);
+  expect(p95).toBeLessThanOrEqual(45 * 60_000);
+  // the same waits a second apart stay in one bucket: p50 and p95 both within it
+  const same = new Array<number>(BUCKETS).fill(0);
+  same[bucketOf(40 * 60_000)] = 100;
+  expect(quantileMs(same, 0.5)).toBeGreaterThan(30 * 60_000);
+  expect(quantileMs(same, 0.95)).toBeLessThanOrEqual(45 * 60_000);
 });
 
 test("overview: counts, workers online, finished and failed per minute, queue wait p50/p95, oldest waiting job", async () => {
@@ -45,7 +65,8 @@ test("overview: counts, workers online, finished and failed per minute, queue wa
   const finished = overview.throughput.reduce((s, m) => s + m.finished, 0);
   const failed = overview.throughput.reduce((s, m) => s + m.failed, 0);
   expect([finished, failed]).toEqual([11, 1]);
-  expect(overview.queueWait).toEqual({ p50Ms: 10, p95Ms: 50_000, samples: 11 });
+  // ten waits of 0 and one of 40 s, as Prometheus would estimate them: p50 inside (0, 10 ms], p95 inside (30 s, 45 s]
+  expect(overview.queueWait).toEqual({ p50Ms: 6, p95Ms: 36_750, samples: 11 });
   expect(Date.now() - overview.oldestReadyAt!).toBe(90_000);
   expect(waiting).toBeTruthy();
 });
@@ -75,4 +96,33 @@ test("workers page and leaderboard: slots in use, jobs done, CPU time given this
   expect(workers.find((w) => w.name === "donor")).toMatchObject({ slotsInUse: 1, jobsDone: 2, cpuMs: 11_000, maxConcurrentJobs: 4 });
   expect(workers.find((w) => w.name === "donor")!.onlineUntil).toBeGreaterThan(Date.now());
   expect(workers.find((w) => w.name === "op")).toMatchObject({ isMe: true, canManage: true, slotsInUse: 0 });
+});
+
+test("overview per job type and client key, from the metrics' counters: a slow type's wait p95 apart from a quick one's, each key's jobs and ends", async () => {
+  vi.useFakeTimers();
+  vi.setSystemTime(Date.UTC(2026, 10, 23, 10));
+  const farm = await newFarm();
+  const op = await enrollWorker(farm, { canManage: true, maxConcurrentJobs: 8 });
+  const { key: nightly } = await farm.t.mutation(internal.admin.createClientKey, { orgId: farm.orgId, name: "nightly" });
+  const run = async (clientKey: string, type: string, waitMs: number) => {
+    await farm.t.mutation(api.jobs.submit, { clientKey, type });
+    vi.advanceTimersByTime(waitMs);
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: op.capabilities });
+    await farm.t.mutation(api.workers.complete, { apiKey: op.apiKey, leaseId: c.leaseId });
+  };
+  for (let i = 0; i < 10; i++) await run(farm.clientKey, "fast", 300);
+  for (let i = 0; i < 4; i++) await run(nightly, "slow", 40 * 60_000);
+  await farm.t.mutation(api.jobs.submit, { clientKey: nightly, type: "slow" });
+  await refreshSummaries(farm.t);
+  const overview = await farm.t.query(api.console.overview, { apiKey: op.apiKey });
+  const waits = Object.fromEntries(overview.waitsByType.map((t) => [t.type, t]));
+  expect(overview.waitsByType.map((t) => t.type)).toEqual(["fast", "slow"]); // the busier first
+  expect(waits.fast.p95Ms).toBeLessThanOrEqual(500);
+  expect(waits.slow.p95Ms).toBeGreaterThan(30 * 60_000);
+  expect(waits.slow.p95Ms).toBeLessThanOrEqual(45 * 60_000);
+  expect(overview.byClientKey).toEqual([
+    { name: "ci", jobs: { pending: 0, running: 0, waiting: 0, succeeded: 10, canceled: 0, dead: 0 }, finished: { succeeded: 10, dead: 0, canceled: 0 } },
+    { name: "nightly", jobs: { pending: 1, running: 0, waiting: 0, succeeded: 4, canceled: 0, dead: 0 }, finished: { succeeded: 4, dead: 0, canceled: 0 } },
+  ]);
+  expect(overview.finished).toEqual({ succeeded: 14, dead: 0, canceled: 0 });
 });

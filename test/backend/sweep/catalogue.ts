@@ -1,10 +1,12 @@
 import type { FunctionReference } from "convex/server";
 import { api } from "../../../convex/_generated/api";
 import { LIMITS } from "../../../convex/lib/limits";
+import { ENERGY_J_MAX } from "../../../convex/lib/energy";
 import {
   badCapabilities,
   badFraction,
   badInteger,
+  badNumber,
   badSecret,
   badText,
   badTime,
@@ -67,6 +69,10 @@ const integer = (min: number, max: number): Field => ({ optional: true, garbage:
 const boolean: Field = { optional: true, garbage: (rng) => wrongType(rng, "boolean") };
 /** A worker's concurrency as it declares it: a whole number from 0 to the per-worker cap. */
 const slots = (optional = true): Field => ({ optional, garbage: (rng) => badInteger(rng, 0, LIMITS.maxConcurrentJobs) });
+/** What a metered worker's jobs may still download: a whole number of bytes. */
+const maxBytes = integer(0, Number.MAX_SAFE_INTEGER);
+/** The energy an attempt used: joules, any finite number from 0 to the cap (fractions are legal). */
+const energyJ: Field = { optional: true, garbage: (rng) => badNumber(rng, 0, ENERGY_J_MAX) };
 const value = (maxBytes: number, optional = true): Field => ({ optional, nullable: true, garbage: (rng) => badValue(rng, maxBytes) });
 
 /** A manager's key: a worker key of the org without canManage is refused too. */
@@ -238,7 +244,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:claim",
     kind: "mutation",
     ref: api.workers.claim,
-    fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker), max: integer(1, LIMITS.claimMax) },
+    fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker), max: integer(1, LIMITS.claimMax), maxBytes },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, capabilities: WORKER_CAPS, max: 1 + rng.int(2) }),
   },
   keyOnly("query", api.workers.doorbell, "workers:doorbell", "worker"),
@@ -246,7 +252,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:ready",
     kind: "mutation",
     ref: api.workers.ready,
-    fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker), slots: slots(false) },
+    fields: { apiKey: workerKey, capabilities: capabilities(LIMITS.capabilitiesPerWorker), slots: slots(false), maxBytes },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, capabilities: WORKER_CAPS, slots: rng.int(4) }),
   },
   keyOnly("mutation", api.workers.presence, "workers:presence", "worker"),
@@ -266,14 +272,14 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:output",
     kind: "mutation",
     ref: api.workers.output,
-    fields: { apiKey: workerKey, leaseId, chunk: text(LIMITS.outputChunkChars, { allowEmpty: true }) },
+    fields: { apiKey: workerKey, leaseId, chunk: text(LIMITS.outputChunkBytes, { allowEmpty: true }) },
     valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, chunk: "line\n" }),
   },
   {
     name: "workers:complete",
     kind: "mutation",
     ref: api.workers.complete,
-    fields: { apiKey: workerKey, leaseId, result: value(LIMITS.resultBytes), slots: slots(), cpuMs: integer(0, LIMITS.cpuMsMax) },
+    fields: { apiKey: workerKey, leaseId, result: value(LIMITS.resultBytes), slots: slots(), cpuMs: integer(0, LIMITS.cpuMsMax), maxBytes, energyJ },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, result: { ok: true }, slots: rng.int(3) }),
   },
   {
@@ -287,6 +293,8 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
       retryable: boolean,
       slots: slots(),
       cpuMs: integer(0, LIMITS.cpuMsMax),
+      maxBytes,
+      energyJ,
     },
     valid: (w) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, error: "oops", retryable: true }),
   },
@@ -294,7 +302,7 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     name: "workers:release",
     kind: "mutation",
     ref: api.workers.release,
-    fields: { apiKey: workerKey, leaseId, slots: slots() },
+    fields: { apiKey: workerKey, leaseId, slots: slots(), maxBytes },
     valid: (w, rng) => ({ apiKey: w.a.worker.apiKey, leaseId: w.a.liveLease, slots: rng.int(2) }),
   },
   keyOnly("query", api.workers.checkKey, "workers:checkKey", "worker"),
@@ -308,13 +316,15 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     valid: (w) => ({ apiKey: w.a.worker.apiKey, limit: 10 }),
   },
   ...(["overview", "workers"] as const).map((fn) => keyOnly("query", api.console[fn], `console:${fn}`, "manager")),
-  {
-    name: "console:leaderboard",
-    kind: "query",
-    ref: api.console.leaderboard,
-    fields: { apiKey: managerKey, weekOf: { garbage: (rng) => badInteger(rng, 0, 8.64e15) } },
-    valid: (w) => ({ apiKey: w.a.manager.apiKey, weekOf: Date.UTC(2026, 10, 23) }),
-  },
+  ...(["leaderboard", "energy"] as const).map(
+    (fn): PublicFunction => ({
+      name: `console:${fn}`,
+      kind: "query",
+      ref: api.console[fn],
+      fields: { apiKey: managerKey, weekOf: { garbage: (rng) => badInteger(rng, 0, 8.64e15) } },
+      valid: (w) => ({ apiKey: w.a.manager.apiKey, weekOf: Date.UTC(2026, 10, 23) }),
+    }),
+  ),
   {
     name: "console:jobs",
     kind: "query",
@@ -386,8 +396,10 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
       maxConcurrentJobs: integer(1, LIMITS.maxConcurrentJobs),
       ttlMs: integer(1, 365 * 24 * 3600 * 1000),
       canManage: boolean,
+      donor: text(LIMITS.nameChars, { allowEmpty: true, optional: true }),
+      maxCores: integer(1, LIMITS.maxCoresGranted),
     },
-    valid: (w) => ({ apiKey: w.a.manager.apiKey, capabilities: WORKER_CAPS, maxConcurrentJobs: 2, ttlMs: 60_000 }),
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, capabilities: WORKER_CAPS, maxConcurrentJobs: 2, ttlMs: 60_000, donor: "alice", maxCores: 8 }),
   },
   {
     name: "consoleAccess:revokeEnrollment",
@@ -415,7 +427,8 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
     kind: "mutation",
     ref: api.consoleAccess.createOperatorKey,
     fields: { apiKey: managerKey, name: text(LIMITS.nameChars) },
-    valid: (w) => ({ apiKey: w.a.manager.apiKey, name: "sweep-operator" }),
+    // a managing worker's key may not make one (forbidden): an operator key does
+    valid: (w) => ({ apiKey: w.a.operatorKey, name: "sweep-operator" }),
   },
   {
     name: "consoleAccess:revokeOperatorKey",

@@ -2,11 +2,14 @@ import type { Doc, TableNames } from "../../../convex/_generated/dataModel";
 import { BATCH_SHARDS, batchShardOf } from "../../../convex/lib/dependencies";
 import { routingKey } from "../../../convex/lib/lanes";
 import { LIMITS } from "../../../convex/lib/limits";
+import { APP_LIMITS } from "../../../convex/lib/appLimits";
+import { jsonBytes } from "../../../convex/lib/validate";
 import { classOf, meetsClass } from "../../../convex/lib/requirements";
 import { routingCapabilities } from "../../../convex/lib/routing";
 import { mayRun } from "../../../convex/lib/validation";
 import type { Backend } from "../setup";
 import { checkFairShare, keysAtLimit } from "./fairConsistency";
+import { checkMetrics } from "./metricsConsistency";
 
 const PAGE = 2_000;
 // pages of big rows (job bodies, checkpoints) end early at this many bytes, under the transaction limit
@@ -42,8 +45,9 @@ function add(map: Map<string, number>, key: string, n = 1) {
  * one well-formed state, running jobs hold a lease from a live row of their org, offered ones an inbox offer
  * and an expiry check, lease ids are unique, children belong to live jobs of the same org, every delayed job
  * has a promotion and every running job its lease check scheduled, the waiting lines match what each worker
- * wants, and an idle dispatcher left no ready job that a waiting worker could take (unless its client key is at its
- * maxRunning); per client key, its counters match its jobs (test/backend/sweep/fairConsistency.ts).
+ * wants, an idle dispatcher left no ready job that a waiting worker could take (unless its client key is at its
+ * maxRunning), the metrics count the jobs there are, and per client key its counters match its jobs
+ * (test/backend/sweep/fairConsistency.ts).
  */
 export async function checkConsistency(t: Backend): Promise<string[]> {
   const problems: string[] = [];
@@ -65,7 +69,8 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     readAll(t, "workerSlots"),
     readAll(t, "counterDeltas"),
   ]);
-  const instances = await readAll(t, "jobInstances");
+  const [instances, instanceResults, creditTotals] = await Promise.all([readAll(t, "jobInstances"), readAll(t, "instanceResults"), readAll(t, "creditTotals")]);
+  const appVersions = await readAll(t, "appVersions");
   const [clientKeys, keyShards, keyRunning, keyRunningDeltas, fairPasses, fairClocks, fairCursors, fairnessWeights] = await Promise.all([
     readAll(t, "clientKeys"),
     readAll(t, "keyShards"),
@@ -296,27 +301,75 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
     if (other) problems.push(`${other} and instance ${row._id} share lease ${row.leaseId}`);
     leaseIds.set(row.leaseId, `instance ${row._id}`);
   }
-  problems.push(...checkInstances(jobs, instances));
+  problems.push(...checkInstances(jobs, instances, instanceResults));
+  problems.push(...checkPendingCredit(instances, creditTotals));
   problems.push(...checkFairShare({ orgs, lanes, jobs, instances, clientKeys, counterDeltas, keyShards, keyRunning, keyRunningDeltas, fairPasses, fairClocks, fairCursors, fairnessWeights }));
   const atLimit = keysAtLimit(clientKeys, jobs, instances);
-  problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, atLimit }));
-  const settling = await t.run(async (ctx) =>
-    (await ctx.db.system.query("_scheduled_functions").collect()).filter((f) => f.name === "dependencies:settle" && f.state.kind === "pending").map((f) => f.args[0] as Settling),
-  );
-  problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settling));
+  problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions, atLimit }));
+  problems.push(...checkParentRefs(jobs, await readAll(t, "parentRefs")));
+  const settlements = await readAll(t, "settlements");
+  problems.push(...checkSettlements(settlements, scheduled));
+  const awaitingSeal = new Set((await readAll(t, "batchSeals")).filter((s) => s.sealedAt === undefined).map((s) => `${s.orgId}:${s.batchId}`));
+  problems.push(...checkDependencies(jobs, await readAll(t, "jobDependencies"), await readAll(t, "batches"), settlements, awaitingSeal));
+  const metricTotals = { cells: await readAll(t, "metricCells"), clients: await readAll(t, "metricClients"), orgs: await readAll(t, "metricOrgs") };
+  problems.push(...checkMetrics(jobs, counterDeltas, metricTotals));
   return problems;
+}
+
+/**
+ * Each job not yet ended that was submitted with parents names each of them (its listed jobs and its batch) in one
+ * reference row (lib/parentRefs.ts), and an ended job names none; a named parent job exists (it is kept for the child).
+ */
+function checkParentRefs(jobs: Doc<"jobs">[], refs: Doc<"parentRefs">[]): string[] {
+  const problems: string[] = [];
+  const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
+  const named = new Map<string, string[]>();
+  for (const ref of refs) {
+    const child = jobsById.get(ref.childId);
+    const where = `parent reference ${ref._id} of job ${ref.childId}`;
+    if (!child) problems.push(`${where}: its child is missing`);
+    else if (FINAL.has(child.status)) problems.push(`${where}: its child already ended ${child.status}`);
+    else if (child.orgId !== ref.orgId) problems.push(`${where}: in another org than its child`);
+    if ((ref.parentId === undefined) === (ref.batchId === undefined)) problems.push(`${where}: names neither or both a job and a batch`);
+    if (ref.parentId !== undefined && !jobsById.has(ref.parentId)) problems.push(`${where}: its parent ${ref.parentId} is gone`);
+    named.set(ref.childId, [...(named.get(ref.childId) ?? []), ref.parentId ?? `batch:${ref.batchId}`]);
+  }
+  for (const job of jobs) {
+    if (!job.dependsOn || FINAL.has(job.status)) continue;
+    const want = [...(job.dependsOn.jobs ?? []), ...(job.dependsOn.batch !== undefined ? [`batch:${job.dependsOn.batch}`] : [])].sort();
+    const have = (named.get(job._id) ?? []).sort();
+    if (want.join() !== have.join()) problems.push(`job ${job._id} (${job.status}) names parents ${have.join(", ") || "none"}, was submitted with ${want.join(", ")}`);
+  }
+  return problems;
+}
+
+/** Each settlement (lib/settlements.ts) has its next page scheduled, of its own generation. */
+function checkSettlements(settlements: Doc<"settlements">[], scheduled: Scheduled[]): string[] {
+  const pages = new Set(
+    scheduled.filter((s) => s.name === "dependencies:settle").map((s) => {
+      const { settlementId, generation } = s.args[0] as { settlementId: string; generation: number };
+      return `${settlementId}:${generation}`;
+    }),
+  );
+  return settlements.filter((row) => !pages.has(`${row._id}:${row.generation}`)).map((row) => `settlement ${row._id} of job ${row.parentId} has no page scheduled`);
 }
 
 const FINAL = new Set(["succeeded", "canceled", "dead"]);
 
 /**
  * Dependencies: each waiting job has exactly `unmetParents` edges, each edge an unmet parent of the same org
- * (a job not yet succeeded, or a batch with jobs not yet ended); every batch row counts its jobs as they are;
+ * (a job not yet succeeded, or a batch with jobs not yet ended or not yet sealed); every batch row counts its jobs as they are;
  * only waiting jobs have edges, and no job waits on a parent that failed.
  */
-function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[], batches: Doc<"batches">[], settling: Settling[]): string[] {
+function checkDependencies(
+  jobs: Doc<"jobs">[],
+  edges: Doc<"jobDependencies">[],
+  batches: Doc<"batches">[],
+  settling: Doc<"settlements">[],
+  awaitingSeal: ReadonlySet<string>,
+): string[] {
   const problems: string[] = [];
-  // edges of a parent whose end is being settled page by page (dependencies:settle pending) may outlive it until their page
+  // edges of a parent whose end is being settled page by page (a settlement row) may outlive it until their page
   const settlingJobs = new Set(settling.filter((s) => s.batchId === undefined).map((s) => s.parentId));
   const settlingBatches = new Set(settling.filter((s) => s.batchId !== undefined).map((s) => `${s.orgId}:${s.batchId}`));
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
@@ -340,7 +393,8 @@ function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[],
       const batch = batchOf.get(`${edge.orgId}:${edge.batchId}`);
       const beingSettled = settlingBatches.has(`${edge.orgId}:${edge.batchId}`);
       if (!batch) problems.push(`${where}: its batch has no row`);
-      else if (batch.unfinished === 0 && !beingSettled) problems.push(`${where}: its batch has ended`);
+      // a batch submitted with `seal` keeps its children waiting until it is sealed (lib/batchSeals.ts)
+      else if (batch.unfinished === 0 && !beingSettled && !awaitingSeal.has(`${edge.orgId}:${edge.batchId}`)) problems.push(`${where}: its batch has ended`);
       else if (batch.failed > 0 && !beingSettled) problems.push(`${where}: its batch has a failed job`);
     }
   }
@@ -378,9 +432,6 @@ function checkDependencies(jobs: Doc<"jobs">[], edges: Doc<"jobDependencies">[],
   return problems;
 }
 
-/** The arguments of a pending dependencies:settle (convex/lib/dependencies.ts Settlement). */
-type Settling = { orgId: string; parentId: string; batchId?: string };
-
 /**
  * A batch's counts are the sums over its shard rows (lib/dependencies.ts): at most one row per shard, each shard in
  * 0…BATCH_SHARDS−1 (a row without a shard is from before sharding, at most one), and a shard never counts more
@@ -407,11 +458,12 @@ function batchSums(batches: Doc<"batches">[], problems: string[]) {
 /**
  * Replicated jobs (lib/instances.ts): instances belong to a live job of their org; a running replicated job has
  * running instances (side by side, each under its own lease) and a finished one none; the round's started
- * count is its number of instances; the workers and machines a job excludes are its instances' that did not
- * fail; a valid job has `quorum` valid instances (or one accepted alone); credit is granted only to a valid
- * result (or to an instance canceled at quorum).
+ * count is its number of instances; the workers, machines (and, distinct by donor, donors) a job excludes are its
+ * instances' that were not given back (failed ones stay excluded); a valid job has `quorum` valid instances (or
+ * one accepted alone); credit is granted only to a valid result (or to an instance canceled at quorum); every
+ * result is kept once per distinct hash beside the instances.
  */
-function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): string[] {
+function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[], results: Doc<"instanceResults">[]): string[] {
   const problems: string[] = [];
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
   for (const row of instances) {
@@ -421,6 +473,12 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
     else if (!job.validation) problems.push(`instance ${row._id} of job ${job._id}, which is not replicated`);
     if (row.credit === "granted" && row.valid !== true && !(row.status === "canceled" && row.atQuorum)) problems.push(`instance ${row._id} was credited without a valid result`);
     if (row.status === "completed" && row.resultHash === undefined) problems.push(`completed instance ${row._id} has no result hash`);
+    const kept = results.filter((r) => r.jobId === row.jobId && r.round === row.round && r.resultHash === row.resultHash);
+    if (row.status === "completed" && row.result === undefined && kept.length !== 1) problems.push(`completed instance ${row._id} has ${kept.length} kept results of its hash`);
+    if (row.status === "failed" && row.error === undefined) problems.push(`failed instance ${row._id} says no error`);
+  }
+  for (const r of results) {
+    if (!instances.some((i) => i.jobId === r.jobId && i.round === r.round && i.resultHash === r.resultHash)) problems.push(`kept result ${r._id} of no instance`);
   }
   for (const job of jobs) {
     const rules = job.validation;
@@ -432,10 +490,12 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
     // delayed (a failed instance's retry backoff), its other instances run on
     if (rules.started !== round.length) problems.push(`replicated job ${job._id} counts ${rules.started} instances, really ${round.length}`);
     // the workers and machines it is never offered to again: those running an instance or that ran one to its end, each once
-    const live = round.filter((r) => r.status !== "failed");
+    const live = round.filter((r) => r.status !== "released");
     const sameSet = (a: string[], b: string[]) => a.length === b.length && new Set(a).size === a.length && a.every((x) => b.includes(x));
     if (!sameSet(rules.machines, live.map((r) => r.machineId))) problems.push(`replicated job ${job._id} excludes machines ${rules.machines.join(",")}, its live instances ran on ${live.map((r) => r.machineId).join(",")}`);
     if (!sameSet(rules.workers, live.map((r) => r.workerId))) problems.push(`replicated job ${job._id} excludes other workers than its live instances'`);
+    if (rules.distinct === "donor" && !sameSet(rules.donors ?? [], live.map((r) => r.donorKey ?? ""))) problems.push(`replicated job ${job._id} excludes donors ${(rules.donors ?? []).join(",")}, its live instances' are ${live.map((r) => r.donorKey).join(",")}`);
+    if (rules.distinct !== "donor" && (rules.donors !== undefined || live.some((r) => r.donorKey !== undefined))) problems.push(`replicated job ${job._id} records donors without distinct "donor"`);
     if (rules.outcome === "valid") {
       const valid = round.filter((r) => r.valid === true);
       if (job.status !== "succeeded") problems.push(`replicated job ${job._id} is valid but ${job.status}`);
@@ -443,7 +503,29 @@ function checkInstances(jobs: Doc<"jobs">[], instances: Doc<"jobInstances">[]): 
     }
     // the instance whose progress the job shows is one of its running instances
     if (job.progressInstance !== undefined && !round.some((r) => r._id === job.progressInstance && r.status === "running")) problems.push(`replicated job ${job._id} shows the progress of an instance that is not running`);
-    if (rules.outcome === "no_quorum" && job.status !== "dead") problems.push(`replicated job ${job._id} has no quorum but is ${job.status}`);
+    if ((rules.outcome === "no_quorum" || rules.outcome === "too_many_errors") && job.status !== "dead") problems.push(`replicated job ${job._id} ended ${rules.outcome} but is ${job.status}`);
+  }
+  return problems;
+}
+
+/** Each worker's pending credit sum (on its credit total) is the sum of its results waiting for their quorum. */
+function checkPendingCredit(instances: Doc<"jobInstances">[], totals: Doc<"creditTotals">[]): string[] {
+  const problems: string[] = [];
+  const pending = new Map<string, { cpuMs: number; jobs: number }>();
+  for (const row of instances) {
+    if (row.credit !== "pending") continue;
+    const sum = pending.get(row.workerId) ?? { cpuMs: 0, jobs: 0 };
+    sum.cpuMs += row.creditCpuMs ?? 0;
+    sum.jobs++;
+    pending.set(row.workerId, sum);
+  }
+  const byWorker = new Map(totals.map((t) => [t.workerId as string, t]));
+  for (const [workerId, sum] of pending) {
+    const total = byWorker.get(workerId);
+    if (total?.pendingCpuMs !== sum.cpuMs || total.pendingJobs !== sum.jobs) problems.push(`worker ${workerId} has ${sum.jobs} pending results of ${sum.cpuMs} ms; its total says ${total?.pendingJobs} of ${total?.pendingCpuMs}`);
+  }
+  for (const total of totals) {
+    if (!pending.has(total.workerId) && ((total.pendingJobs ?? 0) !== 0 || (total.pendingCpuMs ?? 0) !== 0)) problems.push(`worker ${total.workerId} has no pending results; its total says ${total.pendingJobs}`);
   }
   return problems;
 }
@@ -457,12 +539,20 @@ type WaitingTables = {
   waiters: Doc<"waiters">[];
   laneWaiters: Doc<"laneWaiters">[];
   dispatchStates: Doc<"dispatchStates">[];
+  appVersions: Doc<"appVersions">[];
   /** client keys at their maxRunning: their ready jobs wait by design */
   atLimit: Set<string>;
 };
 
+/** What a worker downloads to run the job, as lib/downloadBytes.ts counts it. */
+function downloadSize(job: Doc<"jobs">, appVersions: Doc<"appVersions">[]): number {
+  const module = job.app ? (appVersions.find((a) => a.orgId === job.orgId && a.name === job.app!.name && a.version === job.app!.version)?.bytes ?? 0) : 0;
+  const checkpoint = job.checkpointed && !job.validation ? Math.ceil(APP_LIMITS.checkpointBytesMax / 3) * 4 : 0;
+  return (job.payloadBytes ?? jsonBytes(job.payload ?? null)) + checkpoint + module;
+}
+
 /** Inbox rows, waiting lines and the dispatcher's idle state agree with the jobs and the workers. */
-function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, atLimit }: WaitingTables): string[] {
+function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions, atLimit }: WaitingTables): string[] {
   const problems: string[] = [];
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
   const workersById = new Map(workers.map((w) => [w._id as string, w]));
@@ -539,11 +629,21 @@ function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWai
     if (state.scheduled) continue;
     const orgLanes = lanes.filter((l) => l.orgId === state.orgId);
     const ready = (laneId: string) => jobs.some((j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready");
-    // a ready replicated job waits for a worker that may run it (lib/validation.ts mayRun)
+    // a ready replicated job waits for a worker that may run it (lib/validation.ts mayRun); any job for one that may
+    // still download it (a worker on a metered connection, lib/downloadBytes.ts)
     const readyFor = (laneId: string, workerId: string) => {
       const worker = workersById.get(workerId);
+      const left = waiterOf.get(workerId)?.bytesLeft;
       const held = (j: Doc<"jobs">) => j.clientKeyId !== undefined && atLimit.has(j.clientKeyId);
-      return jobs.some((j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready" && !held(j) && (!worker || mayRun(j, worker)));
+      return jobs.some(
+        (j) =>
+          j.laneId === laneId &&
+          j.status === "pending" &&
+          j.queue === "ready" &&
+          !held(j) &&
+          (!worker || mayRun(j, worker)) &&
+          (left === undefined || downloadSize(j, appVersions) <= left),
+      );
     };
     for (const lane of orgLanes) {
       if (laneWaiters.some((r) => r.laneId === lane._id && readyFor(lane._id, r.workerId))) {

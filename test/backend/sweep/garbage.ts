@@ -112,6 +112,18 @@ export function badInteger(rng: Rng, min: number, max: number): Case {
   return rng.pick(choices)();
 }
 
+/** A number that may have a fraction, from `min` to `max`: non-finite, out of range or not a number is refused. */
+export function badNumber(rng: Rng, min: number, max: number): Case {
+  const choices: Array<() => Case> = [
+    () => ({ value: rng.pick([NaN, Infinity, -Infinity]), expect: "reject", label: "not finite" }),
+    () => ({ value: min - 0.5, expect: "reject", label: "below" }),
+    () => ({ value: max * 2, expect: "reject", label: "above" }),
+    () => ({ value: rng.pick([min, min + 0.25, max]), expect: "either", label: "edge number" }),
+    () => wrongType(rng, "number"),
+  ];
+  return rng.pick(choices)();
+}
+
 export function badFraction(rng: Rng): Case {
   const choices: Array<() => Case> = [
     () => ({ value: rng.pick([NaN, Infinity, -Infinity, 2 ** 53, 1.0000001, -1e-9, -1]), expect: "reject", label: "out of 0–1" }),

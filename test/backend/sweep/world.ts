@@ -9,6 +9,8 @@ export type OrgWorld = {
   revokedClientKey: string;
   worker: Enrolled;
   manager: Enrolled;
+  /** An operator key of the org (only an operator key makes operator keys). */
+  operatorKey: string;
   revokedWorker: Enrolled;
   freshToken: string;
   usedToken: string;
@@ -99,7 +101,7 @@ export async function buildOrgWorld(t: Backend, name: string): Promise<OrgWorld>
   const pending = await submit({ externalId, batchId, priority: 5, requiredCapabilities: ["gpu"] });
   const delayed = await submit({ delayMs: 3_600_000, batchId });
 
-  const { operatorKeyId } = await t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "ops" });
+  const { operatorKeyId, key: operatorKey } = await t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "ops" });
   const expiredTokenHash = await sha256Hex(expiredToken);
   const otherIds = await t.run(async (ctx) => ({
     workerId: worker.workerId,
@@ -119,6 +121,7 @@ export async function buildOrgWorld(t: Backend, name: string): Promise<OrgWorld>
     revokedClientKey,
     worker,
     manager,
+    operatorKey,
     revokedWorker,
     freshToken,
     usedToken,

@@ -41,10 +41,10 @@ export async function startSessionBus(): Promise<{ address: string; pid: number 
   return { address: await firstLine(child, "dbus-daemon"), pid: child.pid! };
 }
 
-export type DesktopState = { lastInputAt: number; locked?: boolean; idleHint?: boolean; idleSince?: number };
+export type DesktopState = { lastInputAt: number; locked?: boolean; idleHint?: boolean; idleSince?: number; metered?: number };
 
 /** A stand-in desktop exporting the given services on the bus; its answers come from `state` (rewritten by the test). */
-export async function startStandIn(address: string, dir: string, services: Array<"mutter" | "freedesktop" | "logind">, state: DesktopState) {
+export async function startStandIn(address: string, dir: string, services: Array<"mutter" | "freedesktop" | "logind" | "networkmanager">, state: DesktopState) {
   const stateFile = join(dir, `state-${services.join("-")}.json`);
   const set = (s: DesktopState) => writeFileSync(stateFile, JSON.stringify(s));
   set(state);

@@ -1,6 +1,7 @@
 # A stand-in desktop for the idle tests: exports the D-Bus services Farmhand's idle sources read, answering from a
-# JSON state file the test rewrites ({"lastInputAt": epoch ms, "locked": bool, "idleHint": bool, "idleSince": epoch ms}).
-# Usage: python3 idleStandIn.py <bus address> <state file> <comma-separated services: mutter,freedesktop,logind>
+# JSON state file the test rewrites ({"lastInputAt": epoch ms, "locked": bool, "idleHint": bool, "idleSince": epoch ms,
+# "metered": NMMetered 0-4}), and NetworkManager's Metered property for the metered-connection tests.
+# Usage: python3 idleStandIn.py <bus address> <state file> <comma-separated services: mutter,freedesktop,logind,networkmanager>
 import json, sys, time
 from gi.repository import Gio, GLib
 
@@ -23,6 +24,11 @@ SERVICES = {
          "<node><interface name='org.freedesktop.DBus.Properties'><method name='GetAll'><arg type='s' direction='in'/>"
          "<arg type='a{sv}' direction='out'/></method></interface></node>"),
     ],
+    "networkmanager": [
+        ("org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager",
+         "<node><interface name='org.freedesktop.DBus.Properties'><method name='Get'><arg type='s' direction='in'/>"
+         "<arg type='s' direction='in'/><arg type='v' direction='out'/></method></interface></node>"),
+    ],
 }
 
 def state():
@@ -40,6 +46,12 @@ def on_call(connection, sender, path, interface, method, params, invocation):
         invocation.return_value(GLib.Variant("(u)", (idle_ms(s),)))
     elif method == "GetActive":
         invocation.return_value(GLib.Variant("(b)", (bool(s.get("locked", False)),)))
+    elif method == "Get":
+        interface_name, prop = params.unpack()
+        if interface_name == "org.freedesktop.NetworkManager" and prop == "Metered":
+            invocation.return_value(GLib.Variant("(v)", (GLib.Variant("u", int(s.get("metered", 0))),)))
+        else:
+            invocation.return_dbus_error("org.freedesktop.DBus.Error.UnknownProperty", "no such property")
     elif method == "GetAll":
         props = {
             "IdleHint": GLib.Variant("b", bool(s.get("idleHint", False))),

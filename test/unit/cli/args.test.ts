@@ -54,6 +54,13 @@ describe("farmhand-worker arguments", () => {
     expect(() => parseCliArgs(["--url", "http://x", "--suspend-limit-minutes", "2000"], {})).toThrow("--suspend-limit-minutes must be a whole number");
   });
 
+  it("takes --pause-while-running as a list of program names, and refuses an empty list or a path", () => {
+    expect(parseCliArgs(["--url", "http://x", "--key", "k", "--pause-while-running", "steam, obs64.exe,zoom"], {}).pauseWhileRunning).toEqual(["steam", "obs64.exe", "zoom"]);
+    expect(parseCliArgs(["--url", "http://x", "--key", "k"], {}).pauseWhileRunning).toBeUndefined();
+    expect(() => parseCliArgs(["--url", "http://x", "--key", "k", "--pause-while-running", " , "], {})).toThrow('--pause-while-running: " " is not a program name');
+    expect(() => parseCliArgs(["--url", "http://x", "--key", "k", "--pause-while-running", "/usr/bin/steam"], {})).toThrow("is not a program name");
+  });
+
   it("takes --when-idle with or without minutes (default 5), anywhere on the line", () => {
     expect(parseCliArgs(["--url", "http://x", "--key", "k"], {}).whenIdleMs).toBeUndefined();
     expect(parseCliArgs(["--url", "http://x", "--key", "k", "--when-idle"], {}).whenIdleMs).toBe(300_000);

@@ -34,10 +34,14 @@ function view(fields: Partial<ScheduleView> & { name: string }): ScheduleView {
     overlap: "skip",
     type: "demo.echo",
     paused: false,
+    pausedReason: null,
     nextRuns: [],
     lastRunAt: null,
     lastJob: null,
     lastSkippedAt: null,
+    lastError: null,
+    lastErrorCode: null,
+    lastErrorAt: null,
     createdAt: 0,
     ...fields,
   };
@@ -65,11 +69,26 @@ describe("farmhand schedule", () => {
       view({ name: "new", type: "app.render" }),
     ]);
     expect(lines).toEqual([
-      "NAME           TYPE        CRON       TIMEZONE      STATE   NEXT RUN          LAST RUN",
-      "nightly        demo.echo   0 2 * * *  Europe/Paris  active  2026-11-28 02:00  2026-11-27 02:00 job7 succeeded",
-      "hourly-report  demo.echo   0 * * * *  UTC           paused  -                 2026-11-27 08:00 (no job)",
-      "new            app.render  0 2 * * *  UTC           active  -                 -",
+      "NAME           TYPE        CRON       TIMEZONE      STATE   NEXT RUN          LAST RUN                         LAST ERROR",
+      "nightly        demo.echo   0 2 * * *  Europe/Paris  active  2026-11-28 02:00  2026-11-27 02:00 job7 succeeded  -",
+      "hourly-report  demo.echo   0 * * * *  UTC           paused  -                 2026-11-27 08:00 (no job)        -",
+      "new            app.render  0 2 * * *  UTC           active  -                 -                                -",
     ]);
+    // why the farm paused it, and the last tick that could not submit
+    const [, troubled] = scheduleTable([
+      view({
+        name: "t",
+        paused: true,
+        pausedReason: "its client key “ci” (fh_c_abcd…) was revoked",
+        lastRunAt: Date.UTC(2026, 10, 27, 8, 0),
+        lastError: `app "render" has no version: ${"x".repeat(200)}`,
+        lastErrorCode: "not_found",
+        lastErrorAt: Date.UTC(2026, 10, 27, 8, 0),
+      }),
+    ]);
+    expect(troubled).toContain("paused: its client key “ci” (fh_c_abcd…) was revoked");
+    expect(troubled).toMatch(/2026-11-27 08:00 \(no job\)  2026-11-27 08:00 not_found: app "render" has no version: x+…$/);
+    expect(troubled.split("  ").at(-1)!.length).toBe(100);
   });
 
   it("create sends the spec with the key and prints the id, its next run on stderr; --job sends a whole job spec; --json prints the answer", async () => {

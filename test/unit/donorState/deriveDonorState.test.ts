@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { PresetSource } from "../../../extension/donorState/donorState";
 import { CONNECT_GRACE_MS, deriveDonorState, type DonorFacts, type EngineFacts, type OverviewFacts } from "../../../extension/donorState/deriveDonorState";
-import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, laneWaitNote, policyText, shortStatus, workerText } from "../../../extension/donorState/donorStateText";
+import { appsButtonLabel, appsText, creditText, describeStatus, farmNotice, joinedMessage, kWh, laneWaitNote, policyText, shortStatus, statusSentence, statusWords, TOGGLE_LABEL, workerText } from "../../../extension/donorState/donorStateText";
 
 const NOW = Date.UTC(2026, 10, 23, 14, 0, 0);
 /** NOW's UTC day (a Monday). */
@@ -84,6 +84,21 @@ describe("the donor state: one derivation for every surface", () => {
     expect(farmNotice(fromFarm.farm.freshness, NOW)).toMatch(/^The farm refused this machine's key \(revoked\): This worker key was revoked\. Join again/);
   });
 
+  it("a refused key says so while donating is off too: the revoked headline and Join Again…, not 'off' and Start", () => {
+    const refusal = { kind: "refused" as const, code: "revoked", message: "This worker key was revoked" };
+    const off = { wanted: false, decision: { donate: false, off: true } as const, engine: undefined };
+    // the engine stopped on the refusal and the donor switched off since; or the farm's figures were refused while off
+    for (const over of [{ ...off, stopped: { reason: "key refused", refusal } }, { ...off, farm: { watched: true, overview: overview(), error: refusal } }]) {
+      const state = deriveDonorState(facts(over));
+      expect(state.wanted).toBe(false);
+      expect(state.status).toEqual({ kind: "revoked", problem: refusal });
+      expect(shortStatus(state.status)).not.toBe("off");
+      expect(describeStatus(state.status, NOW)).toMatch(/refused this machine's key \(revoked\)/);
+      expect(TOGGLE_LABEL[state.toggle]).toBe("Join Again…");
+      expect(state.actions).toEqual({ snooze: false, finish: false });
+    }
+  });
+
   it("a lost connection is offline with its reason and since when; the figures are marked last known with their age", () => {
     const since = NOW - 125_000;
     const state = deriveDonorState(facts({ engine: engine({ connection: { kind: "down", since }, jobs: [job("a")] }), farm: { watched: true, overview: overview(), answeredAt: since - 5_000, downSince: since } }));
@@ -118,6 +133,45 @@ describe("the donor state: one derivation for every surface", () => {
     const battery = deriveDonorState(facts({ decision: { donate: false, reason: "on battery power", cause: "onBattery" } }));
     expect(battery.actions.fix).toMatchObject({ setting: "farmhand.donateOnBattery", how: "open", tab: "user" });
     expect(deriveDonorState(facts({ decision: { donate: false, reason: "another VS Code window on this machine is donating", cause: "otherWindow" } })).actions.fix).toBeUndefined();
+  });
+
+  it.each([
+    ["lowBattery", "battery at 42%: donates from 90%, so it charges first", "farmhand.minBatteryPercent", "Battery Charge Setting"],
+    ["exclusiveApp", "steam is running", "farmhand.pauseWhileRunning", "Programs That Pause Donating"],
+    ["metered", "metered connection: today's 10 MB for jobs is used", "farmhand.meteredLimitMB", "Metered Allowance Setting"],
+  ] as const)("a %s pause is said with its reason on every surface's text, with the setting that lifts it", (cause, reason, setting, label) => {
+    const state = deriveDonorState(facts({ decision: { donate: false, reason, cause }, remoteWindow: true }));
+    expect(state.status).toMatchObject({ kind: "paused", cause, reason });
+    expect(state.actions.fix).toEqual({ setting, label, how: "open", tab: "remote" });
+    expect(statusWords(state)).toBe("paused");
+    expect(statusSentence(state)).toBe(`paused: ${reason}`);
+    expect(deriveDonorState(facts({ decision: { donate: false, reason, cause } })).actions.fix?.tab).toBe("user");
+  });
+
+  it("a named program that froze the jobs names itself: 'suspended — steam is running', not 'you are using this machine'", () => {
+    const frozenJob = { ...job("a"), suspendedSince: NOW - 30_000 };
+    const decision = { donate: false as const, reason: "steam is running", cause: "exclusiveApp" as const };
+    const held = deriveDonorState(facts({ decision, engine: engine({ phase: "paused", pausedByPolicy: true, suspendedSince: NOW - 30_000, jobs: [frozenJob] }) }));
+    expect(held.status).toMatchObject({ kind: "suspended", cause: "exclusiveApp", reason: "steam is running" });
+    expect(shortStatus(held.status)).toBe("suspended — steam is running");
+    expect(describeStatus(held.status, NOW)).toMatch(/^suspended: steam is running \(1 job held since/);
+    expect(held.actions.fix?.setting).toBe("farmhand.pauseWhileRunning");
+  });
+
+  it("a program that holds the GPU jobs only: donating goes on, every surface says GPU jobs are paused and why, with its setting", () => {
+    const state = deriveDonorState(facts({ gpuProgram: "obs", engine: engine({ jobs: [job("a")] }) }));
+    expect(state.status).toEqual({ kind: "working", jobs: 1 });
+    expect(state.gpuPause).toEqual({ reason: "obs is running", fix: { setting: "farmhand.pauseGpuWhileRunning", label: "Programs That Pause GPU Jobs", how: "open", tab: "user" } });
+    expect(state.actions.fix?.setting).toBe("farmhand.pauseGpuWhileRunning");
+    expect(statusWords(state)).toBe("1 job · GPU paused");
+    expect(statusSentence(state)).toBe("working (1 job) · GPU jobs paused: obs is running");
+    // a whole pause's own setting comes first; switched off, nothing is said
+    const paused = deriveDonorState(facts({ gpuProgram: "obs", decision: { donate: false, reason: "on battery power", cause: "onBattery" } }));
+    expect(paused.actions.fix?.setting).toBe("farmhand.donateOnBattery");
+    expect(paused.gpuPause?.reason).toBe("obs is running");
+    const off = deriveDonorState(facts({ gpuProgram: "obs", wanted: false, decision: { donate: false, off: true }, engine: undefined }));
+    expect(off.gpuPause).toBeUndefined();
+    expect(statusWords(off)).toBe("off");
   });
 
   it("the engine's own pause is resumed with a click; a suspended engine holds its jobs", () => {
@@ -244,6 +298,24 @@ describe("the donor state: apps and this week's credit (issues 12 and 14)", () =
     expect(creditText({ cpuHours: 0.04, jobs: 3 })).toBe("This machine gave 0.04 CPU-hours this week, 3 jobs");
     expect(creditText({ cpuHours: 0.001, jobs: 1 })).toBe("This machine gave under 0.01 CPU-hours this week, 1 job");
     expect(creditText({ cpuHours: 12.25, jobs: 1200 })).toBe("This machine gave 12.3 CPU-hours this week, 1200 jobs");
+  });
+
+  it("shows this week's energy in kWh next to the credit, labelled by how this machine finds it (measured or estimated)", () => {
+    const credit = { days: [{ day: TODAY, cpuHours: 1, jobs: 2, energyJ: 90_000 }, { day: TODAY - 7, cpuHours: 5, jobs: 9, energyJ: 1e9 }] };
+    const farm = { watched: true, overview: overview({ credit }), answeredAt: NOW };
+    const estimated = deriveDonorState(facts({ farm, energy: { method: "estimated", source: "an estimate at 10 W per busy core" } })).credit!;
+    expect(estimated.energyKWh).toBeCloseTo(0.025);
+    expect(creditText(estimated)).toBe("This machine gave 1.0 CPU-hours this week, 2 jobs, about 0.025 kWh (estimated: CPU time at 10 W per busy core)");
+    const measured = deriveDonorState(facts({ farm, energy: { method: "measured", source: "RAPL (intel-rapl:0)" } })).credit!;
+    expect(creditText(measured)).toBe("This machine gave 1.0 CPU-hours this week, 2 jobs, 0.025 kWh (measured: RAPL (intel-rapl:0))");
+    // an older farm reports no energy, and this machine's gauge is not known yet: nothing is said of it
+    expect(creditText(deriveDonorState(facts({ farm: { watched: true, overview: overview({ credit: { days: [{ day: TODAY, cpuHours: 1, jobs: 2 }] } }), answeredAt: NOW } })).credit!)).toBe(
+      "This machine gave 1.0 CPU-hours this week, 2 jobs",
+    );
+    expect(kWh(0)).toBe("0 kWh");
+    expect(kWh(0.0004)).toBe("under 0.001 kWh");
+    expect(kWh(1.234)).toBe("1.2 kWh");
+    expect(kWh(12.6)).toBe("13 kWh");
   });
 
   it("shows no credit before the farm said, nor for a key the farm refused or a machine that left", () => {

@@ -18,6 +18,14 @@ const host = {
   NODE_OPTIONS: "--require /evil.js",
   LC_lower: "not a locale name",
   path: "lowercase is another name on POSIX",
+  // names that only begin with an allowed one
+  HOMEBREW_GITHUB_API_TOKEN: "ghp_homebrew_secret",
+  PATH_EXTRA: "/opt/evil/bin",
+  TZ_SECRET: "tz_secret",
+  TMPDIR_TOKEN: "tmp_secret",
+  LANGUAGE_TOKEN: "lang_secret",
+  LCX_TOKEN: "lcx_secret",
+  LC_ALL_TOKEN: "lc_all_secret",
 };
 
 describe("jobEnvironment", () => {
@@ -32,6 +40,15 @@ describe("jobEnvironment", () => {
       TMPDIR: "/tmp/donor",
       MY_SETTING: "x",
     });
+  });
+
+  it("allows by exact name: a name that only begins with an allowed one stays out; LC_ names are the one family", () => {
+    const env = jobEnvironment({}, host, "linux");
+    for (const name of ["HOMEBREW_GITHUB_API_TOKEN", "PATH_EXTRA", "TZ_SECRET", "TMPDIR_TOKEN", "LANGUAGE_TOKEN", "LCX_TOKEN", "LC_ALL_TOKEN"]) expect(env).not.toHaveProperty(name);
+    expect(env).toMatchObject({ HOME: "/home/donor", PATH: "/usr/bin:/bin", TZ: "Europe/Berlin", LC_ALL: "C.UTF-8" });
+    expect(Object.values(env).join("\n")).not.toMatch(/secret|evil/);
+    const windows = jobEnvironment({}, { Path: "C:\\Windows", PATH_EXTRA: "C:\\evil", TempToken: "t", TEMP: "C:\\t", USERPROFILE_KEY: "k", ComSpecial: "c" }, "win32");
+    expect(Object.keys(windows).sort()).toEqual(["Path", "TEMP"]);
   });
 
   it("keeps Windows' equivalents there, whatever their case, and still nothing else", () => {

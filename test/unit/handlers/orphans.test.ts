@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { HOST_PID_ARG, orphanedFrozenRunners, parsePs, reapOrphanedRunners } from "../../../extension/handlers/orphans";
 
@@ -16,6 +17,12 @@ async function deadPid(): Promise<number> {
 }
 
 const gone = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+/** Stop a process's group, and return once `ps` shows it stopped (the state the reaper reads). */
+async function freeze(child: ChildProcess): Promise<void> {
+  process.kill(-child.pid!, "SIGSTOP");
+  while (!execFileSync("ps", ["-o", "stat=", "-p", String(child.pid)], { encoding: "utf8" }).trim().startsWith("T")) await sleep(10);
+}
 
 describe("parsePs and orphanedFrozenRunners", () => {
   it("pick the stopped runners whose host is gone, and nothing else", () => {
@@ -50,15 +57,14 @@ describe.runIf(process.platform !== "win32")("reapOrphanedRunners (real processe
     const ours = fakeRunner(process.pid);
     const runningOrphan = fakeRunner(await deadPid());
     children.push(orphan, ours, runningOrphan);
-    await sleep(300);
-    process.kill(-orphan.pid!, "SIGSTOP");
-    process.kill(-ours.pid!, "SIGSTOP");
-    await sleep(200);
+    const orphanExit = once(orphan, "exit");
+    await freeze(orphan);
+    await freeze(ours);
     const ended = await reapOrphanedRunners();
     expect(ended).toContain(orphan.pid);
     expect(ended).not.toContain(ours.pid);
     expect(ended).not.toContain(runningOrphan.pid);
-    for (let i = 0; i < 100 && !gone(orphan); i++) await sleep(20);
+    await orphanExit;
     expect(orphan.signalCode).toBe("SIGKILL");
     expect(gone(ours)).toBe(false);
     expect(gone(runningOrphan)).toBe(false);

@@ -1,15 +1,20 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { ProcessPool } from "../../../extension/handlers/processPool";
 import { fakeCtx } from "./fakeCtx";
+import { loadGatePath } from "./fixtures/loadGate";
 
 const fixtures = join(__dirname, "fixtures", "jobs.ts");
 const mod = (exportName: string) => ({ module: fixtures, exportName });
 
-describe("ProcessPool", () => {
-  const pool = new ProcessPool({ graceMs: 300, niceness: 10 });
+// No test here waits on the clock: they wait for what the child says. The generous timeout is for a busy machine,
+// where a fresh child at low priority can take seconds to start.
+describe("ProcessPool", { timeout: 60_000 }, () => {
+  // A grace far longer than any test: a canceled job ends here because its child said so, never because the kill
+  // timer happened to come first on a slow machine. The one test of the kill has a pool of its own.
+  const pool = new ProcessPool({ graceMs: 600_000, niceness: 10 });
   afterAll(() => pool.close());
 
   it("runs demo.echo in a child process at lowered priority and streams its output", async () => {
@@ -63,24 +68,43 @@ describe("ProcessPool", () => {
   it("signals a canceled job and lets it stop by itself", async () => {
     const f = fakeCtx();
     const running = pool.run(mod("waitsForAbort"), null, f.ctx);
-    for (let i = 0; i < 400 && f.progress.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    await f.reported("waiting"); // the job code runs and listens to its signal
     f.controller.abort(new Error("canceled"));
     // The child resolved on its own, but the job was canceled, so its child is not reused.
     await expect(running).resolves.toBe("stopped");
   });
 
-  it("kills a canceled job that ignores the signal after the grace period", async () => {
-    const f = fakeCtx();
-    const running = pool.run(mod("hangs"), null, f.ctx);
-    // Wait until the job code runs (a fresh child at low priority can take a while to start).
-    for (let i = 0; i < 400 && f.progress.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
-    const pidsBefore = pool.pids.length;
-    const started = Date.now();
-    f.controller.abort(new Error("the job was canceled"));
-    await expect(running).rejects.toThrow("the job was canceled");
-    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
-    expect(pool.pids.length).toBe(pidsBefore - 1);
-    expect(f.progress).toEqual([[0, "hanging"]]);
+  it("kills a canceled job that ignores the signal after the grace period, not before", async () => {
+    const quick = new ProcessPool({ graceMs: 300, niceness: 10 });
+    const signals = vi.spyOn(process, "kill");
+    try {
+      const f = fakeCtx();
+      const running = quick.run(mod("hangs"), null, f.ctx);
+      running.catch(() => undefined); // awaited below; handled at once so a failed step here does not leave it loose
+      // Wait until the job code runs (a fresh child at low priority can take a while to start).
+      await f.reported("hanging");
+      const [child] = quick.pids;
+      // the grace is the pool's timer: on a clock this test moves
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      f.controller.abort(new Error("the job was canceled"));
+      await f.reported("ignoring the cancel"); // the job code heard it, and goes on
+      const sent = () => signals.mock.calls.filter(([pid]) => pid === -child).map(([, signal]) => signal);
+      expect(sent()).toEqual(["SIGTERM"]);
+      vi.advanceTimersByTime(299);
+      expect(sent()).toEqual(["SIGTERM"]);
+      vi.advanceTimersByTime(1);
+      expect(sent()).toEqual(["SIGTERM", "SIGKILL"]);
+      await expect(running).rejects.toThrow("the job was canceled");
+      expect(quick.pids).toEqual([]);
+      expect(f.progress).toEqual([
+        [0, "hanging"],
+        [0, "ignoring the cancel"],
+      ]);
+    } finally {
+      vi.useRealTimers();
+      signals.mockRestore();
+      quick.close();
+    }
   });
 
   it("fails the job of job code that throws outside its promise, and does not reuse that child", async () => {
@@ -100,9 +124,18 @@ describe("ProcessPool", () => {
 
   it("does not start job code canceled while it was loading", async () => {
     const f = fakeCtx();
+    const gate = loadGatePath(process.pid);
+    rmSync(gate, { force: true });
     const running = pool.run({ module: join(__dirname, "fixtures", "slowToLoad.ts") }, null, f.ctx);
-    setTimeout(() => f.controller.abort(new Error("canceled early")), 100);
+    try {
+      await f.reported("loading"); // the runner is inside the job code's import, blocked there
+      f.controller.abort(new Error("canceled early")); // the cancel is sent while it loads
+    } finally {
+      writeFileSync(gate, ""); // then loading ends
+    }
     await expect(running).rejects.toThrow("canceled early");
+    expect(f.output()).toBe("");
+    rmSync(gate, { force: true });
   });
 
   it("does not even start a job whose signal is already aborted", async () => {

@@ -72,6 +72,42 @@ describe("donor settings as VS Code hands them over", () => {
     expect(resolveDonorSettings({ maxConcurrentJobs: 0.5 }, 2).concurrency).toBe(1);
   });
 
+  it("reads the program lists as written, once each (case-insensitively), reporting entries that are not program names", () => {
+    const settings = resolveDonorSettings({ pauseWhileRunning: ["steam", " OBS ", "Steam", "", "C:\\Games\\game.exe", 7], pauseGpuWhileRunning: ["blender"] }, 4);
+    expect(settings.pauseWhileRunning).toEqual(["steam", "OBS"]);
+    expect(settings.pauseGpuWhileRunning).toEqual(["blender"]);
+    expect(settings.programErrors).toEqual([
+      'farmhand.pauseWhileRunning: "" is not a program name (the name a process list shows, without a folder)',
+      'farmhand.pauseWhileRunning: "C:\\\\Games\\\\game.exe" is not a program name (the name a process list shows, without a folder)',
+      "farmhand.pauseWhileRunning: 7 is not a program name (the name a process list shows, without a folder)",
+    ]);
+    expect(resolveDonorSettings({ pauseGpuWhileRunning: "steam" }, 4).programErrors).toEqual(['farmhand.pauseGpuWhileRunning must be a list of program names like "steam"']);
+    expect(resolveDonorSettings({}, 4)).toMatchObject({ pauseWhileRunning: [], pauseGpuWhileRunning: [], programErrors: [] });
+  });
+
+  it("metered: 10 MB a day unless set (MB of 1,000,000 bytes), 0 allowed; garbage is the default", () => {
+    expect(resolveDonorSettings({}, 4).meteredLimitBytes).toBe(10_000_000);
+    expect(resolveDonorSettings({ meteredLimitMB: 2.5 }, 4).meteredLimitBytes).toBe(2_500_000);
+    expect(resolveDonorSettings({ meteredLimitMB: 0 }, 4).meteredLimitBytes).toBe(0);
+    expect(resolveDonorSettings({ meteredLimitMB: -1 }, 4).meteredLimitBytes).toBe(10_000_000);
+    expect(resolveDonorSettings({ meteredLimitMB: "lots" }, 4).meteredLimitBytes).toBe(10_000_000);
+  });
+
+  it("battery charge: 90 % when donating on battery is allowed, else none, unless set; capped at 100", () => {
+    expect(resolveDonorSettings({ donateOnBattery: true }, 4).minBatteryPercent).toBe(90);
+    expect(resolveDonorSettings({}, 4).minBatteryPercent).toBe(0);
+    expect(resolveDonorSettings({ minBatteryPercent: 40 }, 4).minBatteryPercent).toBe(40);
+    expect(resolveDonorSettings({ donateOnBattery: true, minBatteryPercent: 0 }, 4).minBatteryPercent).toBe(0);
+    expect(resolveDonorSettings({ minBatteryPercent: 250 }, 4).minBatteryPercent).toBe(100);
+    expect(resolveDonorSettings({ donateOnBattery: true, minBatteryPercent: null }, 4).minBatteryPercent).toBe(90);
+  });
+
+  it("energy estimates: 10 W per core unless set to a positive number", () => {
+    expect(resolveDonorSettings({}, 4).wattsPerCore).toBe(10);
+    expect(resolveDonorSettings({ wattsPerCore: 4.5 }, 4).wattsPerCore).toBe(4.5);
+    expect(resolveDonorSettings({ wattsPerCore: 0 }, 4).wattsPerCore).toBe(10);
+  });
+
   it("freezes jobs for the owner's return with light and medium, not full; the suspend limit defaults to 10 minutes", () => {
     expect(resolveDonorSettings({ preset: "light" }, 4)).toMatchObject({ suspendOnReturn: true, suspendLimitMs: 10 * 60_000 });
     expect(resolveDonorSettings({ preset: "medium" }, 4)).toMatchObject({ suspendOnReturn: true });

@@ -27,6 +27,10 @@ describe("policy", () => {
     ["busy CPU", { cpuBusy: true, otherCpuLoad: 0.87 }, /other programs are busy \(87% CPU\)/, "cpuBusy", true],
     ["heat", { tooHot: true, cpuCelsius: 91.4, maxCpuCelsius: 85 }, /^too hot: the CPU is at 91 °C \(limit 85 °C, resumes below 80 °C\)$/, "tooHot", false],
     ["heat on macOS", { tooHot: true }, /^too hot: the system limits the CPU for heat$/, "tooHot", false],
+    ["battery charge", { batteryPercent: 42.4, minBatteryPercent: 90 }, /^battery at 42%: donates from 90%, so it charges first$/, "lowBattery", false],
+    ["a program the donor named", { exclusiveProgram: "steam" }, /^steam is running$/, "exclusiveApp", false],
+    ["metered, allowance used", { metered: { limitBytes: 10_000_000, usedBytes: 10_400_000 } }, /^metered connection: today's 10 MB for jobs is used$/, "metered", false],
+    ["metered, nothing allowed", { metered: { limitBytes: 0, usedBytes: 0 } }, /^metered connection: no job downloads allowed$/, "metered", false],
   ])("pauses with a reason and its cause: %s", (_name, change, reason, cause, ownerBack) => {
     const decision = decide({ ...base, ...change });
     expect(decision.donate).toBe(false);
@@ -34,6 +38,19 @@ describe("policy", () => {
     expect(decision).toMatchObject({ cause });
     // only the owner's return freezes running jobs; a snooze or a time window keeps its old meaning
     expect(ownerIsBack(decision)).toBe(ownerBack);
+  });
+
+  it("takes jobs on a metered connection while some of the day's allowance is left, and on AC at or above the battery threshold", () => {
+    expect(decide({ ...base, metered: { limitBytes: 10_000_000, usedBytes: 9_999_999 } })).toEqual({ donate: true });
+    expect(decide({ ...base, batteryPercent: 90, minBatteryPercent: 90 })).toEqual({ donate: true });
+    expect(decide({ ...base, batteryPercent: 10, minBatteryPercent: 0 })).toEqual({ donate: true }); // no threshold
+    expect(decide({ ...base, minBatteryPercent: 90 })).toEqual({ donate: true }); // no battery
+  });
+
+  it("freezes running jobs while a named program runs, whatever the preset; battery charge and metered only take nothing new", () => {
+    expect(freezesJobs(decide({ ...base, exclusiveProgram: "obs" }), false)).toBe(true);
+    expect(freezesJobs(decide({ ...base, batteryPercent: 20, minBatteryPercent: 90 }), true)).toBe(false);
+    expect(freezesJobs(decide({ ...base, metered: { limitBytes: 0, usedBytes: 0 } }), true)).toBe(false);
   });
 
   it("is not the owner's return when donating is off or allowed", () => {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, type CpuInfo } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CpuSampler, linuxOnBattery, parseIoregIdleMs, parsePmsetBattery, parseWindowsBatteryStatus, readOnBattery, readOsIdleMs, type CommandRunner } from "../../../extension/policy/probes";
+import { CpuSampler, linuxPower, parseIoregIdleMs, parsePmsetBattery, parsePmsetPercent, parseWindowsBattery, readOsIdleMs, readPower, type CommandRunner } from "../../../extension/policy/probes";
 
 describe("battery probe (Linux sysfs)", () => {
   const roots: string[] = [];
@@ -18,18 +18,32 @@ describe("battery probe (Linux sysfs)", () => {
   afterEach(() => roots.splice(0).forEach((r) => rmSync(r, { recursive: true, force: true })));
 
   it("is on battery when the battery discharges and no mains is online", async () => {
-    const root = supplies({ AC: { type: "Mains", online: "0" }, BAT0: { type: "Battery", status: "Discharging" } });
-    expect(await linuxOnBattery(root)).toBe(true);
+    const root = supplies({ AC: { type: "Mains", online: "0" }, BAT0: { type: "Battery", status: "Discharging", capacity: "57" } });
+    expect(await linuxPower(root)).toEqual({ onBattery: true, percent: 57 });
   });
 
   it("is on mains power when an adapter is online", async () => {
     const root = supplies({ AC: { type: "Mains", online: "1" }, BAT0: { type: "Battery", status: "Discharging" } });
-    expect(await linuxOnBattery(root)).toBe(false);
+    expect((await linuxPower(root)).onBattery).toBe(false);
+  });
+
+  it("reads the charge from the batteries' energy counters together (two batteries of different sizes), else their capacity", async () => {
+    const counters = supplies({
+      AC: { type: "Mains", online: "1" },
+      BAT0: { type: "Battery", status: "Charging", energy_now: "20000000", energy_full: "40000000", capacity: "50" },
+      BAT1: { type: "Battery", status: "Full", energy_now: "20000000", energy_full: "20000000", capacity: "100" },
+    });
+    expect(await linuxPower(counters)).toEqual({ onBattery: false, percent: 67 });
+    const charge = supplies({ BAT0: { type: "Battery", status: "Charging", charge_now: "3000000", charge_full: "4000000" } });
+    expect((await linuxPower(charge)).percent).toBe(75);
+    const capacities = supplies({ BAT0: { type: "Battery", status: "Charging", capacity: "80" }, BAT1: { type: "Battery", status: "Charging", capacity: "40" } });
+    expect((await linuxPower(capacities)).percent).toBe(60);
   });
 
   it("does not know on a machine without a battery or sysfs", async () => {
-    expect(await linuxOnBattery(supplies({}))).toBeUndefined();
-    expect(await linuxOnBattery("/nonexistent/power_supply")).toBeUndefined();
+    expect(await linuxPower(supplies({}))).toEqual({});
+    expect(await linuxPower(supplies({ AC: { type: "Mains", online: "0" } }))).toEqual({});
+    expect(await linuxPower("/nonexistent/power_supply")).toEqual({});
   });
 });
 
@@ -79,6 +93,14 @@ describe("battery probe (macOS pmset -g batt)", () => {
     expect(parsePmsetBattery(PMSET_UPS)).toBe(false);
   });
 
+  it("reads the internal battery's charge, not a UPS's", () => {
+    expect(parsePmsetPercent(PMSET_BATTERY)).toBe(87);
+    expect(parsePmsetPercent(PMSET_AC)).toBe(100);
+    expect(parsePmsetPercent(PMSET_DESKTOP)).toBeUndefined();
+    expect(parsePmsetPercent(PMSET_UPS)).toBeUndefined();
+    expect(parsePmsetPercent(undefined)).toBeUndefined();
+  });
+
   it("knows nothing when pmset failed or said something else", () => {
     expect(parsePmsetBattery(undefined)).toBeUndefined();
     expect(parsePmsetBattery("")).toBeUndefined();
@@ -86,19 +108,20 @@ describe("battery probe (macOS pmset -g batt)", () => {
   });
 });
 
-describe("battery probe (Windows Win32_Battery.BatteryStatus)", () => {
-  it("is on battery when a battery discharges (status 1), on AC otherwise", () => {
-    expect(parseWindowsBatteryStatus("1\r\n")).toBe(true);
-    expect(parseWindowsBatteryStatus("2\r\n")).toBe(false);
-    expect(parseWindowsBatteryStatus("6\r\n")).toBe(false); // charging
-    expect(parseWindowsBatteryStatus("2\r\n1\r\n")).toBe(true); // two batteries, one discharging
+describe("battery probe (Windows Win32_Battery: status and charge)", () => {
+  it("is on battery when a battery discharges (status 1), on AC otherwise; the charge is the batteries' mean", () => {
+    expect(parseWindowsBattery("1 64\r\n")).toEqual({ onBattery: true, percent: 64 });
+    expect(parseWindowsBattery("2 100\r\n")).toEqual({ onBattery: false, percent: 100 });
+    expect(parseWindowsBattery("6 30\r\n")).toEqual({ onBattery: false, percent: 30 }); // charging
+    expect(parseWindowsBattery("2 90\r\n1 50\r\n")).toEqual({ onBattery: true, percent: 70 }); // two batteries, one discharging
+    expect(parseWindowsBattery("2 \r\n")).toEqual({ onBattery: false }); // no charge reported
   });
 
   it("knows nothing without a battery or an answer", () => {
-    expect(parseWindowsBatteryStatus("")).toBeUndefined();
-    expect(parseWindowsBatteryStatus("\r\n")).toBeUndefined();
-    expect(parseWindowsBatteryStatus(undefined)).toBeUndefined();
-    expect(parseWindowsBatteryStatus("Get-CimInstance : Invalid class\r\n")).toBeUndefined();
+    expect(parseWindowsBattery("")).toEqual({});
+    expect(parseWindowsBattery("\r\n")).toEqual({});
+    expect(parseWindowsBattery(undefined)).toEqual({});
+    expect(parseWindowsBattery("Get-CimInstance : Invalid class\r\n")).toEqual({});
   });
 });
 
@@ -122,26 +145,27 @@ describe("the probes' command lines (through an injected runner)", () => {
     return { run, lines };
   };
 
-  it("macOS asks `pmset -g batt` and reads its answer", async () => {
+  it("macOS asks `pmset -g batt` once and reads the source and the charge from its answer", async () => {
     const onBattery = recording({ "pmset -g batt": "Now drawing from 'Battery Power'\n -InternalBattery-0 (id=1)\t81%; discharging;\n" });
-    expect(await readOnBattery("darwin", "/nonexistent", onBattery.run)).toBe(true);
+    expect(await readPower("darwin", "/nonexistent", onBattery.run)).toEqual({ onBattery: true, percent: 81 });
     expect(onBattery.lines).toEqual([["pmset", "-g", "batt"]]);
     const onAc = recording({ "pmset -g batt": "Now drawing from 'AC Power'\n" });
-    expect(await readOnBattery("darwin", "/nonexistent", onAc.run)).toBe(false);
+    expect(await readPower("darwin", "/nonexistent", onAc.run)).toEqual({ onBattery: false, percent: undefined });
     // a failed command (or another subcommand's answer) is not known, never a guess
-    expect(await readOnBattery("darwin", "/nonexistent", recording({}).run)).toBeUndefined();
+    expect(await readPower("darwin", "/nonexistent", recording({}).run)).toEqual({ onBattery: undefined, percent: undefined });
   });
 
-  it("Windows asks WMI for the battery status without a profile", async () => {
-    const win = recording({ "powershell.exe -NoProfile -Command (Get-CimInstance Win32_Battery).BatteryStatus": "1\r\n" });
-    expect(await readOnBattery("win32", "/nonexistent", win.run)).toBe(true);
-    expect(win.lines).toEqual([["powershell.exe", "-NoProfile", "-Command", "(Get-CimInstance Win32_Battery).BatteryStatus"]]);
+  it("Windows asks WMI once for each battery's status and charge, without a profile", async () => {
+    const command = 'Get-CimInstance Win32_Battery | ForEach-Object { "$($_.BatteryStatus) $($_.EstimatedChargeRemaining)" }';
+    const win = recording({ [`powershell.exe -NoProfile -Command ${command}`]: "1 42\r\n" });
+    expect(await readPower("win32", "/nonexistent", win.run)).toEqual({ onBattery: true, percent: 42 });
+    expect(win.lines).toEqual([["powershell.exe", "-NoProfile", "-Command", command]]);
   });
 
   it("Linux runs no command; other platforms know nothing", async () => {
     const linux = recording({});
-    await readOnBattery("linux", "/nonexistent", linux.run);
-    await readOnBattery("freebsd", "/nonexistent", linux.run);
+    await readPower("linux", "/nonexistent", linux.run);
+    expect(await readPower("freebsd", "/nonexistent", linux.run)).toEqual({});
     expect(linux.lines).toEqual([]);
   });
 

@@ -21,4 +21,23 @@ describe("what the policy senses, in words", () => {
       "idle read from X11 XScreenSaver · CPU 50 °C (limit 80 °C) · quiet hours: one job at a time",
     );
   });
+
+  it("says how much a metered connection still allows jobs today, that it is used up, or that this platform does not say", () => {
+    const metered = (m: { source: string | null; metered?: boolean; leftBytes?: number; limitBytes: number }) => sensingText({ idleSource: undefined, metered: m });
+    expect(metered({ source: "NetworkManager", metered: true, leftBytes: 7_500_000, limitBytes: 10_000_000 })).toBe(
+      "metered connection (NetworkManager): jobs may download 7.5 MB more today (of 10 MB)",
+    );
+    expect(metered({ source: "NetworkManager", metered: true, leftBytes: 40_000, limitBytes: 10_000_000 })).toBe(
+      "metered connection (NetworkManager): jobs may download 40 kB more today (of 10 MB)",
+    );
+    expect(metered({ source: "the Windows connection cost", metered: true, leftBytes: 0, limitBytes: 0 })).toBe("metered connection (the Windows connection cost): no job downloads left today");
+    expect(metered({ source: "NetworkManager", metered: false, limitBytes: 10_000_000 })).toBeUndefined();
+    expect(metered({ source: "NetworkManager", limitBytes: 10_000_000 })).toBeUndefined();
+    expect(metered({ source: null, limitBytes: 10_000_000 })).toBe("metered connections are not sensed on this machine");
+  });
+
+  it("says when the program lists cannot work because this machine's processes cannot be read", () => {
+    expect(sensingText({ idleSource: undefined, programs: { unreadable: true } })).toBe("the running programs cannot be read here: farmhand.pauseWhileRunning does nothing");
+    expect(sensingText({ idleSource: undefined, programs: { unreadable: false, gpuProgram: "obs" } })).toBeUndefined();
+  });
 });

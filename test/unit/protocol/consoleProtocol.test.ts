@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  alsoRevokesText,
   describeJobFilter,
   fairnessWeightsOfText,
   fairnessWeightsText,
@@ -7,6 +8,7 @@ import {
   overviewAt,
   parseConsoleRequest,
   resultImages,
+  shareOfFinished,
   tokenStateAt,
   workerStateAt,
 } from "../../../extension/protocol/consoleProtocol";
@@ -36,6 +38,8 @@ describe("console messages from the webview are validated before anything acts o
       { type: "bulk", action: "cancel" },
       { type: "purgeDead" },
       { type: "createToken", capabilities: ["demo.echo", "ollama:*"], slots: 4, ttlHours: 24, canManage: false },
+      { type: "createToken", capabilities: ["demo.echo"], slots: 1, ttlHours: 1, canManage: false, donor: "alice" },
+      { type: "createToken", capabilities: [], slots: 1, ttlHours: 1, canManage: false, donor: "d".repeat(128) },
       { type: "createClientKey", name: "nightly builds", canPublish: false },
       { type: "createClientKey", name: "n".repeat(100), canPublish: true },
       { type: "createOperatorKey", name: "alice's laptop" },
@@ -89,6 +93,10 @@ describe("console messages from the webview are validated before anything acts o
       { type: "createToken", capabilities: ["cpu"], slots: 1, ttlHours: 9_000, canManage: false },
       { type: "createToken", capabilities: ["cpu"], slots: 1, ttlHours: 1, canManage: "yes" },
       { type: "createToken", capabilities: "cpu", slots: 1, ttlHours: 1, canManage: true },
+      { type: "createToken", capabilities: ["cpu"], slots: 1, ttlHours: 1, canManage: true, donor: "" },
+      { type: "createToken", capabilities: ["cpu"], slots: 1, ttlHours: 1, canManage: true, donor: "   " },
+      { type: "createToken", capabilities: ["cpu"], slots: 1, ttlHours: 1, canManage: true, donor: "d".repeat(129) },
+      { type: "createToken", capabilities: ["cpu"], slots: 1, ttlHours: 1, canManage: true, donor: 7 },
       { type: "createClientKey", name: "ci" },
       { type: "createClientKey", name: "   ", canPublish: false },
       { type: "createClientKey", name: "n".repeat(101), canPublish: false },
@@ -187,6 +195,9 @@ describe("the console derives what time changes from the timestamps the farm ans
     queueWait: null,
     oldestReadyAt: 5_000,
     clientKeys: [{ clientKeyId: "k1", name: "ci", weight: 3, maxRunning: 20, running: 20, waiting: 5, shareLastHour: 0.75, oldestReadyAt: 4_000 }],
+    waitsByType: [],
+    byClientKey: [],
+    finished: { succeeded: 0, dead: 0, canceled: 0 },
   };
 
   it("workers online, the oldest job's wait (of the farm and of each client key) and the last hour move on as time passes", () => {
@@ -199,6 +210,12 @@ describe("the console derives what time changes from the timestamps the farm ans
 
   it("a large farm's workers online beyond those listed count too", () => {
     expect(overviewAt({ ...overview, onlineUnlisted: 9_801 }, 6_000).workersOnline).toBe(9_803);
+  });
+
+  it("a client key's share is its part of the jobs that ended, 0 before any ended", () => {
+    const key = (succeeded: number, dead: number, canceled: number) => ({ finished: { succeeded, dead, canceled } });
+    expect(shareOfFinished(key(3, 1, 0), { succeeded: 6, dead: 1, canceled: 1 })).toBe(0.5);
+    expect(shareOfFinished(key(0, 0, 0), { succeeded: 0, dead: 0, canceled: 0 })).toBe(0);
   });
 
   it("a worker goes offline when its window passes; a token expires when its time comes", () => {
@@ -267,5 +284,17 @@ describe("the console's token grants follow the backend's one rule (convex/contr
     const names = Array.from({ length: 257 }, (_, i) => `c${i}`);
     expect(token(names.slice(0, 256)).ok).toBe(true);
     expect(token(names).ok).toBe(false);
+  });
+});
+
+describe("alsoRevokesText", () => {
+  it("names what a revoke also revokes, kind by kind, and nothing when the key made nothing", () => {
+    const none = { clientKeys: 0, operatorKeys: 0, enrollments: 0, workers: 0, more: false };
+    expect(alsoRevokesText(none)).toBe("");
+    expect(alsoRevokesText({ ...none, clientKeys: 1 })).toBe(" It also revokes what it created: 1 client key, and what those created.");
+    expect(alsoRevokesText({ clientKeys: 2, operatorKeys: 1, enrollments: 3, workers: 4, more: false })).toBe(
+      " It also revokes what it created: 2 client keys, 1 operator key, 3 unused enrollment tokens and 4 workers, and what those created.",
+    );
+    expect(alsoRevokesText({ ...none, clientKeys: 100, workers: 2, more: true })).toBe(" It also revokes what it created: 100+ client keys and 2 workers, and what those created.");
   });
 });

@@ -53,6 +53,30 @@ describe("farmhand/client", () => {
     expect(maxOpen).toBeLessThanOrEqual(30);
   });
 
+  it("submitMany with seal: every chunk says seal, only the last one true; an empty list seals by jobs:sealBatch; no batch id is refused", async () => {
+    const calls: Array<Record<string, unknown>> = [];
+    const transport = {
+      mutation: (_ref: unknown, args: Record<string, unknown>) => {
+        calls.push(args);
+        return Promise.resolve(Array.isArray(args.jobs) ? args.jobs.map((_, i) => `job${calls.length}.${i}`) : { sealed: true });
+      },
+      close: () => Promise.resolve(),
+    } as unknown as Transport;
+    const client = new FarmhandClient({ client: transport, clientKey: "fh_c_test" });
+    const specs = Array.from({ length: LIMITS.batchCount * 2 + 1 }, (_, i) => ({ type: "t", payload: i }));
+    const ids = await client.submitMany(specs, { batchId: "frames", seal: true });
+    expect(ids).toHaveLength(specs.length);
+    expect(calls.map((c) => c.seal)).toEqual([false, false, true]);
+    expect(calls.every((c) => (c.jobs as Array<{ batchId: string }>).every((j) => j.batchId === "frames"))).toBe(true);
+    calls.length = 0;
+    await client.submitMany(specs.slice(0, 3), { batchId: "frames" });
+    expect(calls.map((c) => "seal" in c)).toEqual([false]);
+    calls.length = 0;
+    await client.submitMany([], { batchId: "frames", seal: true });
+    expect(calls).toEqual([{ clientKey: "fh_c_test", batchId: "frames" }]);
+    await expect(client.submitMany(specs, { seal: true })).rejects.toThrow(RangeError);
+  });
+
   it("a progress bar names done, total and failures", () => {
     expect(progressBar(5, 10, 0, 10)).toBe("[#####     ] 5/10");
     expect(progressBar(10, 10, 2, 10)).toBe("[##########] 10/10 (2 failed)");

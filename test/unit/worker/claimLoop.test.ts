@@ -9,7 +9,7 @@ const job = (jobId: string) => ({ jobId, leaseId: `lease-${jobId}`, type: "demo.
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /** One claim loop over a recording farm and a manual clock; `free` is what the engine says it has room for. */
-function loop(answers: Answers = {}, options: { free?: number | undefined; stops?: boolean } = {}) {
+function loop(answers: Answers = {}, options: { free?: number | undefined; stops?: boolean; bytesLeft?: number } = {}) {
   const farm = recordingFarm(answers);
   const clock = manualClock();
   const started: string[] = [];
@@ -21,6 +21,7 @@ function loop(answers: Answers = {}, options: { free?: number | undefined; stops
     backoff: new Backoff(100, 1_000, () => 0.5),
     capabilities: () => ["demo.echo"],
     freeSlots: () => room.free,
+    bytesLeft: () => options.bytesLeft,
     declare: () => void declared++,
     start: (j) => void started.push(j.jobId),
     failed: () => options.stops === true,
@@ -29,6 +30,13 @@ function loop(answers: Answers = {}, options: { free?: number | undefined; stops
 }
 
 describe("ClaimLoop, one transition per test", () => {
+  it("says with each claim what its jobs may still download (a metered connection), and nothing about it without a limit", async () => {
+    const metered = loop({ claim: () => [job("j1")] }, { bytesLeft: 1_234.9 });
+    metered.claims.rang(["j1"], false);
+    expect(metered.farm.sent("claim")).toEqual([{ capabilities: ["demo.echo"], max: 1, maxBytes: 1_234 }]);
+    await metered.claims.settled();
+  });
+
   it("idle → claiming on a doorbell with offers: claims exactly that many, and starts what it got", async () => {
     const { farm, claims, started } = loop({ claim: () => [job("j1")] });
     claims.rang(["j1"], false);

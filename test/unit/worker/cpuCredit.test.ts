@@ -4,7 +4,7 @@ import { recordingFarm } from "./recordingFarm";
 import type { Handler } from "../../../extension/worker/handler";
 import { JobRun, type JobRunOptions } from "../../../extension/worker/jobRun";
 
-const OPTIONS: JobRunOptions = { jobTimeoutMs: 5_000, graceMs: 50, maxResultBytes: 1_000, maxChunkChars: 8_000, outputFlushMs: 10, suspendLimitMs: 60_000 };
+const OPTIONS: JobRunOptions = { jobTimeoutMs: 5_000, graceMs: 50, maxResultBytes: 1_000, maxChunkBytes: 8_000, outputFlushMs: 10, suspendLimitMs: 60_000 };
 const JOB: ClaimedJob = {
   jobId: "j1" as ClaimedJob["jobId"],
   leaseId: "l1",

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Freezer, Handler } from "../../../extension/worker/handler";
+import type { MachineFacts } from "../../../extension/worker/machineFacts";
 import { Worker } from "../../../extension/worker/worker";
 import { ScriptedFarm, handler, handlersOf } from "./scriptedFarm";
 
@@ -55,6 +56,24 @@ describe("GPU jobs while another program uses the GPU", () => {
     const id = addGpuJob(farm, "render");
     await tick(2_000);
     expect(farm.released).toContain(id);
+    await worker.stop();
+  });
+
+  it("tells the farm it has no GPU free while GPU jobs are held, and its GPUs again once they are not (so GPU jobs go elsewhere)", async () => {
+    const farm = new ScriptedFarm();
+    const gpu = { vendor: "nvidia" as const, model: "RTX 4090", vramMB: 24_576 };
+    const facts: MachineFacts = { cores: 8, memoryMB: 16_000, os: "linux", arch: "x64", gpus: [gpu] };
+    const worker = new Worker({ client: farm, handlers: handlersOf(freezable("render", [])), concurrency: 1, measureFacts: () => Promise.resolve(facts) });
+    await worker.start();
+    await tick();
+    worker.holdGpuJobs(true);
+    await tick();
+    worker.holdGpuJobs(true); // the same hold again: nothing more said
+    await tick();
+    worker.holdGpuJobs(false);
+    await tick();
+    const reported = farm.sent("reportFacts").map(([f]) => (f as MachineFacts).gpus);
+    expect(reported).toEqual([[gpu], [], [gpu]]);
     await worker.stop();
   });
 });

@@ -5,7 +5,7 @@ import type { Handler, HandlerContext } from "../../../extension/worker/handler"
 import { JobRun, type AbortReason, type JobRunOptions } from "../../../extension/worker/jobRun";
 
 const LEASE_MS = 300; // a heartbeat every 100 ms
-const OPTIONS: JobRunOptions = { jobTimeoutMs: 1_000, graceMs: 200, maxResultBytes: 1_000_000, maxChunkChars: 8_000, outputFlushMs: 50, suspendLimitMs: 60_000 };
+const OPTIONS: JobRunOptions = { jobTimeoutMs: 1_000, graceMs: 200, maxResultBytes: 1_000_000, maxChunkBytes: 8_000, outputFlushMs: 50, suspendLimitMs: 60_000 };
 const JOB: ClaimedJob = { jobId: "j1" as ClaimedJob["jobId"], leaseId: "l1", type: "test.job", payload: {}, attempt: 1, leaseMs: LEASE_MS, leaseExpiresAt: Date.now() + LEASE_MS };
 
 /** A farm that records every write; heartbeats wait until the test lets them answer when `holdHeartbeats` is on. */

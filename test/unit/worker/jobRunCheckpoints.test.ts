@@ -47,7 +47,7 @@ function drivenHandler() {
 }
 
 function start(handler: Handler, client: FarmClient) {
-  const run = new JobRun(JOB, handler, client, { jobTimeoutMs: 1_000, graceMs: 100, maxResultBytes: 1e6, maxChunkChars: 8_000, outputFlushMs: 50, checkpointEveryMs: 5_000, suspendLimitMs: 600_000 }, {
+  const run = new JobRun(JOB, handler, client, { jobTimeoutMs: 1_000, graceMs: 100, maxResultBytes: 1e6, maxChunkBytes: 8_000, outputFlushMs: 50, checkpointEveryMs: 5_000, suspendLimitMs: 600_000 }, {
     onProgress: () => undefined,
     onOutput: () => undefined,
     onError: () => undefined,

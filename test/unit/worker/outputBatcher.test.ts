@@ -52,10 +52,31 @@ describe("OutputBatcher", () => {
 
   it("splits output into chunks no larger than the cap", async () => {
     const sent: string[] = [];
-    const b = new OutputBatcher((c) => sendTo(sent, c), { maxChunkChars: 4 });
+    const b = new OutputBatcher((c) => sendTo(sent, c), { maxChunkBytes: 4 });
     b.write("abcdefghij");
     await b.close();
     expect(sent).toEqual(["abcd", "efgh", "ij"]);
+  });
+
+  it("counts the cap in UTF-8 bytes: CJK (3 bytes) and emoji (4 bytes, two UTF-16 units) never pass it, nor is a pair split", async () => {
+    const sent: string[] = [];
+    const cjk = new OutputBatcher((c) => sendTo(sent, c), { maxChunkBytes: 7 });
+    cjk.write("字字字字字");
+    await cjk.close();
+    expect(sent).toEqual(["字字", "字字", "字"]);
+    sent.length = 0;
+    const emoji = new OutputBatcher((c) => sendTo(sent, c), { maxChunkBytes: 6 });
+    emoji.write("😀😀a😀");
+    await emoji.close();
+    expect(sent).toEqual(["😀", "😀a", "😀"]);
+    expect(sent.every((c) => new TextEncoder().encode(c).length <= 6 && !c.includes("\uFFFD"))).toBe(true);
+  });
+
+  it("a chunk full in bytes is sent at once, before the flush delay", () => {
+    const r = recorder();
+    const b = new OutputBatcher(r.send, { flushDelayMs: 100, maxChunkBytes: 9 });
+    b.write("字字字");
+    expect(r.sent).toEqual(["字字字"]);
   });
 
   it("close flushes the rest; discard drops it", async () => {

@@ -22,9 +22,11 @@ export class ScriptedFarm implements FarmClient {
   /** Those of the queued jobs the doorbell shows as offered to this worker. */
   private readonly offers = new Set<string>();
   readonly leases = new Map<string, Lease>();
-  readonly completed: Array<{ jobId: string; result: unknown; cpuMs?: number }> = [];
-  readonly failed: Array<{ jobId: string; error: string; retryable: boolean; cpuMs?: number }> = [];
+  readonly completed: Array<{ jobId: string; result: unknown; cpuMs?: number; energyJ?: number }> = [];
+  readonly failed: Array<{ jobId: string; error: string; retryable: boolean; cpuMs?: number; energyJ?: number }> = [];
   readonly released: string[] = [];
+  /** What each claim, ready and last write said the engine's jobs may still download (`maxBytes`), in order. */
+  readonly maxBytesSent: Array<{ call: string; maxBytes?: number; slots?: number }> = [];
   readonly outputs = new Map<string, string[]>();
   /** Throw this from the next call of the given name (once). */
   readonly failNext = new Map<string, Error>();
@@ -124,9 +126,14 @@ export class ScriptedFarm implements FarmClient {
     return () => this.doorbells.delete(entry);
   }
 
+  private noteMaxBytes(call: string, args: { maxBytes?: number; slots?: number }): void {
+    this.maxBytesSent.push({ call, ...("maxBytes" in args && args.maxBytes !== undefined ? { maxBytes: args.maxBytes } : {}), ...(args.slots === undefined ? {} : { slots: args.slots }) });
+  }
+
   claim(args: CallArgs<"claim">): Promise<ClaimedJob[]> {
     return answer(() => {
       this.record("claim", args.capabilities, args.max);
+      this.noteMaxBytes("claim", args);
       const n = Math.max(0, this.claimAnswer ? this.claimAnswer(args) : (args.max ?? 1));
       const taken = this.queued.splice(0, n);
       const jobs = taken.map((j) => ({ ...j, leaseId: `lease-${j.jobId}-${++this.seq}`, leaseExpiresAt: Date.now() + j.leaseMs }));
@@ -139,8 +146,9 @@ export class ScriptedFarm implements FarmClient {
     });
   }
 
-  ready({ capabilities, slots, stopping }: CallArgs<"ready">): Promise<CallResult<"ready">> {
+  ready({ capabilities, slots, stopping, maxBytes }: CallArgs<"ready">): Promise<CallResult<"ready">> {
     return answer(() => {
+      this.noteMaxBytes("ready", { slots, maxBytes });
       if (stopping) this.record("ready", capabilities, slots, stopping);
       else this.record("ready", capabilities, slots);
       return { waitingFor: 0 };
@@ -194,23 +202,24 @@ export class ScriptedFarm implements FarmClient {
     });
   }
 
-  complete({ leaseId, result, slots, cpuMs }: CallArgs<"complete">): Promise<CallResult<"complete">> {
+  complete({ leaseId, result, slots, cpuMs, maxBytes, energyJ }: CallArgs<"complete">): Promise<CallResult<"complete">> {
     return answer(() => {
+      this.noteMaxBytes("complete", { slots, maxBytes });
       this.record("complete", leaseId, result, slots);
       const { job } = this.lease(leaseId);
       this.leases.delete(leaseId);
-      this.completed.push({ jobId: job.jobId, result, ...(cpuMs === undefined ? {} : { cpuMs }) });
+      this.completed.push({ jobId: job.jobId, result, ...(cpuMs === undefined ? {} : { cpuMs }), ...(energyJ === undefined ? {} : { energyJ }) });
       this.ring();
       return { status: "succeeded" as const };
     });
   }
 
-  fail({ leaseId, error, retryable, slots, cpuMs }: CallArgs<"fail">): Promise<CallResult<"fail">> {
+  fail({ leaseId, error, retryable, slots, cpuMs, energyJ }: CallArgs<"fail">): Promise<CallResult<"fail">> {
     return answer(() => {
       this.record("fail", leaseId, error, retryable, slots);
       const { job } = this.lease(leaseId);
       this.leases.delete(leaseId);
-      this.failed.push({ jobId: job.jobId, error, retryable: retryable ?? false, ...(cpuMs === undefined ? {} : { cpuMs }) });
+      this.failed.push({ jobId: job.jobId, error, retryable: retryable ?? false, ...(cpuMs === undefined ? {} : { cpuMs }), ...(energyJ === undefined ? {} : { energyJ }) });
       this.ring();
       return { status: retryable ? ("pending" as const) : ("dead" as const), availableAt: undefined };
     });

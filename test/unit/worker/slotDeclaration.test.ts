@@ -4,7 +4,7 @@ import { SlotDeclaration, STOP_DECLARE_WAIT_MS } from "../../../extension/worker
 import type { WorkerState } from "../../../extension/worker/workerTypes";
 import { manualClock, recordingFarm, type Answers } from "./recordingFarm";
 
-function declaration(over: { state?: WorkerState; concurrency?: number; running?: number; memoryHeld?: boolean; answers?: Answers } = {}) {
+function declaration(over: { state?: WorkerState; concurrency?: number; running?: number; memoryHeld?: boolean; bytesLeft?: number; answers?: Answers } = {}) {
   const farm = recordingFarm(over.answers);
   const clock = manualClock();
   const failures: unknown[] = [];
@@ -16,6 +16,7 @@ function declaration(over: { state?: WorkerState; concurrency?: number; running?
     capabilities: () => ["demo.echo"],
     running: () => over.running ?? 1,
     memoryHeld: () => over.memoryHeld ?? false,
+    bytesLeft: () => over.bytesLeft,
     failed: (e) => void failures.push(e),
   });
   return { farm, clock, slots, failures };
@@ -29,6 +30,16 @@ describe("SlotDeclaration, one transition per test", () => {
     const { farm, slots } = declaration();
     await slots.declare();
     expect(farm.sent("ready")).toEqual([{ capabilities: ["demo.echo"], slots: 3 }]);
+  });
+
+  it("on a metered connection: declares what its jobs may still download with the slots; with nothing left, no free slot", async () => {
+    const metered = declaration({ bytesLeft: 2_500_000.7 });
+    await metered.slots.declare();
+    expect(metered.farm.sent("ready")).toEqual([{ capabilities: ["demo.echo"], slots: 3, maxBytes: 2_500_000 }]);
+    const used = declaration({ bytesLeft: 0, running: 1 });
+    expect(used.slots.now()).toBe(1); // the running job keeps its slot; none is free
+    await used.slots.declare();
+    expect(used.farm.sent("ready")).toEqual([{ capabilities: ["demo.echo"], slots: 1, maxBytes: 0 }]);
   });
 
   it.each<WorkerState>(["paused", "draining", "stopping", "stopped"])("%s: declares no free slot", async (state) => {
