@@ -96,14 +96,6 @@ export const createEnrollment = mutation({
   },
   handler: async (ctx, { apiKey, ...spec }) => {
     const me = await operatorFromKey(ctx, apiKey);
-    if (me.kind === "worker") {
-      // machines a managing worker enrolls count as its own donor for replicated jobs: it cannot mint a second
-      // "distinct" donor to outvote honest ones, nor more cores than it was granted
-      const minter = (await ctx.db.get(me.workerId))!;
-      if (spec.donor !== undefined && spec.donor !== minter.donor) fail("forbidden", "A worker's key cannot choose the donor of the machines it enrolls: they count as its own; use an operator key (fh_o_…)");
-      spec.donor = minter.donor ?? `enrolled-by-${minter._id}`;
-      if (minter.maxCores !== undefined) spec.maxCores = Math.min(spec.maxCores ?? minter.maxCores, minter.maxCores);
-    }
     return await createEnrollmentToken(ctx, me.orgId, spec, minterOf(me));
   },
 });

@@ -97,26 +97,3 @@ test("a managing worker's key makes no operator key and no publishing key; revok
   await expectCode(farm.t.query(api.consoleAccess.minted, { apiKey: op.key, keyId: farm.orgId }), "not_found");
   expect(await checkConsistency(farm.t)).toEqual([]);
 });
-
-test("machines a managing worker enrolls count as its own donor (for distinct-donor replication) and get no more cores than it has", async () => {
-  const farm = await newFarm();
-  const manager = await enrollWorker(farm, { canManage: true, name: "manager" });
-  await expectCode(farm.t.mutation(api.consoleAccess.createEnrollment, { apiKey: manager.apiKey, capabilities: [], donor: "someone-else" }), "forbidden");
-  const { token } = await farm.t.mutation(api.consoleAccess.createEnrollment, { apiKey: manager.apiKey, capabilities: [] });
-  const minted = await farm.t.mutation(api.workers.enroll, { token, name: "minted", machineId: "m-minted", capabilities: [] });
-  const donorOf = async (workerId: typeof minted.workerId) => (await farm.t.run(async (ctx) => await ctx.db.get(workerId)))!.donor;
-  expect(await donorOf(minted.workerId)).toBe(`enrolled-by-${manager.workerId}`);
-
-  // a manager with a donor label and a core cap passes both on
-  await farm.t.run(async (ctx) => await ctx.db.patch(manager.workerId, { donor: "alice", maxCores: 8 }));
-  const second = await farm.t.mutation(api.consoleAccess.createEnrollment, { apiKey: manager.apiKey, capabilities: [], donor: "alice", maxCores: 64 });
-  const again = await farm.t.mutation(api.workers.enroll, { token: second.token, name: "minted-2", machineId: "m-minted-2", capabilities: [] });
-  const row = (await farm.t.run(async (ctx) => await ctx.db.get(again.workerId)))!;
-  expect({ donor: row.donor, maxCores: row.maxCores }).toEqual({ donor: "alice", maxCores: 8 });
-  // an operator key still chooses any donor
-  const op = await operatorKey(farm, "op");
-  const third = await farm.t.mutation(api.consoleAccess.createEnrollment, { apiKey: op.key, capabilities: [], donor: "bob" });
-  const bob = await farm.t.mutation(api.workers.enroll, { token: third.token, name: "bob", machineId: "m-bob", capabilities: [] });
-  expect(await donorOf(bob.workerId)).toBe("bob");
-  expect(await checkConsistency(farm.t)).toEqual([]);
-});
