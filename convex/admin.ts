@@ -9,6 +9,7 @@ import { computeSummary } from "./lib/summary";
 import { LIMITS } from "./lib/limits";
 import { checkText } from "./lib/validate";
 import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
+import { applyClientKeyLimits, limitsFields } from "./lib/clientKeyLimits";
 import { childReading } from "./lib/parentRefs";
 
 /** Operator functions: internal only, run with `npx convex run admin:<name> '<json args>'`. */
@@ -94,6 +95,20 @@ export const revokeClientKey = internalMutation({
     const key = await ctx.db.get(clientKeyId);
     if (!key) fail("not_found", "No such client key");
     return await revokeClientKeyNow(ctx, key);
+  },
+});
+
+/**
+ * A client key's share of the farm: `weight` against the org's other keys (0.001–1000; null: 1), `maxRunning` of
+ * its jobs and instances at once (null: no limit), `fairnessWeights` for its fairness keys (at most 1,000; replaces
+ * the ones set before; null: none). A field left out stays as it is. Returns the key's limits.
+ */
+export const setClientKeyLimits = internalMutation({
+  args: { clientKeyId: v.id("clientKeys"), ...limitsFields },
+  handler: async (ctx, { clientKeyId, ...spec }) => {
+    const key = await ctx.db.get(clientKeyId);
+    if (!key) fail("not_found", "No such client key");
+    return await applyClientKeyLimits(ctx, key, spec);
   },
 });
 

@@ -1,7 +1,7 @@
 import { paginationOptsValidator } from "convex/server";
 import { v } from "convex/values";
-import type { Id } from "./_generated/dataModel";
-import { query } from "./_generated/server";
+import type { Doc, Id } from "./_generated/dataModel";
+import { query, type QueryCtx } from "./_generated/server";
 import { jobInOrg, operatorFromKey, requireJobInOrg } from "./lib/auth";
 import { errorOf, payloadOf, resultOf } from "./lib/bodies";
 import { TX_BUDGET } from "./lib/budget";
@@ -18,6 +18,8 @@ import { runningCount } from "./lib/workerSlots";
 import { jobFilter } from "./schema";
 import { outputPerInstance, validationView } from "./lib/instanceView";
 import { consoleTrustOf } from "./lib/validationTrust";
+import { keyLimitReason } from "./lib/waitReasons";
+import { keysOverview } from "./lib/keySummary";
 
 /**
  * The operator's console (reads). Every function takes an operator key as `apiKey` (or the key of a worker
@@ -34,8 +36,9 @@ const OUTPUT_ON_JOB_PAGE = 50;
 
 /**
  * Counts, the workers (each with when it stops counting as online), throughput per minute, queue wait, when the
- * oldest waiting job became ready, and from the metrics' counters the recent wait per job type and the jobs of each
- * client key. The console derives "online" and "waiting for" against its own clock.
+ * oldest waiting job became ready, the same per client key with its running jobs and share of the last hour, and
+ * from the metrics' counters the recent wait per job type and the jobs of each client key. The console derives
+ * "online" and "waiting for" against its own clock.
  */
 export const overview = query({
   args: { apiKey: v.string() },
@@ -66,6 +69,8 @@ export const overview = query({
       throughput: summary.throughput,
       queueWait: summary.queueWait ?? null,
       oldestReadyAt: oldestReadyAt ?? null,
+      // per client key with work (the busiest 50): running, waiting, share of the last hour's starts, oldest wait
+      clientKeys: await keysOverview(ctx, summary),
       refreshedAt: summary.refreshedAt,
       ...(await overviewFigures(ctx, me.orgId)),
     };
@@ -149,6 +154,9 @@ export const job = query({
       output: { text: output.map((c) => c.chunk).join(""), fromSeq: output[0]?.seq ?? 0, nextSeq: (newestOutput[0]?.seq ?? -1) + 1 },
       webhook: await deliveriesOf(ctx, found._id),
       nobodyHandles,
+      // whose share and limits it counts against, and, pending beyond its turn, why
+      countsAgainst: await countsAgainst(ctx, found),
+      waitReason: await keyLimitReason(ctx, found),
       // dependencies: why it ended (dependency_failed names the parent) and, while waiting, how many parents it waits for
       ...(found.errorCode !== undefined ? { errorCode: found.errorCode } : {}),
       ...(found.failedParent !== undefined ? { failedParent: found.failedParent } : {}),
@@ -160,6 +168,13 @@ export const job = query({
     };
   },
 });
+
+/** The client key a job counts against (its weight and limit) and its fairness key; null for a host app's own job. */
+async function countsAgainst(ctx: QueryCtx, job: Doc<"jobs">) {
+  const key = job.clientKeyId ? await ctx.db.get(job.clientKeyId) : null;
+  if (!key) return null;
+  return { clientKeyId: key._id, name: key.name, weight: key.weight ?? 1, maxRunning: key.maxRunning ?? null, fairnessKey: job.fairnessKey ?? null };
+}
 
 /** A job's output from chunk `fromSeq` on, at most 200 chunks per call; `nextSeq` continues it. */
 export const jobOutput = query({

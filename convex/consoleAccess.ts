@@ -1,5 +1,7 @@
 import { v } from "convex/values";
-import { mutation, query } from "./_generated/server";
+import type { Id } from "./_generated/dataModel";
+import { mutation, query, type QueryCtx } from "./_generated/server";
+import { applyClientKeyLimits, fairnessWeightsOf, limitsFields } from "./lib/clientKeyLimits";
 import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow } from "./lib/access";
 import { operatorFromKey } from "./lib/auth";
 import { fail } from "./lib/errors";
@@ -62,6 +64,10 @@ export const list = query({
         revoked: k.revoked,
         canPublish: k.canPublish === true,
         createdAt: k._creationTime,
+        // its share of the farm (setClientKeyLimits): weight, at most this many running, fairness-key weights set
+        weight: k.weight ?? 1,
+        maxRunning: k.maxRunning ?? null,
+        fairnessWeights: k.fairnessOverrides ?? 0,
         createdBy: k.createdBy ?? null,
       })),
       operatorKeys: operatorKeys.map((k) => ({
@@ -119,13 +125,38 @@ export const createClientKey = mutation({
   },
 });
 
+/** A key of this org, or the one not_found refusal (another org's key is as unknown as none). */
+async function clientKeyInOrg(ctx: QueryCtx, orgId: Id<"orgs">, clientKeyId: string) {
+  const id = ctx.db.normalizeId("clientKeys", clientKeyId);
+  const key = id ? await ctx.db.get(id) : null;
+  if (!key || key.orgId !== orgId) fail("not_found", "No such client key in this org");
+  return key;
+}
+
+/** A client key's share of the farm, as admin:setClientKeyLimits sets it (fields left out stay; null: default). */
+export const setClientKeyLimits = mutation({
+  args: { apiKey: v.string(), clientKeyId: v.string(), ...limitsFields },
+  handler: async (ctx, { apiKey, clientKeyId, ...spec }) => {
+    const me = await operatorFromKey(ctx, apiKey);
+    return await applyClientKeyLimits(ctx, await clientKeyInOrg(ctx, me.orgId, clientKeyId), spec);
+  },
+});
+
+/** A client key's fairness-key weights (at most 1,000), in key order. */
+export const fairnessWeights = query({
+  args: { apiKey: v.string(), clientKeyId: v.string() },
+  handler: async (ctx, args) => {
+    const me = await operatorFromKey(ctx, args.apiKey);
+    const key = await clientKeyInOrg(ctx, me.orgId, args.clientKeyId);
+    return await fairnessWeightsOf(ctx, key._id);
+  },
+});
+
 export const revokeClientKey = mutation({
   args: { apiKey: v.string(), clientKeyId: v.string() },
   handler: async (ctx, args) => {
     const me = await operatorFromKey(ctx, args.apiKey);
-    const id = ctx.db.normalizeId("clientKeys", args.clientKeyId);
-    const key = id ? await ctx.db.get(id) : null;
-    if (!key || key.orgId !== me.orgId) fail("not_found", "No such client key in this org");
+    const key = await clientKeyInOrg(ctx, me.orgId, args.clientKeyId);
     return await revokeClientKeyNow(ctx, key);
   },
 });

@@ -5,6 +5,7 @@
 export { APP_LIMITS, APP_TYPE_PREFIX, APPS_CAPABILITY, SHA256_HEX } from "./lib/appLimits";
 export { jitteredBackoffMs } from "./lib/backoff";
 export { LIMITS, TIMING } from "./lib/limits";
+export { FAIR } from "./lib/fairLimits";
 export { canRunAll, capabilitiesNobodyOffers, typeCapability } from "./lib/routing";
 export { CAPABILITY_PATTERN, isCapabilityGrant, jsonBytes } from "./lib/validate";
 export { prepareAppModule, WasmModuleError } from "./lib/appsWasm";

@@ -75,13 +75,14 @@ export const offerExpired = internalMutation({
 
 /** The rest of a new lane's backfill of already-waiting workers (the submit that made it did the first page). */
 export const backfill = internalMutation({
-  args: { laneId: v.id("lanes"), after: v.number() },
-  handler: async (ctx, { laneId, after }) => {
+  // `after` is the last waiter's `since`, `afterCreation` its creation time (a page scheduled by an older
+  // deployment has none: it goes on from the start of that millisecond, re-reading rather than skipping)
+  args: { laneId: v.id("lanes"), after: v.number(), afterCreation: v.optional(v.number()) },
+  handler: async (ctx, { laneId, after, afterCreation }) => {
     const lane = await ctx.db.get(laneId);
     if (!lane) return;
-    let next = await backfillLane(ctx, lane, after, LIMITS.laneBackfill);
-    if (next !== null && next <= after) next = after + 1;
-    if (next !== null) await ctx.scheduler.runAfter(0, internal.dispatch.backfill, { laneId, after: next });
+    const next = await backfillLane(ctx, lane, { since: after, creationTime: afterCreation ?? -1 }, LIMITS.laneBackfill);
+    if (next !== null) await ctx.scheduler.runAfter(0, internal.dispatch.backfill, { laneId, after: next.since, afterCreation: next.creationTime });
     await kickForJobs(ctx, lane.orgId);
   },
 });

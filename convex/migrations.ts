@@ -119,9 +119,10 @@ async function moveToTypeLane(ctx: MutationCtx, job: Doc<"jobs">, lanes: Map<Id<
   const lane = await laneFor(ctx, job.orgId, capabilities, requirements);
   // an offered job counts as running in its lane (lib/counters.ts), like one that runs
   const counts = job.status === "pending" && job.queue !== "offered" ? "pending" : "running";
-  await bumpLane(ctx, job, { [counts]: -1 });
+  // the job moves on as it was: its key's running slot (if it holds one) is not freed
+  await bumpLane(ctx, job, { [counts]: -1 }, { moved: true });
   await ctx.db.patch(job._id, { laneId: lane._id });
-  await bumpLane(ctx, { orgId: job.orgId, laneId: lane._id }, { [counts]: 1 });
+  await bumpLane(ctx, { orgId: job.orgId, laneId: lane._id, clientKeyId: job.clientKeyId, keyCounted: job.keyCounted }, { [counts]: 1 });
   return true;
 }
 

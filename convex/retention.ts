@@ -105,7 +105,7 @@ async function laneIsEmpty(ctx: MutationCtx, lane: Doc<"lanes">): Promise<boolea
   for (const queue of ["ready", "offered"] as const) {
     const job = await ctx.db
       .query("jobs")
-      .withIndex("by_lane_ready", (q) => q.eq("laneId", lane._id).eq("queue", queue))
+      .withIndex("by_lane_fair", (q) => q.eq("laneId", lane._id).eq("queue", queue))
       .first();
     if (job) return false;
   }
@@ -147,11 +147,15 @@ export const sweepLanes = internalMutation({
         .query("counterDeltas")
         .withIndex("by_lane", (q) => q.eq("laneId", lane._id))
         .take(500);
-      // their counts of this lane net to zero; what they tell the metrics (jobs moved, other events) stays to be folded
+      // their counts of this lane net to zero; what they tell the metrics (jobs moved, other events) stays to be folded,
+      // and so do their client key's counts (the key's totals had the rest of them)
       for (const delta of deltas) {
-        if (carriesMetrics(delta)) await ctx.db.patch(delta._id, { laneId: undefined, pending: undefined, running: undefined, runMs: undefined });
-        else await ctx.db.delete(delta._id);
+        const keyCounts = delta.clientKeyId !== undefined && (delta.pending !== undefined || delta.running !== undefined);
+        if (carriesMetrics(delta) || keyCounts) {
+          await ctx.db.patch(delta._id, { laneId: undefined, runMs: undefined, ...(keyCounts ? {} : { pending: undefined, running: undefined }) });
+        } else await ctx.db.delete(delta._id);
       }
+      await dropFairRows(ctx, lane);
       await ctx.db.delete(lane._id);
       deleted++;
     }
@@ -162,6 +166,20 @@ export const sweepLanes = internalMutation({
   },
 });
 
+/** A deleted lane's virtual times and the cursor of a level of it that did not fit in a round (lib/fairRound.ts). */
+async function dropFairRows(ctx: MutationCtx, lane: Doc<"lanes">) {
+  const clocks = await ctx.db
+    .query("fairClocks")
+    .withIndex("by_lane", (q) => q.eq("laneId", lane._id))
+    .take(WAITERS_PER_LANE);
+  for (const row of clocks) await ctx.db.delete(row._id);
+  const cursors = await ctx.db
+    .query("fairCursors")
+    .withIndex("by_org", (q) => q.eq("orgId", lane.orgId))
+    .take(WAITERS_PER_LANE);
+  for (const row of cursors) if (row.laneId === lane._id) await ctx.db.delete(row._id);
+}
+
 const WORKERS_PER_BATCH = 20;
 const RECORDS_PER_BATCH = 200;
 const DAY_MS = 24 * 60 * 60_000;
@@ -169,7 +187,8 @@ const DAY_MS = 24 * 60 * 60_000;
 /**
  * The last pass of the sweep: what would otherwise only grow. Workers revoked (or gone with workers:leave)
  * longer ago than the retention age, with their rows (lib/workerRows.ts); finished bulk operations and
- * enrollment tokens past it; credit days (and weeks) older than the retention age and the current week. Presence,
+ * enrollment tokens past it; credit days (and weeks) older than the retention age and the current week; fairness keys'
+ * passes idle a day. Presence,
  * waiting-line and slot rows are one per worker and go with it; a job's webhook delivery goes with the job.
  */
 export const sweepRecords = internalMutation({
@@ -205,8 +224,14 @@ export const sweepRecords = internalMutation({
     // a week's row goes once every day of it would have
     const weeks = await weeksBefore(ctx, oldestDay - 6, RECORDS_PER_BATCH);
     for (const week of weeks) await ctx.db.delete(week._id);
-    const deleted = { workers: workers.length, bulkOps: bulkOps.length, enrollments: enrollments.length, creditDays: days.length, creditWeeks: weeks.length };
-    const more = workersLeft || workers.length === WORKERS_PER_BATCH || [bulkOps, enrollments, days, weeks].some((rows) => rows.length === RECORDS_PER_BATCH);
+    // a fairness key idle a day comes back at its lanes' virtual time anyway: its pass row only costs space
+    const passes = await ctx.db
+      .query("fairPasses")
+      .withIndex("by_scope_at", (q) => q.eq("scope", "flow").lt("at", now - DAY_MS))
+      .take(RECORDS_PER_BATCH);
+    for (const pass of passes) await ctx.db.delete(pass._id);
+    const deleted = { workers: workers.length, bulkOps: bulkOps.length, enrollments: enrollments.length, creditDays: days.length, creditWeeks: weeks.length, fairPasses: passes.length };
+    const more = workersLeft || workers.length === WORKERS_PER_BATCH || [bulkOps, enrollments, days, weeks, passes].some((rows) => rows.length === RECORDS_PER_BATCH);
     if (more) await ctx.scheduler.runAfter(0, internal.retention.sweepRecords, { olderThanMs: age });
     else await ctx.scheduler.runAfter(0, internal.retention.sweepBatches, {});
     return { deleted, more };

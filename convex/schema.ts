@@ -27,6 +27,10 @@ export const jobFilter = v.object({
   externalId: v.optional(v.string()),
   from: v.optional(v.number()),
   to: v.optional(v.number()),
+  // the client key the jobs count against (its id; another org's or a malformed one matches nothing), and their
+  // fairness key
+  clientKeyId: v.optional(v.string()),
+  fairnessKey: v.optional(v.string()),
 });
 
 // Only pending jobs carry a queue: "ready" ones are claimable now, "delayed" ones wait for availableAt
@@ -279,6 +283,10 @@ export default defineSchema({
     throughput: v.array(v.object({ minuteStart: v.number(), finished: v.number(), failed: v.number() })),
     // queue wait (claim time − ready time) over the last hour, from the minute histograms
     queueWait: v.optional(v.object({ p50Ms: v.number(), p95Ms: v.number(), samples: v.number() })),
+    // per client key with jobs pending or running, or started in the last hour: its counts and its starts of the hour
+    clientKeys: v.optional(
+      v.array(v.object({ clientKeyId: v.id("clientKeys"), pending: v.number(), running: v.number(), startedLastHour: v.number() })),
+    ),
     // workers by what they do as of refreshedAt, and their slots (lib/metrics/workerStates.ts); none before
     workerStates: v.optional(
       v.object({ idle: v.number(), busy: v.number(), suspended: v.number(), paused: v.number(), offline: v.number() }),
@@ -305,11 +313,87 @@ export default defineSchema({
     revoked: v.boolean(),
     /** May publish and delete farm apps (optional: keys created before apps existed have none). */
     canPublish: v.optional(v.boolean()),
+    // Fair share (lib/fairShare.ts, set by admin:setClientKeyLimits): its share of each priority level against
+    // the org's other keys (none: 1), its running jobs and instances at most (none: no limit), and how many
+    // fairnessWeights rows it has (none: 0, so the dispatcher looks none up).
+    weight: v.optional(v.number()),
+    maxRunning: v.optional(v.number()),
+    fairnessOverrides: v.optional(v.number()),
     createdBy,
   })
     .index("by_hash", ["keyHash"])
     .index("by_org", ["orgId"])
     .index("by_created_by", ["createdBy", "revoked"]),
+
+  /** A client key's weight for one of its fairness keys (set with its limits; default 1): at most 1,000 per key. */
+  fairnessWeights: defineTable({
+    orgId: v.id("orgs"),
+    clientKeyId: v.id("clientKeys"),
+    fairnessKey: v.string(),
+    weight: v.number(),
+  }).index("by_client_key", ["clientKeyId", "fairnessKey"]),
+
+  /**
+   * Fair share's virtual time (lib/fairShare.ts): a client key's pass per priority level (`scope` "key"), and a
+   * fairness key's pass inside its client key (`scope` "flow"; no fairnessKey: the key's jobs without one). Each
+   * job handed out advances its key's pass by 1/weight. Written only by the transactions that hand jobs out.
+   */
+  fairPasses: defineTable({
+    orgId: v.id("orgs"),
+    negPriority: v.number(),
+    scope: v.union(v.literal("key"), v.literal("flow")),
+    clientKeyId: v.optional(v.id("clientKeys")),
+    fairnessKey: v.optional(v.string()),
+    pass: v.number(),
+    // when it last moved (the retention sweep deletes fairness keys' rows idle a day: they start at the clock again)
+    at: v.number(),
+  })
+    .index("by_org_scope", ["orgId", "negPriority", "scope", "clientKeyId", "fairnessKey"])
+    .index("by_scope_at", ["scope", "at"]),
+
+  /**
+   * A lane's virtual time per priority level (`scope` "keys": between client keys; "flows": between one client
+   * key's fairness keys): the pass of the last job handed out there. A key that had nothing ready in the lane
+   * comes back at it (no banked credit).
+   */
+  fairClocks: defineTable({
+    orgId: v.id("orgs"),
+    laneId: v.id("lanes"),
+    negPriority: v.number(),
+    scope: v.union(v.literal("keys"), v.literal("flows")),
+    clientKeyId: v.optional(v.id("clientKeys")),
+    vtime: v.number(),
+  }).index("by_lane", ["laneId", "negPriority", "scope", "clientKeyId"]),
+
+  /**
+   * Where a round stopped reading a lane's flows at one priority level, when it had more than a round reads
+   * (lib/fairQueue.ts): the next round starts after it. None: the level fits in a round.
+   */
+  fairCursors: defineTable({
+    orgId: v.id("orgs"),
+    laneId: v.id("lanes"),
+    negPriority: v.number(),
+    after: v.object({ clientKeyId: v.optional(v.id("clientKeys")), fairnessKey: v.optional(v.string()) }),
+  }).index("by_org", ["orgId"]),
+
+  /**
+   * Each client key's running jobs and instances (offered ones included), for its maxRunning (lib/keyRunning.ts):
+   * starts are added here by the transaction that hands the job out; ends arrive as keyRunningDeltas, folded in.
+   */
+  keyRunning: defineTable({
+    orgId: v.id("orgs"),
+    clientKeyId: v.id("clientKeys"),
+    running: v.number(),
+  }).index("by_client", ["clientKeyId"]),
+
+  /** A client key's running job or instance ended (-1 each), inserted where it ends (an insert conflicts with nobody). */
+  keyRunningDeltas: defineTable({
+    orgId: v.id("orgs"),
+    clientKeyId: v.id("clientKeys"),
+    delta: v.number(),
+  })
+    .index("by_org", ["orgId"])
+    .index("by_client", ["clientKeyId"]),
 
   /** Operator keys (fh_o_…): the console and the CLI's operator commands; never a worker's or a job's. */
   operatorKeys: defineTable({
@@ -372,6 +456,9 @@ export default defineSchema({
     failed: v.optional(v.number()),
     // one claim call's queue waits (claim time − ready time) as a histogram (lib/metrics/histogram.ts buckets)
     waits: v.optional(v.array(v.number())),
+    // the client key of the jobs it counts: their pending/running also count in the key's totals (keyShards), and
+    // their waits as the key's starts in the minute (throughput.byKey)
+    clientKeyId: v.optional(v.id("clientKeys")),
     // a run of the lane's jobs that returned a result: how long it ran (ms), for the lane's run-time histogram
     runMs: v.optional(v.number()),
     // the jobs this change moved, for the metrics (lib/metrics/moves.ts), and other events they count
@@ -383,6 +470,16 @@ export default defineSchema({
   })
     .index("by_org", ["orgId"])
     .index("by_lane", ["laneId"]),
+
+  /** Pending and running jobs per client key, as the lanes count them (written by the summariser only). */
+  keyShards: defineTable({
+    orgId: v.id("orgs"),
+    clientKeyId: v.id("clientKeys"),
+    pending: v.number(),
+    running: v.number(),
+  })
+    .index("by_client", ["clientKeyId"])
+    .index("by_org", ["orgId"]),
 
   /** Energy given per job type, all time (joules, and how many attempts reported it): written only by the summariser. */
   typeEnergy: defineTable({
@@ -476,6 +573,8 @@ export default defineSchema({
     // claims of this minute by queue wait: counts per bucket of lib/metrics/histogram.ts (rows of an older, coarser
     // layout have another length and are left out)
     waits: v.optional(v.array(v.number())),
+    // claims of this minute per client key (jobs and instances started), for each key's share of the last hour
+    byKey: v.optional(v.array(v.object({ clientKeyId: v.id("clientKeys"), started: v.number() }))),
   })
     .index("by_org_minute_shard", ["orgId", "minute", "shard"])
     .index("by_minute", ["minute"]),
@@ -517,8 +616,14 @@ export default defineSchema({
     // its wall time when it could not be measured (`cpuMeasured: false`, e.g. an Ollama request).
     cpuMs: v.optional(v.number()),
     cpuMeasured: v.optional(v.boolean()),
-    // The client key that submitted it (jobs:submit, jobs:submitBatch, HTTP): whose webhook hears its end.
+    // The client key that submitted it (jobs:submit, jobs:submitBatch, HTTP): whose webhook hears its end, whose
+    // share and maxRunning it counts against.
     clientKeyId: v.optional(v.id("clientKeys")),
+    // whom it is shared with inside its client key (e.g. the submitting app's end user), at most 64 bytes
+    fairnessKey: v.optional(v.string()),
+    // its client key's counters count it (pending and running per key, maxRunning): set on jobs submitted since those
+    // counters exist, so a job queued before an upgrade never moves a count it was not added to
+    keyCounted: v.optional(v.boolean()),
     // what the job needs of its machine, as submitted (its lane holds the rounded-up class)
     requirements: v.optional(jobRequirements),
     // the running job is frozen on its worker (the donor is using the machine) since then; its heartbeats say so
@@ -545,7 +650,8 @@ export default defineSchema({
     // the W3C trace context it was submitted with (`00-<trace id>-<parent id>-<flags>`), handed to its worker
     traceparent: v.optional(v.string()),
   })
-    .index("by_lane_ready", ["laneId", "queue", "negPriority", "availableAt"])
+    // A lane's ready queue: by priority, then per client key and fairness key in FIFO order (lib/fairQueue.ts)
+    .index("by_lane_fair", ["laneId", "queue", "negPriority", "clientKeyId", "fairnessKey", "availableAt"])
     .index("by_lane_delayed", ["laneId", "queue", "availableAt"])
     .index("by_lease", ["leaseId"])
     .index("by_worker_status", ["workerId", "status"])
@@ -557,7 +663,11 @@ export default defineSchema({
     .index("by_org", ["orgId"])
     .index("by_org_type", ["orgId", "type"])
     .index("by_org_status_created", ["orgId", "status"])
-    .index("by_org_status_type", ["orgId", "status", "type"]),
+    .index("by_org_status_type", ["orgId", "status", "type"])
+    .index("by_org_client", ["orgId", "clientKeyId"])
+    .index("by_org_client_fairness", ["orgId", "clientKeyId", "fairnessKey"])
+    // a client key's oldest ready job (the console's oldest wait per key)
+    .index("by_client_queue", ["clientKeyId", "queue", "availableAt"]),
 
   /**
    * A job's bodies, one row per part beside the job (lib/bodies.ts): its payload (written at submit), its result

@@ -2,6 +2,7 @@ import { v } from "convex/values";
 import { internalMutation } from "./_generated/server";
 import { internal } from "./_generated/api";
 import { foldDeltas, hasDeltas } from "./lib/counters";
+import { foldKeyEnds, KEY_FOLD_BATCH, KEY_FOLD_STALE_MS } from "./lib/keyRunning";
 import { maybeFault } from "./lib/faults";
 import { kickSummary, summaryStateOf } from "./lib/kick";
 import { computeSummary, summaryOf } from "./lib/summary";
@@ -20,6 +21,8 @@ export const refresh = internalMutation({
     maybeFault("summary");
     const now = Date.now();
     const more = await foldDeltas(ctx, orgId, all ? Number.POSITIVE_INFINITY : now);
+    // the ends of limited keys' jobs that no dispatcher round folded (it folds them first, when it runs)
+    await foldKeyEnds(ctx, orgId, all ? Number.POSITIVE_INFINITY : now - KEY_FOLD_STALE_MS, KEY_FOLD_BATCH);
     const summary = await computeSummary(ctx, orgId, now);
     const existing = await summaryOf(ctx, orgId);
     if (existing) await ctx.db.replace(existing._id, summary);

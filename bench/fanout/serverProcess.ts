@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 
 export type FunctionStats = { calls: number; conflicts: number; pushes: number };
 export type Stats = { functions: Record<string, FunctionStats>; pushes: number; conflictWindowMs: number };
-export type Seeded = { url: string; orgId?: string; clientKey?: string; workerKeys?: string[] };
+export type Seeded = { url: string; orgId?: string; clientKey?: string; publishKey?: string; workerKeys?: string[]; operatorKey?: string };
 
 /**
  * The loopback test server in its own process (so the bench process measures only its engines), with its

@@ -1,6 +1,6 @@
 import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
-import type { MutationCtx, QueryCtx } from "../_generated/server";
+import type { MutationCtx } from "../_generated/server";
 import type { AppPin } from "./appJobs";
 import type { ClaimNote } from "./counters";
 import { recordEvent } from "./events";
@@ -9,63 +9,8 @@ import { newLeaseId } from "./keys";
 import { moveOf } from "./metrics/moves";
 import type { JobRequirements } from "./requirements";
 
-/** Claim order: higher priority first, then the job that became ready first (FIFO, ties by insertion). */
-export function compareJobs(a: Doc<"jobs">, b: Doc<"jobs">): number {
-  return a.negPriority - b.negPriority || a.availableAt - b.availableAt || a._creationTime - b._creationTime;
-}
-
 /** How many ready jobs a claim or a dispatch round reads past because this worker already ran an instance of them. */
 export const REPLICA_SKIPS = 64;
-
-/** The first ready job of a lane (the range from the lane's start to it is what a claim or dispatch reads). */
-export async function laneHead(ctx: QueryCtx, laneId: Id<"lanes">): Promise<Doc<"jobs"> | null> {
-  return await ctx.db
-    .query("jobs")
-    .withIndex("by_lane_ready", (q) => q.eq("laneId", laneId).eq("queue", "ready"))
-    .first();
-}
-
-/**
- * The best `count` ready jobs over these lanes, in strict claim order; `mayRun` passes over jobs this worker
- * may not run (an instance of a replicated job it already ran, a job bigger than it may download), read past at most
- * REPLICA_SKIPS times. It is asked once per job, in order, and a job it accepts is taken.
- */
-export async function readyHeads(
-  ctx: QueryCtx,
-  lanes: Doc<"lanes">[],
-  count: number,
-  mayRun: (job: Doc<"jobs">) => boolean | Promise<boolean> = () => true,
-): Promise<Doc<"jobs">[]> {
-  if (count <= 0 || lanes.length === 0) return [];
-  // A merge of the lanes' ready queues, each read only as far as it is taken from: at most one job per lane
-  // more than are taken (not `count` per lane, which many lanes of big payloads could push past Convex's
-  // per-transaction read limit), and a read set that ends where this claim stopped.
-  const queues = lanes.map((lane) =>
-    ctx.db
-      .query("jobs")
-      .withIndex("by_lane_ready", (q) => q.eq("laneId", lane._id).eq("queue", "ready"))
-      [Symbol.asyncIterator](),
-  );
-  const fronts = await Promise.all(queues.map((queue) => queue.next()));
-  const heads: Doc<"jobs">[] = [];
-  let skips = 0;
-  while (heads.length < count) {
-    let best = -1;
-    fronts.forEach((front, i) => {
-      if (!front.done && (best < 0 || compareJobs(front.value, (fronts[best] as IteratorYieldResult<Doc<"jobs">>).value) < 0)) best = i;
-    });
-    if (best < 0) break;
-    const job = (fronts[best] as IteratorYieldResult<Doc<"jobs">>).value;
-    if (!(await mayRun(job))) {
-      if (++skips > REPLICA_SKIPS) break;
-      fronts[best] = await queues[best].next();
-      continue;
-    }
-    heads.push(job);
-    if (heads.length < count) fronts[best] = await queues[best].next();
-  }
-  return heads;
-}
 
 export type Leased = {
   jobId: Id<"jobs">;
@@ -119,7 +64,7 @@ export async function leaseJob(
   });
   await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId });
   const waitMs = Math.max(0, now - job.availableAt);
-  claims?.push({ waitMs, moves: moveOf(job, "running", { waitMs }) });
+  claims?.push({ waitMs, moves: moveOf(job, "running", { waitMs }), clientKeyId: job.clientKeyId });
   return leasedOf(job, leaseId, attempt, leaseExpiresAt, bodies);
 }
 
@@ -159,6 +104,6 @@ export async function leaseReplica(
   const attempt = job.attempt + 1;
   await recordEvent(ctx, { ...job, attempt }, "claimed", { workerId: worker._id, detail: `instance ${rules.started}` });
   const waitMs = Math.max(0, now - job.availableAt);
-  claims?.push({ waitMs, moves: moveOf(job, stillReady ? "pending" : "running", { waitMs }) });
+  claims?.push({ waitMs, moves: moveOf(job, stillReady ? "pending" : "running", { waitMs }), clientKeyId: job.clientKeyId });
   return { leased: leasedOf(job, leaseId, attempt, now + job.leaseMs, bodies), stillReady };
 }

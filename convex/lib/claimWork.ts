@@ -1,11 +1,12 @@
-import type { Doc, Id } from "../_generated/dataModel";
+import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { deadIfModuleGone } from "./appJobs";
 import { effectiveCapabilities } from "./auth";
 import { payloadOf } from "./bodies";
 import { checkpointOf } from "./checkpoints";
-import { leaseJob, leaseReplica, readyHeads, type Leased } from "./claim";
+import { leaseJob, leaseReplica, REPLICA_SKIPS, type Leased } from "./claim";
 import { bumpLane, type ClaimNote } from "./counters";
+import { FairRound } from "./fairRound";
 import { setWants, waiterOf } from "./demand";
 import { downloadSizes, fitsBytes } from "./downloadBytes";
 import { clearResync, inboxRows, isOfferedTo, takeOffer, withdrawOffer } from "./inbox";
@@ -77,7 +78,7 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
     claimed.push(leased);
     // offered, it counted as running; a replicated job's instance now counts instead, and the job counts as
     // pending if it stays ready for more instances
-    if (job.validation) await bumpLane(ctx, job, { running: -1, pending: stillReady ? 1 : 0 });
+    if (job.validation) await bumpLane(ctx, job, { running: -1, pending: stillReady ? 1 : 0 }, { moved: true });
     if (stillReady) await kickForJobs(ctx, worker.orgId);
   }
   if (tooBig > 0) {
@@ -90,10 +91,12 @@ export async function takeOffers(ctx: MutationCtx, worker: Doc<"workers">, wante
 }
 
 /**
- * Up to `count` ready jobs straight from the heads of the lanes this worker can serve, in strict order;
- * what it still wants after that is recorded as waiting (it has just read every head it can serve).
- * A claim that reads the heads is a worker declaring itself: an engine's start, or a simple caller. Heads
- * past one whose bodies do not fit the budget stay ready; the worker waits for them like for any job.
+ * Up to `count` ready jobs straight from the heads of the lanes this worker can serve, in the dispatcher's order
+ * (priority, then fair share between client keys and fairness keys, FIFO inside one: lib/fairRound.ts, whose
+ * passes move for these jobs as for offered ones; a key at its maxRunning is held back); what it still wants
+ * after that is recorded as waiting (it has just read every head it can serve). A claim that reads the heads is
+ * a worker declaring itself: an engine's start, or a simple caller. Heads past one whose bodies do not fit the
+ * budget stay ready; the worker waits for them like for any job.
  */
 export async function claimFromHeads(
   ctx: MutationCtx,
@@ -107,42 +110,58 @@ export async function claimFromHeads(
   await touchWorker(ctx, worker);
   const capabilities = effectiveCapabilities(worker.allowedCapabilities, advertised);
   const lanes = await eligibleLanes(ctx, worker.orgId, capabilities, worker.facts);
+  const round = await FairRound.open(ctx, worker.orgId, lanes, now);
   const size = downloadSizes(ctx);
-  // a head the worker may not download now (its allowance) is read past like one it may not run
-  let reserved = budget.downloadBytes;
-  const heads = await readyHeads(ctx, lanes, count, async (job) => {
-    if (!mayRun(job, worker)) return false;
-    if (reserved === undefined) return true;
-    const bytes = await size(job);
-    if (bytes > reserved) return false;
-    reserved -= bytes;
-    return true;
-  });
   const claimed: Leased[] = [];
-  const perLane = new Map<Id<"lanes">, { job: Doc<"jobs">; count: number }>();
+  const perLane = new Map<string, { job: Doc<"jobs">; count: number }>();
   let replicasLeftReady = false;
-  for (const job of heads) {
-    if (await deadIfModuleGone(ctx, job, worker._id)) continue;
+  let skips = 0;
+  while (claimed.length < count) {
+    const flow = await round.next();
+    if (flow === null) break;
+    const job = flow.head!;
+    // an instance of a replicated job this worker already ran: the flow's next job is looked at
+    if (!mayRun(job, worker)) {
+      if (++skips > REPLICA_SKIPS) break;
+      await round.skip(flow);
+      continue;
+    }
+    // a head the worker may not download now (its allowance) is read past like one it may not run
+    if (budget.downloadBytes !== undefined && (await size(job)) > budget.downloadBytes) {
+      if (++skips > REPLICA_SKIPS) break;
+      await round.skip(flow);
+      continue;
+    }
+    if (await deadIfModuleGone(ctx, job, worker._id)) {
+      await round.skip(flow);
+      continue;
+    }
     const fits = await bodiesWithin(ctx, job, budget);
     if (!fits) break;
     if (budget.downloadBytes !== undefined) budget.downloadBytes -= await size(job);
     const { leased, stillReady } = await leaseOne(ctx, job, worker, now, fits, claims);
+    await round.took(flow);
     claimed.push(leased);
     // a replicated job that wants more instances stays ready (and pending in the counts): the dispatcher offers it on;
     // one that runs all it wants counts nothing itself (its instances count as running)
     if (stillReady) replicasLeftReady = true;
     else if (job.validation) await bumpLane(ctx, job, { pending: -1 });
-    else perLane.set(job.laneId, { job, count: (perLane.get(job.laneId)?.count ?? 0) + 1 });
+    else {
+      const tally = `${job.laneId}|${job.clientKeyId ?? ""}|${job.keyCounted === true}`;
+      perLane.set(tally, { job, count: (perLane.get(tally)?.count ?? 0) + 1 });
+    }
   }
-  // one counter change per lane, however many of its jobs were claimed
+  await round.save();
+  // one counter change per lane and client key, however many of their jobs were claimed
   for (const { job, count: n } of perLane.values()) await bumpLane(ctx, job, { pending: -n, running: n });
   if (claimed.length > 0) await kickSummary(ctx, worker.orgId);
   const stillWanted = count - claimed.length;
   const bytesLeft = budget.downloadBytes === undefined ? null : Math.max(0, budget.downloadBytes - (await heldOfferBytes(ctx, worker, size)));
   await setWants(ctx, worker, stillWanted, [...capabilities].sort(), bytesLeft);
   if (stillWanted > 0) await noteWaiter(ctx, worker.orgId);
-  // heads left for the budget are ready now: the dispatcher offers them (to this worker or another)
-  if (budget.full || replicasLeftReady) await kickForJobs(ctx, worker.orgId);
+  // heads left for the budget or held back for their key's limit are ready now: the dispatcher offers them (to this
+  // worker or another, once the key has room)
+  if (budget.full || replicasLeftReady || round.limited) await kickForJobs(ctx, worker.orgId);
   await clearResync(ctx, worker._id);
   return claimed;
 }

@@ -1,7 +1,8 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { ByteBudget, takeWithinBudget } from "./budget";
-import { kickSummary } from "./kick";
+import { kickForJobs, kickSummary } from "./kick";
+import { noteKeyEnded } from "./keyRunning";
 import { foldMetrics, rowsTouched } from "./metrics/fold";
 import { addHistograms, bucketOf, emptyHistogram, isCurrentLayout } from "./metrics/histogram";
 import type { JobMove } from "./metrics/moves";
@@ -61,15 +62,25 @@ export async function createLaneShards(ctx: MutationCtx, orgId: Id<"orgs">, lane
 }
 
 /**
- * Change a lane's pending/running counts (and tell the metrics what moved with it); `runMs`: a run of it returned a
- * result after that long (lib/runTimes.ts).
+ * Change a lane's pending/running counts (and its client key's, for a job its key counts: `keyCounted`), and tell the
+ * metrics what moved with it; `runMs`: a run of it returned a result after that long (lib/runTimes.ts). A running job
+ * or instance of a key with a maxRunning that stops counting (`running` below 0) also counts down the key's running
+ * jobs (lib/keyRunning.ts) and wakes the dispatcher (jobs of the key may wait for that slot); `moved`: it goes on
+ * running elsewhere (an offer turned into an instance, a job moved to another lane), no slot of its key is freed.
+ * Starts are counted against the key by whoever hands the job out (lib/fairRound.ts).
  */
 export async function bumpLane(
   ctx: MutationCtx,
-  job: Pick<Doc<"jobs">, "orgId" | "laneId">,
+  job: Pick<Doc<"jobs">, "orgId" | "laneId" | "clientKeyId" | "keyCounted">,
   delta: { pending?: number; running?: number; runMs?: number } & MetricsPart,
+  options: { moved?: boolean } = {},
 ) {
-  await addDelta(ctx, job.orgId, { laneId: job.laneId, ...delta });
+  const clientKeyId = job.keyCounted ? job.clientKeyId : undefined;
+  await addDelta(ctx, job.orgId, { laneId: job.laneId, ...delta, ...(clientKeyId ? { clientKeyId } : {}) });
+  if (clientKeyId && (delta.running ?? 0) < 0 && !options.moved && (await ctx.db.get(clientKeyId))?.maxRunning !== undefined) {
+    await noteKeyEnded(ctx, job.orgId, clientKeyId, -delta.running!);
+    await kickForJobs(ctx, job.orgId);
+  }
 }
 
 /** Count a finished status and, for a new finish, the minute's throughput (and tell the metrics what moved). */
@@ -94,15 +105,24 @@ export async function bumpFailed(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
   await addDelta(ctx, orgId, { minute: Math.floor(now / 60_000), failed: 1, ...metrics });
 }
 
-/** One job a claim started: its queue wait (claim time − ready time), and its move for the metrics (with the wait). */
-export type ClaimNote = { waitMs: number; moves: JobMove[] };
+/**
+ * One job (or instance) a claim started: its queue wait (claim time − ready time), its move for the metrics (with the
+ * wait), and the client key it counts for.
+ */
+export type ClaimNote = { waitMs: number; moves: JobMove[]; clientKeyId?: Id<"clientKeys"> };
 
-/** Count one claim call's jobs: their waits in the minute's wait histogram, and their moves: one insert. */
+/**
+ * Count one claim call's jobs: their waits in the minute's wait histogram, and their moves: one insert per client key of
+ * its jobs (usually one), so each key's starts of the minute are counted too.
+ */
 export async function noteClaims(ctx: MutationCtx, orgId: Id<"orgs">, now: number, claims: ClaimNote[]) {
-  if (claims.length === 0) return;
-  const waits = emptyHistogram();
-  for (const c of claims) waits[bucketOf(c.waitMs)]++;
-  await addDelta(ctx, orgId, { minute: Math.floor(now / 60_000), waits, jobs: claims.flatMap((c) => c.moves) });
+  const byKey = new Map<Id<"clientKeys"> | undefined, ClaimNote[]>();
+  for (const c of claims) byKey.set(c.clientKeyId, [...(byKey.get(c.clientKeyId) ?? []), c]);
+  for (const [clientKeyId, notes] of byKey) {
+    const waits = emptyHistogram();
+    for (const c of notes) waits[bucketOf(c.waitMs)]++;
+    await addDelta(ctx, orgId, { minute: Math.floor(now / 60_000), waits, jobs: notes.flatMap((c) => c.moves), ...(clientKeyId ? { clientKeyId } : {}) });
+  }
 }
 
 /** Count one attempt's energy (joules) toward its job type's total: one insert. */
@@ -131,8 +151,10 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
   );
   const deltas = withinRows(read.rows);
   const lanes = new Map<Id<"lanes">, { pending: number; running: number; runs?: number[] }>();
+  const keys = new Map<Id<"clientKeys">, { pending: number; running: number }>();
   const org = { succeeded: 0, canceled: 0, dead: 0 };
-  const minutes = new Map<number, { finished: number; failed: number; waits?: number[] }>();
+  type Minute = { finished: number; failed: number; waits?: number[]; byKey: Map<Id<"clientKeys">, number> };
+  const minutes = new Map<number, Minute>();
   const energy = new Map<string, { energyJ: number; reports: number }>();
   let typesFull = false;
   // the changes this fold adds up and deletes: only those go to the metrics too
@@ -156,14 +178,21 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
       if (d.runMs !== undefined) t.runs = [...(t.runs ?? []), d.runMs];
       lanes.set(d.laneId, t);
     }
+    if (d.clientKeyId && (d.pending !== undefined || d.running !== undefined)) {
+      const t = keys.get(d.clientKeyId) ?? { pending: 0, running: 0 };
+      t.pending += d.pending ?? 0;
+      t.running += d.running ?? 0;
+      keys.set(d.clientKeyId, t);
+    }
     org.succeeded += d.succeeded ?? 0;
     org.canceled += d.canceled ?? 0;
     org.dead += d.dead ?? 0;
     if (d.minute !== undefined) {
-      const m = minutes.get(d.minute) ?? { finished: 0, failed: 0 };
+      const m: Minute = minutes.get(d.minute) ?? { finished: 0, failed: 0, byKey: new Map() };
       m.finished += d.finished ?? 0;
       m.failed += d.failed ?? 0;
       if (isCurrentLayout(d.waits)) m.waits = addHistograms(m.waits, d.waits);
+      if (d.waits !== undefined && d.clientKeyId) m.byKey.set(d.clientKeyId, (m.byKey.get(d.clientKeyId) ?? 0) + d.waits.reduce((a, b) => a + b, 0));
       minutes.set(d.minute, m);
     }
     await ctx.db.delete(d._id);
@@ -176,6 +205,14 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
     const runMs = t.runs ? { runMs: t.runs.reduce<number[] | undefined>((h, ms) => addRun(h, ms), row?.runMs) } : {};
     if (row) await ctx.db.patch(row._id, { pending: row.pending + t.pending, running: row.running + t.running, ...runMs });
     else await ctx.db.insert("laneShards", { orgId, laneId, shard: 0, pending: t.pending, running: t.running, ...runMs });
+  }
+  for (const [clientKeyId, t] of keys) {
+    const row = await ctx.db
+      .query("keyShards")
+      .withIndex("by_client", (q) => q.eq("clientKeyId", clientKeyId))
+      .unique();
+    if (row) await ctx.db.patch(row._id, { pending: row.pending + t.pending, running: row.running + t.running });
+    else await ctx.db.insert("keyShards", { orgId, clientKeyId, ...t });
   }
   if (org.succeeded || org.canceled || org.dead) {
     const row = await ctx.db
@@ -194,8 +231,9 @@ export async function foldDeltas(ctx: MutationCtx, orgId: Id<"orgs">, now: numbe
       .withIndex("by_org_minute_shard", (q) => q.eq("orgId", orgId).eq("minute", minute).eq("shard", 0))
       .unique();
     const waits = m.waits ? { waits: addHistograms(isCurrentLayout(row?.waits) ? row.waits : undefined, m.waits) } : {};
-    if (row) await ctx.db.patch(row._id, { finished: row.finished + m.finished, failed: (row.failed ?? 0) + m.failed, ...waits });
-    else await ctx.db.insert("throughput", { orgId, minute, shard: 0, finished: m.finished, failed: m.failed, ...waits });
+    const byKey = m.byKey.size > 0 ? { byKey: addStarts(row?.byKey, m.byKey) } : {};
+    if (row) await ctx.db.patch(row._id, { finished: row.finished + m.finished, failed: (row.failed ?? 0) + m.failed, ...waits, ...byKey });
+    else await ctx.db.insert("throughput", { orgId, minute, shard: 0, finished: m.finished, failed: m.failed, ...waits, ...byKey });
   }
   for (const [type, e] of energy) {
     const row = await ctx.db
@@ -219,6 +257,15 @@ function withinRows<T extends Pick<Doc<"counterDeltas">, "jobs">>(deltas: T[]): 
     for (const r of fresh) touched.add(r);
   }
   return deltas;
+}
+
+type KeyStarts = NonNullable<Doc<"throughput">["byKey"]>;
+
+/** A minute's starts per client key plus more of them. */
+function addStarts(row: KeyStarts | undefined, more: Map<Id<"clientKeys">, number>): KeyStarts {
+  const sums = new Map((row ?? []).map((e) => [e.clientKeyId, e.started]));
+  for (const [clientKeyId, n] of more) sums.set(clientKeyId, (sums.get(clientKeyId) ?? 0) + n);
+  return [...sums].map(([clientKeyId, started]) => ({ clientKeyId, started }));
 }
 
 /** Are any of the org's counter changes not folded yet? (Reads up to the first one only.) */
@@ -270,8 +317,8 @@ export async function laneTotals(ctx: QueryCtx, orgId: Id<"orgs">, maxLanes: num
 }
 
 /**
- * Jobs finished and attempts failed per minute over the last hour, with the minute's queue-wait histogram
- * when something was claimed (sparse: empty minutes are omitted).
+ * Jobs finished and attempts failed per minute over the last hour, with the minute's queue-wait histogram and
+ * starts per client key when something was claimed (sparse: empty minutes are omitted).
  */
 export async function recentThroughput(ctx: QueryCtx, orgId: Id<"orgs">, now: number) {
   const current = Math.floor(now / 60_000);
@@ -279,12 +326,13 @@ export async function recentThroughput(ctx: QueryCtx, orgId: Id<"orgs">, now: nu
     .query("throughput")
     .withIndex("by_org_minute_shard", (q) => q.eq("orgId", orgId).gt("minute", current - 60))
     .take(61 * LEGACY_SHARDS);
-  const byMinute = new Map<number, { finished: number; failed: number; waits?: number[] }>();
+  const byMinute = new Map<number, { finished: number; failed: number; waits?: number[]; byKey?: KeyStarts }>();
   for (const row of rows) {
     const sum = byMinute.get(row.minute) ?? { finished: 0, failed: 0 };
     sum.finished += row.finished;
     sum.failed += row.failed ?? 0;
     if (isCurrentLayout(row.waits)) sum.waits = addHistograms(sum.waits, row.waits);
+    if (row.byKey) sum.byKey = addStarts(sum.byKey, new Map(row.byKey.map((e) => [e.clientKeyId, e.started])));
     byMinute.set(row.minute, sum);
   }
   return [...byMinute]

@@ -116,20 +116,34 @@ export async function stopWaiting(ctx: MutationCtx, workerId: Id<"workers">): Pr
   await ctx.db.patch(row._id, { wants: 0, since: undefined });
 }
 
+/** Where a lane's backfill goes on: after this waiter (its `since`, then its creation time, the index's order). */
+export type BackfillCursor = { since: number; creationTime: number };
+
 /**
- * A new lane learns about workers already waiting that can serve it: the oldest `limit` waiting workers
- * of the org from `after` on. Returns the `since` to continue from, or null when all were seen.
+ * A new lane learns about workers already waiting that can serve it: the oldest `limit` waiting workers of the
+ * org after `after` (from the first when null). Returns where to continue, or null when all were seen. The cursor
+ * names a waiter exactly, so waiters that began waiting in the same millisecond are neither read twice nor skipped.
  */
 export async function backfillLane(
   ctx: MutationCtx,
   lane: Doc<"lanes">,
-  after: number,
+  after: BackfillCursor | null,
   limit: number,
-): Promise<number | null> {
-  const waiting = await ctx.db
-    .query("waiters")
-    .withIndex("by_org_since", (q) => q.eq("orgId", lane.orgId).gte("since", after))
-    .take(limit);
+): Promise<BackfillCursor | null> {
+  const sameMs = after
+    ? await ctx.db
+        .query("waiters")
+        .withIndex("by_org_since", (q) => q.eq("orgId", lane.orgId).eq("since", after.since).gt("_creationTime", after.creationTime))
+        .take(limit)
+    : [];
+  const later =
+    sameMs.length < limit
+      ? await ctx.db
+          .query("waiters")
+          .withIndex("by_org_since", (q) => (after ? q.eq("orgId", lane.orgId).gt("since", after.since) : q.eq("orgId", lane.orgId).gte("since", 0)))
+          .take(limit - sameMs.length)
+      : [];
+  const waiting = [...sameMs, ...later];
   for (const waiter of waiting) {
     if (waiter.wants <= 0 || waiter.since === undefined) continue;
     // a lane for a class of machine needs the waiter's facts: one more read, only for such lanes
@@ -145,8 +159,8 @@ export async function backfillLane(
     }
   }
   if (waiting.length < limit) return null;
-  // Continue strictly after the last one seen; equal `since` values are rare and re-checked above.
-  return waiting[waiting.length - 1].since!;
+  const last = waiting[waiting.length - 1];
+  return { since: last.since!, creationTime: last._creationTime };
 }
 
 /**

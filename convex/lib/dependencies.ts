@@ -387,7 +387,7 @@ export async function releaseChild(ctx: MutationCtx, child: Doc<"jobs">, finish:
   const now = Date.now();
   const delayed = child.availableAt > now;
   await ctx.db.patch(child._id, { laneId: lane._id, status: "pending", queue: delayed ? "delayed" : "ready", unmetParents: undefined, availableAt: Math.max(now, child.availableAt) });
-  await bumpLane(ctx, { orgId: child.orgId, laneId: lane._id }, { pending: 1, jobs: moveOf(child, "pending") });
+  await bumpLane(ctx, { orgId: child.orgId, laneId: lane._id, clientKeyId: child.clientKeyId, keyCounted: child.keyCounted }, { pending: 1, jobs: moveOf(child, "pending") });
   await recordEvent(ctx, child, "dependencies-met");
   if (delayed) await ctx.scheduler.runAt(child.availableAt, internal.janitor.promote, { jobId: child._id });
   else await kickForJobs(ctx, child.orgId);

@@ -1,9 +1,11 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { compareJobs, REPLICA_SKIPS } from "./claim";
+import { REPLICA_SKIPS } from "./claim";
 import { downloadSizes, fitsBytes } from "./downloadBytes";
 import { bumpLane } from "./counters";
+import { FairRound } from "./fairRound";
 import { offerJob } from "./inbox";
+import { foldKeyEnds, KEY_FOLD_AGE_MS, KEY_FOLD_BATCH } from "./keyRunning";
 import { orgLanes } from "./lanes";
 import { mayRun } from "./validation";
 
@@ -16,17 +18,6 @@ export type DispatchOutcome = {
   /** Some worker of the org still waits. */
   waiters: boolean;
 };
-
-/**
- * A lane's ready queue, read one job at a time as far as the round offers from it (one index range per lane,
- * however many are offered): a round reads O(lanes + offers) job rows, never `budget` per lane.
- */
-type LaneQueue = { lane: Doc<"lanes">; front: Doc<"jobs"> | null; rest: AsyncIterator<Doc<"jobs">> };
-
-async function nextOf(rest: AsyncIterator<Doc<"jobs">>): Promise<Doc<"jobs"> | null> {
-  const next = await rest.next();
-  return next.done ? null : next.value;
-}
 
 /**
  * The oldest worker waiting in this lane since before this round was scheduled (`before`) that still wants a
@@ -88,57 +79,54 @@ async function mayDownload(waiter: Doc<"waiters">, job: Doc<"jobs">, size: Sizes
 
 /**
  * One round of the org's dispatcher, the only transaction that reads lane heads and waiting workers together:
- * take the ready lane heads in strict order (priority desc, then FIFO) and offer each to the oldest waiting
- * worker that can run it, at most `budget` offers. Counters move pending → running once per lane.
+ * take the ready lane heads in order — priority first, then fair share between client keys and their fairness
+ * keys, FIFO inside one (lib/fairRound.ts) — and offer each to the oldest waiting worker that can run it, at most
+ * `budget` offers. A client key at its maxRunning is held back. Counters move pending → running once per lane
+ * and key; the keys' running counts take this round's offers and the ends folded at its start.
  */
 export async function dispatchBatch(ctx: MutationCtx, orgId: Id<"orgs">, budget: number, waitingBy?: number): Promise<DispatchOutcome> {
   const now = Date.now();
   // Waiters the round may offer to: those waiting when it was scheduled (see dispatch.ts `waitingBy`).
   const before = Math.min(now, waitingBy ?? now);
-  const queues: LaneQueue[] = [];
-  for (const lane of await orgLanes(ctx, orgId)) {
-    const rest = ctx.db
-      .query("jobs")
-      .withIndex("by_lane_ready", (q) => q.eq("laneId", lane._id).eq("queue", "ready"))
-      [Symbol.asyncIterator]();
-    const front = await nextOf(rest);
-    if (front) queues.push({ lane, front, rest });
-  }
-  const offeredPerLane = new Map<Id<"lanes">, { lane: Doc<"lanes">; count: number }>();
+  await foldKeyEnds(ctx, orgId, now - KEY_FOLD_AGE_MS, KEY_FOLD_BATCH);
+  const round = await FairRound.open(ctx, orgId, await orgLanes(ctx, orgId), now);
+  const offeredPer = new Map<string, { laneId: Id<"lanes">; clientKeyId?: Id<"clientKeys">; keyCounted?: boolean; count: number }>();
   let offered = 0;
   let readyJobs = false;
   let more = false;
   let replicaSkips = 0;
   const size = downloadSizes(ctx);
   for (;;) {
-    const open = queues.filter((q) => q.front !== null);
     // every lane offered to its end, or left for want of waiters
-    if (open.length === 0) break;
+    const flow = await round.next();
+    if (flow === null) break;
     if (offered >= budget) {
       more = true;
       readyJobs = true;
       break;
     }
-    const best = open.reduce((a, b) => (compareJobs(b.front!, a.front!) < 0 ? b : a));
-    const waiter = await waiterFor(ctx, best.front!, best.lane._id, before, size);
+    const job = flow.head!;
+    const laneId = flow.lane.lane._id;
+    const waiter = await waiterFor(ctx, job, laneId, before, size);
     if (waiter === null || waiter === "others") {
       readyJobs = true;
-      // a replicated job nobody waiting may run stays ready, and the lane's next job is looked at
-      if (waiter === "others" && ++replicaSkips <= REPLICA_SKIPS) best.front = await nextOf(best.rest);
+      // a replicated job nobody waiting may run stays ready, and the flow's next job is looked at
+      if (waiter === "others" && ++replicaSkips <= REPLICA_SKIPS) await round.skip(flow);
       // nobody waits for this lane: its jobs stay ready
-      else best.front = null;
+      else round.dropLane(flow);
       continue;
     }
-    const job = best.front!;
-    // the lane's next job is read before this one leaves the ready range
-    best.front = await nextOf(best.rest);
     await offerJob(ctx, job, waiter, now, waiter.bytesLeft === undefined ? 0 : await size(job));
+    await round.took(flow);
     offered++;
-    const tally = offeredPerLane.get(best.lane._id) ?? { lane: best.lane, count: 0 };
-    offeredPerLane.set(best.lane._id, { lane: best.lane, count: tally.count + 1 });
+    const tally = `${laneId}|${job.clientKeyId ?? ""}|${job.keyCounted === true}`;
+    offeredPer.set(tally, { laneId, clientKeyId: job.clientKeyId, keyCounted: job.keyCounted, count: (offeredPer.get(tally)?.count ?? 0) + 1 });
   }
-  for (const { lane, count } of offeredPerLane.values()) {
-    await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: -count, running: count });
+  // a key held back at its limit, or flows past what one round reads, leave ready jobs
+  if (round.limited || round.cut) readyJobs = true;
+  await round.save();
+  for (const { laneId, clientKeyId, keyCounted, count } of offeredPer.values()) {
+    await bumpLane(ctx, { orgId, laneId, clientKeyId, keyCounted }, { pending: -count, running: count });
   }
   if (more || (offered > 0 && readyJobs)) return { offered, more: true, readyJobs, waiters: true };
   // About to go idle: now look at every waiting worker, those who came during the round included (a

@@ -3,6 +3,7 @@ import type { QueryCtx } from "../_generated/server";
 import { errorOf, resultOf } from "./bodies";
 import { outputPerInstance, validationView } from "./instanceView";
 import { LIMITS } from "./limits";
+import { keyLimitReason } from "./waitReasons";
 
 /** What a submitter sees of a job, with its streamed output joined in order (the latest chunks if long). */
 export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
@@ -20,7 +21,13 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     validation: await validationView(ctx, job),
     // a replicated job's output, one section per instance (worker) that wrote it
     ...(job.validation ? { outputs: await outputPerInstance(ctx, chunks) } : {}),
+    // pending beyond its turn: why (its client key at its maxRunning)
+    waitReason: await keyLimitReason(ctx, job),
   };
+}
+
+async function clientKeyName(ctx: QueryCtx, job: Doc<"jobs">): Promise<string | null> {
+  return job.clientKeyId ? ((await ctx.db.get(job.clientKeyId))?.name ?? null) : null;
 }
 
 /** The job view without its output (a page of `jobs:list`). */
@@ -49,6 +56,10 @@ export async function jobListView(ctx: QueryCtx, job: Doc<"jobs">) {
     cancelRequested: job.cancelRequested === true,
     externalId: job.externalId,
     batchId: job.batchId,
+    // whose share and limits it counts against: its client key (by name; none for a host app's own submitJob) and
+    // its fairness key inside it
+    clientKey: await clientKeyName(ctx, job),
+    fairnessKey: job.fairnessKey,
     createdAt: job._creationTime,
     availableAt: job.availableAt,
     startedAt: job.startedAt,

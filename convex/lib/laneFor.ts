@@ -27,7 +27,7 @@ export async function laneFor(ctx: MutationCtx, orgId: Id<"orgs">, sortedCapabil
   const laneId = await ctx.db.insert("lanes", { orgId, routingKey: key, capabilities: sortedCapabilities, ...(requirements ? { requirements } : {}) });
   await createLaneShards(ctx, orgId, laneId);
   const created = (await ctx.db.get(laneId))!;
-  const next = await backfillLane(ctx, created, 0, LIMITS.laneBackfill);
-  if (next !== null) await ctx.scheduler.runAfter(0, internal.dispatch.backfill, { laneId, after: Math.max(next, 1) });
+  const next = await backfillLane(ctx, created, null, LIMITS.laneBackfill);
+  if (next !== null) await ctx.scheduler.runAfter(0, internal.dispatch.backfill, { laneId, after: next.since, afterCreation: next.creationTime });
   return created;
 }

@@ -19,6 +19,7 @@ import { checkDependsOn, checkNoCycle, dependsOnSpec, DEPENDENCY_FAILED, insertE
 import { finishJob } from "./transitions";
 import { INPUTS_GONE, insertParentRefs } from "./parentRefs";
 import { checkValidation, validationSpec, type JobValidation } from "./validation";
+import { checkFairnessKey } from "./fairLimits";
 import { appValidation } from "./validationApps";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
@@ -38,6 +39,8 @@ export const jobSpecFields = {
   dependsOn: v.optional(dependsOnSpec),
   // replication with a quorum (lib/validation.ts); none or quorum 1: the job runs once
   validation: v.optional(validationSpec),
+  // whom the job is shared with inside its client key (lib/fairShare.ts), at most 64 bytes
+  fairnessKey: v.optional(v.string()),
   // the W3C trace context of the submitter's span (lib/traceparent.ts): the worker's span of each run is its child
   traceparent: v.optional(v.string()),
 };
@@ -60,6 +63,7 @@ type CheckedSpec = {
   validation?: JobValidation;
   // the submitter gave a validation (quorum 1 included): an app's default does not apply
   validationGiven?: boolean;
+  fairnessKey?: string;
   traceparent?: string;
 };
 
@@ -88,11 +92,13 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const requirements = checkRequirements(spec.requirements);
   const dependsOn = checkDependsOn(spec.dependsOn);
   const validation = checkValidation(spec.validation);
+  const fairnessKey = spec.fairnessKey === undefined ? undefined : checkFairnessKey(spec.fairnessKey);
   const traceparent = spec.traceparent === undefined ? undefined : checkTraceparent(spec.traceparent);
   return {
     type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements, dependsOn,
     ...(validation ? { validation } : {}),
     ...(spec.validation ? { validationGiven: true } : {}),
+    ...(fairnessKey !== undefined ? { fairnessKey } : {}),
     ...(traceparent ? { traceparent } : {}),
   };
 }
@@ -155,6 +161,8 @@ export async function insertCheckedJob(
     externalId: spec.externalId,
     batchId: spec.batchId,
     clientKeyId,
+    ...(clientKeyId ? { keyCounted: true } : {}),
+    ...(spec.fairnessKey !== undefined ? { fairnessKey: spec.fairnessKey } : {}),
     ...(requirements ? { requirements } : {}),
     ...(app ? { app } : {}),
     ...(parents ? { dependsOn: parents.dependsOn } : {}),
@@ -186,7 +194,7 @@ export async function insertCheckedJob(
     await kickSummary(ctx, orgId);
     return jobId;
   }
-  await bumpLane(ctx, { orgId, laneId: lane._id }, { pending: 1, jobs: arrival });
+  await bumpLane(ctx, { orgId, laneId: lane._id, clientKeyId, keyCounted: clientKeyId !== undefined }, { pending: 1, jobs: arrival });
   if (delayed) await ctx.scheduler.runAt(spec.availableAt, internal.janitor.promote, { jobId });
   else await kickForJobs(ctx, orgId);
   await kickSummary(ctx, orgId);

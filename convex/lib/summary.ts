@@ -2,6 +2,7 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { weekCreditDays } from "./credit";
 import { laneTotals, orgTotals, recentThroughput } from "./counters";
+import { keyCounts } from "./keySummary";
 import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
 import { waitPercentiles } from "./queueWait";
@@ -70,6 +71,7 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     ...(credit.complete ? {} : { creditDaysComplete: false }),
     throughput: minutes.filter((m) => m.finished > 0 || m.failed > 0).map(({ minuteStart, finished, failed }) => ({ minuteStart, finished, failed })),
     ...(queueWait ? { queueWait } : {}),
+    clientKeys: await keyCounts(ctx, orgId, minutes),
     unmeetable,
     deadLetters: dead.map((d) => ({ ...d, error: d.error?.slice(0, LIMITS.summaryErrorChars) })),
   };

@@ -101,6 +101,7 @@ const JOB_SPEC_FIELDS = {
   requirements: true,
   dependsOn: true,
   validation: true,
+  fairnessKey: true,
   traceparent: true,
 } as const satisfies Record<keyof ScheduleSpec["job"], true>;
 

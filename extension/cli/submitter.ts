@@ -11,14 +11,15 @@ export const SUBMITTER_EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 const SPEC_REFUSALS = new Set(["invalid_argument", "too_large"]);
 
 export const SUBMITTER_USAGE = `Usage: farmhand submit --type <T> [--payload <JSON> | --payloads <file.jsonl>] [--batch <ID>]
-                       [--depends-on <ID,…> | --after-batch <ID>] [--wait]
+                       [--depends-on <ID,…> | --after-batch <ID>] [--fairness-key <K>] [--wait]
        farmhand wait <jobId…> | --batch <ID>
        farmhand status <jobId>
 
   submit        Submit one job (--payload, default null) or one per line of a JSON Lines file (--payloads; - reads
                 stdin), in chunks under the batch caps. Prints the job ids, one a line; with --wait, one JSON line per
                 job as it ends ({"jobId","status","result"} or {"jobId","status","code","error"}) and a progress bar
-                on stderr when it is a terminal.
+                on stderr when it is a terminal. --fairness-key: whom the jobs are shared with inside the client
+                key (an end user, a tenant; at most 64 bytes): the farm takes turns between them.
   wait          Wait for these jobs, or every job of a batch, to end; prints one JSON line per job as it ends.
   status        Print a job as JSON (status, progress, result, error, output).
 
@@ -82,6 +83,7 @@ export async function runSubmitter(command: "submit" | "wait" | "status", argv: 
         batch: { type: "string" },
         "depends-on": { type: "string" },
         "after-batch": { type: "string" },
+        "fairness-key": { type: "string" },
         wait: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
@@ -100,7 +102,16 @@ export async function runSubmitter(command: "submit" | "wait" | "status", argv: 
   }
 }
 
-type Values = { type?: string; payload?: string; payloads?: string; batch?: string; "depends-on"?: string; "after-batch"?: string; wait?: boolean };
+type Values = {
+  type?: string;
+  payload?: string;
+  payloads?: string;
+  batch?: string;
+  "depends-on"?: string;
+  "after-batch"?: string;
+  "fairness-key"?: string;
+  wait?: boolean;
+};
 type Plan = (client: FarmhandClient) => Promise<number>;
 
 async function planOf(command: "submit" | "wait" | "status", values: Values, positionals: string[], io: SubmitterIo): Promise<Plan> {
@@ -139,6 +150,7 @@ async function planOf(command: "submit" | "wait" | "status", values: Values, pos
     payload,
     ...(values.batch !== undefined ? { batchId: values.batch } : {}),
     ...(dependsOn ? { dependsOn } : {}),
+    ...(values["fairness-key"] !== undefined ? { fairnessKey: values["fairness-key"] } : {}),
     ...(traceparent ? { traceparent } : {}),
   }));
   return async (client) => {

@@ -1,6 +1,6 @@
 import type * as vscode from "vscode";
 import { ConvexHttpClient } from "convex/browser";
-import type { FunctionReference, FunctionReturnType } from "convex/server";
+import type { FunctionArgs, FunctionReference, FunctionReturnType } from "convex/server";
 import { api } from "../../convex/_generated/api";
 import type { ConsoleJobFilter } from "../protocol/consoleProtocol";
 import type { ConsoleConnection, ConsoleCredential } from "./consoleConnection";
@@ -91,6 +91,8 @@ export class ConsoleSession {
   pauseSchedule = (scheduleId: string) => this.connection.run(api.consoleSchedules.pause, { scheduleId });
   resumeSchedule = (scheduleId: string) => this.connection.run(api.consoleSchedules.resume, { scheduleId });
   removeSchedule = (scheduleId: string) => this.connection.run(api.consoleSchedules.remove, { scheduleId });
+  setClientKeyLimits = (limits: Omit<FunctionArgs<typeof api.consoleAccess.setClientKeyLimits>, "apiKey">) => this.connection.run(api.consoleAccess.setClientKeyLimits, limits);
+  fairnessWeights = (clientKeyId: string) => this.connection.query(api.consoleAccess.fairnessWeights, { clientKeyId });
 
   /** How many jobs of the filter have one of `statuses`, counted up to 1000 (`more`: there are more). */
   async countJobs(filter: ConsoleJobFilter, statuses: string[]): Promise<{ count: number; more: boolean }> {

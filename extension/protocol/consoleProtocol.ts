@@ -7,7 +7,7 @@
  * grant rule) comes from its contract module, so the console refuses what the server would.
  */
 
-import { isCapabilityGrant, LIMITS } from "../../convex/contract";
+import { FAIR, isCapabilityGrant, LIMITS } from "../../convex/contract";
 
 export type ConsolePage = "overview" | "jobs" | "workers" | "access" | "schedules";
 const CONSOLE_PAGES: readonly ConsolePage[] = ["overview", "jobs", "workers", "access", "schedules"];
@@ -28,12 +28,26 @@ export type ConsoleOverview = {
   throughput: Array<{ minuteStart: number; finished: number; failed: number }>;
   queueWait: { p50Ms: number; p95Ms: number; samples: number } | null;
   oldestReadyAt: number | null;
+  /** Per client key with work (the busiest first): its share of the farm. */
+  clientKeys: ConsoleKeyShare[];
   /** The busiest job types' recent queue wait (older waits weigh less), from the metrics' counters; null: none yet. */
   waitsByType: Array<{ type: string; p50Ms: number | null; p95Ms: number | null }>;
   /** The busiest client keys' jobs now and ended so far (`none`: jobs a host app submitted without a key). */
   byClientKey: Array<{ name: string; jobs: Record<JobStatus, number>; finished: FinishedCounts }>;
   /** Jobs ended so far, all keys together (the share of each key is its part of these). */
   finished: FinishedCounts;
+};
+
+/** A client key on the Overview: its weight and limit, running and waiting jobs, share of the last hour's starts (0–1). */
+export type ConsoleKeyShare = {
+  clientKeyId: string;
+  name: string;
+  weight: number;
+  maxRunning: number | null;
+  running: number;
+  waiting: number;
+  shareLastHour: number;
+  oldestReadyAt: number | null;
 };
 
 type FinishedCounts = { succeeded: number; dead: number; canceled: number };
@@ -46,12 +60,17 @@ export function shareOfFinished(key: { finished: FinishedCounts }, all: Finished
 
 const HOUR_MS = 3_600_000;
 
-/** What the overview means at `now`: workers online, how long the oldest waiting job has waited, the last hour's minutes. */
+/**
+ * What the overview means at `now`: workers online, how long the oldest waiting job has waited (of the farm and of
+ * each client key), the last hour's minutes.
+ */
 export function overviewAt(overview: ConsoleOverview, now: number) {
+  const waited = (readyAt: number | null) => (readyAt === null ? null : Math.max(0, now - readyAt));
   return {
     workersOnline: overview.onlineUntil.filter((until) => until > now).length + overview.onlineUnlisted,
-    oldestWaitingMs: overview.oldestReadyAt === null ? null : Math.max(0, now - overview.oldestReadyAt),
+    oldestWaitingMs: waited(overview.oldestReadyAt),
     throughput: overview.throughput.filter((m) => m.minuteStart > now - HOUR_MS),
+    clientKeys: overview.clientKeys.map((k) => ({ ...k, oldestWaitingMs: waited(k.oldestReadyAt) })),
   };
 }
 
@@ -78,6 +97,9 @@ export type ConsoleJobRow = {
   createdAt: number;
   /** Frozen on its worker since then (the donor came back to the machine). */
   suspendedSince?: number;
+  /** The client key it counts against (none: a host app's own job) and its fairness key. */
+  clientKeyId?: string;
+  fairnessKey?: string;
 };
 
 /** console:job */
@@ -97,6 +119,10 @@ export type ConsoleJobPage = ConsoleJobRow & {
   validation?: ConsoleValidation;
   /** A replicated job's output, one section per instance (worker) that wrote it. */
   outputs?: Array<{ instance: number; round: number; workerName: string; text: string }>;
+  /** The client key it counts against (its weight and limit) and its fairness key; null for a host app's own job. */
+  countsAgainst?: { name: string; weight: number; maxRunning: number | null; fairnessKey: string | null } | null;
+  /** Pending beyond its turn: why ("client key 'ci' is at its limit of 20 running"). */
+  waitReason?: string | null;
 };
 
 export type ConsoleValidation = {
@@ -161,7 +187,17 @@ export type ConsoleAccess = {
     donor: string | null;
     expiresAt: number;
   }>;
-  clientKeys: Array<{ clientKeyId: string; name: string; keyPrefix: string; revoked: boolean; canPublish: boolean }>;
+  clientKeys: Array<{
+    clientKeyId: string;
+    name: string;
+    keyPrefix: string;
+    revoked: boolean;
+    canPublish: boolean;
+    /** Its share of the farm: weight (1 by default), at most this many running (null: no limit), fairness weights set. */
+    weight: number;
+    maxRunning: number | null;
+    fairnessWeights: number;
+  }>;
   operatorKeys: Array<{ operatorKeyId: string; name: string; keyPrefix: string; revoked: boolean; isMe: boolean }>;
 };
 
@@ -239,6 +275,9 @@ export type ConsoleJobFilter = {
   externalId?: string;
   from?: number;
   to?: number;
+  /** The client key the jobs count against (its id), and their fairness key. */
+  clientKeyId?: string;
+  fairnessKey?: string;
 };
 const TEXT_FILTERS = { type: 128, batchId: 256, externalId: 256 } as const;
 /** Times a filter may name: from the epoch to the year 9999 (what a datetime-local field can hold). */
@@ -301,7 +340,13 @@ export type ConsoleRequest =
   /** The Schedules page's buttons (Remove asks for a confirmation first). */
   | { type: "pauseSchedule" | "resumeSchedule" | "removeSchedule"; scheduleId: string }
   /** Save an image of the open job's result (a field of it, see resultImages) to a file. */
-  | { type: "saveImage"; jobId: string; field: string };
+  | { type: "saveImage"; jobId: string; field: string }
+  /** A client key's share of the farm, each field replaced (null: the default — weight 1, no limit, no fairness weights). */
+  | { type: "setClientKeyLimits"; clientKeyId: string; weight: number | null; maxRunning: number | null; fairnessWeights: FairnessWeight[] | null }
+  /** The Access page's form wants a client key's fairness weights, to show them for editing. */
+  | { type: "loadFairnessWeights"; clientKeyId: string };
+
+export type FairnessWeight = { fairnessKey: string; weight: number };
 
 /** Extension → webview. */
 export type ConsoleMessage =
@@ -309,7 +354,9 @@ export type ConsoleMessage =
   /** A token or key made on the Access page: shown once. */
   | { type: "secret"; kind: SecretKind; secret: string }
   | { type: "notice"; text: string }
-  | { type: "rejected"; reason: string };
+  | { type: "rejected"; reason: string }
+  /** A client key's fairness weights, as loadFairnessWeights asked. */
+  | { type: "fairnessWeights"; clientKeyId: string; entries: FairnessWeight[] };
 
 // A document id's shape: Convex's are lowercase base32, the local test server's end in the table's name
 // ("…10006clientKeys"); which document it names, if any, is the server's to say.
@@ -339,6 +386,8 @@ const FIELDS: Record<ConsoleRequest["type"], readonly string[]> = {
   pauseSchedule: ["scheduleId"],
   resumeSchedule: ["scheduleId"],
   removeSchedule: ["scheduleId"],
+  setClientKeyLimits: ["clientKeyId", "weight", "maxRunning", "fairnessWeights"],
+  loadFairnessWeights: ["clientKeyId"],
 };
 /** A key's name, as the farm takes it (it refuses a blank one and more than 100 characters). */
 const NAME_CHARS = 100;
@@ -426,7 +475,66 @@ export function parseConsoleRequest(raw: unknown): Parsed {
     case "resumeSchedule":
     case "removeSchedule":
       return isId(rest.scheduleId) ? { ok: true, request: { type: kind, scheduleId: rest.scheduleId } } : bad("needs a schedule id");
+    case "setClientKeyLimits": {
+      if (!isId(rest.clientKeyId)) return bad("needs a client key id");
+      if (rest.weight !== null && !isWeight(rest.weight)) return bad(`needs weight null or from ${FAIR.weightMin} to ${FAIR.weightMax}`);
+      if (rest.maxRunning !== null && !(Number.isInteger(rest.maxRunning) && (rest.maxRunning as number) >= 0 && (rest.maxRunning as number) <= FAIR.maxRunningMax)) {
+        return bad(`needs maxRunning null or a whole number from 0 to ${FAIR.maxRunningMax}`);
+      }
+      const weights = rest.fairnessWeights === null ? null : parseFairnessWeights(rest.fairnessWeights);
+      if (typeof weights === "string") return bad(weights);
+      return {
+        ok: true,
+        request: { type: "setClientKeyLimits", clientKeyId: rest.clientKeyId, weight: rest.weight, maxRunning: rest.maxRunning as number | null, fairnessWeights: weights },
+      };
+    }
+    case "loadFairnessWeights":
+      return isId(rest.clientKeyId) ? { ok: true, request: { type: "loadFairnessWeights", clientKeyId: rest.clientKeyId } } : bad("needs a client key id");
   }
+}
+
+function isWeight(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value) && value >= FAIR.weightMin && value <= FAIR.weightMax;
+}
+
+const utf8 = new TextEncoder();
+
+/** A fairness key as the farm takes it: 1 to 64 bytes of UTF-8. */
+export function isFairnessKey(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && utf8.encode(value).length <= FAIR.fairnessKeyBytes;
+}
+
+/** At most FAIR.fairnessWeightsPerKey entries, each key once, each key and weight as the farm takes them; or why not. */
+function parseFairnessWeights(raw: unknown): FairnessWeight[] | string {
+  if (!Array.isArray(raw) || raw.length > FAIR.fairnessWeightsPerKey) return `needs fairnessWeights null or at most ${FAIR.fairnessWeightsPerKey} entries`;
+  const seen = new Set<string>();
+  const entries: FairnessWeight[] = [];
+  for (const entry of raw as unknown[]) {
+    const { fairnessKey, weight, ...others } = (typeof entry === "object" && entry !== null ? entry : {}) as Record<string, unknown>;
+    if (Object.keys(others).length > 0 || !isFairnessKey(fairnessKey) || !isWeight(weight)) {
+      return `needs fairnessWeights entries { fairnessKey (1–${FAIR.fairnessKeyBytes} bytes), weight (${FAIR.weightMin}–${FAIR.weightMax}) }`;
+    }
+    if (seen.has(fairnessKey)) return `names the fairness key ${JSON.stringify(fairnessKey)} twice`;
+    seen.add(fairnessKey);
+    entries.push({ fairnessKey, weight });
+  }
+  return entries;
+}
+
+/** "gold=4, free=0.5" (one entry per comma or line) as fairness weights, or why not. The console's form speaks this. */
+export function fairnessWeightsOfText(text: string): FairnessWeight[] | string {
+  const entries: Array<{ fairnessKey: string; weight: number }> = [];
+  for (const part of text.split(/[,\n]/).map((p) => p.trim()).filter((p) => p.length > 0)) {
+    const at = part.lastIndexOf("=");
+    if (at <= 0) return `"${part.slice(0, 40)}" is not key=weight`;
+    entries.push({ fairnessKey: part.slice(0, at).trim(), weight: Number(part.slice(at + 1).trim()) });
+  }
+  return parseFairnessWeights(entries);
+}
+
+/** Fairness weights as the form shows them. */
+export function fairnessWeightsText(entries: FairnessWeight[]): string {
+  return entries.map((e) => `${e.fairnessKey}=${e.weight}`).join(", ");
 }
 
 /**
@@ -436,7 +544,7 @@ export function parseConsoleRequest(raw: unknown): Parsed {
 function parseJobFilter(raw: unknown): ConsoleJobFilter | string {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return "needs a filter object";
   const fields = raw as Record<string, unknown>;
-  const known = ["status", ...Object.keys(TEXT_FILTERS), "from", "to"];
+  const known = ["status", ...Object.keys(TEXT_FILTERS), "from", "to", "clientKeyId", "fairnessKey"];
   const unknown = Object.keys(fields).filter((k) => !known.includes(k));
   if (unknown.length > 0) return `has an unknown filter field ${unknown.slice(0, 5).join(", ")}`;
   const filter: ConsoleJobFilter = {};
@@ -458,12 +566,25 @@ function parseJobFilter(raw: unknown): ConsoleJobFilter | string {
     filter[name] = value as number;
   }
   if (filter.from !== undefined && filter.to !== undefined && filter.from >= filter.to) return "needs from before to";
+  if (fields.clientKeyId !== undefined) {
+    if (!isId(fields.clientKeyId)) return "needs clientKeyId to be a client key's id";
+    filter.clientKeyId = fields.clientKeyId;
+  }
+  if (fields.fairnessKey !== undefined) {
+    if (!isFairnessKey(fields.fairnessKey)) return `needs fairnessKey of 1 to ${FAIR.fairnessKeyBytes} bytes`;
+    filter.fairnessKey = fields.fairnessKey;
+  }
   return filter;
 }
 
-/** "with status dead, type demo.echo, submitted from … to …", or "in the farm" with no filter; for questions and notes. */
-export function describeJobFilter(filter: ConsoleJobFilter): string {
+/**
+ * "with status dead, type demo.echo, submitted from … to …", or "in the farm" with no filter; for questions and
+ * notes. `keyName`: the filter's client key by name, when known.
+ */
+export function describeJobFilter(filter: ConsoleJobFilter, keyName?: string): string {
   const parts = [
+    filter.clientKeyId !== undefined ? `client key ${keyName ?? filter.clientKeyId}` : undefined,
+    filter.fairnessKey !== undefined ? `fairness key ${filter.fairnessKey}` : undefined,
     filter.status !== undefined ? `status ${filter.status}` : undefined,
     filter.type !== undefined ? `type ${filter.type}` : undefined,
     filter.batchId !== undefined ? `batch ${filter.batchId}` : undefined,
@@ -477,5 +598,5 @@ export function describeJobFilter(filter: ConsoleJobFilter): string {
 export function isConsoleMessage(raw: unknown): raw is ConsoleMessage {
   if (typeof raw !== "object" || raw === null) return false;
   const type = (raw as { type?: unknown }).type;
-  return type === "state" || type === "secret" || type === "notice" || type === "rejected";
+  return type === "state" || type === "secret" || type === "notice" || type === "rejected" || type === "fairnessWeights";
 }

@@ -20,7 +20,8 @@ export type ConsoleActionRequest = Extract<
       | "createOperatorKey"
       | "pauseSchedule"
       | "resumeSchedule"
-      | "removeSchedule";
+      | "removeSchedule"
+      | "setClientKeyLimits";
   }
 >;
 
@@ -75,9 +76,10 @@ export async function performConsoleAction(session: ConsoleSession, request: Con
       const statuses = request.action === "retry" ? ["dead"] : ["pending", "running"];
       const { count, more } = await session.countJobs(filter, statuses);
       const jobs = `${count}${more ? "+" : ""} ${request.action === "retry" ? "dead " : ""}job${count === 1 && !more ? "" : "s"}`;
-      if (count === 0) return { notice: `No ${request.action === "retry" ? "dead" : "pending or running"} jobs ${describeJobFilter(filter)}: nothing to ${request.action}.` };
+      const keyName = state.access?.clientKeys.find((k) => k.clientKeyId === filter.clientKeyId)?.name;
+      if (count === 0) return { notice: `No ${request.action === "retry" ? "dead" : "pending or running"} jobs ${describeJobFilter(filter, keyName)}: nothing to ${request.action}.` };
       const verb = request.action === "retry" ? "Retry" : "Cancel";
-      if (!(await confirm(`${verb} ${jobs} ${describeJobFilter(filter)}?`, `${verb} ${jobs}`, "Keep Them"))) return undefined;
+      if (!(await confirm(`${verb} ${jobs} ${describeJobFilter(filter, keyName)}?`, `${verb} ${jobs}`, "Keep Them"))) return undefined;
       return await session.bulk(request.action, filter);
     }
     case "purgeDead": {
@@ -120,7 +122,16 @@ export async function performConsoleAction(session: ConsoleSession, request: Con
       await session.removeSchedule(request.scheduleId);
       return { notice: `Schedule “${name}” removed.` };
     }
+    case "setClientKeyLimits": {
+      const { clientKeyId, weight, maxRunning, fairnessWeights } = request;
+      const saved = await session.setClientKeyLimits({ clientKeyId, weight, maxRunning, fairnessWeights });
+      return { notice: `Client key “${saved.name}”: weight ${saved.weight}, ${limitText(saved.maxRunning)}, ${saved.fairnessWeights} fairness weight${saved.fairnessWeights === 1 ? "" : "s"}.` };
+    }
   }
+}
+
+function limitText(maxRunning: number | null): string {
+  return maxRunning === null ? "no limit on running jobs" : `at most ${maxRunning} running`;
 }
 
 /** A modal question whose buttons say what they do; `no` is the dialog's close button (Escape answers it too). */

@@ -200,6 +200,10 @@ export class ConsolePanel extends DisposableOwner {
         return this.push();
       case "saveImage":
         return await this.saveImage(request.jobId, request.field);
+      case "loadFairnessWeights": {
+        const entries = await this.session.fairnessWeights(request.clientKeyId);
+        return this.post({ type: "fairnessWeights", clientKeyId: request.clientKeyId, entries });
+      }
       default: {
         const outcome = await performConsoleAction(this.session, request, this.state);
         if (outcome === undefined) return;
@@ -247,13 +251,16 @@ export class ConsolePanel extends DisposableOwner {
         this.olderCursor = null;
         const page = this.cursors.length - 1;
         const cursor = this.cursors[page] ?? null;
-        unwatch = this.session.watchJobs(state.filter, JOBS_SHOWN, cursor)(
+        const unwatchJobs = this.session.watchJobs(state.filter, JOBS_SHOWN, cursor)(
           (answer) => {
             this.olderCursor = answer.isDone ? null : answer.continueCursor;
             this.update({ jobs: { rows: answer.page, checked: answer.checked, scanned: answer.scanned, page, hasOlder: !answer.isDone }, error: undefined });
           },
           onError,
         );
+        // the client keys, by name: the filter's choice of key and the rows' key column
+        const unwatchKeys = this.session.watchAccess((access) => this.update({ access }), onError);
+        unwatch = unwatchJobs && (() => (unwatchJobs(), unwatchKeys?.()));
         break;
       }
       case "workers": {

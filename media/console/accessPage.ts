@@ -1,4 +1,14 @@
-import { tokenStateAt, type ConsoleState, type SecretKind } from "../../extension/protocol/consoleProtocol";
+import type { VscodeSingleSelect } from "@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js";
+import type { VscodeTextfield } from "@vscode-elements/elements/dist/vscode-textfield/vscode-textfield.js";
+import { FAIR } from "../../convex/contract";
+import {
+  fairnessWeightsOfText,
+  fairnessWeightsText,
+  tokenStateAt,
+  type ConsoleState,
+  type FairnessWeight,
+  type SecretKind,
+} from "../../extension/protocol/consoleProtocol";
 import { button, el, post, scrolling, table, when } from "./dom";
 
 /**
@@ -21,6 +31,17 @@ export function accessPage(content: HTMLElement, { access }: ConsoleState, parts
     const why = "This console uses a worker's key: it makes enrollment tokens and client keys, but no operator key and no client key that may publish apps (use an operator key for those).";
     parts.push(el("p", why, { class: "note", id: "operator-only" }));
   }
+  const limitsForm = kept<HTMLFormElement>("#limits-form") ?? shareForm();
+  syncShareForm(limitsForm, access.clientKeys.filter((k) => !k.revoked));
+  parts.push(
+    el("h2", "A client key's share of the farm"),
+    el(
+      "p",
+      "Inside a priority level the farm takes turns between client keys by weight, and inside a key between its fairness keys (weight 1 unless set here); a key's jobs past its most running wait.",
+      { class: "label" },
+    ),
+    limitsForm,
+  );
   const revoke = (what: string, id: string, request: Parameters<typeof post>[0]) =>
     button("Revoke…", () => post(request), { secondary: "", class: "revoke", "data-for": id, "aria-label": `Revoke ${what}` });
   parts.push(
@@ -50,18 +71,21 @@ export function accessPage(content: HTMLElement, { access }: ConsoleState, parts
     el("h2", "Client keys"),
     scrolling(
       table(
-        ["Name", "Key", "State", "May publish apps", ""],
+        ["Name", "Key", "State", "May publish apps", "Weight", "Most running", "Fairness weights", ""],
         access.clientKeys.map((k) => [
           k.name,
           `${k.keyPrefix}…`,
           k.revoked ? "revoked" : "active",
           k.canPublish ? "yes" : "no",
+          String(k.weight),
+          k.maxRunning === null ? "no limit" : String(k.maxRunning),
+          String(k.fairnessWeights),
           k.revoked ? "" : revoke(`client key ${k.name}`, k.clientKeyId, { type: "revokeClientKey", clientKeyId: k.clientKeyId }),
         ]),
         { id: "client-keys" },
-        ["30%", "22%", "14%", "20%", "112px"],
+        ["18%", "14%", "9%", "12%", "8%", "11%", "12%", "112px"],
       ),
-      "narrow",
+      "wide",
     ),
     el("h2", "Operator keys"),
     scrolling(
@@ -124,6 +148,82 @@ function clientKeyForm(): HTMLFormElement {
     if (typed) post({ type: "createClientKey", name: typed, canPublish: publish.checked });
   });
   return form;
+}
+
+type ClientKeyRow = NonNullable<ConsoleState["access"]>["clientKeys"][number];
+/** The keys each share form was last given (the one on screen). */
+const formKeys = new WeakMap<HTMLFormElement, ClientKeyRow[]>();
+
+/**
+ * A client key's weight, most running and fairness weights: choosing a key fills the fields with what it has (its
+ * fairness weights are asked of the farm), Save replaces all three (an empty field: the default).
+ */
+function shareForm(): HTMLFormElement {
+  const form = el("form", undefined, { id: "limits-form", class: "filters" });
+  const key = el("vscode-single-select", undefined, { id: "limits-key", "aria-label": "Client key" });
+  // a text field checked on Save: vscode-textfield's step is a number property, so step="any" never reaches its input
+  // and the browser would refuse 3 (steps of 1 from min 0.001)
+  const weight = el("vscode-textfield", undefined, { id: "limits-weight", inputmode: "decimal", placeholder: "1", "aria-label": "Weight" });
+  const most = el("vscode-textfield", undefined, { id: "limits-max-running", type: "number", min: "0", step: "1", placeholder: "no limit", "aria-label": "Most running" });
+  const weights = el("vscode-textfield", undefined, { id: "limits-fairness-weights", placeholder: "gold=4, free=0.5", "aria-label": "Fairness weights" });
+  form.append(
+    field("Client key", key),
+    field("Weight", weight),
+    field("Most running", most),
+    field("Fairness weights", weights),
+    el("vscode-button", "Save", { id: "limits-save", type: "submit" }),
+  );
+  key.addEventListener("change", () => fillShareForm(form));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const clientKeyId = key.value;
+    if (!clientKeyId) return;
+    const w = weight.value.trim() === "" ? null : Number(weight.value);
+    const m = most.value.trim() === "" ? null : Number(most.value);
+    const entries = weights.value.trim() === "" ? null : fairnessWeightsOfText(weights.value);
+    weight.invalid = w !== null && !(w >= FAIR.weightMin && w <= FAIR.weightMax);
+    most.invalid = m !== null && !(Number.isInteger(m) && m >= 0 && m <= FAIR.maxRunningMax);
+    weights.invalid = typeof entries === "string";
+    weights.title = typeof entries === "string" ? entries : "";
+    if (weight.invalid || most.invalid || typeof entries === "string") return;
+    post({ type: "setClientKeyLimits", clientKeyId, weight: w, maxRunning: m, fairnessWeights: entries });
+  });
+  return form;
+}
+
+/** The form's keys follow the list (an active key, by name); a new choice of key fills the fields. */
+function syncShareForm(form: HTMLFormElement, keys: ClientKeyRow[]): void {
+  const select = form.querySelector<VscodeSingleSelect>("#limits-key")!;
+  const signature = JSON.stringify(keys.map((k) => [k.clientKeyId, k.name, k.weight, k.maxRunning, k.fairnessWeights]));
+  if (form.dataset.keys === signature) return;
+  const chosen = keys.some((k) => k.clientKeyId === select.value) ? select.value : (keys[0]?.clientKeyId ?? "");
+  const before = form.dataset.keys === undefined ? undefined : select.value;
+  form.dataset.keys = signature;
+  formKeys.set(form, keys);
+  select.replaceChildren(...keys.map((k) => el("vscode-option", k.name, { value: k.clientKeyId })));
+  select.value = chosen;
+  // the fields are the operator's while they edit: filled again only for another key
+  if (chosen !== before) fillShareForm(form);
+}
+
+function fillShareForm(form: HTMLFormElement): void {
+  const keys = formKeys.get(form) ?? [];
+  const key = keys.find((k) => k.clientKeyId === form.querySelector<VscodeSingleSelect>("#limits-key")!.value);
+  const [weight, most, weights] = ["#limits-weight", "#limits-max-running", "#limits-fairness-weights"].map((id) => form.querySelector<VscodeTextfield>(id)!);
+  weight.value = key ? String(key.weight) : "";
+  most.value = key?.maxRunning === null || key === undefined ? "" : String(key.maxRunning);
+  weights.value = "";
+  weights.placeholder = key && key.fairnessWeights > 0 ? "loading…" : "gold=4, free=0.5";
+  if (key && key.fairnessWeights > 0) post({ type: "loadFairnessWeights", clientKeyId: key.clientKeyId });
+}
+
+/** The farm's answer to loadFairnessWeights: into the form if it still shows that key. */
+export function showFairnessWeights(content: HTMLElement, clientKeyId: string, entries: FairnessWeight[]): void {
+  const form = content.querySelector<HTMLFormElement>("#limits-form");
+  if (!form || form.querySelector<VscodeSingleSelect>("#limits-key")?.value !== clientKeyId) return;
+  const weights = form.querySelector<VscodeTextfield>("#limits-fairness-weights")!;
+  weights.value = fairnessWeightsText(entries);
+  weights.placeholder = "gold=4, free=0.5";
 }
 
 function operatorKeyForm(): HTMLFormElement {

@@ -2,6 +2,7 @@ import type { VscodeSingleSelect } from "@vscode-elements/elements/dist/vscode-s
 import type { VscodeTextfield } from "@vscode-elements/elements/dist/vscode-textfield/vscode-textfield.js";
 import {
   describeJobFilter,
+  isFairnessKey,
   JOB_STATUSES,
   resultImages,
   type ConsoleJobFilter,
@@ -22,7 +23,19 @@ const TEXT_FIELDS = [
 
 /** The same text for the same filter, whatever order its fields were set in. */
 function filterKey(f: ConsoleJobFilter): string {
-  return JSON.stringify([f.status, f.type, f.batchId, f.externalId, f.from, f.to]);
+  return JSON.stringify([f.status, f.type, f.batchId, f.externalId, f.from, f.to, f.clientKeyId, f.fairnessKey]);
+}
+
+type ClientKeys = NonNullable<ConsoleState["access"]>["clientKeys"];
+
+/** The client key filter's choices: any, then the org's keys by name; redone only when the keys changed. */
+function syncKeyOptions(select: VscodeSingleSelect, keys: ClientKeys, chosen: string | undefined): void {
+  const signature = JSON.stringify(keys.map((k) => [k.clientKeyId, k.name]));
+  if (select.dataset.keys === signature) return;
+  select.dataset.keys = signature;
+  const choices = keys.some((k) => k.clientKeyId === chosen) || chosen === undefined ? keys : [...keys, { clientKeyId: chosen, name: chosen }];
+  select.replaceChildren(el("vscode-option", "Any client key", { value: "" }), ...choices.map((k) => el("vscode-option", k.name, { value: k.clientKeyId })));
+  select.value = chosen ?? "";
 }
 
 /** A datetime-local field's value (the webview's local time) as ms since the epoch, or undefined when empty or unreadable. */
@@ -44,11 +57,15 @@ function toLocalInput(ms: number | undefined): string {
  * The filter bar: status (applied at once) and type, batch id, external id and the submitted-time range (applied
  * with Apply or Enter). The fields show the filter in use; what the operator types is sent only on apply.
  */
-function filterBar(filter: ConsoleJobFilter): HTMLElement {
+function filterBar(filter: ConsoleJobFilter, keys: ClientKeys): HTMLElement {
   const bar = el("form", undefined, { id: "filters", class: "filters" });
   const status = el("vscode-single-select", undefined, { id: "status-filter", "aria-label": "Status" });
   status.append(el("vscode-option", "Any status", { value: "" }), ...JOB_STATUSES.map((s) => el("vscode-option", s, { value: s })));
   status.value = filter.status ?? "";
+  const clientKey = el("vscode-single-select", undefined, { id: "client-key-filter", "aria-label": "Client key" });
+  syncKeyOptions(clientKey, keys, filter.clientKeyId);
+  const fairnessKey = el("vscode-textfield", undefined, { id: "filter-fairnessKey", "aria-label": "Fairness key", placeholder: "end user, tenant" });
+  fairnessKey.value = filter.fairnessKey ?? "";
   const texts = TEXT_FIELDS.map(([name, label, placeholder, maxChars]) => {
     const field = el("vscode-textfield", undefined, { id: `filter-${name}`, "aria-label": label, placeholder, maxlength: String(maxChars) });
     field.value = filter[name] ?? "";
@@ -66,6 +83,12 @@ function filterBar(filter: ConsoleJobFilter): HTMLElement {
   };
   const apply = () => {
     const filter = read(status, texts, from, to);
+    if (clientKey.value) filter.clientKeyId = clientKey.value;
+    const fairness = fairnessKey.value.trim();
+    // a fairness key the farm would refuse (over 64 bytes) is marked on the field, not sent
+    fairnessKey.invalid = fairness.length > 0 && !isFairnessKey(fairness);
+    if (fairnessKey.invalid) return;
+    if (fairness) filter.fairnessKey = fairness;
     // an empty range is the one mistake the fields allow: marked on the field, not sent
     const backwards = filter.from !== undefined && filter.to !== undefined && filter.from >= filter.to;
     to.invalid = backwards;
@@ -73,9 +96,12 @@ function filterBar(filter: ConsoleJobFilter): HTMLElement {
     if (!backwards) send(filter);
   };
   status.addEventListener("change", apply);
+  clientKey.addEventListener("change", apply);
   bar.addEventListener("submit", (event) => (event.preventDefault(), apply()));
   bar.append(
     labelled("Status", status),
+    labelled("Client key", clientKey),
+    labelled("Fairness key", fairnessKey),
     ...texts.map(([, label, field]) => labelled(label, field)),
     labelled("Submitted from", from),
     labelled("before", to),
@@ -84,7 +110,7 @@ function filterBar(filter: ConsoleJobFilter): HTMLElement {
       "Clear",
       () => {
         // the fields empty at once
-        for (const field of [status, from, to, ...texts.map(([, , f]) => f)]) field.value = "";
+        for (const field of [status, clientKey, fairnessKey, from, to, ...texts.map(([, , f]) => f)]) field.value = "";
         send({});
       },
       { id: "filter-clear", secondary: "" },
@@ -122,13 +148,21 @@ function bulkActions(filter: ConsoleJobFilter): HTMLElement {
     actions.append(button("Cancel All…", () => post({ type: "bulk", action: "cancel" }), { id: "bulk-cancel", secondary: "" }));
   }
   // The purge takes a type and a time range only: offered when the filter is no narrower than that.
-  if (status === "dead" && filter.batchId === undefined && filter.externalId === undefined) {
+  const narrower = [filter.batchId, filter.externalId, filter.clientKeyId, filter.fairnessKey].some((f) => f !== undefined);
+  if (status === "dead" && !narrower) {
     actions.append(button("Purge Dead Letters…", () => post({ type: "purgeDead" }), { id: "purge-dead", secondary: "" }));
   }
   return actions;
 }
 
-const FIELD_NAMES: Record<string, string> = { status: "status", type: "type", batchId: "batch id", externalId: "external id" };
+const FIELD_NAMES: Record<string, string> = {
+  status: "status",
+  type: "type",
+  batchId: "batch id",
+  externalId: "external id",
+  clientKeyId: "client key",
+  fairnessKey: "fairness key",
+};
 
 /**
  * The Jobs page. The filter bar on screen stays while the filter in use is the one it was made for (what the
@@ -138,8 +172,12 @@ const FIELD_NAMES: Record<string, string> = { status: "status", type: "type", ba
 export function jobsPage(content: HTMLElement, state: ConsoleState, parts: Node[]): void {
   const key = filterKey(state.filter);
   const kept = content.querySelector<HTMLElement>("#filters");
-  const bar = kept?.dataset.filter === key ? kept : filterBar(state.filter);
+  const keys = state.access?.clientKeys ?? [];
+  const bar = kept?.dataset.filter === key ? kept : filterBar(state.filter, keys);
   bar.dataset.filter = key;
+  const keySelect = bar.querySelector<VscodeSingleSelect>("#client-key-filter");
+  if (keySelect) syncKeyOptions(keySelect, keys, state.filter.clientKeyId);
+  const keyName = (id: string | undefined) => (id === undefined ? "" : (keys.find((k) => k.clientKeyId === id)?.name ?? "…"));
   const keptActions = content.querySelector<HTMLElement>("#bulk-actions");
   parts.push(bar, keptActions?.dataset.filter === key ? keptActions : bulkActions(state.filter));
   if (state.bulk !== undefined) {
@@ -147,6 +185,7 @@ export function jobsPage(content: HTMLElement, state: ConsoleState, parts: Node[
     parts.push(el("p", b === null ? "Starting…" : `${b.action}: ${b.affected} job(s) changed of ${b.scanned} looked at${b.done ? " — done" : "…"}`, { id: "bulk-status", class: "label" }));
   }
   if (state.job !== undefined) parts.push(jobDetail(state.job));
+  const filterName = keys.find((k) => k.clientKeyId === state.filter.clientKeyId)?.name;
   const jobs = state.jobs;
   if (!jobs) return void parts.push(el("p", "Loading…"));
   // No index serves this combination: only the jobs of this bounded page were looked at (partial).
@@ -167,12 +206,15 @@ export function jobsPage(content: HTMLElement, state: ConsoleState, parts: Node[
     linkButton(j.jobId.slice(-8), () => post({ type: "openJob", jobId: j.jobId }), { title: j.jobId }),
     j.type,
     j.status,
+    [keyName(j.clientKeyId), j.fairnessKey].filter(Boolean).join(" · "),
     `${j.attempt}/${j.maxAttempts}`,
     when(j.createdAt),
     j.error ?? "",
   ]);
-  parts.push(table(["Job", "Type", "Status", "Attempt", "Submitted", "Last error"], rows, { id: "jobs" }, ["12%", "16%", "10%", "8%", "18%", "36%"]));
-  if (rows.length === 0) parts.push(el("p", partial || jobs.page > 0 ? "No jobs match on this page." : `No jobs ${describeJobFilter(state.filter)}.`, { id: "no-jobs" }));
+  parts.push(
+    table(["Job", "Type", "Status", "Client key", "Attempt", "Submitted", "Last error"], rows, { id: "jobs" }, ["11%", "14%", "9%", "14%", "7%", "16%", "29%"]),
+  );
+  if (rows.length === 0) parts.push(el("p", partial || jobs.page > 0 ? "No jobs match on this page." : `No jobs ${describeJobFilter(state.filter, filterName)}.`, { id: "no-jobs" }));
   const pager = el("div", undefined, { class: "actions pager" });
   if (jobs.page > 0) pager.append(button("Newest", () => post({ type: "jobsPage", to: "newest" }), { id: "jobs-newest", secondary: "" }));
   if (jobs.hasOlder) pager.append(button("Older", () => post({ type: "jobsPage", to: "older" }), { id: "jobs-older", secondary: "" }));
@@ -198,10 +240,13 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
     job.status === "waiting" && job.unmetParents !== undefined ? `waits for ${job.unmetParents} parent${job.unmetParents === 1 ? "" : "s"} to succeed` : undefined,
     job.errorCode === "dependency_failed" && job.failedParent ? `canceled because its parent job ${job.failedParent} did not succeed (dependency_failed)` : undefined,
     job.errorCode !== undefined && job.errorCode !== "dependency_failed" ? `ended with code ${job.errorCode}` : undefined,
+    job.waitReason ? `waits: ${job.waitReason}` : undefined,
   ].filter((f) => f !== undefined);
   const title = el("h2", `${job.type} · `);
   title.append(el("vscode-badge", job.status, { class: `status-${job.status}` }));
-  box.append(title, el("p", facts.join(" · "), { class: "label" }), actions, el("h3", "Payload"), el("pre", JSON.stringify(job.payload, null, 2)));
+  box.append(title, el("p", facts.join(" · "), { class: "label" }));
+  if (job.countsAgainst !== undefined) box.append(el("p", countsAgainstText(job.countsAgainst), { class: "label", id: "counts-against" }));
+  box.append(actions, el("h3", "Payload"), el("pre", JSON.stringify(job.payload, null, 2)));
   if (job.result !== undefined) {
     const images = resultImages(job.result);
     box.append(el("h3", "Result"));
@@ -242,6 +287,13 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
   } else if (job.output.text) box.append(el("h3", "Output"), el("pre", job.output.text));
   if (job.webhook) box.append(el("h3", "Webhook"), el("p", `${job.webhook.state}, ${job.webhook.attempts.length} attempt(s)`));
   return box;
+}
+
+/** Whose share and limit a job counts against: "Counts against client key ci (weight 3, at most 20 running), fairness key u1". */
+function countsAgainstText(key: NonNullable<ConsoleJobPage["countsAgainst"]> | null): string {
+  if (key === null) return "Counts against no client key (submitted by the host app itself).";
+  const limit = key.maxRunning === null ? "no limit on running jobs" : `at most ${key.maxRunning} running`;
+  return `Counts against client key ${key.name} (weight ${key.weight}, ${limit})${key.fairnessKey === null ? "" : `, fairness key ${key.fairnessKey}`}.`;
 }
 
 const VALIDATION_STATES: Record<ConsoleValidation["state"], string> = {

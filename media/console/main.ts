@@ -1,6 +1,6 @@
 import { humanDuration, percent } from "../../extension/donorState/format";
 import { isConsoleMessage, overviewAt, shareOfFinished, type ConsolePage, type ConsoleState } from "../../extension/protocol/consoleProtocol";
-import { accessPage, showSecret } from "./accessPage";
+import { accessPage, showFairnessWeights, showSecret } from "./accessPage";
 import { ThroughputChart } from "./chart";
 import "./console.css";
 import { beginRender, el, post, reconcile, table } from "./dom";
@@ -49,6 +49,9 @@ window.addEventListener("message", (event: MessageEvent<unknown>) => {
       return render(message.state);
     case "secret":
       if (shown === "access") showSecret(content, message.kind, message.secret);
+      return;
+    case "fairnessWeights":
+      if (shown === "access") showFairnessWeights(content, message.clientKeyId, message.entries);
       return;
     case "notice":
     case "rejected":
@@ -132,7 +135,26 @@ function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: nu
     ),
     el("h2", "Finished and failed per minute, last hour"),
     chart.element,
+    el("h2", "Share of the farm per client key"),
   );
+  if (at.clientKeys.length === 0) parts.push(el("p", "No client key has jobs waiting or running, or started any in the last hour.", { class: "label", id: "no-client-keys" }));
+  else {
+    parts.push(
+      table(
+        ["Client key", "Weight", "Running", "Waiting", "Share, last hour", "Oldest wait"],
+        at.clientKeys.map((k) => [
+          k.name,
+          String(k.weight),
+          k.maxRunning === null ? String(k.running) : `${k.running} of ${k.maxRunning}`,
+          String(k.waiting),
+          `${Math.round(k.shareLastHour * 100)} %`,
+          humanDuration(k.oldestWaitingMs),
+        ]),
+        { id: "client-key-shares" },
+        ["26%", "10%", "14%", "12%", "18%", "20%"],
+      ),
+    );
+  }
   if (overview.waitsByType.length > 0) {
     parts.push(
       el("h2", "Queue wait by job type, recently"),

@@ -178,7 +178,7 @@ describe("retention prunes what would only grow", () => {
     expect(before.slots).toContain(gone.workerId);
     const result = await farm.t.mutation(internal.retention.sweepRecords, { olderThanMs: 7 * DAY });
     // gone's credit days go with it; op's day of 20 days ago by its age
-    expect(result).toEqual({ deleted: { workers: 1, bulkOps: 1, enrollments: 3, creditDays: 1, creditWeeks: 1 }, more: false });
+    expect(result).toEqual({ deleted: { workers: 1, bulkOps: 1, enrollments: 3, creditDays: 1, creditWeeks: 1, fairPasses: 0 }, more: false });
     const after = await tables();
     expect(after.workers).toEqual(["op", "recent"]);
     expect(after.bulkOps).toEqual([recentBulk]);

@@ -209,7 +209,8 @@ async function plantOldLanes(farm: Farm) {
         lane = (await ctx.db.get(laneId))!;
       }
       const counts = job.status === "pending" && job.queue !== "offered" ? "pending" : "running";
-      await bumpLane(ctx, job, { [counts]: -1 });
+      // a lane move: the job's client key counts it as before
+      await bumpLane(ctx, { ...job, keyCounted: false }, { [counts]: -1 });
       await ctx.db.patch(job._id, { laneId: lane._id });
       await bumpLane(ctx, { orgId: job.orgId, laneId: lane._id }, { [counts]: 1 });
     }

@@ -42,6 +42,13 @@ export async function seedPending(
         .withIndex("by_lane_shard", (q) => q.eq("laneId", first.laneId).eq("shard", 0))
         .unique();
       await ctx.db.patch(shard!._id, { pending: shard!.pending + n });
+      // its client key counts them too
+      const keyShard = await ctx.db
+        .query("keyShards")
+        .withIndex("by_client", (q) => q.eq("clientKeyId", first.clientKeyId!))
+        .unique();
+      if (keyShard) await ctx.db.patch(keyShard._id, { pending: keyShard.pending + n });
+      else await ctx.db.insert("keyShards", { orgId: first.orgId, clientKeyId: first.clientKeyId!, pending: n, running: 0 });
     });
   }
   return first.laneId;

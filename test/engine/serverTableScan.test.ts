@@ -27,6 +27,13 @@ async function readEverything(ctx: Ctx): Promise<unknown[]> {
       .collect(),
   );
   answers.push(await ctx.db.query("items").withIndex("by_group_rank", (q) => q.eq("group", "a")).take(3));
+  // a few rows from a bound on a later field, or past a whole first-field value, both ways (the sorted index's cut)
+  answers.push(await ctx.db.query("items").withIndex("by_group_rank", (q) => q.eq("group", "a").gt("rank", 3)).first());
+  answers.push(await ctx.db.query("items").withIndex("by_group_rank", (q) => q.eq("group", "b").lte("rank", 6)).order("desc").take(2));
+  answers.push(await ctx.db.query("items").withIndex("by_group_rank", (q) => q.gt("group", "a")).first());
+  answers.push(await ctx.db.query("items").withIndex("by_group_rank", (q) => q.lt("group", "c")).order("desc").take(3));
+  answers.push(await ctx.db.query("items").withIndex("by_group_rank", (q) => q.gte("group", "b").lt("group", "c")).take(2));
+  answers.push(await ctx.db.query("items").withIndex("by_group_rank").order("desc").first());
   answers.push(await ctx.db.query("items").withIndex("by_group_rank", (q) => q.eq("group", "c").eq("rank", 2)).collect());
   answers.push(await ctx.db.query("messages").withIndex("by_author", (q) => q.eq("author", "ann")).unique().catch((e: Error) => e.message));
   answers.push(
@@ -100,6 +107,12 @@ async function history(convexTest: ConvexTest): Promise<unknown[]> {
   answers.push(
     await t.run(async (ctx: Ctx) => {
       for (const [k] of items.entries()) if (k % 4 === 0) await ctx.db.insert("items", { group: "abc"[k % 3], rank: k % 11 });
+      // the first rows of ranges move out of them (or go) in this transaction: a limited read looks past them
+      const firstOfA = await ctx.db.query("items").withIndex("by_group_rank", (q) => q.eq("group", "a")).take(2);
+      await ctx.db.patch(firstOfA[0]._id, { group: "c" });
+      await ctx.db.delete(firstOfA[1]._id);
+      const lastOfB = await ctx.db.query("items").withIndex("by_group_rank", (q) => q.eq("group", "b")).order("desc").first();
+      await ctx.db.patch(lastOfB!._id, { rank: -1 });
       const messages = await ctx.db.query("messages").collect();
       await ctx.db.delete(messages[0]._id);
       await ctx.db.insert("messages", { author: "ann", body: "hello 4" });

@@ -13,6 +13,7 @@ export type CliOptions = {
 
 export const usage =
   "usage: npm run testserver -- [--port P] [--seed N] [--capabilities a,b] [--dir convexFolder] [--conflict-window-ms N] [--stock-scan]\n" +
+  "  --seed N                an org, its client keys, an operator key and N enrolled workers (up to 10 000)\n" +
   "  --conflict-window-ms N  a mutation counts a would-be OCC conflict when a write committed in the N ms before it\n" +
   "                          ran, by a caller it had not heard from yet, falls into its read set (default 20)\n" +
   "  --stock-scan            run stock convex-test, whose every query walks every table (a benchmark's reference)";
@@ -39,7 +40,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
         options.port = wholeNumber(flag, value, 65535);
         break;
       case "--seed":
-        options.seed = wholeNumber(flag, value, 1000);
+        options.seed = wholeNumber(flag, value, 10_000);
         break;
       case "--capabilities":
         if (!value) throw new Error("--capabilities needs a comma-separated list");

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { api } from "../../../convex/_generated/api";
+import { api, internal } from "../../../convex/_generated/api";
 import { enrollWorker, newFarm } from "../setup";
 import { checkConsistency } from "./consistency";
 
@@ -26,4 +26,28 @@ test("the consistency check passes a healthy farm and names each broken invarian
   expect(problems).toMatch(/has no lease/);
   expect(problems).toMatch(/output sequence has gaps/);
   expect(problems).toMatch(/running job .* has no lease check scheduled|has no lease/);
+});
+
+test("the check names a client key's counters that are off, a limit count off, and a pass of a missing key", async () => {
+  const farm = await newFarm();
+  const ci = (await farm.t.run(async (ctx) => await ctx.db.query("clientKeys").first()))!;
+  await farm.t.mutation(internal.admin.setClientKeyLimits, { clientKeyId: ci._id, maxRunning: 2, fairnessWeights: [{ fairnessKey: "gold", weight: 2 }] });
+  const worker = await enrollWorker(farm);
+  await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: [{ type: "x" }, { type: "x", fairnessKey: "gold" }, { type: "x" }] });
+  await farm.t.mutation(api.workers.claim, { apiKey: worker.apiKey, capabilities: worker.capabilities, max: 4 });
+  expect(await checkConsistency(farm.t)).toEqual([]);
+  await farm.t.run(async (ctx) => {
+    await ctx.db.insert("counterDeltas", { orgId: farm.orgId, clientKeyId: ci._id, pending: 1 });
+    const running = (await ctx.db.query("keyRunning").first())!;
+    await ctx.db.patch(running._id, { running: running.running - 1 });
+    await ctx.db.patch(ci._id, { fairnessOverrides: 3 });
+    const other = await ctx.db.insert("clientKeys", { orgId: farm.orgId, name: "gone", keyHash: "h", keyPrefix: "p", revoked: true });
+    await ctx.db.delete(other);
+    await ctx.db.insert("fairPasses", { orgId: farm.orgId, negPriority: 0, scope: "key", clientKeyId: other, pass: 1, at: 0 });
+  });
+  const problems = (await checkConsistency(farm.t)).join("\n");
+  expect(problems).toMatch(/client key "ci" counts 2 pending, really 1/);
+  expect(problems).toMatch(/client key "ci" \(maxRunning 2\) counts 1 running for its limit, really 2/);
+  expect(problems).toMatch(/client key "ci" says 3 fairness weights, has 1/);
+  expect(problems).toMatch(/fair pass .* names a client key of another org or none/);
 });

@@ -8,6 +8,7 @@ import { classOf, meetsClass } from "../../../convex/lib/requirements";
 import { routingCapabilities } from "../../../convex/lib/routing";
 import { mayRun } from "../../../convex/lib/validation";
 import type { Backend } from "../setup";
+import { checkFairShare, keysAtLimit } from "./fairConsistency";
 import { checkMetrics } from "./metricsConsistency";
 
 const PAGE = 2_000;
@@ -44,8 +45,9 @@ function add(map: Map<string, number>, key: string, n = 1) {
  * one well-formed state, running jobs hold a lease from a live row of their org, offered ones an inbox offer
  * and an expiry check, lease ids are unique, children belong to live jobs of the same org, every delayed job
  * has a promotion and every running job its lease check scheduled, the waiting lines match what each worker
- * wants, an idle dispatcher left no ready job that a waiting worker could take, and the metrics count the jobs
- * there are.
+ * wants, an idle dispatcher left no ready job that a waiting worker could take (unless its client key is at its
+ * maxRunning), the metrics count the jobs there are, and per client key its counters match its jobs
+ * (test/backend/sweep/fairConsistency.ts).
  */
 export async function checkConsistency(t: Backend): Promise<string[]> {
   const problems: string[] = [];
@@ -69,6 +71,16 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   ]);
   const [instances, instanceResults, creditTotals] = await Promise.all([readAll(t, "jobInstances"), readAll(t, "instanceResults"), readAll(t, "creditTotals")]);
   const appVersions = await readAll(t, "appVersions");
+  const [clientKeys, keyShards, keyRunning, keyRunningDeltas, fairPasses, fairClocks, fairCursors, fairnessWeights] = await Promise.all([
+    readAll(t, "clientKeys"),
+    readAll(t, "keyShards"),
+    readAll(t, "keyRunning"),
+    readAll(t, "keyRunningDeltas"),
+    readAll(t, "fairPasses"),
+    readAll(t, "fairClocks"),
+    readAll(t, "fairCursors"),
+    readAll(t, "fairnessWeights"),
+  ]);
   // a worker runs its jobs and its instances of replicated jobs (each under a lease of its own)
   const runningInstances = instances.filter((r) => r.status === "running");
   const orgIds = new Set(orgs.map((o) => o._id as string));
@@ -291,7 +303,9 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   }
   problems.push(...checkInstances(jobs, instances, instanceResults));
   problems.push(...checkPendingCredit(instances, creditTotals));
-  problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions }));
+  problems.push(...checkFairShare({ orgs, lanes, jobs, instances, clientKeys, counterDeltas, keyShards, keyRunning, keyRunningDeltas, fairPasses, fairClocks, fairCursors, fairnessWeights }));
+  const atLimit = keysAtLimit(clientKeys, jobs, instances);
+  problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions, atLimit }));
   problems.push(...checkParentRefs(jobs, await readAll(t, "parentRefs")));
   const settlements = await readAll(t, "settlements");
   problems.push(...checkSettlements(settlements, scheduled));
@@ -526,6 +540,8 @@ type WaitingTables = {
   laneWaiters: Doc<"laneWaiters">[];
   dispatchStates: Doc<"dispatchStates">[];
   appVersions: Doc<"appVersions">[];
+  /** client keys at their maxRunning: their ready jobs wait by design */
+  atLimit: Set<string>;
 };
 
 /** What a worker downloads to run the job, as lib/downloadBytes.ts counts it. */
@@ -536,7 +552,7 @@ function downloadSize(job: Doc<"jobs">, appVersions: Doc<"appVersions">[]): numb
 }
 
 /** Inbox rows, waiting lines and the dispatcher's idle state agree with the jobs and the workers. */
-function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions }: WaitingTables): string[] {
+function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions, atLimit }: WaitingTables): string[] {
   const problems: string[] = [];
   const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
   const workersById = new Map(workers.map((w) => [w._id as string, w]));
@@ -618,8 +634,15 @@ function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWai
     const readyFor = (laneId: string, workerId: string) => {
       const worker = workersById.get(workerId);
       const left = waiterOf.get(workerId)?.bytesLeft;
+      const held = (j: Doc<"jobs">) => j.clientKeyId !== undefined && atLimit.has(j.clientKeyId);
       return jobs.some(
-        (j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready" && (!worker || mayRun(j, worker)) && (left === undefined || downloadSize(j, appVersions) <= left),
+        (j) =>
+          j.laneId === laneId &&
+          j.status === "pending" &&
+          j.queue === "ready" &&
+          !held(j) &&
+          (!worker || mayRun(j, worker)) &&
+          (left === undefined || downloadSize(j, appVersions) <= left),
       );
     };
     for (const lane of orgLanes) {

@@ -55,6 +55,13 @@ const TABLES: TableNames[] = [
   "webhooks",
   "webhookDeliveries",
   "webhookRateLimits",
+  "keyShards",
+  "keyRunning",
+  "keyRunningDeltas",
+  "fairPasses",
+  "fairClocks",
+  "fairCursors",
+  "fairnessWeights",
 ];
 
 /** Every row of every table plus the scheduled functions, for "nothing changed" assertions. */

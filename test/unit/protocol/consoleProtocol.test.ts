@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import {
   alsoRevokesText,
   describeJobFilter,
+  fairnessWeightsOfText,
+  fairnessWeightsText,
   isConsoleMessage,
   overviewAt,
   parseConsoleRequest,
@@ -43,6 +45,12 @@ describe("console messages from the webview are validated before anything acts o
       { type: "createOperatorKey", name: "alice's laptop" },
       { type: "revokeOperatorKey", operatorKeyId: "kx7abc" },
       { type: "saveImage", jobId: "k57abc123", field: "png" },
+      { type: "filter", filter: { clientKeyId: "kx7abc", fairnessKey: "tenant-7" } },
+      { type: "filter", filter: { fairnessKey: "é".repeat(32) } },
+      { type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: 3, maxRunning: 20, fairnessWeights: [{ fairnessKey: "gold", weight: 4 }] },
+      { type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: null, maxRunning: null, fairnessWeights: null },
+      { type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: 0.001, maxRunning: 0, fairnessWeights: [] },
+      { type: "loadFairnessWeights", clientKeyId: "kx7abc" },
     ];
     for (const request of good) expect(parseConsoleRequest(request)).toEqual({ ok: true, request });
   });
@@ -104,6 +112,17 @@ describe("console messages from the webview are validated before anything acts o
       { type: "saveImage", jobId: "k57abc123", field: "../../.ssh/id_rsa" },
       { type: "saveImage", jobId: "k57 abc", field: "png" },
       { type: "saveImage", jobId: "k57abc123", field: "png", path: "/etc/passwd" },
+      { type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: 0, maxRunning: null, fairnessWeights: null },
+      { type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: 1001, maxRunning: null, fairnessWeights: null },
+      { type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: null, maxRunning: -1, fairnessWeights: null },
+      { type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: null, maxRunning: 2.5, fairnessWeights: null },
+      { type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: 1, maxRunning: null },
+      { type: "setClientKeyLimits", clientKeyId: "../x", weight: 1, maxRunning: null, fairnessWeights: null },
+      { type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: 1, maxRunning: null, fairnessWeights: [{ fairnessKey: "a", weight: 1 }, { fairnessKey: "a", weight: 2 }] },
+      { type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: 1, maxRunning: null, fairnessWeights: [{ fairnessKey: "k".repeat(65), weight: 1 }] },
+      { type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: 1, maxRunning: null, fairnessWeights: [{ fairnessKey: "a", weight: 1, extra: true }] },
+      { type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: 1, maxRunning: null, fairnessWeights: Array.from({ length: 1001 }, (_, i) => ({ fairnessKey: `u${i}`, weight: 1 })) },
+      { type: "loadFairnessWeights", clientKeyId: "" },
     ];
     for (const raw of bad) {
       const parsed = parseConsoleRequest(raw);
@@ -132,6 +151,9 @@ describe("console messages from the webview are validated before anything acts o
       [{ from: 2_000, to: 1_000 }, /from before to/],
       [{ from: 1_000, to: 1_000 }, /from before to/],
       [{ workerId: "x" }, /unknown filter field workerId/],
+      [{ clientKeyId: "../x" }, /clientKeyId/],
+      [{ fairnessKey: "" }, /fairnessKey of 1 to 64 bytes/],
+      [{ fairnessKey: "€".repeat(22) }, /fairnessKey of 1 to 64 bytes/],
       [{ status: "dead", orgId: "x" }, /unknown filter field orgId/],
     ];
     for (const [filter, why] of refusals) {
@@ -151,11 +173,13 @@ describe("console messages from the webview are validated before anything acts o
     expect(describeJobFilter({})).toBe("in the farm");
     expect(describeJobFilter({ status: "dead", type: "demo.echo", batchId: "b1", externalId: "x" })).toBe("with status dead, type demo.echo, batch b1, external id x");
     expect(describeJobFilter({ from: 0, to: 1 })).toMatch(/^with submitted from .+, submitted before .+$/);
+    expect(describeJobFilter({ clientKeyId: "kx7abc", fairnessKey: "u1", status: "pending" }, "ci")).toBe("with client key ci, fairness key u1, status pending");
   });
 
   it("the webview takes only the extension's message types", () => {
     expect(isConsoleMessage({ type: "state", state: { page: "overview", filter: {} } })).toBe(true);
     expect(isConsoleMessage({ type: "secret", kind: "client", secret: "fh_c_x" })).toBe(true);
+    expect(isConsoleMessage({ type: "fairnessWeights", clientKeyId: "kx7abc", entries: [] })).toBe(true);
     expect(isConsoleMessage({ type: "eval", code: "1" })).toBe(false);
     expect(isConsoleMessage(null)).toBe(false);
   });
@@ -170,14 +194,17 @@ describe("the console derives what time changes from the timestamps the farm ans
     throughput: [{ minuteStart: 0, finished: 1, failed: 0 }, { minuteStart: 3_600_000, finished: 2, failed: 1 }],
     queueWait: null,
     oldestReadyAt: 5_000,
+    clientKeys: [{ clientKeyId: "k1", name: "ci", weight: 3, maxRunning: 20, running: 20, waiting: 5, shareLastHour: 0.75, oldestReadyAt: 4_000 }],
     waitsByType: [],
     byClientKey: [],
     finished: { succeeded: 0, dead: 0, canceled: 0 },
   };
 
-  it("workers online, the oldest job's wait and the last hour move on as time passes", () => {
-    expect(overviewAt(overview, 6_000)).toEqual({ workersOnline: 2, oldestWaitingMs: 1_000, throughput: overview.throughput });
-    expect(overviewAt(overview, 3_700_000)).toEqual({ workersOnline: 0, oldestWaitingMs: 3_695_000, throughput: [overview.throughput[1]] });
+  it("workers online, the oldest job's wait (of the farm and of each client key) and the last hour move on as time passes", () => {
+    const keysAt = (now: number) => [{ ...overview.clientKeys[0], oldestWaitingMs: now - 4_000 }];
+    expect(overviewAt(overview, 6_000)).toEqual({ workersOnline: 2, oldestWaitingMs: 1_000, throughput: overview.throughput, clientKeys: keysAt(6_000) });
+    expect(overviewAt(overview, 3_700_000)).toEqual({ workersOnline: 0, oldestWaitingMs: 3_695_000, throughput: [overview.throughput[1]], clientKeys: keysAt(3_700_000) });
+    expect(overviewAt({ ...overview, clientKeys: [{ ...overview.clientKeys[0], oldestReadyAt: null }] }, 6_000).clientKeys[0].oldestWaitingMs).toBeNull();
     expect(overviewAt({ ...overview, oldestReadyAt: null }, 6_000).oldestWaitingMs).toBeNull();
   });
 
@@ -198,6 +225,26 @@ describe("the console derives what time changes from the timestamps the farm ans
     expect(tokenStateAt({ state: "open", expiresAt: 100 }, 99)).toBe("open");
     expect(tokenStateAt({ state: "open", expiresAt: 100 }, 100)).toBe("expired");
     expect(tokenStateAt({ state: "used", expiresAt: 100 }, 200)).toBe("used");
+  });
+});
+
+describe("fairness weights as the Access page's form writes them", () => {
+  it("reads key=weight entries, one a comma or a line, and writes them back the same way", () => {
+    expect(fairnessWeightsOfText("gold=4, free = 0.5\nteam=a=2")).toEqual([
+      { fairnessKey: "gold", weight: 4 },
+      { fairnessKey: "free", weight: 0.5 },
+      { fairnessKey: "team=a", weight: 2 },
+    ]);
+    expect(fairnessWeightsOfText("  ")).toEqual([]);
+    expect(fairnessWeightsText([{ fairnessKey: "gold", weight: 4 }, { fairnessKey: "free", weight: 0.5 }])).toBe("gold=4, free=0.5");
+  });
+
+  it("says what is wrong with one the farm would refuse", () => {
+    expect(fairnessWeightsOfText("gold")).toMatch(/not key=weight/);
+    expect(fairnessWeightsOfText("=3")).toMatch(/not key=weight/);
+    expect(fairnessWeightsOfText("gold=much")).toMatch(/weight/);
+    expect(fairnessWeightsOfText("gold=4, gold=2")).toMatch(/twice/);
+    expect(fairnessWeightsOfText("gold=0")).toMatch(/weight/);
   });
 });
 
