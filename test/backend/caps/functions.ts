@@ -164,7 +164,8 @@ async function seedCopies(farm: Farm, of: Id<"jobs">, count: number): Promise<vo
         await ctx.db.insert("jobBodies", { orgId: farm.orgId, jobId, part: "payload", value: null, bytes: 4 });
         perShard.set(batchShardOf(jobId), (perShard.get(batchShardOf(jobId)) ?? 0) + 1);
       }
-      await ctx.db.insert("counterDeltas", { orgId: farm.orgId, laneId: template.laneId, pending: n });
+      // as jobs:submit counts them: in their lane and their client key
+      await ctx.db.insert("counterDeltas", { orgId: farm.orgId, laneId: template.laneId, pending: n, ...(template.clientKeyId ? { clientKeyId: template.clientKeyId } : {}) });
       // the copies count in their batch's shard rows, as jobs:submit counts them
       const batchId = template.batchId;
       if (batchId === undefined) return;
