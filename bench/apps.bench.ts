@@ -139,7 +139,7 @@ describe("apps", () => {
     histogram.enable();
     // Two jobs that keep both runners busy for longer than the windows below take (320×200 is the most the result
     // cap allows; the points are inside the set, so each costs maxIter), stopped once the windows are done.
-    const payload = { x: -0.745, y: 0.1, span: 0.02, width: 320, height: 200, maxIter: 200_000 };
+    const payload = { x: -0.745, y: 0.1, span: 0.02, width: 320, height: 200, maxIter: 100_000 }; // the app takes at most 100,000
     const stop = new AbortController();
     let ended = false;
     const jobs = Promise.allSettled([0, 1].map(() => runner.run({ app, payload }, { ...ctx(), signal: stop.signal }))).finally(() => (ended = true));
