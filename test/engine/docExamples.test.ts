@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { makeFunctionReference, type FunctionReference } from "convex/server";
@@ -10,7 +10,7 @@ import { buildModule, FD_WRITE } from "../unit/apps/wasmBuilder";
 import { engineWorker, jobsOf, startFarm, stopFarm, submit, waitForJobs, type Farm } from "./helpers";
 
 /**
- * Every example in README.md and docs/API.md runs here against the loopback server: each `curl` through the real
+ * Every example in README.md and the guides in docs/ runs here against the loopback server: each `curl` through the real
  * curl, each `npx convex run` as that function call, the recipe settings through the recipe parser, the job view's
  * shape against a real job view. A worker runs the jobs the examples submit, so a `demo.*` payload its handler
  * refuses (docs/API.md once sent demo.primes `{"limit": …}`; it wants `n`) fails here too.
@@ -18,7 +18,8 @@ import { engineWorker, jobsOf, startFarm, stopFarm, submit, waitForJobs, type Fa
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, "..", "..");
-const DOCS = ["README.md", "docs/API.md"];
+/** README.md, then every guide in docs/ (the API reference among them), each read in full. */
+const DOCS = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`)];
 
 /** Commands the examples show that start programs rather than call the farm: each is tested where it lives. */
 const NOT_RUN_HERE: Record<string, string> = {
@@ -62,7 +63,7 @@ function commandsOf(text: string): string[] {
 
 type State = { jobIds: string[]; lastJobId?: string };
 
-describe("the examples in README.md and docs/API.md", () => {
+describe("the examples in README.md and docs/*.md", () => {
   let farm: Farm;
   const state: State = { jobIds: [] };
   const blocks = DOCS.flatMap(blocksOf);

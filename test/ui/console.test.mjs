@@ -100,7 +100,7 @@ function gradientPng(width, height) {
   return Buffer.concat([signature, chunk("IHDR", header), chunk("IDAT", deflateSync(Buffer.from(rows))), chunk("IEND", Buffer.alloc(0))]).toString("base64");
 }
 
-/** The README's picture per console page (docs/screenshots/console-<page>.png), from the screenshots this run took. */
+/** The console guide's picture per page (docs/operating.md shows docs/screenshots/console-<page>.png), from the screenshots this run took. */
 const README_PAGES = ["overview", "jobs", "job", "workers", "access"];
 
 /** The packaged extension, made once for both suites of this file. */
@@ -132,7 +132,7 @@ describe("the operator's console", function () {
       settings: {
         "farmhand.allowRemoteDonation": true,
         "farmhand.runApps": false,
-        // the README's pictures in the dark theme most editors use
+        // the console guide's pictures in the dark theme most editors use
         "workbench.colorTheme": "Default Dark Modern",
       },
     });

@@ -369,10 +369,10 @@ describe("the packaged .vsix", function () {
   });
 });
 
-/** The README's picture per state (docs/screenshots/<state>.png), from screenshots this run took. */
+/** The donating guide's picture per state (docs/donating.md links docs/screenshots/<state>.png), from screenshots this run took. */
 const README_STATES = { "4-joined": "off", "5-donating": "on", "7-job-running": "working", "11-draining": "draining", "12-paused": "paused", "13-revoked": "revoked", "14-offline": "offline" };
 
-/** FARMHAND_UPDATE_SCREENSHOT=1: copy each state's screenshot that exists over the README's (off by default). */
+/** FARMHAND_UPDATE_SCREENSHOT=1: copy each state's screenshot that exists over the donating guide's (off by default). */
 function updateReadmeStates() {
   if (process.env.FARMHAND_UPDATE_SCREENSHOT !== "1") return;
   for (const [shot, state] of Object.entries(README_STATES)) {
