@@ -29,26 +29,28 @@ export type ConsoleOverview = {
   throughput: Array<{ minuteStart: number; finished: number; failed: number }>;
   queueWait: { p50Ms: number; p95Ms: number; samples: number } | null;
   oldestReadyAt: number | null;
-  /** Per client key with work (the busiest first): its share of the farm. */
+  /** Per client key with work (the busiest first), then keys whose jobs ended: its share of the farm and its ends. */
   clientKeys: ConsoleKeyShare[];
   /** The busiest job types' recent queue wait (older waits weigh less), from the metrics' counters; null: none yet. */
   waitsByType: Array<{ type: string; p50Ms: number | null; p95Ms: number | null }>;
-  /** The busiest client keys' jobs now and ended so far (`none`: jobs a host app submitted without a key). */
-  byClientKey: Array<{ name: string; jobs: Record<JobStatus, number>; finished: FinishedCounts }>;
   /** Jobs ended so far, all keys together (the share of each key is its part of these). */
   finished: FinishedCounts;
 };
 
-/** A client key on the Overview: its weight and limit, running and waiting jobs, share of the last hour's starts (0–1). */
+/**
+ * A client key on the Overview: its weight and limit, running and waiting jobs, share of the last hour's starts (0–1),
+ * jobs ended so far. `clientKeyId` null: the jobs a host app submitted without a key (no weight: they take no turn).
+ */
 export type ConsoleKeyShare = {
-  clientKeyId: string;
+  clientKeyId: string | null;
   name: string;
-  weight: number;
+  weight: number | null;
   maxRunning: number | null;
   running: number;
   waiting: number;
   shareLastHour: number;
   oldestReadyAt: number | null;
+  finished: FinishedCounts;
 };
 
 type FinishedCounts = { succeeded: number; dead: number; canceled: number };

@@ -246,9 +246,8 @@ describe("the console derives what time changes from the timestamps the farm ans
     throughput: [{ minuteStart: 0, finished: 1, failed: 0 }, { minuteStart: 3_600_000, finished: 2, failed: 1 }],
     queueWait: null,
     oldestReadyAt: 5_000,
-    clientKeys: [{ clientKeyId: "k1", name: "ci", weight: 3, maxRunning: 20, running: 20, waiting: 5, shareLastHour: 0.75, oldestReadyAt: 4_000 }],
+    clientKeys: [{ clientKeyId: "k1", name: "ci", weight: 3, maxRunning: 20, running: 20, waiting: 5, shareLastHour: 0.75, oldestReadyAt: 4_000, finished: { succeeded: 0, dead: 0, canceled: 0 } }],
     waitsByType: [],
-    byClientKey: [],
     finished: { succeeded: 0, dead: 0, canceled: 0 },
   };
 
