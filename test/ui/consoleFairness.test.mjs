@@ -87,7 +87,7 @@ describe("the console's view of fair share", function () {
     return access.clientKeys.find((k) => k.name === "test client").clientKeyId;
   }
 
-  it("the Overview lists the key with its jobs: running of its most, waiting, share of the last hour, oldest wait", async () => {
+  it("the Overview lists the key in one table: running of its most, waiting, share of the last hour, oldest wait, jobs ended", async () => {
     const { clientKey, workerKey } = session.farm;
     const ids = await http.mutation(anyApi.jobs.submitBatch, {
       clientKey,
