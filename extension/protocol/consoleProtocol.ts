@@ -9,6 +9,7 @@
 
 import * as v from "valibot";
 import { FAIR, isCapabilityGrant, LIMITS } from "../../convex/contract";
+import { isRecord, message, parseMessage, type MessageOf } from "./webviewMessages";
 
 const CONSOLE_PAGES = ["overview", "jobs", "workers", "access", "schedules"] as const;
 export type ConsolePage = (typeof CONSOLE_PAGES)[number];
@@ -332,7 +333,6 @@ const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 /** A fairness key as the farm takes it: 1 to 64 bytes of UTF-8. */
 /* @__NO_SIDE_EFFECTS__ */ const fairnessKey = (needs: string) => v.pipe(v.string(needs), v.minLength(1, needs), v.maxBytes(FAIR.fairnessKeyBytes, needs));
 /* @__NO_SIDE_EFFECTS__ */ const weight = (needs: string) => v.pipe(v.number(needs), v.minValue(FAIR.weightMin, needs), v.maxValue(FAIR.weightMax, needs));
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 const FAIRNESS_KEY = fairnessKey("needs a fairness key");
 const ENTRY_NEEDS = `needs fairnessWeights entries { fairnessKey (1–${FAIR.fairnessKeyBytes} bytes), weight (${FAIR.weightMin}–${FAIR.weightMax}) }`;
@@ -356,31 +356,31 @@ export type FairnessWeight = v.InferOutput<typeof FAIRNESS_WEIGHTS>[number];
  * The Jobs page's filter, as console:jobs takes it: every field optional, no field it does not know; `from`/`to`
  * bound the time a job was submitted (ms since the epoch, `from` inclusive, `to` exclusive).
  */
-const JOB_FILTER = v.pipe(
-  v.custom<Record<string, unknown>>(isRecord, "needs a filter object"),
-  v.strictObject(
-    {
-      status: v.optional(v.picklist(JOB_STATUSES, `needs a status of ${JOB_STATUSES.join(", ")}`)),
-      type: textFilter("type", 128),
-      batchId: textFilter("batchId", 256),
-      externalId: textFilter("externalId", 256),
-      from: timeFilter("from"),
-      to: timeFilter("to"),
-      /** The client key the jobs count against (its id), and their fairness key. */
-      clientKeyId: v.optional(id("needs clientKeyId to be a client key's id")),
-      fairnessKey: v.optional(fairnessKey(`needs fairnessKey of 1 to ${FAIR.fairnessKeyBytes} bytes`)),
-    },
-    (issue) => `has an unknown filter field ${String(issue.input)}`,
-  ),
-  v.check((f) => f.from === undefined || f.to === undefined || f.from < f.to, "needs from before to"),
-);
-export type ConsoleJobFilter = v.InferOutput<typeof JOB_FILTER>;
+function jobFilterSchema() {
+  return v.pipe(
+    v.custom<Record<string, unknown>>(isRecord, "needs a filter object"),
+    v.strictObject(
+      {
+        status: v.optional(v.picklist(JOB_STATUSES, `needs a status of ${JOB_STATUSES.join(", ")}`)),
+        type: textFilter("type", 128),
+        batchId: textFilter("batchId", 256),
+        externalId: textFilter("externalId", 256),
+        from: timeFilter("from"),
+        to: timeFilter("to"),
+        /** The client key the jobs count against (its id), and their fairness key. */
+        clientKeyId: v.optional(id("needs clientKeyId to be a client key's id")),
+        fairnessKey: v.optional(fairnessKey(`needs fairnessKey of 1 to ${FAIR.fairnessKeyBytes} bytes`)),
+      },
+      (issue) => `has an unknown filter field ${String(issue.input)}`,
+    ),
+    v.check((f) => f.from === undefined || f.to === undefined || f.from < f.to, "needs from before to"),
+  );
+}
+export type ConsoleJobFilter = v.InferOutput<ReturnType<typeof jobFilterSchema>>;
 
 const CAPABILITIES_NEEDS = "needs capabilities matching [a-z0-9:._-], optionally ending in *";
 const NAME = text(NAME_CHARS, `needs a name of 1 to ${NAME_CHARS} characters`);
 const FIELD_NEEDS = "needs a result field name";
-
-/* @__NO_SIDE_EFFECTS__ */ const request = <T extends string, E extends v.ObjectEntries>(type: T, entries: E) => v.strictObject({ type: v.literal(type), ...entries });
 
 /**
  * Every message the webview may send, by type. Built on the extension's first use (parseConsoleRequest): the webview
@@ -388,76 +388,60 @@ const FIELD_NEEDS = "needs a result field name";
  */
 function requestSchemas() {
   return {
-    ready: request("ready", {}),
-    page: request("page", { page: v.picklist(CONSOLE_PAGES, `needs a page of ${CONSOLE_PAGES.join(", ")}`) }),
-    filter: request("filter", { filter: JOB_FILTER }),
+    ready: message("ready", {}),
+    page: message("page", { page: v.picklist(CONSOLE_PAGES, `needs a page of ${CONSOLE_PAGES.join(", ")}`) }),
+    filter: message("filter", { filter: jobFilterSchema() }),
     /** The Jobs page's next (older) page of the same filter, or back to the newest. */
-    jobsPage: request("jobsPage", { to: v.picklist(["older", "newest"], "needs to: older or newest") }),
+    jobsPage: message("jobsPage", { to: v.picklist(["older", "newest"], "needs to: older or newest") }),
     /** The Workers page's next page (workers seen less recently), or the one before it. */
-    workersPage: request("workersPage", { to: v.picklist(["older", "newer"], "needs to: older or newer") }),
-    openJob: request("openJob", { jobId: v.nullable(id("needs a job id or null")) }),
-    retryJob: request("retryJob", { jobId: id("needs a job id") }),
-    cancelJob: request("cancelJob", { jobId: id("needs a job id") }),
-    revokeWorker: request("revokeWorker", { workerId: id("needs a worker id") }),
-    revokeEnrollment: request("revokeEnrollment", { enrollmentId: id("needs an enrollment id") }),
-    revokeClientKey: request("revokeClientKey", { clientKeyId: id("needs a client key id") }),
+    workersPage: message("workersPage", { to: v.picklist(["older", "newer"], "needs to: older or newer") }),
+    openJob: message("openJob", { jobId: v.nullable(id("needs a job id or null")) }),
+    retryJob: message("retryJob", { jobId: id("needs a job id") }),
+    cancelJob: message("cancelJob", { jobId: id("needs a job id") }),
+    revokeWorker: message("revokeWorker", { workerId: id("needs a worker id") }),
+    revokeEnrollment: message("revokeEnrollment", { enrollmentId: id("needs an enrollment id") }),
+    revokeClientKey: message("revokeClientKey", { clientKeyId: id("needs a client key id") }),
     /** Retry or cancel every job the Jobs page's filter selects (asks for a confirmation first). */
-    bulk: request("bulk", { action: v.picklist(["retry", "cancel"], "needs action retry or cancel") }),
-    purgeDead: request("purgeDead", {}),
+    bulk: message("bulk", { action: v.picklist(["retry", "cancel"], "needs action retry or cancel") }),
+    purgeDead: message("purgeDead", {}),
     /** `donor`: who the machine belongs to (none when not given). */
-    createToken: request("createToken", {
+    createToken: message("createToken", {
       capabilities: v.pipe(v.array(v.pipe(v.string(CAPABILITIES_NEEDS), v.check(isCapabilityGrant, CAPABILITIES_NEEDS)), CAPABILITIES_NEEDS), v.maxLength(LIMITS.capabilitiesPerWorker, CAPABILITIES_NEEDS)),
       slots: wholeNumber(1, 32, "needs slots from 1 to 32"),
       ttlHours: wholeNumber(1, 24 * 365, "needs ttlHours from 1 to 8760"),
       canManage: v.boolean("needs canManage true or false"),
       donor: v.optional(text(DONOR_CHARS, `needs a donor of 1 to ${DONOR_CHARS} characters, or none`)),
     }),
-    createClientKey: request("createClientKey", { name: NAME, canPublish: v.boolean("needs canPublish true or false") }),
-    createOperatorKey: request("createOperatorKey", { name: NAME }),
-    revokeOperatorKey: request("revokeOperatorKey", { operatorKeyId: id("needs an operator key id") }),
+    createClientKey: message("createClientKey", { name: NAME, canPublish: v.boolean("needs canPublish true or false") }),
+    createOperatorKey: message("createOperatorKey", { name: NAME }),
+    revokeOperatorKey: message("revokeOperatorKey", { operatorKeyId: id("needs an operator key id") }),
     /** The Schedules page's buttons (Remove asks for a confirmation first). */
-    pauseSchedule: request("pauseSchedule", { scheduleId: id("needs a schedule id") }),
-    resumeSchedule: request("resumeSchedule", { scheduleId: id("needs a schedule id") }),
-    removeSchedule: request("removeSchedule", { scheduleId: id("needs a schedule id") }),
+    pauseSchedule: message("pauseSchedule", { scheduleId: id("needs a schedule id") }),
+    resumeSchedule: message("resumeSchedule", { scheduleId: id("needs a schedule id") }),
+    removeSchedule: message("removeSchedule", { scheduleId: id("needs a schedule id") }),
     /** Save an image of the open job's result (a field of it, see resultImages) to a file. */
-    saveImage: request("saveImage", { jobId: id("needs a job id"), field: v.pipe(v.string(FIELD_NEEDS), v.regex(FIELD_NAME, FIELD_NEEDS)) }),
+    saveImage: message("saveImage", { jobId: id("needs a job id"), field: v.pipe(v.string(FIELD_NEEDS), v.regex(FIELD_NAME, FIELD_NEEDS)) }),
     /** A client key's share of the farm, each field replaced (null: the default — weight 1, no limit, no fairness weights). */
-    setClientKeyLimits: request("setClientKeyLimits", {
+    setClientKeyLimits: message("setClientKeyLimits", {
       clientKeyId: id("needs a client key id"),
       weight: v.nullable(weight(`needs weight null or from ${FAIR.weightMin} to ${FAIR.weightMax}`)),
       maxRunning: v.nullable(wholeNumber(0, FAIR.maxRunningMax, `needs maxRunning null or a whole number from 0 to ${FAIR.maxRunningMax}`)),
       fairnessWeights: v.nullable(FAIRNESS_WEIGHTS),
     }),
     /** The Access page's form wants a client key's fairness weights, to show them for editing. */
-    loadFairnessWeights: request("loadFairnessWeights", { clientKeyId: id("needs a client key id") }),
+    loadFairnessWeights: message("loadFairnessWeights", { clientKeyId: id("needs a client key id") }),
   };
 }
 type Requests = ReturnType<typeof requestSchemas>;
 let requests: Requests | undefined;
 
 /** Webview → extension. Every one is validated (parseConsoleRequest) before it is acted on. */
-export type ConsoleRequest = { [K in keyof Requests]: v.InferOutput<Requests[K]> }[keyof Requests];
-
-type Parsed = { ok: true; request: ConsoleRequest } | { ok: false; reason: string };
+export type ConsoleRequest = MessageOf<Requests>;
 
 /** Validates a message that arrived from the webview; anything else is refused with the reason. */
-export function parseConsoleRequest(raw: unknown): Parsed {
-  if (!isRecord(raw)) return { ok: false, reason: "message is not an object" };
-  const type = raw.type;
+export function parseConsoleRequest(raw: unknown) {
   requests ??= requestSchemas();
-  if (typeof type !== "string" || !Object.hasOwn(requests, type)) return { ok: false, reason: `unknown message type ${JSON.stringify(type)?.slice(0, 80)}` };
-  const schema: v.StrictObjectSchema<v.ObjectEntries, undefined> = requests[type as keyof Requests];
-  const parsed = v.safeParse(schema, raw, { abortEarly: true });
-  if (parsed.success) return { ok: true, request: parsed.output as ConsoleRequest };
-  const [issue] = parsed.issues;
-  const field = issue.path?.length === 1 && issue.path[0].origin === "key" ? String(issue.path[0].key) : undefined;
-  if (field !== undefined && !Object.hasOwn(schema.entries, field)) {
-    const extra = Object.keys(raw).filter((k) => !Object.hasOwn(schema.entries, k));
-    return { ok: false, reason: `unexpected field(s) ${extra.slice(0, 5).join(", ")} in "${type}"` };
-  }
-  // a field left out: the reason its schema gives for a value that is not there
-  const why = field === undefined ? issue.message : (v.safeParse(schema.entries[field], undefined).issues?.[0].message ?? `needs ${field}`);
-  return { ok: false, reason: `"${type}" ${why}` };
+  return parseMessage(requests, raw);
 }
 
 /** A fairness key as the farm takes it: 1 to 64 bytes of UTF-8. */
