@@ -26,7 +26,7 @@ export function parseMessage<S extends Record<string, v.StrictObjectSchema<v.Obj
   if (typeof type !== "string" || !Object.hasOwn(schemas, type)) return { ok: false, reason: `unknown message type ${JSON.stringify(type)?.slice(0, 80)}` };
   const schema: v.StrictObjectSchema<v.ObjectEntries, undefined> = schemas[type];
   const parsed = v.safeParse(schema, raw, { abortEarly: true });
-  if (parsed.success) return { ok: true, request: parsed.output as MessageOf<S> };
+  if (parsed.success) return { ok: true, request: parsed.output };
   const [issue] = parsed.issues;
   const field = issue.path?.length === 1 && issue.path[0].origin === "key" ? String(issue.path[0].key) : undefined;
   if (field !== undefined && !Object.hasOwn(schema.entries, field)) {
