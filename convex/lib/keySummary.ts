@@ -1,7 +1,6 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { ByteBudget, takeWithinBudget } from "./budget";
-import { NO_CLIENT } from "./metrics/labels";
 
 /**
  * Per client key, what the operator's Overview shows: its running and waiting jobs (the summariser's totals,
@@ -39,7 +38,8 @@ export async function keyCounts(ctx: QueryCtx, orgId: Id<"orgs">, minutes: Minut
     .slice(0, KEYS_LISTED);
 }
 
-type MetricClient = Pick<Doc<"metricClients">, "clientKeyId" | "jobs" | "finished">;
+/** A client key's metric totals (overviewFigures); `name`: the row of jobs without a key. */
+type MetricClient = Pick<Doc<"metricClients">, "clientKeyId" | "jobs" | "finished"> & { name?: string };
 const NO_ENDS = { succeeded: 0, dead: 0, canceled: 0 };
 type KeyRow = {
   clientKeyId: Id<"clientKeys"> | null;
@@ -98,7 +98,7 @@ export async function keysOverview(ctx: QueryCtx, summary: Pick<Doc<"summaries">
     if (clientKeyId !== null && !key) continue;
     out.push({
       clientKeyId,
-      name: key?.name ?? NO_CLIENT,
+      name: key?.name ?? client.name ?? "none",
       // no weight for jobs without a key: they take no turn among the keys
       weight: key ? (key.weight ?? 1) : null,
       maxRunning: key?.maxRunning ?? null,
