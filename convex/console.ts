@@ -36,8 +36,8 @@ const OUTPUT_ON_JOB_PAGE = 50;
 
 /**
  * Counts, the workers (each with when it stops counting as online), throughput per minute, queue wait, when the
- * oldest waiting job became ready, the same per client key with its running jobs and share of the last hour, and
- * from the metrics' counters the recent wait per job type and the jobs of each client key. The console derives
+ * oldest waiting job became ready, the same per client key with its running jobs, share of the last hour and (from
+ * the metrics' counters) jobs ended, and the recent wait per job type. The console derives
  * "online" and "waiting for" against its own clock.
  */
 export const overview = query({
@@ -56,6 +56,7 @@ export const overview = query({
       if (head && (oldestReadyAt === undefined || head.availableAt < oldestReadyAt)) oldestReadyAt = head.availableAt;
     }
     const workers = summary.workers.filter((w) => !w.revoked);
+    const { clients, ...figures } = await overviewFigures(ctx, me.orgId);
     return {
       counts: summary.counts,
       // online until then, for the workers the summary lists (the most recently seen, so online ones first); one
@@ -69,10 +70,11 @@ export const overview = query({
       throughput: summary.throughput,
       queueWait: summary.queueWait ?? null,
       oldestReadyAt: oldestReadyAt ?? null,
-      // per client key with work (the busiest 50): running, waiting, share of the last hour's starts, oldest wait
-      clientKeys: await keysOverview(ctx, summary),
+      // per client key with work (the busiest 50), then the busiest 20 with jobs ended: running, waiting, share of
+      // the last hour's starts, oldest wait, jobs ended
+      clientKeys: await keysOverview(ctx, summary, clients),
       refreshedAt: summary.refreshedAt,
-      ...(await overviewFigures(ctx, me.orgId)),
+      ...figures,
     };
   },
 });

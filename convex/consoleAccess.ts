@@ -120,7 +120,7 @@ export const createClientKey = mutation({
   args: { apiKey: v.string(), name: v.string(), canPublish: v.optional(v.boolean()) },
   handler: async (ctx, args) => {
     const me = await operatorFromKey(ctx, args.apiKey);
-    if (args.canPublish) refuseEscalation(me, "a client key that may publish apps");
+    if (args.canPublish) refuseEscalation(me, "make a client key that may publish apps");
     return await createClientKeyFor(ctx, me.orgId, args.name, args.canPublish, minterOf(me));
   },
 });
@@ -133,11 +133,15 @@ async function clientKeyInOrg(ctx: QueryCtx, orgId: Id<"orgs">, clientKeyId: str
   return key;
 }
 
-/** A client key's share of the farm, as admin:setClientKeyLimits sets it (fields left out stay; null: default). */
+/**
+ * A client key's share of the farm, as admin:setClientKeyLimits sets it (fields left out stay; null: default).
+ * Operator keys only: a managing worker's key is refused (forbidden).
+ */
 export const setClientKeyLimits = mutation({
   args: { apiKey: v.string(), clientKeyId: v.string(), ...limitsFields },
   handler: async (ctx, { apiKey, clientKeyId, ...spec }) => {
     const me = await operatorFromKey(ctx, apiKey);
+    refuseEscalation(me, "set a client key's share of the farm");
     return await applyClientKeyLimits(ctx, await clientKeyInOrg(ctx, me.orgId, clientKeyId), spec);
   },
 });
@@ -183,7 +187,7 @@ export const createOperatorKey = mutation({
   args: { apiKey: v.string(), name: v.string() },
   handler: async (ctx, args) => {
     const me = await operatorFromKey(ctx, args.apiKey);
-    refuseEscalation(me, "an operator key");
+    refuseEscalation(me, "make an operator key");
     return await createOperatorKeyFor(ctx, me.orgId, args.name, minterOf(me));
   },
 });

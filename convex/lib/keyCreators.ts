@@ -20,10 +20,11 @@ export function minterOf(me: Operator): Minter {
 
 /**
  * A managing worker's key (a donor machine's, which the console also accepts) may make client keys and enrollment
- * tokens, but never an operator key or a key that publishes farm apps: those outrank it.
+ * tokens, but never an operator key or a key that publishes farm apps (those outrank it), and it never changes a
+ * client key's share of the farm: a donor's machine must not move tenants' shares.
  */
-export function refuseEscalation(me: Operator, what: "an operator key" | "a client key that may publish apps"): void {
-  if (me.kind === "worker") fail("forbidden", `A worker's key cannot make ${what}; use an operator key (fh_o_…)`);
+export function refuseEscalation(me: Operator, action: "make an operator key" | "make a client key that may publish apps" | "set a client key's share of the farm"): void {
+  if (me.kind === "worker") fail("forbidden", `A worker's key cannot ${action}; use an operator key (fh_o_…)`);
 }
 
 /** Rows of each kind one page revokes: workers hand their jobs back, so fewer of them. */

@@ -38,18 +38,44 @@ export async function keyCounts(ctx: QueryCtx, orgId: Id<"orgs">, minutes: Minut
     .slice(0, KEYS_LISTED);
 }
 
-/** The Overview's per-key rows: the summary's counts with each key's name, weight, limit, share and oldest wait. */
-export async function keysOverview(ctx: QueryCtx, summary: Pick<Doc<"summaries">, "clientKeys">) {
+/** A client key's metric totals (overviewFigures); `name`: the row of jobs without a key. */
+type MetricClient = Pick<Doc<"metricClients">, "clientKeyId" | "jobs" | "finished"> & { name?: string };
+const NO_ENDS = { succeeded: 0, dead: 0, canceled: 0 };
+type KeyRow = {
+  clientKeyId: Id<"clientKeys"> | null;
+  name: string;
+  weight: number | null;
+  maxRunning: number | null;
+  running: number;
+  waiting: number;
+  startedLastHour: number;
+  shareLastHour: number;
+  oldestReadyAt: number | null;
+  finished: MetricClient["finished"];
+};
+
+/**
+ * The Overview's one table of client keys, each key once: the summary's keys with work (name, weight, limit,
+ * running and waiting jobs, share of the last hour's starts, oldest wait), then the metrics' busiest keys without
+ * work now (`clients`, overviewFigures); each with its jobs ended so far (from the metrics' counters). A row with
+ * `clientKeyId` null holds the jobs a host app submitted without a key.
+ */
+export async function keysOverview(ctx: QueryCtx, summary: Pick<Doc<"summaries">, "clientKeys">, clients: MetricClient[]) {
   const rows = summary.clientKeys ?? [];
   const started = rows.reduce((sum, r) => sum + r.startedLastHour, 0);
-  const out = [];
+  const ends = new Map(clients.map((c) => [c.clientKeyId ?? null, c.finished]));
+  // when its oldest waiting job became ready: the console shows how long ago
+  const oldestReadyAt = async (clientKeyId: Id<"clientKeys">) =>
+    (
+      await ctx.db
+        .query("jobs")
+        .withIndex("by_client_queue", (q) => q.eq("clientKeyId", clientKeyId).eq("queue", "ready"))
+        .first()
+    )?.availableAt ?? null;
+  const out: KeyRow[] = [];
   for (const row of rows) {
     const key = await ctx.db.get(row.clientKeyId);
     if (!key) continue;
-    const oldest = await ctx.db
-      .query("jobs")
-      .withIndex("by_client_queue", (q) => q.eq("clientKeyId", key._id).eq("queue", "ready"))
-      .first();
     out.push({
       clientKeyId: key._id,
       name: key.name,
@@ -60,8 +86,28 @@ export async function keysOverview(ctx: QueryCtx, summary: Pick<Doc<"summaries">
       startedLastHour: row.startedLastHour,
       // its share of the jobs the farm started in the last hour (0–1)
       shareLastHour: started > 0 ? row.startedLastHour / started : 0,
-      // when its oldest waiting job became ready: the console shows how long ago
-      oldestReadyAt: oldest?.availableAt ?? null,
+      oldestReadyAt: await oldestReadyAt(key._id),
+      finished: ends.get(key._id) ?? NO_ENDS,
+    });
+  }
+  const listed = new Set(out.map((r) => r.clientKeyId));
+  for (const client of clients) {
+    const clientKeyId = client.clientKeyId ?? null;
+    if (listed.has(clientKeyId)) continue;
+    const key = clientKeyId === null ? null : await ctx.db.get(clientKeyId);
+    if (clientKeyId !== null && !key) continue;
+    out.push({
+      clientKeyId,
+      name: key?.name ?? client.name ?? "none",
+      // no weight for jobs without a key: they take no turn among the keys
+      weight: key ? (key.weight ?? 1) : null,
+      maxRunning: key?.maxRunning ?? null,
+      running: client.jobs.running,
+      waiting: client.jobs.pending,
+      startedLastHour: 0,
+      shareLastHour: 0,
+      oldestReadyAt: key && client.jobs.pending > 0 ? await oldestReadyAt(key._id) : null,
+      finished: client.finished,
     });
   }
   return out;

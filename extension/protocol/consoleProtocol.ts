@@ -7,10 +7,12 @@
  * grant rule) comes from its contract module, so the console refuses what the server would.
  */
 
+import * as v from "valibot";
 import { FAIR, isCapabilityGrant, LIMITS } from "../../convex/contract";
+import { isRecord, message, parseMessage, type MessageOf } from "./webviewMessages";
 
-export type ConsolePage = "overview" | "jobs" | "workers" | "access" | "schedules";
-const CONSOLE_PAGES: readonly ConsolePage[] = ["overview", "jobs", "workers", "access", "schedules"];
+const CONSOLE_PAGES = ["overview", "jobs", "workers", "access", "schedules"] as const;
+export type ConsolePage = (typeof CONSOLE_PAGES)[number];
 export const JOB_STATUSES = ["pending", "running", "succeeded", "canceled", "dead", "waiting"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
@@ -28,26 +30,28 @@ export type ConsoleOverview = {
   throughput: Array<{ minuteStart: number; finished: number; failed: number }>;
   queueWait: { p50Ms: number; p95Ms: number; samples: number } | null;
   oldestReadyAt: number | null;
-  /** Per client key with work (the busiest first): its share of the farm. */
+  /** Per client key with work (the busiest first), then keys whose jobs ended: its share of the farm and its ends. */
   clientKeys: ConsoleKeyShare[];
   /** The busiest job types' recent queue wait (older waits weigh less), from the metrics' counters; null: none yet. */
   waitsByType: Array<{ type: string; p50Ms: number | null; p95Ms: number | null }>;
-  /** The busiest client keys' jobs now and ended so far (`none`: jobs a host app submitted without a key). */
-  byClientKey: Array<{ name: string; jobs: Record<JobStatus, number>; finished: FinishedCounts }>;
   /** Jobs ended so far, all keys together (the share of each key is its part of these). */
   finished: FinishedCounts;
 };
 
-/** A client key on the Overview: its weight and limit, running and waiting jobs, share of the last hour's starts (0–1). */
+/**
+ * A client key on the Overview: its weight and limit, running and waiting jobs, share of the last hour's starts (0–1),
+ * jobs ended so far. `clientKeyId` null: the jobs a host app submitted without a key (no weight: they take no turn).
+ */
 export type ConsoleKeyShare = {
-  clientKeyId: string;
+  clientKeyId: string | null;
   name: string;
-  weight: number;
+  weight: number | null;
   maxRunning: number | null;
   running: number;
   waiting: number;
   shareLastHour: number;
   oldestReadyAt: number | null;
+  finished: FinishedCounts;
 };
 
 type FinishedCounts = { succeeded: number; dead: number; canceled: number };
@@ -264,24 +268,6 @@ const PNG_BASE64 = "iVBORw0KGgo";
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const FIELD_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
-/**
- * The Jobs page's filter, as console:jobs takes it: every field optional; `from`/`to` bound the time a job was
- * submitted (ms since the epoch, `from` inclusive, `to` exclusive).
- */
-export type ConsoleJobFilter = {
-  status?: JobStatus;
-  type?: string;
-  batchId?: string;
-  externalId?: string;
-  from?: number;
-  to?: number;
-  /** The client key the jobs count against (its id), and their fairness key. */
-  clientKeyId?: string;
-  fairnessKey?: string;
-};
-const TEXT_FILTERS = { type: 128, batchId: 256, externalId: 256 } as const;
-/** Times a filter may name: from the epoch to the year 9999 (what a datetime-local field can hold). */
-const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
  * One page of console:jobs. `checked` names the filter fields no index serves: those were checked on this page
@@ -314,40 +300,6 @@ export type ConsoleState = {
   offlineSince?: number;
 };
 
-/** Webview → extension. Every one is validated before it is acted on. */
-export type ConsoleRequest =
-  | { type: "ready" }
-  | { type: "page"; page: ConsolePage }
-  | { type: "filter"; filter: ConsoleJobFilter }
-  /** The Jobs page's next (older) page of the same filter, or back to the newest. */
-  | { type: "jobsPage"; to: "older" | "newest" }
-  /** The Workers page's next page (workers seen less recently), or the one before it. */
-  | { type: "workersPage"; to: "older" | "newer" }
-  | { type: "openJob"; jobId: string | null }
-  | { type: "retryJob"; jobId: string }
-  | { type: "cancelJob"; jobId: string }
-  | { type: "revokeWorker"; workerId: string }
-  | { type: "revokeEnrollment"; enrollmentId: string }
-  | { type: "revokeClientKey"; clientKeyId: string }
-  /** Retry or cancel every job the Jobs page's filter selects (asks for a confirmation first). */
-  | { type: "bulk"; action: "retry" | "cancel" }
-  | { type: "purgeDead" }
-  /** `donor`: who the machine belongs to (none when not given). */
-  | { type: "createToken"; capabilities: string[]; slots: number; ttlHours: number; canManage: boolean; donor?: string }
-  | { type: "createClientKey"; name: string; canPublish: boolean }
-  | { type: "createOperatorKey"; name: string }
-  | { type: "revokeOperatorKey"; operatorKeyId: string }
-  /** The Schedules page's buttons (Remove asks for a confirmation first). */
-  | { type: "pauseSchedule" | "resumeSchedule" | "removeSchedule"; scheduleId: string }
-  /** Save an image of the open job's result (a field of it, see resultImages) to a file. */
-  | { type: "saveImage"; jobId: string; field: string }
-  /** A client key's share of the farm, each field replaced (null: the default — weight 1, no limit, no fairness weights). */
-  | { type: "setClientKeyLimits"; clientKeyId: string; weight: number | null; maxRunning: number | null; fairnessWeights: FairnessWeight[] | null }
-  /** The Access page's form wants a client key's fairness weights, to show them for editing. */
-  | { type: "loadFairnessWeights"; clientKeyId: string };
-
-export type FairnessWeight = { fairnessKey: string; weight: number };
-
 /** Extension → webview. */
 export type ConsoleMessage =
   | { type: "state"; state: ConsoleState }
@@ -358,167 +310,143 @@ export type ConsoleMessage =
   /** A client key's fairness weights, as loadFairnessWeights asked. */
   | { type: "fairnessWeights"; clientKeyId: string; entries: FairnessWeight[] };
 
+// Webview → extension. One schema per message (valibot), each field with the reason it is refused for; the message
+// types are what the schemas let through (v.InferOutput), so the checks and the types cannot drift apart. The bounds
+// are the server's (convex/contract), so the console refuses here, next to the field, what the farm would refuse.
+
 // A document id's shape: Convex's are lowercase base32, the local test server's end in the table's name
 // ("…10006clientKeys"); which document it names, if any, is the server's to say.
 const ID = /^[A-Za-z0-9]{1,64}$/;
-
-type Parsed = { ok: true; request: ConsoleRequest } | { ok: false; reason: string };
-
-const FIELDS: Record<ConsoleRequest["type"], readonly string[]> = {
-  ready: [],
-  page: ["page"],
-  filter: ["filter"],
-  jobsPage: ["to"],
-  workersPage: ["to"],
-  openJob: ["jobId"],
-  retryJob: ["jobId"],
-  cancelJob: ["jobId"],
-  revokeWorker: ["workerId"],
-  revokeEnrollment: ["enrollmentId"],
-  revokeClientKey: ["clientKeyId"],
-  bulk: ["action"],
-  purgeDead: [],
-  createToken: ["capabilities", "slots", "ttlHours", "canManage", "donor"],
-  createClientKey: ["name", "canPublish"],
-  createOperatorKey: ["name"],
-  revokeOperatorKey: ["operatorKeyId"],
-  saveImage: ["jobId", "field"],
-  pauseSchedule: ["scheduleId"],
-  resumeSchedule: ["scheduleId"],
-  removeSchedule: ["scheduleId"],
-  setClientKeyLimits: ["clientKeyId", "weight", "maxRunning", "fairnessWeights"],
-  loadFairnessWeights: ["clientKeyId"],
-};
 /** A key's name, as the farm takes it (it refuses a blank one and more than 100 characters). */
 const NAME_CHARS = 100;
-
-function isName(value: unknown): value is string {
-  return typeof value === "string" && value.trim().length > 0 && value.length <= NAME_CHARS;
-}
-
 /** An enrollment's donor label, as the farm takes it (it refuses more than 128 characters). */
 const DONOR_CHARS = 128;
+/** Times a filter may name: from the epoch to the year 9999 (what a datetime-local field can hold). */
+const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-function isDonor(value: unknown): value is string {
-  return typeof value === "string" && value.trim().length > 0 && value.length <= DONOR_CHARS;
-}
+/* @__NO_SIDE_EFFECTS__ */ const id = (needs: string) => v.pipe(v.string(needs), v.regex(ID, needs));
+/** Text that is not blank, of at most `max` characters. */
+/* @__NO_SIDE_EFFECTS__ */ const text = (max: number, needs: string, tooLong = needs) =>
+  v.pipe(v.string(needs), v.check((s) => s.trim().length > 0, needs), v.maxLength(max, tooLong));
+/** A whole number from `min` to `max` (NaN and the infinities are not). */
+/* @__NO_SIDE_EFFECTS__ */ const wholeNumber = (min: number, max: number, needs: string) => v.pipe(v.number(needs), v.integer(needs), v.minValue(min, needs), v.maxValue(max, needs));
+/** A fairness key as the farm takes it: 1 to 64 bytes of UTF-8. */
+/* @__NO_SIDE_EFFECTS__ */ const fairnessKey = (needs: string) => v.pipe(v.string(needs), v.minLength(1, needs), v.maxBytes(FAIR.fairnessKeyBytes, needs));
+/* @__NO_SIDE_EFFECTS__ */ const weight = (needs: string) => v.pipe(v.number(needs), v.minValue(FAIR.weightMin, needs), v.maxValue(FAIR.weightMax, needs));
 
-function isId(value: unknown): value is string {
-  return typeof value === "string" && ID.test(value);
+const FAIRNESS_KEY = fairnessKey("needs a fairness key");
+const ENTRY_NEEDS = `needs fairnessWeights entries { fairnessKey (1–${FAIR.fairnessKeyBytes} bytes), weight (${FAIR.weightMin}–${FAIR.weightMax}) }`;
+const WEIGHTS_NEEDS = `needs fairnessWeights null or at most ${FAIR.fairnessWeightsPerKey} entries`;
+/** The first fairness key named twice, if any. */
+function repeatedKey(entries: Array<{ fairnessKey: string }>): string | undefined {
+  const seen = new Set<string>();
+  return entries.find((e) => seen.size === seen.add(e.fairnessKey).size)?.fairnessKey;
 }
+/** At most FAIR.fairnessWeightsPerKey entries, each key once, each key and weight as the farm takes them. */
+const FAIRNESS_WEIGHTS = v.pipe(
+  v.array(v.strictObject({ fairnessKey: fairnessKey(ENTRY_NEEDS), weight: weight(ENTRY_NEEDS) }, ENTRY_NEEDS), WEIGHTS_NEEDS),
+  v.maxLength(FAIR.fairnessWeightsPerKey, WEIGHTS_NEEDS),
+  v.check((entries) => repeatedKey(entries) === undefined, (issue) => `names the fairness key ${JSON.stringify(repeatedKey(issue.input))} twice`),
+);
+export type FairnessWeight = v.InferOutput<typeof FAIRNESS_WEIGHTS>[number];
+
+/* @__NO_SIDE_EFFECTS__ */ const textFilter = (name: string, max: number) => v.optional(text(max, `needs ${name} to be text that is not blank`, `needs ${name} of at most ${max} characters`));
+/* @__NO_SIDE_EFFECTS__ */ const timeFilter = (name: string) => v.optional(wholeNumber(0, LATEST_TIME, `needs ${name} to be a time in ms since the epoch`));
+/**
+ * The Jobs page's filter, as console:jobs takes it: every field optional, no field it does not know; `from`/`to`
+ * bound the time a job was submitted (ms since the epoch, `from` inclusive, `to` exclusive).
+ */
+function jobFilterSchema() {
+  return v.pipe(
+    v.custom<Record<string, unknown>>(isRecord, "needs a filter object"),
+    v.strictObject(
+      {
+        status: v.optional(v.picklist(JOB_STATUSES, `needs a status of ${JOB_STATUSES.join(", ")}`)),
+        type: textFilter("type", 128),
+        batchId: textFilter("batchId", 256),
+        externalId: textFilter("externalId", 256),
+        from: timeFilter("from"),
+        to: timeFilter("to"),
+        /** The client key the jobs count against (its id), and their fairness key. */
+        clientKeyId: v.optional(id("needs clientKeyId to be a client key's id")),
+        fairnessKey: v.optional(fairnessKey(`needs fairnessKey of 1 to ${FAIR.fairnessKeyBytes} bytes`)),
+      },
+      (issue) => `has an unknown filter field ${String(issue.input)}`,
+    ),
+    v.check((f) => f.from === undefined || f.to === undefined || f.from < f.to, "needs from before to"),
+  );
+}
+export type ConsoleJobFilter = v.InferOutput<ReturnType<typeof jobFilterSchema>>;
+
+const CAPABILITIES_NEEDS = "needs capabilities matching [a-z0-9:._-], optionally ending in *";
+const NAME = text(NAME_CHARS, `needs a name of 1 to ${NAME_CHARS} characters`);
+const FIELD_NEEDS = "needs a result field name";
+
+/**
+ * Every message the webview may send, by type. Built on the extension's first use (parseConsoleRequest): the webview
+ * only sends these, and its bundle then carries none of them.
+ */
+function requestSchemas() {
+  return {
+    ready: message("ready", {}),
+    page: message("page", { page: v.picklist(CONSOLE_PAGES, `needs a page of ${CONSOLE_PAGES.join(", ")}`) }),
+    filter: message("filter", { filter: jobFilterSchema() }),
+    /** The Jobs page's next (older) page of the same filter, or back to the newest. */
+    jobsPage: message("jobsPage", { to: v.picklist(["older", "newest"], "needs to: older or newest") }),
+    /** The Workers page's next page (workers seen less recently), or the one before it. */
+    workersPage: message("workersPage", { to: v.picklist(["older", "newer"], "needs to: older or newer") }),
+    openJob: message("openJob", { jobId: v.nullable(id("needs a job id or null")) }),
+    retryJob: message("retryJob", { jobId: id("needs a job id") }),
+    cancelJob: message("cancelJob", { jobId: id("needs a job id") }),
+    revokeWorker: message("revokeWorker", { workerId: id("needs a worker id") }),
+    revokeEnrollment: message("revokeEnrollment", { enrollmentId: id("needs an enrollment id") }),
+    revokeClientKey: message("revokeClientKey", { clientKeyId: id("needs a client key id") }),
+    /** Retry or cancel every job the Jobs page's filter selects (asks for a confirmation first). */
+    bulk: message("bulk", { action: v.picklist(["retry", "cancel"], "needs action retry or cancel") }),
+    purgeDead: message("purgeDead", {}),
+    /** `donor`: who the machine belongs to (none when not given). */
+    createToken: message("createToken", {
+      capabilities: v.pipe(v.array(v.pipe(v.string(CAPABILITIES_NEEDS), v.check(isCapabilityGrant, CAPABILITIES_NEEDS)), CAPABILITIES_NEEDS), v.maxLength(LIMITS.capabilitiesPerWorker, CAPABILITIES_NEEDS)),
+      slots: wholeNumber(1, 32, "needs slots from 1 to 32"),
+      ttlHours: wholeNumber(1, 24 * 365, "needs ttlHours from 1 to 8760"),
+      canManage: v.boolean("needs canManage true or false"),
+      donor: v.optional(text(DONOR_CHARS, `needs a donor of 1 to ${DONOR_CHARS} characters, or none`)),
+    }),
+    createClientKey: message("createClientKey", { name: NAME, canPublish: v.boolean("needs canPublish true or false") }),
+    createOperatorKey: message("createOperatorKey", { name: NAME }),
+    revokeOperatorKey: message("revokeOperatorKey", { operatorKeyId: id("needs an operator key id") }),
+    /** The Schedules page's buttons (Remove asks for a confirmation first). */
+    pauseSchedule: message("pauseSchedule", { scheduleId: id("needs a schedule id") }),
+    resumeSchedule: message("resumeSchedule", { scheduleId: id("needs a schedule id") }),
+    removeSchedule: message("removeSchedule", { scheduleId: id("needs a schedule id") }),
+    /** Save an image of the open job's result (a field of it, see resultImages) to a file. */
+    saveImage: message("saveImage", { jobId: id("needs a job id"), field: v.pipe(v.string(FIELD_NEEDS), v.regex(FIELD_NAME, FIELD_NEEDS)) }),
+    /** A client key's share of the farm, each field replaced (null: the default — weight 1, no limit, no fairness weights). */
+    setClientKeyLimits: message("setClientKeyLimits", {
+      clientKeyId: id("needs a client key id"),
+      weight: v.nullable(weight(`needs weight null or from ${FAIR.weightMin} to ${FAIR.weightMax}`)),
+      maxRunning: v.nullable(wholeNumber(0, FAIR.maxRunningMax, `needs maxRunning null or a whole number from 0 to ${FAIR.maxRunningMax}`)),
+      fairnessWeights: v.nullable(FAIRNESS_WEIGHTS),
+    }),
+    /** The Access page's form wants a client key's fairness weights, to show them for editing. */
+    loadFairnessWeights: message("loadFairnessWeights", { clientKeyId: id("needs a client key id") }),
+  };
+}
+type Requests = ReturnType<typeof requestSchemas>;
+let requests: Requests | undefined;
+
+/** Webview → extension. Every one is validated (parseConsoleRequest) before it is acted on. */
+export type ConsoleRequest = MessageOf<Requests>;
 
 /** Validates a message that arrived from the webview; anything else is refused with the reason. */
-export function parseConsoleRequest(raw: unknown): Parsed {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, reason: "message is not an object" };
-  const { type, ...rest } = raw as Record<string, unknown>;
-  if (typeof type !== "string" || !Object.hasOwn(FIELDS, type)) {
-    return { ok: false, reason: `unknown message type ${JSON.stringify(type)?.slice(0, 80)}` };
-  }
-  const kind = type as ConsoleRequest["type"];
-  const extra = Object.keys(rest).filter((k) => !FIELDS[kind].includes(k));
-  if (extra.length > 0) return { ok: false, reason: `unexpected field(s) ${extra.slice(0, 5).join(", ")} in "${kind}"` };
-  const bad = (why: string): Parsed => ({ ok: false, reason: `"${kind}" ${why}` });
-  switch (kind) {
-    case "ready":
-      return { ok: true, request: { type: "ready" } };
-    case "page":
-      return CONSOLE_PAGES.includes(rest.page as ConsolePage)
-        ? { ok: true, request: { type: "page", page: rest.page as ConsolePage } }
-        : bad(`needs a page of ${CONSOLE_PAGES.join(", ")}`);
-    case "filter": {
-      const filter = parseJobFilter(rest.filter);
-      return typeof filter === "string" ? bad(filter) : { ok: true, request: { type: "filter", filter } };
-    }
-    case "jobsPage":
-      return rest.to === "older" || rest.to === "newest" ? { ok: true, request: { type: "jobsPage", to: rest.to } } : bad("needs to: older or newest");
-    case "workersPage":
-      return rest.to === "older" || rest.to === "newer" ? { ok: true, request: { type: "workersPage", to: rest.to } } : bad("needs to: older or newer");
-    case "openJob":
-      return rest.jobId === null || isId(rest.jobId) ? { ok: true, request: { type: "openJob", jobId: rest.jobId } } : bad("needs a job id or null");
-    case "retryJob":
-    case "cancelJob":
-      return isId(rest.jobId) ? { ok: true, request: { type: kind, jobId: rest.jobId } } : bad("needs a job id");
-    case "revokeWorker":
-      return isId(rest.workerId) ? { ok: true, request: { type: "revokeWorker", workerId: rest.workerId } } : bad("needs a worker id");
-    case "revokeEnrollment":
-      return isId(rest.enrollmentId) ? { ok: true, request: { type: "revokeEnrollment", enrollmentId: rest.enrollmentId } } : bad("needs an enrollment id");
-    case "revokeClientKey":
-      return isId(rest.clientKeyId) ? { ok: true, request: { type: "revokeClientKey", clientKeyId: rest.clientKeyId } } : bad("needs a client key id");
-    case "bulk":
-      return rest.action === "retry" || rest.action === "cancel" ? { ok: true, request: { type: "bulk", action: rest.action } } : bad("needs action retry or cancel");
-    case "purgeDead":
-      return { ok: true, request: { type: "purgeDead" } };
-    case "createToken": {
-      const { capabilities, slots, ttlHours, canManage, donor } = rest;
-      if (!Array.isArray(capabilities) || capabilities.length > LIMITS.capabilitiesPerWorker || !capabilities.every((c) => typeof c === "string" && isCapabilityGrant(c))) {
-        return bad("needs capabilities matching [a-z0-9:._-], optionally ending in *");
-      }
-      if (!Number.isInteger(slots) || (slots as number) < 1 || (slots as number) > 32) return bad("needs slots from 1 to 32");
-      if (!Number.isInteger(ttlHours) || (ttlHours as number) < 1 || (ttlHours as number) > 24 * 365) return bad("needs ttlHours from 1 to 8760");
-      if (typeof canManage !== "boolean") return bad("needs canManage true or false");
-      if (donor !== undefined && !isDonor(donor)) return bad(`needs a donor of 1 to ${DONOR_CHARS} characters, or none`);
-      const request = { type: "createToken" as const, capabilities: capabilities as string[], slots: slots as number, ttlHours: ttlHours as number, canManage };
-      return { ok: true, request: donor === undefined ? request : { ...request, donor } };
-    }
-    case "createClientKey":
-      if (!isName(rest.name)) return bad(`needs a name of 1 to ${NAME_CHARS} characters`);
-      if (typeof rest.canPublish !== "boolean") return bad("needs canPublish true or false");
-      return { ok: true, request: { type: "createClientKey", name: rest.name, canPublish: rest.canPublish } };
-    case "createOperatorKey":
-      return isName(rest.name) ? { ok: true, request: { type: "createOperatorKey", name: rest.name } } : bad(`needs a name of 1 to ${NAME_CHARS} characters`);
-    case "revokeOperatorKey":
-      return isId(rest.operatorKeyId) ? { ok: true, request: { type: "revokeOperatorKey", operatorKeyId: rest.operatorKeyId } } : bad("needs an operator key id");
-    case "saveImage":
-      if (!isId(rest.jobId)) return bad("needs a job id");
-      return typeof rest.field === "string" && FIELD_NAME.test(rest.field) ? { ok: true, request: { type: "saveImage", jobId: rest.jobId, field: rest.field } } : bad("needs a result field name");
-    case "pauseSchedule":
-    case "resumeSchedule":
-    case "removeSchedule":
-      return isId(rest.scheduleId) ? { ok: true, request: { type: kind, scheduleId: rest.scheduleId } } : bad("needs a schedule id");
-    case "setClientKeyLimits": {
-      if (!isId(rest.clientKeyId)) return bad("needs a client key id");
-      if (rest.weight !== null && !isWeight(rest.weight)) return bad(`needs weight null or from ${FAIR.weightMin} to ${FAIR.weightMax}`);
-      if (rest.maxRunning !== null && !(Number.isInteger(rest.maxRunning) && (rest.maxRunning as number) >= 0 && (rest.maxRunning as number) <= FAIR.maxRunningMax)) {
-        return bad(`needs maxRunning null or a whole number from 0 to ${FAIR.maxRunningMax}`);
-      }
-      const weights = rest.fairnessWeights === null ? null : parseFairnessWeights(rest.fairnessWeights);
-      if (typeof weights === "string") return bad(weights);
-      return {
-        ok: true,
-        request: { type: "setClientKeyLimits", clientKeyId: rest.clientKeyId, weight: rest.weight, maxRunning: rest.maxRunning as number | null, fairnessWeights: weights },
-      };
-    }
-    case "loadFairnessWeights":
-      return isId(rest.clientKeyId) ? { ok: true, request: { type: "loadFairnessWeights", clientKeyId: rest.clientKeyId } } : bad("needs a client key id");
-  }
+export function parseConsoleRequest(raw: unknown) {
+  requests ??= requestSchemas();
+  return parseMessage(requests, raw);
 }
-
-function isWeight(value: unknown): value is number {
-  return typeof value === "number" && Number.isFinite(value) && value >= FAIR.weightMin && value <= FAIR.weightMax;
-}
-
-const utf8 = new TextEncoder();
 
 /** A fairness key as the farm takes it: 1 to 64 bytes of UTF-8. */
 export function isFairnessKey(value: unknown): value is string {
-  return typeof value === "string" && value.length > 0 && utf8.encode(value).length <= FAIR.fairnessKeyBytes;
-}
-
-/** At most FAIR.fairnessWeightsPerKey entries, each key once, each key and weight as the farm takes them; or why not. */
-function parseFairnessWeights(raw: unknown): FairnessWeight[] | string {
-  if (!Array.isArray(raw) || raw.length > FAIR.fairnessWeightsPerKey) return `needs fairnessWeights null or at most ${FAIR.fairnessWeightsPerKey} entries`;
-  const seen = new Set<string>();
-  const entries: FairnessWeight[] = [];
-  for (const entry of raw as unknown[]) {
-    const { fairnessKey, weight, ...others } = (typeof entry === "object" && entry !== null ? entry : {}) as Record<string, unknown>;
-    if (Object.keys(others).length > 0 || !isFairnessKey(fairnessKey) || !isWeight(weight)) {
-      return `needs fairnessWeights entries { fairnessKey (1–${FAIR.fairnessKeyBytes} bytes), weight (${FAIR.weightMin}–${FAIR.weightMax}) }`;
-    }
-    if (seen.has(fairnessKey)) return `names the fairness key ${JSON.stringify(fairnessKey)} twice`;
-    seen.add(fairnessKey);
-    entries.push({ fairnessKey, weight });
-  }
-  return entries;
+  return v.is(FAIRNESS_KEY, value);
 }
 
 /** "gold=4, free=0.5" (one entry per comma or line) as fairness weights, or why not. The console's form speaks this. */
@@ -529,52 +457,13 @@ export function fairnessWeightsOfText(text: string): FairnessWeight[] | string {
     if (at <= 0) return `"${part.slice(0, 40)}" is not key=weight`;
     entries.push({ fairnessKey: part.slice(0, at).trim(), weight: Number(part.slice(at + 1).trim()) });
   }
-  return parseFairnessWeights(entries);
+  const parsed = v.safeParse(FAIRNESS_WEIGHTS, entries, { abortEarly: true });
+  return parsed.success ? parsed.output : parsed.issues[0].message;
 }
 
 /** Fairness weights as the form shows them. */
 export function fairnessWeightsText(entries: FairnessWeight[]): string {
   return entries.map((e) => `${e.fairnessKey}=${e.weight}`).join(", ");
-}
-
-/**
- * The filter as console:jobs would take it, or why not: the same bounds the server checks (so a refusal is said
- * here, next to the field, not as a failed subscription), and no field it does not know.
- */
-function parseJobFilter(raw: unknown): ConsoleJobFilter | string {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return "needs a filter object";
-  const fields = raw as Record<string, unknown>;
-  const known = ["status", ...Object.keys(TEXT_FILTERS), "from", "to", "clientKeyId", "fairnessKey"];
-  const unknown = Object.keys(fields).filter((k) => !known.includes(k));
-  if (unknown.length > 0) return `has an unknown filter field ${unknown.slice(0, 5).join(", ")}`;
-  const filter: ConsoleJobFilter = {};
-  if (fields.status !== undefined) {
-    if (!JOB_STATUSES.includes(fields.status as JobStatus)) return `needs a status of ${JOB_STATUSES.join(", ")}`;
-    filter.status = fields.status as JobStatus;
-  }
-  for (const [name, maxChars] of Object.entries(TEXT_FILTERS) as Array<[keyof typeof TEXT_FILTERS, number]>) {
-    const value = fields[name];
-    if (value === undefined) continue;
-    if (typeof value !== "string" || value.trim().length === 0) return `needs ${name} to be text that is not blank`;
-    if (value.length > maxChars) return `needs ${name} of at most ${maxChars} characters`;
-    filter[name] = value;
-  }
-  for (const name of ["from", "to"] as const) {
-    const value = fields[name];
-    if (value === undefined) continue;
-    if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > LATEST_TIME) return `needs ${name} to be a time in ms since the epoch`;
-    filter[name] = value as number;
-  }
-  if (filter.from !== undefined && filter.to !== undefined && filter.from >= filter.to) return "needs from before to";
-  if (fields.clientKeyId !== undefined) {
-    if (!isId(fields.clientKeyId)) return "needs clientKeyId to be a client key's id";
-    filter.clientKeyId = fields.clientKeyId;
-  }
-  if (fields.fairnessKey !== undefined) {
-    if (!isFairnessKey(fields.fairnessKey)) return `needs fairnessKey of 1 to ${FAIR.fairnessKeyBytes} bytes`;
-    filter.fairnessKey = fields.fairnessKey;
-  }
-  return filter;
 }
 
 /**
@@ -595,8 +484,8 @@ export function describeJobFilter(filter: ConsoleJobFilter, keyName?: string): s
   return parts.length === 0 ? "in the farm" : `with ${parts.join(", ")}`;
 }
 
+const CONSOLE_MESSAGE = v.looseObject({ type: v.picklist(["state", "secret", "notice", "rejected", "fairnessWeights"] satisfies Array<ConsoleMessage["type"]>) });
+
 export function isConsoleMessage(raw: unknown): raw is ConsoleMessage {
-  if (typeof raw !== "object" || raw === null) return false;
-  const type = (raw as { type?: unknown }).type;
-  return type === "state" || type === "secret" || type === "notice" || type === "rejected" || type === "fairnessWeights";
+  return v.is(CONSOLE_MESSAGE, raw);
 }

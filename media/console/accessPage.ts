@@ -28,20 +28,22 @@ export function accessPage(content: HTMLElement, { access }: ConsoleState, parts
   if (operatorBox) parts.push(operatorBox);
   if (!access) return void parts.push(el("p", "Loading…"));
   if (!access.asOperator) {
-    const why = "This console uses a worker's key: it makes enrollment tokens and client keys, but no operator key and no client key that may publish apps (use an operator key for those).";
+    const why =
+      "This console uses a worker's key: it makes enrollment tokens and client keys, but no operator key and no client key that may publish apps, and sets no client key's share of the farm (use an operator key for those).";
     parts.push(el("p", why, { class: "note", id: "operator-only" }));
+  } else {
+    const limitsForm = kept<HTMLFormElement>("#limits-form") ?? shareForm();
+    syncShareForm(limitsForm, access.clientKeys.filter((k) => !k.revoked));
+    parts.push(
+      el("h2", "A client key's share of the farm"),
+      el(
+        "p",
+        "Inside a priority level the farm takes turns between client keys by weight, and inside a key between its fairness keys (weight 1 unless set here); a key's jobs past its most running wait.",
+        { class: "label" },
+      ),
+      limitsForm,
+    );
   }
-  const limitsForm = kept<HTMLFormElement>("#limits-form") ?? shareForm();
-  syncShareForm(limitsForm, access.clientKeys.filter((k) => !k.revoked));
-  parts.push(
-    el("h2", "A client key's share of the farm"),
-    el(
-      "p",
-      "Inside a priority level the farm takes turns between client keys by weight, and inside a key between its fairness keys (weight 1 unless set here); a key's jobs past its most running wait.",
-      { class: "label" },
-    ),
-    limitsForm,
-  );
   const revoke = (what: string, id: string, request: Parameters<typeof post>[0]) =>
     button("Revoke…", () => post(request), { secondary: "", class: "revoke", "data-for": id, "aria-label": `Revoke ${what}` });
   parts.push(

@@ -135,23 +135,25 @@ function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: nu
     ),
     el("h2", "Finished and failed per minute, last hour"),
     chart.element,
-    el("h2", "Share of the farm per client key"),
+    el("h2", "Client keys"),
   );
-  if (at.clientKeys.length === 0) parts.push(el("p", "No client key has jobs waiting or running, or started any in the last hour.", { class: "label", id: "no-client-keys" }));
+  if (at.clientKeys.length === 0) parts.push(el("p", "No client key has jobs waiting or running, or started or ended any yet.", { class: "label", id: "no-client-keys" }));
   else {
     parts.push(
       table(
-        ["Client key", "Weight", "Running", "Waiting", "Share, last hour", "Oldest wait"],
+        ["Client key", "Weight", "Running", "Waiting", "Share, last hour", "Oldest wait", "Ended: ok / dead / canceled", "Share of jobs ended"],
         at.clientKeys.map((k) => [
-          k.name,
-          String(k.weight),
+          k.clientKeyId === null ? "none (a host app's own jobs)" : k.name,
+          k.weight === null ? "—" : String(k.weight),
           k.maxRunning === null ? String(k.running) : `${k.running} of ${k.maxRunning}`,
           String(k.waiting),
           `${Math.round(k.shareLastHour * 100)} %`,
           humanDuration(k.oldestWaitingMs),
+          `${k.finished.succeeded} / ${k.finished.dead} / ${k.finished.canceled}`,
+          percent(shareOfFinished(k, overview.finished)),
         ]),
         { id: "client-key-shares" },
-        ["26%", "10%", "14%", "12%", "18%", "20%"],
+        ["18%", "8%", "10%", "9%", "12%", "13%", "18%", "12%"],
       ),
     );
   }
@@ -162,25 +164,6 @@ function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: nu
         ["Job type", "Wait p50", "Wait p95"],
         overview.waitsByType.map((t) => [t.type, humanDuration(t.p50Ms), humanDuration(t.p95Ms)]),
         { id: "waits-by-type" },
-      ),
-    );
-  }
-  if (overview.byClientKey.length > 0) {
-    parts.push(
-      el("h2", "Client keys"),
-      table(
-        ["Client key", "Pending", "Running", "Waiting", "Succeeded", "Dead", "Canceled", "Share of jobs ended"],
-        overview.byClientKey.map((k) => [
-          k.name,
-          `${k.jobs.pending}`,
-          `${k.jobs.running}`,
-          `${k.jobs.waiting}`,
-          `${k.finished.succeeded}`,
-          `${k.finished.dead}`,
-          `${k.finished.canceled}`,
-          percent(shareOfFinished(k, overview.finished)),
-        ]),
-        { id: "client-keys" },
       ),
     );
   }

@@ -79,13 +79,21 @@ test("a key that made more than a page of keys: the first page goes at once, the
   expect((await rows(farm)).clientKeys.filter((k) => k.createdBy === maker.operatorKeyId).every((k) => k.revoked)).toBe(true);
 });
 
-test("a managing worker's key makes no operator key and no publishing key; revoking the worker revokes what it made", async () => {
+test("a managing worker's key makes no operator key and no publishing key, and sets no key's share; revoking the worker revokes what it made", async () => {
   const farm = await newFarm();
   const manager = await enrollWorker(farm, { canManage: true, name: "manager" });
   await expectCode(farm.t.mutation(api.consoleAccess.createOperatorKey, { apiKey: manager.apiKey, name: "escalate" }), "forbidden");
   await expectCode(farm.t.mutation(api.consoleAccess.createClientKey, { apiKey: manager.apiKey, name: "publisher", canPublish: true }), "forbidden");
   expect((await farm.t.query(api.consoleAccess.list, { apiKey: manager.apiKey })).asOperator).toBe(false);
   const plain = await farm.t.mutation(api.consoleAccess.createClientKey, { apiKey: manager.apiKey, name: "ci" });
+  // a donor's machine does not move tenants' shares: not of the farm's key, not of the key it made itself
+  const limits = { weight: 1000, maxRunning: null, fairnessWeights: [{ fairnessKey: "mine", weight: 1000 }] };
+  const farmKeyId = (await rows(farm)).clientKeys.find((k) => k.createdBy === undefined)!._id;
+  await expectCode(farm.t.mutation(api.consoleAccess.setClientKeyLimits, { apiKey: manager.apiKey, clientKeyId: farmKeyId, ...limits }), "forbidden");
+  await expectCode(farm.t.mutation(api.consoleAccess.setClientKeyLimits, { apiKey: manager.apiKey, clientKeyId: plain.clientKeyId, weight: 2 }), "forbidden");
+  const keys = (await rows(farm)).clientKeys;
+  expect(keys.every((k) => k.weight === undefined && k.maxRunning === undefined)).toBe(true);
+  expect(await farm.t.run(async (ctx) => (await ctx.db.query("fairnessWeights").take(1)).length)).toBe(0);
   const { token } = await farm.t.mutation(api.consoleAccess.createEnrollment, { apiKey: manager.apiKey, capabilities: [] });
   expect(await farm.t.mutation(internal.admin.revokeWorker, { workerId: manager.workerId })).toEqual({ handedBack: 0, alsoRevoked: 2 });
   await expectCode(farm.t.query(api.jobs.list, { clientKey: plain.key }), "revoked");
@@ -94,6 +102,7 @@ test("a managing worker's key makes no operator key and no publishing key; revok
   const op = await operatorKey(farm, "op");
   expect((await farm.t.mutation(api.consoleAccess.createClientKey, { apiKey: op.key, name: "publisher", canPublish: true })).key).toMatch(/^fh_c_/);
   expect((await farm.t.mutation(api.consoleAccess.createOperatorKey, { apiKey: op.key, name: "second" })).key).toMatch(/^fh_o_/);
+  expect(await farm.t.mutation(api.consoleAccess.setClientKeyLimits, { apiKey: op.key, clientKeyId: farmKeyId, weight: 2 })).toMatchObject({ weight: 2 });
   await expectCode(farm.t.query(api.consoleAccess.minted, { apiKey: op.key, keyId: farm.orgId }), "not_found");
   expect(await checkConsistency(farm.t)).toEqual([]);
 });

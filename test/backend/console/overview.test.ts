@@ -2,6 +2,7 @@ import { afterEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
 import { bucketOf, BUCKETS, DURATION_BOUNDS_S, quantileMs } from "../../../convex/lib/metrics/histogram";
 import { enrollWorker, newFarm, refreshSummaries, TEST_TYPES } from "../setup";
+import { submitJob } from "../../../convex/lib/submit";
 import { deadJob } from "./helpers";
 
 afterEach(() => vi.useRealTimers());
@@ -120,9 +121,49 @@ test("overview per job type and client key, from the metrics' counters: a slow t
   expect(waits.fast.p95Ms).toBeLessThanOrEqual(500);
   expect(waits.slow.p95Ms).toBeGreaterThan(30 * 60_000);
   expect(waits.slow.p95Ms).toBeLessThanOrEqual(45 * 60_000);
-  expect(overview.byClientKey).toEqual([
-    { name: "ci", jobs: { pending: 0, running: 0, waiting: 0, succeeded: 10, canceled: 0, dead: 0 }, finished: { succeeded: 10, dead: 0, canceled: 0 } },
-    { name: "nightly", jobs: { pending: 1, running: 0, waiting: 0, succeeded: 4, canceled: 0, dead: 0 }, finished: { succeeded: 4, dead: 0, canceled: 0 } },
+  // one table of client keys: the key with work first (its share of the farm), then the one whose jobs only ended
+  const row = (k: (typeof overview.clientKeys)[number]) => [k.name, k.weight, k.running, k.waiting, k.oldestReadyAt, k.finished];
+  expect(overview.clientKeys.map(row)).toEqual([
+    ["nightly", 1, 0, 1, Date.now(), { succeeded: 4, dead: 0, canceled: 0 }],
+    ["ci", 1, 0, 0, null, { succeeded: 10, dead: 0, canceled: 0 }],
   ]);
   expect(overview.finished).toEqual({ succeeded: 14, dead: 0, canceled: 0 });
+});
+
+test("overview's one table of client keys: keys with work (weight, limit, share), then keys whose jobs only ended, and a host app's own jobs; each key once", async () => {
+  vi.useFakeTimers();
+  vi.setSystemTime(Date.UTC(2026, 10, 23, 10));
+  const farm = await newFarm();
+  const op = await enrollWorker(farm, { canManage: true, maxConcurrentJobs: 8 });
+  const finish = async () => {
+    const [c] = await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: op.capabilities });
+    await farm.t.mutation(api.workers.complete, { apiKey: op.apiKey, leaseId: c.leaseId });
+  };
+  // a host app's own job and a key's two jobs end, then two hours pass: neither has work nor started any lately
+  await farm.t.run(async (ctx) => void (await submitJob(ctx, { orgId: farm.orgId, type: "x" })));
+  await finish();
+  const old = await farm.t.mutation(internal.admin.createClientKey, { orgId: farm.orgId, name: "old" });
+  for (let i = 0; i < 2; i++) await farm.t.mutation(api.jobs.submit, { clientKey: old.key, type: "x" });
+  await finish();
+  await finish();
+  vi.advanceTimersByTime(2 * 3_600_000);
+  // the farm's key has work now: one running of at most 5, two waiting, and one job that ended
+  const ciKeyId = await farm.t.run(async (ctx) => (await ctx.db.query("clientKeys").collect()).find((k) => k.name === "ci")!._id);
+  await farm.t.mutation(internal.admin.setClientKeyLimits, { clientKeyId: ciKeyId, weight: 2, maxRunning: 5 });
+  await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+  await finish();
+  const readyAt = Date.now();
+  for (let i = 0; i < 3; i++) await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+  await farm.t.mutation(api.workers.claim, { apiKey: op.apiKey, capabilities: op.capabilities });
+  await refreshSummaries(farm.t);
+  const { clientKeys, finished } = await farm.t.query(api.console.overview, { apiKey: op.apiKey });
+  const row = (k: (typeof clientKeys)[number]) => [k.name, k.clientKeyId === null, k.weight, k.maxRunning, k.running, k.waiting, k.shareLastHour, k.oldestReadyAt, k.finished];
+  const [first, ...idle] = clientKeys.map(row);
+  idle.sort((a, b) => (a[0] === b[0] ? 0 : a[0]! < b[0]! ? -1 : 1));
+  expect(first).toEqual(["ci", false, 2, 5, 1, 2, 1, readyAt, { succeeded: 1, dead: 0, canceled: 0 }]);
+  expect(idle).toEqual([
+    ["none", true, null, null, 0, 0, 0, null, { succeeded: 1, dead: 0, canceled: 0 }],
+    ["old", false, 1, null, 0, 0, 0, null, { succeeded: 2, dead: 0, canceled: 0 }],
+  ]);
+  expect(finished).toEqual({ succeeded: 4, dead: 0, canceled: 0 });
 });

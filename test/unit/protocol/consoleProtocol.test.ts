@@ -163,6 +163,58 @@ describe("console messages from the webview are validated before anything acts o
     }
   });
 
+  it("refuses numbers that are not numbers, wrong types, extra keys and oversized text or lists, naming the field", () => {
+    const limits = (fields: Record<string, unknown>) => ({ type: "setClientKeyLimits", clientKeyId: "kx7abc", weight: 1, maxRunning: null, fairnessWeights: null, ...fields });
+    const token = (fields: Record<string, unknown>) => ({ type: "createToken", capabilities: ["cpu"], slots: 1, ttlHours: 1, canManage: false, ...fields });
+    const refusals: Array<[unknown, RegExp]> = [
+      [limits({ weight: Number.NaN }), /^"setClientKeyLimits" needs weight null or from 0.001 to 1000$/],
+      [limits({ weight: Number.POSITIVE_INFINITY }), /needs weight/],
+      [limits({ weight: "3" }), /needs weight/],
+      [limits({ maxRunning: Number.NaN }), /needs maxRunning/],
+      [limits({ maxRunning: Number.POSITIVE_INFINITY }), /needs maxRunning/],
+      [limits({ maxRunning: 1_000_001 }), /needs maxRunning null or a whole number from 0 to 1000000/],
+      [limits({ fairnessWeights: [{ fairnessKey: "a", weight: Number.NaN }] }), /fairnessWeights entries/],
+      [limits({ fairnessWeights: [{ fairnessKey: "a", weight: Number.NEGATIVE_INFINITY }] }), /fairnessWeights entries/],
+      [limits({ fairnessWeights: [{ fairnessKey: "a" }] }), /fairnessWeights entries/],
+      [limits({ fairnessWeights: ["a=1"] }), /fairnessWeights entries/],
+      [limits({ fairnessWeights: { a: 1 } }), /needs fairnessWeights null or at most 1000 entries/],
+      [limits({ fairnessWeights: [{ fairnessKey: "a", weight: 1 }, { fairnessKey: "a", weight: 2 }] }), /names the fairness key "a" twice/],
+      [token({ slots: Number.NaN }), /needs slots from 1 to 32/],
+      [token({ ttlHours: Number.POSITIVE_INFINITY }), /needs ttlHours/],
+      [token({ ttlHours: "24" }), /needs ttlHours/],
+      [token({ capabilities: [7] }), /needs capabilities/],
+      [token({ capabilities: Array.from({ length: 257 }, (_, i) => `c${i}`) }), /needs capabilities/],
+      [token({ donor: "d".repeat(129) }), /needs a donor of 1 to 128 characters/],
+      [{ type: "createOperatorKey", name: "n".repeat(101) }, /needs a name of 1 to 100 characters/],
+      [{ type: "saveImage", jobId: "k57", field: "f".repeat(65) }, /needs a result field name/],
+      [{ type: "filter", filter: { from: Number.NaN } }, /from to be a time/],
+      [{ type: "filter", filter: { to: Number.NEGATIVE_INFINITY } }, /to to be a time/],
+      // a field left out says what it needs; extra keys are named, the first five of them
+      [{ type: "retryJob" }, /^"retryJob" needs a job id$/],
+      [limits({ fairnessWeights: undefined }), /needs fairnessWeights null/],
+      [{ type: "ready", a: 1, b: 2, c: 3, d: 4, e: 5, f: 6 }, /^unexpected field\(s\) a, b, c, d, e in "ready"$/],
+      [{ type: "retryJob", jobId: "k57", __proto__: { jobId: "x" }, admin: true }, /unexpected field\(s\) admin/],
+      [{ type: "toString" }, /unknown message type "toString"/],
+      [{ type: "__proto__" }, /unknown message type/],
+      [{ type: 7 }, /unknown message type 7/],
+    ];
+    for (const [raw, why] of refusals) {
+      const parsed = parseConsoleRequest(raw);
+      expect(parsed.ok, JSON.stringify(raw)?.slice(0, 200)).toBe(false);
+      if (!parsed.ok) expect(parsed.reason, JSON.stringify(raw)?.slice(0, 200)).toMatch(why);
+    }
+  });
+
+  it("passes on only what it checked: the request is a new object of the schema's fields", () => {
+    const raw = { type: "createToken", capabilities: ["cpu"], slots: 2, ttlHours: 3, canManage: true, donor: "alice" };
+    const parsed = parseConsoleRequest(raw);
+    expect(parsed).toEqual({ ok: true, request: raw });
+    if (parsed.ok && parsed.request.type === "createToken") {
+      expect(parsed.request).not.toBe(raw);
+      expect(parsed.request.capabilities).not.toBe(raw.capabilities);
+    }
+  });
+
   it("a filter keeps exactly the fields given (none added, none dropped)", () => {
     const parsed = parseConsoleRequest({ type: "filter", filter: { type: "demo.echo", to: 5 } });
     expect(parsed).toEqual({ ok: true, request: { type: "filter", filter: { type: "demo.echo", to: 5 } } });
@@ -194,9 +246,8 @@ describe("the console derives what time changes from the timestamps the farm ans
     throughput: [{ minuteStart: 0, finished: 1, failed: 0 }, { minuteStart: 3_600_000, finished: 2, failed: 1 }],
     queueWait: null,
     oldestReadyAt: 5_000,
-    clientKeys: [{ clientKeyId: "k1", name: "ci", weight: 3, maxRunning: 20, running: 20, waiting: 5, shareLastHour: 0.75, oldestReadyAt: 4_000 }],
+    clientKeys: [{ clientKeyId: "k1", name: "ci", weight: 3, maxRunning: 20, running: 20, waiting: 5, shareLastHour: 0.75, oldestReadyAt: 4_000, finished: { succeeded: 0, dead: 0, canceled: 0 } }],
     waitsByType: [],
-    byClientKey: [],
     finished: { succeeded: 0, dead: 0, canceled: 0 },
   };
 
