@@ -18,7 +18,8 @@ import { runningCount } from "./lib/workerSlots";
 import { jobFilter } from "./schema";
 import { outputPerInstance, validationView } from "./lib/instanceView";
 import { consoleTrustOf } from "./lib/validationTrust";
-import { keyLimitReason } from "./lib/waitReasons";
+import { waitFields } from "./lib/jobView";
+import type { WaitContext } from "./lib/waitReasons";
 import { keysOverview } from "./lib/keySummary";
 
 /**
@@ -91,8 +92,12 @@ export const jobs = query({
     const { query: ordered, plan } = planJobQuery(ctx, me.orgId, checked);
     // a page may end early at the byte budget, with a cursor that continues (isDone false)
     const page = await ordered.paginate({ numItems: paginationOpts.numItems, cursor: paginationOpts.cursor, maximumBytesRead: TX_BUDGET.rangeReadBytes });
+    // why each waiting job waits, from one read of the summary row shared by the page
+    const farm: WaitContext = { summary: undefined, parentReads: 2 * CONSOLE_PAGE_MAX };
+    const rows = [];
+    for (const job of page.page.filter(plan.matches)) rows.push({ ...jobRow(job), ...(await waitFields(ctx, job, farm)) });
     return {
-      page: page.page.filter(plan.matches).map(jobRow),
+      page: rows,
       continueCursor: page.continueCursor,
       isDone: page.isDone,
       index: plan.index,
@@ -127,7 +132,7 @@ export const job = query({
       .take(OUTPUT_ON_JOB_PAGE);
     const output = newestOutput.reverse();
     // a waiting job's capabilities (its type's first of all) no online worker offers, as the last summary saw them
-    const summary = found.status === "pending" ? await summaryOf(ctx, me.orgId) : null;
+    const summary = found.status === "pending" ? await summaryOf(ctx, me.orgId) : undefined;
     const lane = summary ? await ctx.db.get(found.laneId) : null;
     const nobodyHandles = (lane && summary?.lanes.find((l) => l.routingKey === lane.routingKey)?.nobodyHandles) ?? [];
     return {
@@ -156,7 +161,7 @@ export const job = query({
       nobodyHandles,
       // whose share and limits it counts against, and, pending beyond its turn, why
       countsAgainst: await countsAgainst(ctx, found),
-      waitReason: await keyLimitReason(ctx, found),
+      ...(await waitFields(ctx, found, { summary })),
       // dependencies: why it ended (dependency_failed names the parent) and, while waiting, how many parents it waits for
       ...(found.errorCode !== undefined ? { errorCode: found.errorCode } : {}),
       ...(found.failedParent !== undefined ? { failedParent: found.failedParent } : {}),
