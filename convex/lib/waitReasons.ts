@@ -2,7 +2,7 @@ import type { Doc } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { keyRunningRow } from "./keyRunning";
 import { formatMB } from "./laneLabel";
-import { summaryOf } from "./summary";
+import { summaryOf, type Summary } from "./summary";
 
 /**
  * Why a job waits, in one stable code and a sentence for the people who wait for it: read from what the farm
@@ -23,7 +23,6 @@ export type WaitCode =
 
 export type WaitExplanation = { code: WaitCode; reason: string };
 
-type Summary = Doc<"summaries">;
 type SummaryLane = Summary["lanes"][number];
 
 /** Parents read at most to name the first one not yet succeeded. */
@@ -50,7 +49,7 @@ export async function explainWait(ctx: QueryCtx, job: Doc<"jobs">, farm: WaitCon
   const lane = await ctx.db.get(job.laneId);
   const row = summary && lane ? summary.lanes.find((l) => l.routingKey === lane.routingKey) : undefined;
   if (summary && row) {
-    const reason = laneReason(job, row, summary);
+    const reason = laneReason(row, summary, needsOfJob(job)) ?? replicaReason(job, row);
     if (reason) return reason;
   }
   const keyLimit = await keyLimitReason(ctx, job);
@@ -84,8 +83,11 @@ async function parentsReason(ctx: QueryCtx, job: Doc<"jobs">, farm: WaitContext)
   return { code: "waiting_for_parents", reason: `waits for ${what} to succeed${first ? `; the first: ${first}` : ""}` };
 }
 
-/** Nobody online can run the lane, or not enough machines for a replicated job. */
-function laneReason(job: Doc<"jobs">, lane: SummaryLane, summary: Summary): WaitExplanation | null {
+/**
+ * Why nothing online runs a lane's jobs (no worker for their type, no machine that meets their class), or null:
+ * the words a job of the lane gives, and those the Farm view's lane shows (`needs`: the job's own, else the class).
+ */
+export function laneReason(lane: SummaryLane, summary: Summary, needs: Needs | undefined = lane.requirements): WaitExplanation | null {
   if (lane.servable === false) {
     const missing = lane.nobodyHandles ?? [];
     return {
@@ -98,40 +100,55 @@ function laneReason(job: Doc<"jobs">, lane: SummaryLane, summary: Summary): Wait
   const unmeetable = summary.unmeetable?.some((u) => u.routingKey === lane.routingKey) === true;
   const online = lane.onlineMachines;
   if (unmeetable || (lane.requirements && online && !online.many && online.machines.length === 0)) {
-    return { code: "no_machine_meets", reason: unmetText(job, summary, unmeetable) };
-  }
-  const rules = job.validation;
-  if (rules && online && !online.many) {
-    const byDonor = rules.distinct === "donor";
-    const used = new Set(byDonor ? (rules.donors ?? []) : rules.machines);
-    const able = byDonor ? online.donors : online.machines;
-    if (able.every((m) => used.has(m))) {
-      const kind = byDonor ? "donors" : "machines";
-      const ran = able.length === 0 ? "" : ` (${able.length === 1 ? "it" : "each"} already ran an instance)`;
-      return {
-        code: "needs_more_machines",
-        reason: `quorum ${rules.quorum} needs ${rules.quorum} different ${kind}; ${able.length} online can run it${ran}: it waits until another one comes online`,
-      };
-    }
+    return { code: "no_machine_meets", reason: unmetText(needs ?? {}, summary, unmeetable) };
   }
   return null;
 }
 
-/** What the job needs that no machine has: "needs 64 GB of memory; the largest machine has 16 GB". */
-function unmetText(job: Doc<"jobs">, summary: Summary, everyWorker: boolean): string {
-  const need = job.requirements ?? {};
-  const memoryMB = Math.max(need.minMemoryMB ?? 0, job.app?.memoryMB ?? 0);
+/** A replicated job that needs a machine (or donor) it has not run on, and no such one online can run it. */
+function replicaReason(job: Doc<"jobs">, lane: SummaryLane): WaitExplanation | null {
+  const rules = job.validation;
+  const online = lane.onlineMachines;
+  if (!rules || !online || online.many) return null;
+  const byDonor = rules.distinct === "donor";
+  const used = new Set(byDonor ? (rules.donors ?? []) : rules.machines);
+  const able = byDonor ? online.donors : online.machines;
+  if (!able.every((m) => used.has(m))) return null;
+  const kind = byDonor ? "donors" : "machines";
+  const ran = able.length === 0 ? "" : ` (${able.length === 1 ? "it" : "each"} already ran an instance)`;
+  return {
+    code: "needs_more_machines",
+    reason: `quorum ${rules.quorum} needs ${rules.quorum} different ${kind}; ${able.length} online can run it${ran}: it waits until another one comes online`,
+  };
+}
+
+/** What a job needs of its machine: its requirements, with its app version's memory. */
+type Needs = { memoryMB?: number; cores?: number; gpu?: { vendor?: string; vramMB?: number } };
+
+function needsOfJob(job: Doc<"jobs">): Needs | undefined {
+  const r = job.requirements;
+  const memoryMB = Math.max(r?.minMemoryMB ?? 0, job.app?.memoryMB ?? 0);
+  if (!r && memoryMB === 0) return undefined;
+  return {
+    ...(memoryMB > 0 ? { memoryMB } : {}),
+    ...(r?.minCores !== undefined ? { cores: r.minCores } : {}),
+    ...(r?.gpu ? { gpu: { ...(r.gpu.vendor ? { vendor: r.gpu.vendor } : {}), ...(r.gpu.minVramMB !== undefined ? { vramMB: r.gpu.minVramMB } : {}) } } : {}),
+  };
+}
+
+/** What it needs that no machine has: "needs 64 GB of memory; the largest machine has 16 GB". */
+function unmetText(need: Needs, summary: Summary, everyWorker: boolean): string {
   const largest = summary.largestMachine;
   const machine = everyWorker ? "the largest machine" : "the largest known machine";
   const parts: string[] = [];
-  if (memoryMB > 0 && (!largest || largest.memoryMB * (16 / 15) < memoryMB)) {
-    parts.push(`needs ${formatMB(memoryMB)} of memory${largest ? `; ${machine} has ${formatMB(largest.memoryMB)}` : ""}`);
+  if (need.memoryMB !== undefined && (!largest || largest.memoryMB * (16 / 15) < need.memoryMB)) {
+    parts.push(`needs ${formatMB(need.memoryMB)} of memory${largest ? `; ${machine} has ${formatMB(largest.memoryMB)}` : ""}`);
   }
-  if (need.minCores !== undefined && (!largest || largest.cores < need.minCores)) {
-    parts.push(`needs ${need.minCores} cores${largest ? `; ${machine} has ${largest.cores}` : ""}`);
+  if (need.cores !== undefined && (!largest || largest.cores < need.cores)) {
+    parts.push(`needs ${need.cores} cores${largest ? `; ${machine} has ${largest.cores}` : ""}`);
   }
   if (need.gpu) {
-    const vram = need.gpu.minVramMB;
+    const vram = need.gpu.vramMB;
     if (!largest || largest.vramMB === 0) parts.push(`needs a ${need.gpu.vendor ? `${need.gpu.vendor} ` : ""}GPU; no machine reports one`);
     else if (vram !== undefined && largest.vramMB * (8 / 7) < vram) parts.push(`needs a GPU with ${formatMB(vram)}; the largest has ${formatMB(largest.vramMB)}`);
   }

@@ -100,6 +100,9 @@ export type ConsoleJobRow = {
   /** The client key it counts against (none: a host app's own job) and its fairness key. */
   clientKeyId?: string;
   fairnessKey?: string;
+  /** Why it waits (convex/lib/waitReasons.ts): a stable code and the sentence; null when only its turn holds it. */
+  waitCode?: string | null;
+  waitReason?: string | null;
 };
 
 /** console:job */
@@ -121,8 +124,6 @@ export type ConsoleJobPage = ConsoleJobRow & {
   outputs?: Array<{ instance: number; round: number; workerName: string; text: string }>;
   /** The client key it counts against (its weight and limit) and its fairness key; null for a host app's own job. */
   countsAgainst?: { name: string; weight: number; maxRunning: number | null; fairnessKey: string | null } | null;
-  /** Pending beyond its turn: why ("client key 'ci' is at its limit of 20 running"). */
-  waitReason?: string | null;
 };
 
 export type ConsoleValidation = {

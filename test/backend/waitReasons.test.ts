@@ -50,12 +50,15 @@ describe("why a job waits", () => {
 
   test("no_machine_meets: more memory than any machine has, naming the largest", async () => {
     const farm = await newFarm();
-    await enrollWorker(farm, { facts: LAPTOP_FACTS });
+    const w = await enrollWorker(farm, { facts: LAPTOP_FACTS });
     const jobId = await submit(farm, { type: "demo.echo", requirements: { minMemoryMB: 65_536 } });
-    expect(await whyOf(farm, jobId)).toEqual({
-      waitCode: "no_machine_meets",
-      waitReason: "needs 64 GB of memory; the largest machine has 16 GB: no machine of the farm can run it",
-    });
+    const why = { waitCode: "no_machine_meets", waitReason: "needs 64 GB of memory; the largest machine has 16 GB: no machine of the farm can run it" };
+    expect(await whyOf(farm, jobId)).toEqual(why);
+    // the Farm view's lane gives the same words (its machines list stays on the server)
+    const { lanes } = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
+    const lane = lanes.find((l) => l.routingKey === "demo.echo|mem>=65536")!;
+    expect(lane).toMatchObject(why);
+    expect("onlineMachines" in lane).toBe(false);
     // a job the same machine meets does not say so
     const fits = await submit(farm, { type: "demo.echo", requirements: { minMemoryMB: 8_192 } });
     expect((await whyOf(farm, fits)).waitCode).not.toBe("no_machine_meets");
