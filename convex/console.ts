@@ -11,7 +11,7 @@ import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
 import { overviewFigures } from "./lib/metrics/overviewFigures";
 import { orgLanes } from "./lib/lanes";
 import { LIMITS, TIMING } from "./lib/limits";
-import { computeSummary, listsEveryWorker, summaryOf } from "./lib/summary";
+import { computeSummary, listsEveryWorker, summaryOf, type Summary } from "./lib/summary";
 import { checkIntegerInRange } from "./lib/validate";
 import { deliveriesOf } from "./lib/webhooks";
 import { runningCount } from "./lib/workerSlots";
@@ -19,7 +19,8 @@ import { jobFilter } from "./schema";
 import { outputPerInstance, validationView } from "./lib/instanceView";
 import { consoleTrustOf } from "./lib/validationTrust";
 import { waitFields } from "./lib/jobView";
-import type { WaitContext } from "./lib/waitReasons";
+import { laneReason, type WaitContext } from "./lib/waitReasons";
+import { APPS_CAPABILITY } from "./lib/appLimits";
 import { keysOverview } from "./lib/keySummary";
 
 /**
@@ -73,10 +74,23 @@ export const overview = query({
       // per client key with work (the busiest 50): running, waiting, share of the last hour's starts, oldest wait
       clientKeys: await keysOverview(ctx, summary),
       refreshedAt: summary.refreshedAt,
+      // lanes with jobs waiting that nothing online can run, with why (the words their jobs give)
+      stuck: stuckLanes(summary),
       ...(await overviewFigures(ctx, me.orgId)),
     };
   },
 });
+
+/** The summary's lanes with pending jobs that nothing online can run, and why; `type` when the lane is one job type's. */
+function stuckLanes(summary: Summary) {
+  return summary.lanes.flatMap((lane) => {
+    const why = lane.pending > 0 ? laneReason(lane, summary) : null;
+    if (!why) return [];
+    const [only] = lane.capabilities;
+    const type = lane.capabilities.length === 1 && only !== APPS_CAPABILITY ? only : null;
+    return [{ routingKey: lane.routingKey, capabilities: lane.capabilities, requirements: lane.requirements ?? null, pending: lane.pending, type, waitCode: why.code, waitReason: why.reason }];
+  });
+}
 
 /**
  * One page of jobs, newest first, for a filter. `index` names the index that served it; `checked` lists

@@ -36,6 +36,18 @@ export type ConsoleOverview = {
   byClientKey: Array<{ name: string; jobs: Record<JobStatus, number>; finished: FinishedCounts }>;
   /** Jobs ended so far, all keys together (the share of each key is its part of these). */
   finished: FinishedCounts;
+  /** Lanes with jobs waiting that nothing online can run, with why; `type`: the one job type the lane holds. */
+  stuck?: ConsoleStuckLane[];
+};
+
+export type ConsoleStuckLane = {
+  routingKey: string;
+  capabilities: string[];
+  requirements: { memoryMB?: number; cores?: number; gpu?: { vendor?: string; vramMB?: number } } | null;
+  pending: number;
+  type: string | null;
+  waitCode: string;
+  waitReason: string;
 };
 
 /** A client key on the Overview: its weight and limit, running and waiting jobs, share of the last hour's starts (0–1). */

@@ -1,9 +1,10 @@
 import { humanDuration, percent } from "../../extension/donorState/format";
-import { isConsoleMessage, overviewAt, shareOfFinished, type ConsolePage, type ConsoleState } from "../../extension/protocol/consoleProtocol";
+import { laneLabel } from "../../convex/contract";
+import { isConsoleMessage, overviewAt, shareOfFinished, type ConsolePage, type ConsoleState, type ConsoleStuckLane } from "../../extension/protocol/consoleProtocol";
 import { accessPage, showFairnessWeights, showSecret } from "./accessPage";
 import { ThroughputChart } from "./chart";
 import "./console.css";
-import { beginRender, el, post, reconcile, table } from "./dom";
+import { beginRender, el, linkButton, post, reconcile, table } from "./dom";
 import { energySection } from "./energySection";
 import { jobsPage } from "./jobsPage";
 import { schedulesPage } from "./schedulesPage";
@@ -118,6 +119,29 @@ setInterval(() => {
   if (last && last.page !== "jobs") render(last);
 }, 15_000);
 
+/** Lanes whose jobs nothing online can run: the lane, how many wait, why, and a link to those jobs. */
+function stuckSection(stuck: ConsoleStuckLane[]): Node[] {
+  if (stuck.length === 0) return [];
+  const show = (lane: ConsoleStuckLane) => () => {
+    post({ type: "filter", filter: { status: "pending", ...(lane.type !== null ? { type: lane.type } : {}) } });
+    post({ type: "page", page: "jobs" });
+  };
+  return [
+    el("h2", "Stuck: nothing online can run these"),
+    table(
+      ["Lane", "Waiting", "Why", ""],
+      stuck.map((lane) => [
+        laneLabel({ capabilities: lane.capabilities, requirements: lane.requirements ?? undefined }),
+        String(lane.pending),
+        el("span", lane.waitReason, { class: "wait-cell", "data-code": lane.waitCode, title: lane.waitCode }),
+        linkButton(lane.type !== null ? `Show ${lane.type} jobs` : "Show waiting jobs", show(lane), { class: "stuck-link" }),
+      ]),
+      { id: "stuck" },
+      ["30%", "10%", "44%", "16%"],
+    ),
+  ];
+}
+
 function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: number): void {
   if (!overview) return void parts.push(el("p", "Loading…"));
   const c = overview.counts;
@@ -133,6 +157,7 @@ function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: nu
       [[`${at.workersOnline} of ${overview.workers}`, humanDuration(overview.queueWait?.p50Ms), humanDuration(overview.queueWait?.p95Ms), humanDuration(at.oldestWaitingMs)]],
       { id: "farm-figures" },
     ),
+    ...stuckSection(overview.stuck ?? []),
     el("h2", "Finished and failed per minute, last hour"),
     chart.element,
     el("h2", "Share of the farm per client key"),

@@ -45,7 +45,14 @@ describe("why a job waits", () => {
     const farm = await newFarm();
     await enrollWorker(farm, { facts: LAPTOP_FACTS });
     const jobId = await submit(farm, { type: "image.resize" });
-    expect(await whyOf(farm, jobId)).toEqual({ waitCode: "no_worker_for_type", waitReason: "no online worker handles image.resize: it waits until one does" });
+    await submit(farm, { type: "image.resize" });
+    await submit(farm, { type: "x" });
+    const why = { waitCode: "no_worker_for_type", waitReason: "no online worker handles image.resize: it waits until one does" };
+    expect(await whyOf(farm, jobId)).toEqual(why);
+    // the console's Overview lists the lane as stuck, with its count and the type to filter the Jobs page by
+    const ops = (await farm.t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "stuck" })).key;
+    const { stuck } = await farm.t.query(api.console.overview, { apiKey: ops });
+    expect(stuck).toEqual([{ routingKey: "image.resize", capabilities: ["image.resize"], requirements: null, pending: 2, type: "image.resize", ...why }]);
   });
 
   test("no_machine_meets: more memory than any machine has, naming the largest", async () => {
