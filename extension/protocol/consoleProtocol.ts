@@ -319,6 +319,8 @@ export type ConsoleState = {
   access?: ConsoleAccess;
   schedules?: ConsoleSchedules;
   bulk?: ConsoleBulk | null;
+  /** The job filter the bulk action ran on (its status line names it, and goes when the filter or page changes). */
+  bulkFilter?: ConsoleJobFilter;
   /** Why the data cannot be shown (not an operator, farm unreachable, …). */
   error?: string;
   /** Whose key the console uses ("an operator key", "this machine's worker key"), or undefined with none. */
@@ -606,6 +608,13 @@ export function describeJobFilter(filter: ConsoleJobFilter, keyName?: string): s
     filter.to !== undefined ? `submitted before ${new Date(filter.to).toLocaleString()}` : undefined,
   ].filter((p) => p !== undefined);
   return parts.length === 0 ? "in the farm" : `with ${parts.join(", ")}`;
+}
+
+/** A bulk action's status line: "cancel: 366 job(s) changed of 366 looked at — done (jobs with status pending)". */
+export function bulkStatusText(bulk: ConsoleBulk | null, filter: ConsoleJobFilter, keyName?: string): string {
+  const on = `jobs ${describeJobFilter(filter, keyName)}`;
+  if (bulk === null) return `Starting… (${on})`;
+  return `${bulk.action}: ${bulk.affected} job(s) changed of ${bulk.scanned} looked at${bulk.done ? " — done" : "…"} (${on})`;
 }
 
 export function isConsoleMessage(raw: unknown): raw is ConsoleMessage {

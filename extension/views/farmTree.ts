@@ -107,7 +107,7 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
         item.id = `job:${job.jobId}`;
         const frozen = job.suspendedSince === undefined ? undefined : frozenNote(job.suspendedSince, this.state.at);
         item.description = [frozen, percent(job.progress), duration(this.state.at - job.startedAt), job.status].filter(Boolean).join(" · ");
-        item.tooltip = `Job ${job.jobId}\nattempt ${job.attempt}${frozen ? `\n${frozen}: held while you use this machine` : ""}${job.status ? `\n${job.status}` : ""}`;
+        item.tooltip = `Job ${job.jobId}\nrunning for ${Math.round(this.state.at - job.startedAt).toLocaleString()} ms\nattempt ${job.attempt}${frozen ? `\n${frozen}: held while you use this machine` : ""}${job.status ? `\n${job.status}` : ""}`;
         item.iconPath = new vscode.ThemeIcon(frozen ? "debug-pause" : "sync~spin");
         item.contextValue = "farmhand.runningJob";
         return item;

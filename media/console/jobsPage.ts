@@ -1,6 +1,7 @@
 import type { VscodeSingleSelect } from "@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js";
 import type { VscodeTextfield } from "@vscode-elements/elements/dist/vscode-textfield/vscode-textfield.js";
 import {
+  bulkStatusText,
   describeJobFilter,
   isFairnessKey,
   JOB_STATUSES,
@@ -11,7 +12,7 @@ import {
   type ConsoleState,
   type JobStatus,
 } from "../../extension/protocol/consoleProtocol";
-import { button, el, linkButton, post, seconds, table, when } from "./dom";
+import { button, durationText, el, linkButton, post, table, when } from "./dom";
 
 const JOBS_SHOWN = 50;
 /** The text filters: name, label, placeholder, and the most characters the farm takes. */
@@ -181,8 +182,8 @@ export function jobsPage(content: HTMLElement, state: ConsoleState, parts: Node[
   const keptActions = content.querySelector<HTMLElement>("#bulk-actions");
   parts.push(bar, keptActions?.dataset.filter === key ? keptActions : bulkActions(state.filter));
   if (state.bulk !== undefined) {
-    const b = state.bulk;
-    parts.push(el("p", b === null ? "Starting…" : `${b.action}: ${b.affected} job(s) changed of ${b.scanned} looked at${b.done ? " — done" : "…"}`, { id: "bulk-status", class: "label" }));
+    const on = state.bulkFilter ?? state.filter;
+    parts.push(el("p", bulkStatusText(state.bulk, on, keys.find((k) => k.clientKeyId === on.clientKeyId)?.name), { id: "bulk-status", class: "label" }));
   }
   if (state.job !== undefined) parts.push(jobDetail(state.job));
   const filterName = keys.find((k) => k.clientKeyId === state.filter.clientKeyId)?.name;
@@ -271,7 +272,7 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
     el("h3", "Timeline"),
     table(
       ["Time", "Event", "Worker", "Detail"],
-      job.events.map((e) => [when(e.at), e.kind, e.workerName ?? "", [e.detail, e.backoffMs !== undefined ? `retry after ${seconds(e.backoffMs)}` : undefined].filter(Boolean).join(" · ")]),
+      job.events.map((e) => [when(e.at), e.kind, e.workerName ?? "", eventDetail(e)]),
       { id: "timeline" },
       ["22%", "14%", "20%", "44%"],
     ),
@@ -286,6 +287,14 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
   } else if (job.output.text) box.append(el("h3", "Output"), el("pre", job.output.text));
   if (job.webhook) box.append(el("h3", "Webhook"), el("p", `${job.webhook.state}, ${job.webhook.attempts.length} attempt(s)`));
   return box;
+}
+
+/** A timeline event's detail, and a retry's backoff in human units (exact on hover). */
+function eventDetail(e: ConsoleJobPage["events"][number]): string | Node {
+  if (e.backoffMs === undefined) return e.detail ?? "";
+  const cell = el("span", e.detail ? `${e.detail} · retry after ` : "retry after ");
+  cell.append(durationText(e.backoffMs));
+  return cell;
 }
 
 /** Why a job waits, the farm's sentence with its code beside it (the same words as jobs:get and farmhand status). */

@@ -1,10 +1,10 @@
-import { humanDuration, percent } from "../../extension/donorState/format";
+import { percent } from "../../extension/donorState/format";
 import { laneLabel } from "../../convex/contract";
 import { isConsoleMessage, overviewAt, shareOfFinished, type ConsolePage, type ConsoleState, type ConsoleStuckLane } from "../../extension/protocol/consoleProtocol";
 import { accessPage, showFairnessWeights, showSecret } from "./accessPage";
 import { ThroughputChart } from "./chart";
 import "./console.css";
-import { beginRender, el, linkButton, post, reconcile, table } from "./dom";
+import { beginRender, durationText, el, linkButton, post, reconcile, table } from "./dom";
 import { energySection } from "./energySection";
 import { jobsPage } from "./jobsPage";
 import { schedulesPage } from "./schedulesPage";
@@ -154,7 +154,7 @@ function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: nu
     el("h2", "Farm"),
     table(
       ["Workers online", "Queue wait p50", "Queue wait p95", "Oldest waiting job"],
-      [[`${at.workersOnline} of ${overview.workers}`, humanDuration(overview.queueWait?.p50Ms), humanDuration(overview.queueWait?.p95Ms), humanDuration(at.oldestWaitingMs)]],
+      [[`${at.workersOnline} of ${overview.workers}`, durationText(overview.queueWait?.p50Ms), durationText(overview.queueWait?.p95Ms), durationText(at.oldestWaitingMs)]],
       { id: "farm-figures" },
     ),
     ...stuckSection(overview.stuck ?? []),
@@ -173,7 +173,7 @@ function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: nu
           k.maxRunning === null ? String(k.running) : `${k.running} of ${k.maxRunning}`,
           String(k.waiting),
           `${Math.round(k.shareLastHour * 100)} %`,
-          humanDuration(k.oldestWaitingMs),
+          durationText(k.oldestWaitingMs),
         ]),
         { id: "client-key-shares" },
         ["26%", "10%", "14%", "12%", "18%", "20%"],
@@ -185,7 +185,7 @@ function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: nu
       el("h2", "Queue wait by job type, recently"),
       table(
         ["Job type", "Wait p50", "Wait p95"],
-        overview.waitsByType.map((t) => [t.type, humanDuration(t.p50Ms), humanDuration(t.p95Ms)]),
+        overview.waitsByType.map((t) => [t.type, durationText(t.p50Ms), durationText(t.p95Ms)]),
         { id: "waits-by-type" },
       ),
     );
