@@ -31,8 +31,8 @@ export type Roster = {
    * each; a lane is absent when the roster stopped before telling (a replicated job's "needs more machines").
    */
   machines: Map<Id<"lanes">, LaneMachines>;
-  /** The most any worker read reports: memory, cores, one GPU's memory (what a job no machine meets is told). */
-  largest: { memoryMB: number; cores: number; vramMB: number };
+  /** The most any worker read reports: memory, cores, one GPU's memory (what a job no machine meets is told); none reported: undefined. */
+  largest: { memoryMB: number; cores: number; vramMB: number } | undefined;
 };
 
 /** A lane's online machines and donors (donorKey), or `many`: at least MACHINES_NOTED machines (not listed). */
@@ -67,6 +67,7 @@ export async function workerRoster(ctx: QueryCtx, orgId: Id<"orgs">, now: number
   let toCount = lanes.slice();
   let countedAll = false;
   const largest = { memoryMB: 0, cores: 0, vramMB: 0 };
+  let reported = false;
   // every capability some online worker offers, to say what a lane nobody can run lacks
   const offered = new Set<string>();
   const listed: Roster["listed"] = [];
@@ -99,6 +100,7 @@ export async function workerRoster(ctx: QueryCtx, orgId: Id<"orgs">, now: number
     }
     bytes += rowBytes(worker);
     if (worker.facts) {
+      reported = true;
       largest.memoryMB = Math.max(largest.memoryMB, worker.facts.memoryMB);
       largest.cores = Math.max(largest.cores, worker.facts.cores);
       for (const g of worker.facts.gpus) largest.vramMB = Math.max(largest.vramMB, g.vramMB);
@@ -146,6 +148,6 @@ export async function workerRoster(ctx: QueryCtx, orgId: Id<"orgs">, now: number
     if (noted.machines.size >= MACHINES_NOTED) told.set(lane._id, { machines: [], donors: [], many: true });
     else if (countedAll) told.set(lane._id, { machines: [...noted.machines], donors: [...noted.donors] });
   }
-  return { listed, counts: { total: seen.length - revoked, online: online.length }, online, servable, nobodyHandles, unmet, machines: told, largest };
+  return { listed, counts: { total: seen.length - revoked, online: online.length }, online, servable, nobodyHandles, unmet, machines: told, largest: reported ? largest : undefined };
 }
 

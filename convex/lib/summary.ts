@@ -74,7 +74,7 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     ...(queueWait ? { queueWait } : {}),
     clientKeys: await keyCounts(ctx, orgId, minutes),
     unmeetable,
-    largestMachine: roster.largest,
+    ...(roster.largest ? { largestMachine: roster.largest } : {}),
     deadLetters: dead.map((d) => ({ ...d, error: d.error?.slice(0, LIMITS.summaryErrorChars) })),
   };
 }

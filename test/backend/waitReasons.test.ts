@@ -66,9 +66,18 @@ describe("why a job waits", () => {
     const lane = lanes.find((l) => l.routingKey === "demo.echo|mem>=65536")!;
     expect(lane).toMatchObject(why);
     expect("onlineMachines" in lane).toBe(false);
-    // a job the same machine meets does not say so
+    // a job the same machine meets does not say so; one needing a GPU is told none reports one
+    const gpu = await submit(farm, { type: "demo.echo", requirements: { gpu: { vendor: "nvidia" } } });
+    expect((await whyOf(farm, gpu)).waitReason).toBe("needs a nvidia GPU; no machine reports one: no machine of the farm can run it");
     const fits = await submit(farm, { type: "demo.echo", requirements: { minMemoryMB: 8_192 } });
     expect((await whyOf(farm, fits)).waitCode).not.toBe("no_machine_meets");
+  });
+
+  test("no_machine_meets with no machine that reported its facts names only the need", async () => {
+    const farm = await newFarm();
+    await enrollWorker(farm);
+    const jobId = await submit(farm, { type: "demo.echo", requirements: { minMemoryMB: 2_048 } });
+    expect(await whyOf(farm, jobId)).toEqual({ waitCode: "no_machine_meets", waitReason: "needs 2 GB of memory: no machine of the farm can run it" });
   });
 
   test("needs_more_machines: quorum 2 with one machine, after its instance returned", async () => {
