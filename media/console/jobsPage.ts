@@ -210,7 +210,7 @@ export function jobsPage(content: HTMLElement, state: ConsoleState, parts: Node[
     [keyName(j.clientKeyId), j.fairnessKey].filter(Boolean).join(" · "),
     `${j.attempt}/${j.maxAttempts}`,
     when(j.createdAt),
-    j.waitReason ? el("span", j.waitReason, { class: "wait-cell", "data-code": j.waitCode ?? "", title: j.waitCode ?? "" }) : "",
+    j.waitReason ? el("span", j.waitReason, { class: "wait-cell", "data-code": j.waitCode ?? "", title: `${j.waitReason} (${j.waitCode})` }) : "",
     j.error ?? "",
   ]);
   parts.push(

@@ -133,11 +133,11 @@ function stuckSection(stuck: ConsoleStuckLane[]): Node[] {
       stuck.map((lane) => [
         laneLabel({ capabilities: lane.capabilities, requirements: lane.requirements ?? undefined }),
         String(lane.pending),
-        el("span", lane.waitReason, { class: "wait-cell", "data-code": lane.waitCode, title: lane.waitCode }),
-        linkButton(lane.type !== null ? `Show ${lane.type} jobs` : "Show waiting jobs", show(lane), { class: "stuck-link" }),
+        el("span", lane.waitReason, { class: "wait-cell", "data-code": lane.waitCode, title: `${lane.waitReason} (${lane.waitCode})` }),
+        linkButton("Show jobs", show(lane), { class: "stuck-link", title: lane.type !== null ? `The waiting ${lane.type} jobs` : "The waiting jobs" }),
       ]),
       { id: "stuck" },
-      ["30%", "10%", "44%", "16%"],
+      ["28%", "9%", "51%", "12%"],
     ),
   ];
 }
