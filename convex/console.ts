@@ -11,14 +11,16 @@ import { checkJobFilter, jobRow, planJobQuery } from "./lib/jobQuery";
 import { overviewFigures } from "./lib/metrics/overviewFigures";
 import { orgLanes } from "./lib/lanes";
 import { LIMITS, TIMING } from "./lib/limits";
-import { computeSummary, listsEveryWorker, summaryOf } from "./lib/summary";
+import { computeSummary, listsEveryWorker, summaryOf, type Summary } from "./lib/summary";
 import { checkIntegerInRange } from "./lib/validate";
 import { deliveriesOf } from "./lib/webhooks";
 import { runningCount } from "./lib/workerSlots";
 import { jobFilter } from "./schema";
 import { outputPerInstance, validationView } from "./lib/instanceView";
 import { consoleTrustOf } from "./lib/validationTrust";
-import { keyLimitReason } from "./lib/waitReasons";
+import { waitFields } from "./lib/jobView";
+import { laneReason, type WaitContext } from "./lib/waitReasons";
+import { APPS_CAPABILITY } from "./lib/appLimits";
 import { keysOverview } from "./lib/keySummary";
 
 /**
@@ -74,10 +76,23 @@ export const overview = query({
       // the last hour's starts, oldest wait, jobs ended
       clientKeys: await keysOverview(ctx, summary, clients),
       refreshedAt: summary.refreshedAt,
+      // lanes with jobs waiting that nothing online can run, with why (the words their jobs give)
+      stuck: stuckLanes(summary),
       ...figures,
     };
   },
 });
+
+/** The summary's lanes with pending jobs that nothing online can run, and why; `type` when the lane is one job type's. */
+function stuckLanes(summary: Summary) {
+  return summary.lanes.flatMap((lane) => {
+    const why = lane.pending > 0 ? laneReason(lane, summary) : null;
+    if (!why) return [];
+    const [only] = lane.capabilities;
+    const type = lane.capabilities.length === 1 && only !== APPS_CAPABILITY ? only : null;
+    return [{ routingKey: lane.routingKey, capabilities: lane.capabilities, requirements: lane.requirements ?? null, pending: lane.pending, type, waitCode: why.code, waitReason: why.reason }];
+  });
+}
 
 /**
  * One page of jobs, newest first, for a filter. `index` names the index that served it; `checked` lists
@@ -93,8 +108,12 @@ export const jobs = query({
     const { query: ordered, plan } = planJobQuery(ctx, me.orgId, checked);
     // a page may end early at the byte budget, with a cursor that continues (isDone false)
     const page = await ordered.paginate({ numItems: paginationOpts.numItems, cursor: paginationOpts.cursor, maximumBytesRead: TX_BUDGET.rangeReadBytes });
+    // why each waiting job waits, from one read of the summary row shared by the page
+    const farm: WaitContext = { summary: undefined, parentReads: 2 * CONSOLE_PAGE_MAX };
+    const rows = [];
+    for (const job of page.page.filter(plan.matches)) rows.push({ ...jobRow(job), ...(await waitFields(ctx, job, farm)) });
     return {
-      page: page.page.filter(plan.matches).map(jobRow),
+      page: rows,
       continueCursor: page.continueCursor,
       isDone: page.isDone,
       index: plan.index,
@@ -129,7 +148,7 @@ export const job = query({
       .take(OUTPUT_ON_JOB_PAGE);
     const output = newestOutput.reverse();
     // a waiting job's capabilities (its type's first of all) no online worker offers, as the last summary saw them
-    const summary = found.status === "pending" ? await summaryOf(ctx, me.orgId) : null;
+    const summary = found.status === "pending" ? await summaryOf(ctx, me.orgId) : undefined;
     const lane = summary ? await ctx.db.get(found.laneId) : null;
     const nobodyHandles = (lane && summary?.lanes.find((l) => l.routingKey === lane.routingKey)?.nobodyHandles) ?? [];
     return {
@@ -158,7 +177,7 @@ export const job = query({
       nobodyHandles,
       // whose share and limits it counts against, and, pending beyond its turn, why
       countsAgainst: await countsAgainst(ctx, found),
-      waitReason: await keyLimitReason(ctx, found),
+      ...(await waitFields(ctx, found, { summary })),
       // dependencies: why it ended (dependency_failed names the parent) and, while waiting, how many parents it waits for
       ...(found.errorCode !== undefined ? { errorCode: found.errorCode } : {}),
       ...(found.failedParent !== undefined ? { failedParent: found.failedParent } : {}),

@@ -9,3 +9,4 @@ export { FAIR } from "./lib/fairLimits";
 export { canRunAll, capabilitiesNobodyOffers, typeCapability } from "./lib/routing";
 export { CAPABILITY_PATTERN, isCapabilityGrant, jsonBytes } from "./lib/validate";
 export { prepareAppModule, WasmModuleError } from "./lib/appsWasm";
+export { laneLabel } from "./lib/laneLabel";

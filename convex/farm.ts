@@ -6,6 +6,7 @@ import { listDeadLetters } from "./lib/deadLetters";
 import { TIMING } from "./lib/limits";
 import { isOnline, lastCallOf } from "./lib/presence";
 import { computeSummary, listsEveryWorker, summaryOf } from "./lib/summary";
+import { laneReason } from "./lib/waitReasons";
 
 /**
  * The farm at a glance for the worker's org, from the one summary row the summariser rewrites at most every
@@ -34,7 +35,12 @@ export const overview = query({
     const days = mine.map(({ day, cpuMs, jobs, energyJ }) => ({ day, cpuHours: cpuMs / 3_600_000, jobs, energyJ: energyJ ?? 0 }));
     return {
       counts: summary.counts,
-      lanes: summary.lanes,
+      // each lane with why nothing online runs it, in the words its jobs give (its machines are the summary's own)
+      lanes: summary.lanes.map((row) => {
+        const why = laneReason(row, summary);
+        const lane = { ...row, onlineMachines: undefined };
+        return why ? { ...lane, waitCode: why.code, waitReason: why.reason } : lane;
+      }),
       workers,
       // from the list when it holds every worker, else as the summariser counted them all (the list is the first ones)
       workersOnline: listsEveryWorker(summary) ? workers.filter((w) => w.online).length : summary.workerCounts!.online,

@@ -251,12 +251,17 @@ export default defineSchema({
         servable: v.optional(v.boolean()),
         // when no online worker can run it: the capabilities of it (its type's first) that no online worker offers
         nobodyHandles: v.optional(v.array(v.string())),
+        // the online machines and donors that can run it (capabilities and class) when fewer than 11, else `many`;
+        // absent: not known (lib/roster.ts)
+        onlineMachines: v.optional(v.object({ machines: v.array(v.string()), donors: v.array(v.string()), many: v.optional(v.literal(true)) })),
       }),
     ),
     // every unrevoked worker of the org, and those online, as of refreshedAt (`workers` lists the first ones)
     workerCounts: v.optional(v.object({ total: v.number(), online: v.number() })),
     // lanes with pending jobs whose requirements no worker of the org (by its reported facts) meets
     unmeetable: v.optional(v.array(v.object({ routingKey: v.string(), requirements: requirementClass, pending: v.number() }))),
+    // the most memory, cores and one GPU's memory any unrevoked worker reports (what an unmet job is told)
+    largestMachine: v.optional(v.object({ memoryMB: v.number(), cores: v.number(), vramMB: v.number() })),
     workers: v.array(
       v.object({
         workerId: v.id("workers"),

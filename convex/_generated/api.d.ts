@@ -85,6 +85,7 @@ import type * as lib_keySummary from "../lib/keySummary.js";
 import type * as lib_keys from "../lib/keys.js";
 import type * as lib_kick from "../lib/kick.js";
 import type * as lib_laneFor from "../lib/laneFor.js";
+import type * as lib_laneLabel from "../lib/laneLabel.js";
 import type * as lib_lanes from "../lib/lanes.js";
 import type * as lib_lease from "../lib/lease.js";
 import type * as lib_limits from "../lib/limits.js";
@@ -218,6 +219,7 @@ declare const fullApi: ApiFromModules<{
   "lib/keys": typeof lib_keys;
   "lib/kick": typeof lib_kick;
   "lib/laneFor": typeof lib_laneFor;
+  "lib/laneLabel": typeof lib_laneLabel;
   "lib/lanes": typeof lib_lanes;
   "lib/lease": typeof lib_lease;
   "lib/limits": typeof lib_limits;

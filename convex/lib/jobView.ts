@@ -3,7 +3,7 @@ import type { QueryCtx } from "../_generated/server";
 import { errorOf, resultOf } from "./bodies";
 import { outputPerInstance, validationView } from "./instanceView";
 import { LIMITS } from "./limits";
-import { keyLimitReason } from "./waitReasons";
+import { explainWait, type WaitContext } from "./waitReasons";
 
 /** What a submitter sees of a job, with its streamed output joined in order (the latest chunks if long). */
 export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
@@ -21,9 +21,15 @@ export async function jobView(ctx: QueryCtx, job: Doc<"jobs">) {
     validation: await validationView(ctx, job),
     // a replicated job's output, one section per instance (worker) that wrote it
     ...(job.validation ? { outputs: await outputPerInstance(ctx, chunks) } : {}),
-    // pending beyond its turn: why (its client key at its maxRunning)
-    waitReason: await keyLimitReason(ctx, job),
+    // waiting or pending beyond its turn: why, as a stable code and a sentence (lib/waitReasons.ts)
+    ...(await waitFields(ctx, job)),
   };
+}
+
+/** `waitCode` and `waitReason`, both null when nothing but its turn holds the job. */
+export async function waitFields(ctx: QueryCtx, job: Doc<"jobs">, farm?: WaitContext) {
+  const why = await explainWait(ctx, job, farm);
+  return { waitCode: why?.code ?? null, waitReason: why?.reason ?? null };
 }
 
 async function clientKeyName(ctx: QueryCtx, job: Doc<"jobs">): Promise<string | null> {

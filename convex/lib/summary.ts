@@ -31,6 +31,7 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     ...(lane.requirements ? { requirements: lane.requirements } : {}),
     ...(roster.servable.has(lane._id) ? { servable: roster.servable.get(lane._id) } : {}),
     ...(roster.nobodyHandles.has(lane._id) ? { nobodyHandles: roster.nobodyHandles.get(lane._id) } : {}),
+    ...(roster.machines.has(lane._id) ? { onlineMachines: roster.machines.get(lane._id) } : {}),
   }));
   const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
   const minutes = await recentThroughput(ctx, orgId, now);
@@ -73,6 +74,7 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     ...(queueWait ? { queueWait } : {}),
     clientKeys: await keyCounts(ctx, orgId, minutes),
     unmeetable,
+    ...(roster.largest ? { largestMachine: roster.largest } : {}),
     deadLetters: dead.map((d) => ({ ...d, error: d.error?.slice(0, LIMITS.summaryErrorChars) })),
   };
 }

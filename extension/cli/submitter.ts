@@ -125,6 +125,8 @@ async function planOf(command: "submit" | "wait" | "status", values: Values, pos
         return SUBMITTER_EXIT.failed;
       }
       io.out(JSON.stringify(job));
+      // why it waits, for the person at the terminal (the JSON line holds it too: waitCode, waitReason)
+      if (job.waitReason) io.err(`${job.status} (${job.waitCode}): ${job.waitReason}`);
       return job.status === "dead" || job.status === "canceled" ? SUBMITTER_EXIT.failed : SUBMITTER_EXIT.ok;
     };
   }

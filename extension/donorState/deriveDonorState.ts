@@ -6,7 +6,7 @@ import type { PauseCause, PolicyDecision } from "../policy/policy";
 import type { ConnectionHistory } from "./connectionHistory";
 import { jobLabel, type AppLabel } from "../worker/jobLabel";
 import { canRunAll, capabilitiesNobodyOffers } from "../../convex/contract";
-import type { Contribution, DonorState, WeekCredit, FarmFigures, FarmState, Headline, HeadlineKind, PolicyState, Problem, RunningJob, SettingFix, ToggleAction } from "./donorState";
+import type { Contribution, DonorState, WeekCredit, FarmFigures, FarmState, Headline, LaneRow, HeadlineKind, PolicyState, Problem, RunningJob, SettingFix, ToggleAction } from "./donorState";
 
 /** The engine while a worker exists in this window. */
 export type EngineFacts = {
@@ -29,7 +29,18 @@ export type EngineFacts = {
 export type OverviewFacts = {
   counts: { pending: number; running: number; succeeded: number; canceled: number; dead: number };
   // servable / nobodyHandles: what the farm found looking at every online worker (absent: not known)
-  lanes: Array<{ routingKey: string; capabilities: string[]; pending: number; running: number; servable?: boolean; nobodyHandles?: string[] }>;
+  // requirements: the lane's class of machine; waitCode / waitReason: why nothing online runs it (the farm's words)
+  lanes: Array<{
+    routingKey: string;
+    capabilities: string[];
+    pending: number;
+    running: number;
+    servable?: boolean;
+    nobodyHandles?: string[];
+    requirements?: LaneRow["requirements"];
+    waitCode?: string;
+    waitReason?: string;
+  }>;
   workers: Array<{ workerId: string; name: string; isMe: boolean; revoked: boolean; lastSeenAt: number; stoppedAt?: number; maxConcurrentJobs: number; capabilities?: string[] }>;
   throughput: Array<{ minuteStart: number; finished: number }>;
   deadLetters: number;

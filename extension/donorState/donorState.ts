@@ -156,6 +156,11 @@ export type LaneRow = {
   servable: boolean;
   /** The lane's capabilities no online worker offers, e.g. a job type nobody handles (empty when unknown). */
   nobodyHandles: string[];
+  /** The class of machine its jobs need (powers of two); none: any machine. */
+  requirements?: { memoryMB?: number; cores?: number; gpu?: { vendor?: string; vramMB?: number } };
+  /** Why nothing online runs its jobs, as the farm says it (convex/lib/waitReasons.ts); none: something can. */
+  waitCode?: string;
+  waitReason?: string;
 };
 
 export type WorkerRow = {

@@ -2,8 +2,9 @@
  * The words for a DonorState, shared by every surface (status bar, tree, panel, toasts): each surface picks the
  * length it has room for, and none words the state on its own.
  */
-import type { DonorState, Freshness, Headline, PolicyState, PresetSource, ToggleAction, WeekCredit } from "./donorState";
+import type { DonorState, Freshness, Headline, LaneRow, PolicyState, PresetSource, ToggleAction, WeekCredit } from "./donorState";
 import { ago } from "./format";
+import { laneLabel } from "../../convex/contract";
 
 const jobs = (n: number) => `${n} ${n === 1 ? "job" : "jobs"}`;
 
@@ -107,10 +108,22 @@ function frozenFor(ms: number): string {
  * Why a lane's jobs wait for nobody, or undefined when some online worker can run them: the capabilities (a job
  * type is one) that no online worker offers, else that none offers them all together.
  */
-export function laneWaitNote(lane: { servable: boolean; nobodyHandles: readonly string[] }): string | undefined {
+export function laneWaitNote(lane: { servable: boolean; nobodyHandles: readonly string[]; waitCode?: string }): string | undefined {
+  if (lane.waitCode === "no_machine_meets") return "no machine meets its requirements";
   if (lane.servable) return undefined;
   if (lane.nobodyHandles.length > 0) return `no online worker handles ${lane.nobodyHandles.join(", ")}`;
   return "no online worker can run these";
+}
+
+/**
+ * A lane's tooltip: its label, its counts, and why nothing online runs it in the farm's own words (the same sentence
+ * its jobs' pages and `farmhand status` give), else the rule when only this view could tell.
+ */
+export function laneTooltip(lane: LaneRow): string {
+  const head = `${laneLabel(lane)}\n${lane.pending} pending · ${lane.running} running`;
+  if (lane.waitReason) return `${head}\nWhy it waits: ${lane.waitReason} (${lane.waitCode})`;
+  if (!lane.servable) return `${head}\nNo worker that is online now offers every capability these jobs need (a job's type is one: a worker offers the types it has handlers for): they wait until one does.`;
+  return head;
 }
 
 export function frozenNote(since: number, now: number): string {

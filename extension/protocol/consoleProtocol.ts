@@ -36,6 +36,18 @@ export type ConsoleOverview = {
   waitsByType: Array<{ type: string; p50Ms: number | null; p95Ms: number | null }>;
   /** Jobs ended so far, all keys together (the share of each key is its part of these). */
   finished: FinishedCounts;
+  /** Lanes with jobs waiting that nothing online can run, with why; `type`: the one job type the lane holds. */
+  stuck?: ConsoleStuckLane[];
+};
+
+export type ConsoleStuckLane = {
+  routingKey: string;
+  capabilities: string[];
+  requirements: { memoryMB?: number; cores?: number; gpu?: { vendor?: string; vramMB?: number } } | null;
+  pending: number;
+  type: string | null;
+  waitCode: string;
+  waitReason: string;
 };
 
 /**
@@ -104,6 +116,9 @@ export type ConsoleJobRow = {
   /** The client key it counts against (none: a host app's own job) and its fairness key. */
   clientKeyId?: string;
   fairnessKey?: string;
+  /** Why it waits (convex/lib/waitReasons.ts): a stable code and the sentence; null when only its turn holds it. */
+  waitCode?: string | null;
+  waitReason?: string | null;
 };
 
 /** console:job */
@@ -125,8 +140,6 @@ export type ConsoleJobPage = ConsoleJobRow & {
   outputs?: Array<{ instance: number; round: number; workerName: string; text: string }>;
   /** The client key it counts against (its weight and limit) and its fairness key; null for a host app's own job. */
   countsAgainst?: { name: string; weight: number; maxRunning: number | null; fairnessKey: string | null } | null;
-  /** Pending beyond its turn: why ("client key 'ci' is at its limit of 20 running"). */
-  waitReason?: string | null;
 };
 
 export type ConsoleValidation = {
@@ -292,6 +305,8 @@ export type ConsoleState = {
   access?: ConsoleAccess;
   schedules?: ConsoleSchedules;
   bulk?: ConsoleBulk | null;
+  /** The job filter the bulk action ran on (its status line names it, and goes when the filter or page changes). */
+  bulkFilter?: ConsoleJobFilter;
   /** Why the data cannot be shown (not an operator, farm unreachable, …). */
   error?: string;
   /** Whose key the console uses ("an operator key", "this machine's worker key"), or undefined with none. */
@@ -482,6 +497,13 @@ export function describeJobFilter(filter: ConsoleJobFilter, keyName?: string): s
     filter.to !== undefined ? `submitted before ${new Date(filter.to).toLocaleString()}` : undefined,
   ].filter((p) => p !== undefined);
   return parts.length === 0 ? "in the farm" : `with ${parts.join(", ")}`;
+}
+
+/** A bulk action's status line: "cancel: 366 job(s) changed of 366 looked at — done (jobs with status pending)". */
+export function bulkStatusText(bulk: ConsoleBulk | null, filter: ConsoleJobFilter, keyName?: string): string {
+  const on = `jobs ${describeJobFilter(filter, keyName)}`;
+  if (bulk === null) return `Starting… (${on})`;
+  return `${bulk.action}: ${bulk.affected} job(s) changed of ${bulk.scanned} looked at${bulk.done ? " — done" : "…"} (${on})`;
 }
 
 const CONSOLE_MESSAGE = v.looseObject({ type: v.picklist(["state", "secret", "notice", "rejected", "fairnessWeights"] satisfies Array<ConsoleMessage["type"]>) });

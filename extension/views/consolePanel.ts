@@ -170,13 +170,16 @@ export class ConsolePanel extends DisposableOwner {
         this.watchPage();
         return this.push();
       case "page":
-        this.state = { page: request.page, filter: this.state.filter, bulk: this.state.bulk };
+        // a bulk action's status line belongs to the page and filter it ran on
+        this.stopBulk();
+        this.state = { page: request.page, filter: this.state.filter };
         this.jobId = null;
         this.watchJob();
         this.watchPage();
         return this.push();
       case "filter":
-        this.state = { ...this.state, filter: request.filter, jobs: undefined };
+        this.stopBulk();
+        this.state = { ...this.state, filter: request.filter, jobs: undefined, bulk: undefined, bulkFilter: undefined };
         this.cursors = [null];
         this.watchPage();
         return this.push();
@@ -184,7 +187,8 @@ export class ConsolePanel extends DisposableOwner {
         if (request.to === "newest") this.cursors = [null];
         else if (this.olderCursor !== null) this.cursors = [...this.cursors, this.olderCursor];
         else return;
-        this.state = { ...this.state, jobs: undefined };
+        this.stopBulk();
+        this.state = { ...this.state, jobs: undefined, bulk: undefined, bulkFilter: undefined };
         this.watchPage();
         return this.push();
       case "workersPage":
@@ -293,11 +297,17 @@ export class ConsolePanel extends DisposableOwner {
   /** Follow a bulk action's progress row until another one starts or the console closes. */
   private watchBulk(bulkId: string): void {
     this.unwatchBulk?.();
-    this.update({ bulk: null });
+    this.update({ bulk: null, bulkFilter: this.state.filter });
     this.unwatchBulk = this.session.watchBulk(bulkId)(
       (bulk) => this.update({ bulk }),
       (e) => this.update({ error: describeError(e).message }),
     );
+  }
+
+  /** Stop showing the bulk action's progress (the action itself goes on in the farm). */
+  private stopBulk(): void {
+    this.unwatchBulk?.();
+    this.unwatchBulk = undefined;
   }
 
   /** Subscribe to the job opened on the Jobs page (none: stop the last one). Each unsubscribe runs once. */

@@ -1,7 +1,8 @@
 import * as vscode from "vscode";
 import type { FarmData } from "../donor/farmData";
 import type { DeadLetterRow, DonorState, LaneRow, RunningJob, WorkerRow } from "../donorState/donorState";
-import { attemptsText, farmNotice, frozenNote, laneWaitNote, refusedKeyText, statusSentence, workerText } from "../donorState/donorStateText";
+import { laneLabel } from "../../convex/contract";
+import { attemptsText, farmNotice, frozenNote, laneTooltip, laneWaitNote, refusedKeyText, statusSentence, workerText } from "../donorState/donorStateText";
 import { duration, percent } from "../donorState/format";
 import { DisposableOwner } from "../lifecycle";
 
@@ -106,21 +107,19 @@ export class FarmTree extends DisposableOwner implements vscode.TreeDataProvider
         item.id = `job:${job.jobId}`;
         const frozen = job.suspendedSince === undefined ? undefined : frozenNote(job.suspendedSince, this.state.at);
         item.description = [frozen, percent(job.progress), duration(this.state.at - job.startedAt), job.status].filter(Boolean).join(" · ");
-        item.tooltip = `Job ${job.jobId}\nattempt ${job.attempt}${frozen ? `\n${frozen}: held while you use this machine` : ""}${job.status ? `\n${job.status}` : ""}`;
+        item.tooltip = `Job ${job.jobId}\nrunning for ${Math.round(this.state.at - job.startedAt).toLocaleString()} ms\nattempt ${job.attempt}${frozen ? `\n${frozen}: held while you use this machine` : ""}${job.status ? `\n${job.status}` : ""}`;
         item.iconPath = new vscode.ThemeIcon(frozen ? "debug-pause" : "sync~spin");
         item.contextValue = "farmhand.runningJob";
         return item;
       }
       case "lane": {
         const { lane } = node;
-        const item = new vscode.TreeItem(lane.capabilities.length ? lane.capabilities.join(", ") : "any worker");
+        const item = new vscode.TreeItem(laneLabel(lane));
         item.id = `lane:${lane.routingKey}`;
         const waitNote = laneWaitNote(lane);
         item.description = `${lane.pending} pending · ${lane.running} running${waitNote ? ` · ${waitNote}` : ""}`;
-        item.tooltip = waitNote
-          ? "No worker that is online now offers every capability these jobs need (a job's type is one: a worker offers the types it has handlers for): they wait until one does."
-          : undefined;
-        item.iconPath = new vscode.ThemeIcon(lane.servable ? "list-ordered" : "warning");
+        item.tooltip = laneTooltip(lane);
+        item.iconPath = new vscode.ThemeIcon(lane.servable && !lane.waitCode ? "list-ordered" : "warning");
         return item;
       }
       case "worker": {

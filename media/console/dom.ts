@@ -1,5 +1,6 @@
 // The console's building blocks: @vscode-elements/elements (they follow the editor's theme), imported one
 // component at a time so the bundle carries only these. Data only ever goes into the page as text, never as markup.
+import { humanDuration } from "../../extension/donorState/format";
 import "@vscode-elements/elements/dist/vscode-badge/index.js";
 import "@vscode-elements/elements/dist/vscode-button/index.js";
 import "@vscode-elements/elements/dist/vscode-checkbox/index.js";
@@ -149,5 +150,10 @@ export function scrolling(t: VscodeTable, className: string): HTMLElement {
 }
 
 export const when = (ms: number | undefined) => (ms === undefined ? "—" : new Date(ms).toLocaleString());
-export const seconds = (ms: number | null | undefined) => (ms === null || ms === undefined ? "—" : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
+/** A duration in human units ("850 ms", "20 min"), its exact milliseconds on hover; "—" for none. */
+export function durationText(ms: number | null | undefined): HTMLElement {
+  const attrs: Record<string, string> = { class: "duration" };
+  if (ms !== null && ms !== undefined && Number.isFinite(ms)) attrs.title = `${Math.round(ms).toLocaleString()} ms`;
+  return el("span", humanDuration(ms), attrs);
+}
 export const hours = (ms: number) => `${(ms / 3_600_000).toFixed(2)} h`;

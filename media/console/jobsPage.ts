@@ -1,6 +1,7 @@
 import type { VscodeSingleSelect } from "@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js";
 import type { VscodeTextfield } from "@vscode-elements/elements/dist/vscode-textfield/vscode-textfield.js";
 import {
+  bulkStatusText,
   describeJobFilter,
   isFairnessKey,
   JOB_STATUSES,
@@ -11,7 +12,7 @@ import {
   type ConsoleState,
   type JobStatus,
 } from "../../extension/protocol/consoleProtocol";
-import { button, el, linkButton, post, seconds, table, when } from "./dom";
+import { button, durationText, el, linkButton, post, table, when } from "./dom";
 
 const JOBS_SHOWN = 50;
 /** The text filters: name, label, placeholder, and the most characters the farm takes. */
@@ -181,8 +182,8 @@ export function jobsPage(content: HTMLElement, state: ConsoleState, parts: Node[
   const keptActions = content.querySelector<HTMLElement>("#bulk-actions");
   parts.push(bar, keptActions?.dataset.filter === key ? keptActions : bulkActions(state.filter));
   if (state.bulk !== undefined) {
-    const b = state.bulk;
-    parts.push(el("p", b === null ? "Starting…" : `${b.action}: ${b.affected} job(s) changed of ${b.scanned} looked at${b.done ? " — done" : "…"}`, { id: "bulk-status", class: "label" }));
+    const on = state.bulkFilter ?? state.filter;
+    parts.push(el("p", bulkStatusText(state.bulk, on, keys.find((k) => k.clientKeyId === on.clientKeyId)?.name), { id: "bulk-status", class: "label" }));
   }
   if (state.job !== undefined) parts.push(jobDetail(state.job));
   const filterName = keys.find((k) => k.clientKeyId === state.filter.clientKeyId)?.name;
@@ -209,10 +210,11 @@ export function jobsPage(content: HTMLElement, state: ConsoleState, parts: Node[
     [keyName(j.clientKeyId), j.fairnessKey].filter(Boolean).join(" · "),
     `${j.attempt}/${j.maxAttempts}`,
     when(j.createdAt),
+    j.waitReason ? el("span", j.waitReason, { class: "wait-cell", "data-code": j.waitCode ?? "", title: `${j.waitReason} (${j.waitCode})` }) : "",
     j.error ?? "",
   ]);
   parts.push(
-    table(["Job", "Type", "Status", "Client key", "Attempt", "Submitted", "Last error"], rows, { id: "jobs" }, ["11%", "14%", "9%", "14%", "7%", "16%", "29%"]),
+    table(["Job", "Type", "Status", "Client key", "Attempt", "Submitted", "Why it waits", "Last error"], rows, { id: "jobs" }, ["9%", "12%", "8%", "11%", "6%", "14%", "22%", "18%"]),
   );
   if (rows.length === 0) parts.push(el("p", partial || jobs.page > 0 ? "No jobs match on this page." : `No jobs ${describeJobFilter(state.filter, filterName)}.`, { id: "no-jobs" }));
   const pager = el("div", undefined, { class: "actions pager" });
@@ -236,15 +238,13 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
     `attempt ${job.attempt} of ${job.maxAttempts}`,
     job.progress !== undefined ? `${Math.round(job.progress * 100)} %` : undefined,
     job.suspendedSince !== undefined ? `frozen on its worker since ${when(job.suspendedSince)} (the donor is using the machine)` : undefined,
-    job.status === "pending" && job.nobodyHandles?.length ? `no online worker handles ${job.nobodyHandles.join(", ")}: it waits until one does` : undefined,
-    job.status === "waiting" && job.unmetParents !== undefined ? `waits for ${job.unmetParents} parent${job.unmetParents === 1 ? "" : "s"} to succeed` : undefined,
     job.errorCode === "dependency_failed" && job.failedParent ? `canceled because its parent job ${job.failedParent} did not succeed (dependency_failed)` : undefined,
     job.errorCode !== undefined && job.errorCode !== "dependency_failed" ? `ended with code ${job.errorCode}` : undefined,
-    job.waitReason ? `waits: ${job.waitReason}` : undefined,
   ].filter((f) => f !== undefined);
   const title = el("h2", `${job.type} · `);
   title.append(el("vscode-badge", job.status, { class: `status-${job.status}` }));
   box.append(title, el("p", facts.join(" · "), { class: "label" }));
+  if (job.waitReason) box.append(waitLine(job.waitCode ?? "", job.waitReason, "wait-reason"));
   if (job.countsAgainst !== undefined) box.append(el("p", countsAgainstText(job.countsAgainst), { class: "label", id: "counts-against" }));
   box.append(actions, el("h3", "Payload"), el("pre", JSON.stringify(job.payload, null, 2)));
   if (job.result !== undefined) {
@@ -272,7 +272,7 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
     el("h3", "Timeline"),
     table(
       ["Time", "Event", "Worker", "Detail"],
-      job.events.map((e) => [when(e.at), e.kind, e.workerName ?? "", [e.detail, e.backoffMs !== undefined ? `retry after ${seconds(e.backoffMs)}` : undefined].filter(Boolean).join(" · ")]),
+      job.events.map((e) => [when(e.at), e.kind, e.workerName ?? "", eventDetail(e)]),
       { id: "timeline" },
       ["22%", "14%", "20%", "44%"],
     ),
@@ -287,6 +287,21 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
   } else if (job.output.text) box.append(el("h3", "Output"), el("pre", job.output.text));
   if (job.webhook) box.append(el("h3", "Webhook"), el("p", `${job.webhook.state}, ${job.webhook.attempts.length} attempt(s)`));
   return box;
+}
+
+/** A timeline event's detail, and a retry's backoff in human units (exact on hover). */
+function eventDetail(e: ConsoleJobPage["events"][number]): string | Node {
+  if (e.backoffMs === undefined) return e.detail ?? "";
+  const cell = el("span", e.detail ? `${e.detail} · retry after ` : "retry after ");
+  cell.append(durationText(e.backoffMs));
+  return cell;
+}
+
+/** Why a job waits, the farm's sentence with its code beside it (the same words as jobs:get and farmhand status). */
+function waitLine(code: string, reason: string, id?: string): HTMLElement {
+  const line = el("p", undefined, { class: "wait-reason", "data-code": code, ...(id ? { id } : {}) });
+  line.append(el("strong", "Why it waits: "), `${reason} `, el("code", code));
+  return line;
 }
 
 /** Whose share and limit a job counts against: "Counts against client key ci (weight 3, at most 20 running), fairness key u1". */

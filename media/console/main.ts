@@ -1,9 +1,10 @@
-import { humanDuration, percent } from "../../extension/donorState/format";
-import { isConsoleMessage, overviewAt, shareOfFinished, type ConsolePage, type ConsoleState } from "../../extension/protocol/consoleProtocol";
+import { percent } from "../../extension/donorState/format";
+import { laneLabel } from "../../convex/contract";
+import { isConsoleMessage, overviewAt, shareOfFinished, type ConsolePage, type ConsoleState, type ConsoleStuckLane } from "../../extension/protocol/consoleProtocol";
 import { accessPage, showFairnessWeights, showSecret } from "./accessPage";
 import { ThroughputChart } from "./chart";
 import "./console.css";
-import { beginRender, el, post, reconcile, table } from "./dom";
+import { beginRender, durationText, el, linkButton, post, reconcile, table } from "./dom";
 import { energySection } from "./energySection";
 import { jobsPage } from "./jobsPage";
 import { schedulesPage } from "./schedulesPage";
@@ -118,6 +119,29 @@ setInterval(() => {
   if (last && last.page !== "jobs") render(last);
 }, 15_000);
 
+/** Lanes whose jobs nothing online can run: the lane, how many wait, why, and a link to those jobs. */
+function stuckSection(stuck: ConsoleStuckLane[]): Node[] {
+  if (stuck.length === 0) return [];
+  const show = (lane: ConsoleStuckLane) => () => {
+    post({ type: "filter", filter: { status: "pending", ...(lane.type !== null ? { type: lane.type } : {}) } });
+    post({ type: "page", page: "jobs" });
+  };
+  return [
+    el("h2", "Stuck: nothing online can run these"),
+    table(
+      ["Lane", "Waiting", "Why", ""],
+      stuck.map((lane) => [
+        laneLabel({ capabilities: lane.capabilities, requirements: lane.requirements ?? undefined }),
+        String(lane.pending),
+        el("span", lane.waitReason, { class: "wait-cell", "data-code": lane.waitCode, title: `${lane.waitReason} (${lane.waitCode})` }),
+        linkButton("Show jobs", show(lane), { class: "stuck-link", title: lane.type !== null ? `The waiting ${lane.type} jobs` : "The waiting jobs" }),
+      ]),
+      { id: "stuck" },
+      ["28%", "9%", "51%", "12%"],
+    ),
+  ];
+}
+
 function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: number): void {
   if (!overview) return void parts.push(el("p", "Loading…"));
   const c = overview.counts;
@@ -130,9 +154,10 @@ function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: nu
     el("h2", "Farm"),
     table(
       ["Workers online", "Queue wait p50", "Queue wait p95", "Oldest waiting job"],
-      [[`${at.workersOnline} of ${overview.workers}`, humanDuration(overview.queueWait?.p50Ms), humanDuration(overview.queueWait?.p95Ms), humanDuration(at.oldestWaitingMs)]],
+      [[`${at.workersOnline} of ${overview.workers}`, durationText(overview.queueWait?.p50Ms), durationText(overview.queueWait?.p95Ms), durationText(at.oldestWaitingMs)]],
       { id: "farm-figures" },
     ),
+    ...stuckSection(overview.stuck ?? []),
     el("h2", "Finished and failed per minute, last hour"),
     chart.element,
     el("h2", "Client keys"),
@@ -148,7 +173,7 @@ function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: nu
           k.maxRunning === null ? String(k.running) : `${k.running} of ${k.maxRunning}`,
           String(k.waiting),
           `${Math.round(k.shareLastHour * 100)} %`,
-          humanDuration(k.oldestWaitingMs),
+          durationText(k.oldestWaitingMs),
           `${k.finished.succeeded} / ${k.finished.dead} / ${k.finished.canceled}`,
           percent(shareOfFinished(k, overview.finished)),
         ]),
@@ -162,7 +187,7 @@ function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: nu
       el("h2", "Queue wait by job type, recently"),
       table(
         ["Job type", "Wait p50", "Wait p95"],
-        overview.waitsByType.map((t) => [t.type, humanDuration(t.p50Ms), humanDuration(t.p95Ms)]),
+        overview.waitsByType.map((t) => [t.type, durationText(t.p50Ms), durationText(t.p95Ms)]),
         { id: "waits-by-type" },
       ),
     );

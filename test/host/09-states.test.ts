@@ -162,7 +162,7 @@ describe("one donor state on every surface", function () {
     assert.match(s.statusBar.text, /Farmhand: offline$/);
     assert.match(plain(s.statusBar.tooltip), /offline: the connection to the farm was lost \(since \d{1,2}:\d{2}/);
     assert.match(machineRow(s), /offline: the connection to the farm was lost/);
-    const shown = await waitUntil("the tree's last-known notice", () => api.surfaces().tree, (t) => /^Last known as of \d{1,2}:\d{2} \(\d+s ago\): cannot reach the farm/.test(t.message ?? ""), 10_000);
+    const shown = await waitUntil("the tree's last-known notice", () => api.surfaces().tree, (t) => /^Last known as of \d{1,2}:\d{2} \([\d.]+ (?:ms|s|min) ago\): cannot reach the farm/.test(t.message ?? ""), 10_000);
     assert.ok(shown.rows.some((r) => /^Queue — .*\(last known\)$/.test(r)), `the Queue row is not marked last known: ${JSON.stringify(shown.rows)}`);
     assert.equal(s.panel?.farm.freshness.kind, "lastKnown");
     // The age moves on while the view is visible.

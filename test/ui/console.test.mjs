@@ -219,7 +219,7 @@ describe("the operator's console", function () {
     await assertText(frame.locator("#job h2"), /demo\.echo · pending/);
     // back in the queue, the error is its last attempt's, not news of this one
     await assertText(frame.locator("#job"), /Last attempt's error\s*the printer is on fire/);
-    await assertText(frame.locator("#jobs"), /^Job\s*Type\s*Status\s*Client key\s*Attempt\s*Submitted\s*Last error$/);
+    await assertText(frame.locator("#jobs"), /^Job\s*Type\s*Status\s*Client key\s*Attempt\s*Submitted\s*Why it waits\s*Last error$/);
   });
 
   it("Jobs: filters by type and by batch id; a combination no index serves says what it checked on the page", async () => {
@@ -323,7 +323,7 @@ describe("the operator's console", function () {
     await assertText(dialog, new RegExp(`Retry ${dead} dead jobs with status dead\\?`));
     await dialog.getByRole("button", { name: `Retry ${dead} dead jobs` }).click();
     await assertText(frame.locator("#bulk-status"), new RegExp(`retry: ${dead} job\\(s\\) changed of ${dead} looked at — done`));
-    await assertText(frame.locator("#jobs"), /^Job\s*Type\s*Status\s*Client key\s*Attempt\s*Submitted\s*Last error$/);
+    await assertText(frame.locator("#jobs"), /^Job\s*Type\s*Status\s*Client key\s*Attempt\s*Submitted\s*Why it waits\s*Last error$/);
   });
 
   it("Jobs: a live update patches the rows in place and leaves an open Status list open", async () => {

@@ -116,7 +116,7 @@ describe("the console's view of fair share", function () {
     await frame.locator("#filter-apply").click();
     await frame.locator(`#jobs button.link[title="${held}"]`).click();
     await assertText(frame.locator("#counts-against"), /Counts against client key test client \(weight 3, at most 1 running\), fairness key (gold|free)\./);
-    await assertText(frame.locator("#job"), /waits: client key 'test client' is at its limit of 1 running/);
+    await assertText(frame.locator("#job"), /Why it waits: client key 'test client' is at its limit of 1 running/);
     await clearNotifications(page);
     await page.screenshot({ path: join(screenshots, "console-share.png") });
   });

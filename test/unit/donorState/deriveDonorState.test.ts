@@ -103,10 +103,10 @@ describe("the donor state: one derivation for every surface", () => {
     const since = NOW - 125_000;
     const state = deriveDonorState(facts({ engine: engine({ connection: { kind: "down", since }, jobs: [job("a")] }), farm: { watched: true, overview: overview(), answeredAt: since - 5_000, downSince: since } }));
     expect(state.status).toMatchObject({ kind: "offline", jobs: 1, since, problem: { kind: "unreachable" } });
-    expect(describeStatus(state.status, NOW)).toMatch(/^offline: the connection to the farm was lost \(since \d{1,2}:\d{2}, 2m 5s ago\)$/);
+    expect(describeStatus(state.status, NOW)).toMatch(/^offline: the connection to the farm was lost \(since \d{1,2}:\d{2}, 2.1 min ago\)$/);
     expect(state.farm.freshness).toMatchObject({ kind: "lastKnown", asOf: since });
     expect(state.farm.figures?.counts.pending).toBe(3);
-    expect(farmNotice(state.farm.freshness, NOW)).toMatch(/^Last known as of \d{1,2}:\d{2} \(2m 5s ago\): cannot reach the farm/);
+    expect(farmNotice(state.farm.freshness, NOW)).toMatch(/^Last known as of \d{1,2}:\d{2} \(2.1 min ago\): cannot reach the farm/);
     expect(state.toggle).toBe("stop");
   });
 
@@ -350,19 +350,19 @@ describe("the donor state: presence as the farm knows it, as of this machine's c
     const later = workers(NOW + 7 * MIN);
     expect(later.workers[0]).toMatchObject({ online: false, lastSeenAt: NOW });
     expect(later.workersOnline).toBe(0);
-    expect(workerText(later.workers[0], NOW + 7 * MIN)).toBe("offline · last seen 7m 0s ago");
+    expect(workerText(later.workers[0], NOW + 7 * MIN)).toBe("offline · last seen 7 min ago");
   });
 
   it("a worker that said it stopped is offline at once, and says since when", () => {
     const f = workers(NOW + 3_000, { stoppedAt: NOW });
     expect(f.workers[0]).toMatchObject({ online: false, stoppedAt: NOW });
-    expect(workerText(f.workers[0], NOW + 3 * MIN)).toBe("offline · stopped 3m 0s ago");
+    expect(workerText(f.workers[0], NOW + 3 * MIN)).toBe("offline · stopped 3 min ago");
   });
 
   it("an online worker's row says when the farm last heard from it, and that age moves with the clock", () => {
     const w = workers(NOW + 40_000).workers[0];
-    expect(workerText(w, NOW + 40_000)).toBe("online · up to 2 jobs · seen 40s ago");
-    expect(workerText(w, NOW + 41_000)).toBe("online · up to 2 jobs · seen 41s ago");
+    expect(workerText(w, NOW + 40_000)).toBe("online · up to 2 jobs · seen 40 s ago");
+    expect(workerText(w, NOW + 41_000)).toBe("online · up to 2 jobs · seen 41 s ago");
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   alsoRevokesText,
+  bulkStatusText,
   describeJobFilter,
   fairnessWeightsOfText,
   fairnessWeightsText,
@@ -226,6 +227,14 @@ describe("console messages from the webview are validated before anything acts o
     expect(describeJobFilter({ status: "dead", type: "demo.echo", batchId: "b1", externalId: "x" })).toBe("with status dead, type demo.echo, batch b1, external id x");
     expect(describeJobFilter({ from: 0, to: 1 })).toMatch(/^with submitted from .+, submitted before .+$/);
     expect(describeJobFilter({ clientKeyId: "kx7abc", fairnessKey: "u1", status: "pending" }, "ci")).toBe("with client key ci, fairness key u1, status pending");
+  });
+
+  it("a bulk action's status line names the filter it ran on", () => {
+    expect(bulkStatusText({ action: "cancel", affected: 366, scanned: 366, done: true }, { status: "pending", type: "demo.echo" })).toBe(
+      "cancel: 366 job(s) changed of 366 looked at — done (jobs with status pending, type demo.echo)",
+    );
+    expect(bulkStatusText({ action: "retry", affected: 2, scanned: 40, done: false }, {})).toBe("retry: 2 job(s) changed of 40 looked at… (jobs in the farm)");
+    expect(bulkStatusText(null, { clientKeyId: "k1" }, "ci")).toBe("Starting… (jobs with client key ci)");
   });
 
   it("the webview takes only the extension's message types", () => {
