@@ -649,6 +649,8 @@ export default defineSchema({
     metered: v.optional(v.boolean()),
     // the W3C trace context it was submitted with (`00-<trace id>-<parent id>-<flags>`), handed to its worker
     traceparent: v.optional(v.string()),
+    // with an externalId: SHA-256 of its spec's identity (lib/idempotency.ts), so a repeat with another spec is refused
+    specHash: v.optional(v.string()),
   })
     // A lane's ready queue: by priority, then per client key and fairness key in FIFO order (lib/fairQueue.ts)
     .index("by_lane_fair", ["laneId", "queue", "negPriority", "clientKeyId", "fairnessKey", "availableAt"])
@@ -656,6 +658,8 @@ export default defineSchema({
     .index("by_lease", ["leaseId"])
     .index("by_worker_status", ["workerId", "status"])
     .index("by_org_external", ["orgId", "externalId"])
+    // an externalId's scope: the client key that submitted it (none: a host app's own submitJob)
+    .index("by_org_client_external", ["orgId", "clientKeyId", "externalId"])
     .index("by_org_batch", ["orgId", "batchId"])
     .index("by_org_status", ["orgId", "status", "finishedAt"])
     .index("by_finished", ["finishedAt"])

@@ -67,6 +67,8 @@ import type * as lib_fairRound from "../lib/fairRound.js";
 import type * as lib_fairShare from "../lib/fairShare.js";
 import type * as lib_faults from "../lib/faults.js";
 import type * as lib_httpAnswers from "../lib/httpAnswers.js";
+import type * as lib_idempotency from "../lib/idempotency.js";
+import type * as lib_idempotencyHeader from "../lib/idempotencyHeader.js";
 import type * as lib_inbox from "../lib/inbox.js";
 import type * as lib_inputs from "../lib/inputs.js";
 import type * as lib_instanceCredit from "../lib/instanceCredit.js";
@@ -200,6 +202,8 @@ declare const fullApi: ApiFromModules<{
   "lib/fairShare": typeof lib_fairShare;
   "lib/faults": typeof lib_faults;
   "lib/httpAnswers": typeof lib_httpAnswers;
+  "lib/idempotency": typeof lib_idempotency;
+  "lib/idempotencyHeader": typeof lib_idempotencyHeader;
   "lib/inbox": typeof lib_inbox;
   "lib/inputs": typeof lib_inputs;
   "lib/instanceCredit": typeof lib_instanceCredit;

@@ -21,6 +21,7 @@ import { INPUTS_GONE, insertParentRefs } from "./parentRefs";
 import { checkValidation, validationSpec, type JobValidation } from "./validation";
 import { checkFairnessKey } from "./fairLimits";
 import { appValidation } from "./validationApps";
+import { replayOf, specHashOf } from "./idempotency";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
 export const jobSpecFields = {
@@ -105,7 +106,8 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
 
 /**
  * Plain helper for a host app's own mutations: enqueue one job for an org, in the caller's transaction.
- * With an externalId already used in this org it returns the existing job's id and writes nothing.
+ * With an externalId already used by the org's jobs submitted without a client key it returns the existing job's id
+ * and writes nothing (another spec under it: idempotency_mismatch).
  */
 export async function submitJob(ctx: MutationCtx, args: JobSpec & { orgId: Id<"orgs"> }): Promise<Id<"jobs">> {
   const { orgId, ...spec } = args;
@@ -122,13 +124,33 @@ export async function insertCheckedJob(
   clientKeyId?: Id<"clientKeys">,
   extra: { scheduleId?: Id<"schedules"> } = {},
 ): Promise<Id<"jobs">> {
+  return (await submitChecked(ctx, orgId, spec, clientKeyId, extra)).jobId;
+}
+
+/** insertCheckedJob, saying whether the externalId answered with a job submitted before (`replayed`). */
+export async function submitChecked(
+  ctx: MutationCtx,
+  orgId: Id<"orgs">,
+  spec: CheckedSpec,
+  clientKeyId?: Id<"clientKeys">,
+  extra: { scheduleId?: Id<"schedules"> } = {},
+): Promise<{ jobId: Id<"jobs">; replayed: boolean }> {
+  const specHash = spec.externalId === undefined ? undefined : specHashOf(spec);
   if (spec.externalId !== undefined) {
-    const existing = await ctx.db
-      .query("jobs")
-      .withIndex("by_org_external", (q) => q.eq("orgId", orgId).eq("externalId", spec.externalId))
-      .first();
-    if (existing) return existing._id;
+    const existing = await replayOf(ctx, orgId, clientKeyId, spec.externalId, specHash!);
+    if (existing) return { jobId: existing, replayed: true };
   }
+  return { jobId: await insertNewJob(ctx, orgId, spec, clientKeyId, extra, specHash), replayed: false };
+}
+
+async function insertNewJob(
+  ctx: MutationCtx,
+  orgId: Id<"orgs">,
+  spec: CheckedSpec,
+  clientKeyId: Id<"clientKeys"> | undefined,
+  extra: { scheduleId?: Id<"schedules"> },
+  specHash: string | undefined,
+): Promise<Id<"jobs">> {
   // an app job runs the version that is the app's latest now, only on workers that run apps and whose
   // machines have the memory that version may use
   const app = await pinApp(ctx, orgId, spec.type);
@@ -170,6 +192,7 @@ export async function insertCheckedJob(
     ...(extra.scheduleId ? { scheduleId: extra.scheduleId } : {}),
     ...(spec.validation ? { validation: spec.validation } : {}),
     ...(spec.traceparent ? { traceparent: spec.traceparent } : {}),
+    ...(specHash !== undefined ? { specHash } : {}),
     metered: true,
   });
   const arrival = arrivalOf({ type: spec.type, clientKeyId, status });
