@@ -22,6 +22,8 @@ import { checkValidation, validationSpec, type JobValidation } from "./validatio
 import { checkFairnessKey } from "./fairLimits";
 import { appValidation } from "./validationApps";
 import { replayOf, specHashOf } from "./idempotency";
+import { cacheKeyOf, cacheSpec, checkCacheSpec, jobInFlight, liveEntry } from "./resultCache";
+import { finishFromCache } from "./cacheHits";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
 export const jobSpecFields = {
@@ -44,6 +46,8 @@ export const jobSpecFields = {
   fairnessKey: v.optional(v.string()),
   // the W3C trace context of the submitter's span (lib/traceparent.ts): the worker's span of each run is its child
   traceparent: v.optional(v.string()),
+  // reuse a believed result of identical work, and store this one's (lib/resultCache.ts): true or { ttlMs }
+  cache: v.optional(cacheSpec),
 };
 export const jobSpec = v.object(jobSpecFields);
 export type JobSpec = Infer<typeof jobSpec>;
@@ -66,6 +70,7 @@ type CheckedSpec = {
   validationGiven?: boolean;
   fairnessKey?: string;
   traceparent?: string;
+  cacheTtlMs?: number;
 };
 
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
@@ -95,12 +100,14 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const validation = checkValidation(spec.validation);
   const fairnessKey = spec.fairnessKey === undefined ? undefined : checkFairnessKey(spec.fairnessKey);
   const traceparent = spec.traceparent === undefined ? undefined : checkTraceparent(spec.traceparent);
+  const cacheTtlMs = checkCacheSpec(spec.cache, spec.dependsOn);
   return {
     type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements, dependsOn,
     ...(validation ? { validation } : {}),
     ...(spec.validation ? { validationGiven: true } : {}),
     ...(fairnessKey !== undefined ? { fairnessKey } : {}),
     ...(traceparent ? { traceparent } : {}),
+    ...(cacheTtlMs !== undefined ? { cacheTtlMs } : {}),
   };
 }
 
@@ -161,8 +168,12 @@ async function insertNewJob(
   const parents = spec.dependsOn ? await resolveParents(ctx, orgId, spec.dependsOn, spec.batchId) : undefined;
   if (parents && spec.batchId !== undefined) await checkNoCycle(ctx, orgId, spec.batchId, parents);
   const unmet = parents ? unmetCount(parents) : 0;
-  const waiting = unmet > 0 || parents?.failedParent !== undefined || parents?.inputsGone !== undefined;
   const now = Date.now();
+  const cache = spec.cacheTtlMs !== undefined ? { key: cacheKeyOf(spec.type, app?.sha256, spec.payload, requirements), ttlMs: spec.cacheTtlMs } : undefined;
+  // a live entry answers it now; else an identical job in flight is waited on (single flight)
+  const hit = cache ? await liveEntry(ctx, orgId, cache.key, now) : null;
+  const source = cache && !hit ? await jobInFlight(ctx, orgId, cache.key) : null;
+  const waiting = unmet > 0 || parents?.failedParent !== undefined || parents?.inputsGone !== undefined || hit !== null || source !== null;
   const lane = await laneFor(ctx, orgId, routingCapabilities(spec.type, capabilities), classOf(requirements));
   const delayed = spec.availableAt > now;
   const status = waiting ? "waiting" : "pending";
@@ -188,11 +199,13 @@ async function insertNewJob(
     ...(requirements ? { requirements } : {}),
     ...(app ? { app } : {}),
     ...(parents ? { dependsOn: parents.dependsOn } : {}),
-    ...(waiting ? { unmetParents: unmet } : {}),
+    ...(waiting && parents ? { unmetParents: unmet } : {}),
     ...(extra.scheduleId ? { scheduleId: extra.scheduleId } : {}),
     ...(spec.validation ? { validation: spec.validation } : {}),
     ...(spec.traceparent ? { traceparent: spec.traceparent } : {}),
     ...(specHash !== undefined ? { specHash } : {}),
+    ...(cache ? { cache } : {}),
+    ...(source ? { cacheWaitsOn: source._id } : {}),
     metered: true,
   });
   const arrival = arrivalOf({ type: spec.type, clientKeyId, status });
@@ -201,6 +214,10 @@ async function insertNewJob(
   await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");
   // a waiting job is in no lane's counts: its arrival is a change of its own (the one write the metrics add to it)
   if (waiting) await noteMetrics(ctx, orgId, { jobs: arrival });
+  if (hit) {
+    await finishFromCache(ctx, jobId, hit);
+    return jobId;
+  }
   if (parents?.failedParent !== undefined) {
     // a parent already ended dead or canceled: the child ends with it, naming it
     const why = `parent job ${parents.failedParent} did not succeed`;
@@ -213,7 +230,7 @@ async function insertNewJob(
   }
   if (parents) await insertParentRefs(ctx, orgId, jobId, parents.dependsOn);
   if (waiting) {
-    await insertEdges(ctx, orgId, jobId, parents!, spec.batchId);
+    if (parents) await insertEdges(ctx, orgId, jobId, parents, spec.batchId);
     await kickSummary(ctx, orgId);
     return jobId;
   }
