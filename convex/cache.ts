@@ -1,6 +1,7 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import type { Doc } from "./_generated/dataModel";
+import type { Id } from "./_generated/dataModel";
 import { internalMutation, type MutationCtx } from "./_generated/server";
 import { TX_BUDGET } from "./lib/budget";
 import { finishFromCache } from "./lib/cacheHits";
@@ -10,7 +11,7 @@ import { kickForJobs } from "./lib/kick";
 import { laneFor } from "./lib/laneFor";
 import { moveOf } from "./lib/metrics/moves";
 import { classOf } from "./lib/requirements";
-import { entryResult, liveEntry } from "./lib/resultCache";
+import { deleteEntry, entryResult, liveEntry } from "./lib/resultCache";
 import { routingCapabilities } from "./lib/routing";
 
 /** Waiters settled per transaction at most (each a few writes; a hit also writes its copy of the result). */
@@ -52,3 +53,45 @@ async function runItself(ctx: MutationCtx, job: Doc<"jobs">) {
   await recordEvent(ctx, job, "released", { detail: `the identical job ${job.cacheWaitsOn} ended without a result to share: it runs itself` });
   await kickForJobs(ctx, job.orgId);
 }
+
+/** Entries dropped per transaction at most; each also deletes its result row (up to a result's cap). */
+const ENTRIES_PER_PAGE = 50;
+
+/** Drop a page of entries, within the write budget: whether more may follow. */
+async function dropPage(ctx: MutationCtx, entries: AsyncIterable<Doc<"cacheEntries">>): Promise<{ dropped: number; more: boolean }> {
+  let spent = 0;
+  let dropped = 0;
+  for await (const entry of entries) {
+    if (dropped === ENTRIES_PER_PAGE || (dropped > 0 && spent + entry.resultBytes > TX_BUDGET.writeBytes)) return { dropped, more: true };
+    spent += entry.resultBytes;
+    await deleteEntry(ctx, entry);
+    dropped++;
+  }
+  return { dropped, more: false };
+}
+
+/** One page of an org's entries (of one type, or all), rescheduling itself until none is left (consoleActions:invalidateCache). */
+export async function invalidatePage(ctx: MutationCtx, orgId: Id<"orgs">, type: string | undefined): Promise<{ dropped: number; more: boolean }> {
+  const entries =
+    type === undefined
+      ? ctx.db.query("cacheEntries").withIndex("by_org_key", (q) => q.eq("orgId", orgId))
+      : ctx.db.query("cacheEntries").withIndex("by_org_type", (q) => q.eq("orgId", orgId).eq("type", type));
+  const page = await dropPage(ctx, entries);
+  if (page.more) await ctx.scheduler.runAfter(0, internal.cache.invalidate, { orgId, ...(type !== undefined ? { type } : {}) });
+  return page;
+}
+
+export const invalidate = internalMutation({
+  args: { orgId: v.id("orgs"), type: v.optional(v.string()) },
+  handler: async (ctx, { orgId, type }) => await invalidatePage(ctx, orgId, type),
+});
+
+/** Retention of the cache: expired entries are deleted, a page per transaction, rescheduling while more are due. */
+export const pruneExpired = internalMutation({
+  args: {},
+  handler: async (ctx) => {
+    const page = await dropPage(ctx, ctx.db.query("cacheEntries").withIndex("by_expires", (q) => q.lt("expiresAt", Date.now())));
+    if (page.more) await ctx.scheduler.runAfter(0, internal.cache.pruneExpired, {});
+    return page;
+  },
+});
