@@ -123,6 +123,10 @@ export type ConsoleJobPage = ConsoleJobRow & {
   countsAgainst?: { name: string; weight: number; maxRunning: number | null; fairnessKey: string | null } | null;
   /** Pending beyond its turn: why ("client key 'ci' is at its limit of 20 running"). */
   waitReason?: string | null;
+  /** A cache hit: the job whose result it took; waiting for an identical job in flight; submitted with `cache`. */
+  cachedFrom?: string;
+  cacheWaitsOn?: string;
+  cacheable?: boolean;
 };
 
 export type ConsoleValidation = {
@@ -177,6 +181,8 @@ export type ConsoleBulk = { action: string; scanned: number; affected: number; d
 export type ConsoleAccess = {
   /** The console uses an operator key: only then may it make operator keys and client keys that publish apps. */
   asOperator: boolean;
+  /** Results accepted from one worker alone may enter the result cache (off by default). */
+  cacheUnvalidated?: boolean;
   enrollments: Array<{
     enrollmentId: string;
     tokenPrefix: string;
@@ -332,6 +338,10 @@ export type ConsoleRequest =
   /** Retry or cancel every job the Jobs page's filter selects (asks for a confirmation first). */
   | { type: "bulk"; action: "retry" | "cancel" }
   | { type: "purgeDead" }
+  /** Drop the result cache's entries of this job type (asks for a confirmation first). */
+  | { type: "invalidateCache"; jobType: string }
+  /** The Access page's switch: may one worker's accepted result enter the result cache (turning it on asks first). */
+  | { type: "setCacheUnvalidated"; on: boolean }
   /** `donor`: who the machine belongs to (none when not given). */
   | { type: "createToken"; capabilities: string[]; slots: number; ttlHours: number; canManage: boolean; donor?: string }
   | { type: "createClientKey"; name: string; canPublish: boolean }
@@ -378,6 +388,8 @@ const FIELDS: Record<ConsoleRequest["type"], readonly string[]> = {
   revokeClientKey: ["clientKeyId"],
   bulk: ["action"],
   purgeDead: [],
+  invalidateCache: ["jobType"],
+  setCacheUnvalidated: ["on"],
   createToken: ["capabilities", "slots", "ttlHours", "canManage", "donor"],
   createClientKey: ["name", "canPublish"],
   createOperatorKey: ["name"],
@@ -448,6 +460,12 @@ export function parseConsoleRequest(raw: unknown): Parsed {
       return rest.action === "retry" || rest.action === "cancel" ? { ok: true, request: { type: "bulk", action: rest.action } } : bad("needs action retry or cancel");
     case "purgeDead":
       return { ok: true, request: { type: "purgeDead" } };
+    case "setCacheUnvalidated":
+      return typeof rest.on === "boolean" ? { ok: true, request: { type: "setCacheUnvalidated", on: rest.on } } : bad("needs on: true or false");
+    case "invalidateCache":
+      return typeof rest.jobType === "string" && rest.jobType.length > 0 && rest.jobType.length <= 256
+        ? { ok: true, request: { type: "invalidateCache", jobType: rest.jobType } }
+        : bad("needs a job type");
     case "createToken": {
       const { capabilities, slots, ttlHours, canManage, donor } = rest;
       if (!Array.isArray(capabilities) || capabilities.length > LIMITS.capabilitiesPerWorker || !capabilities.every((c) => typeof c === "string" && isCapabilityGrant(c))) {

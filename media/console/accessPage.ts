@@ -31,6 +31,20 @@ export function accessPage(content: HTMLElement, { access }: ConsoleState, parts
     const why = "This console uses a worker's key: it makes enrollment tokens and client keys, but no operator key and no client key that may publish apps (use an operator key for those).";
     parts.push(el("p", why, { class: "note", id: "operator-only" }));
   }
+  if (access.asOperator) {
+    const on = access.cacheUnvalidated === true;
+    parts.push(
+      el("h2", "Result cache"),
+      el(
+        "p",
+        on
+          ? "Results one worker returned alone enter the cache: identical jobs of every client key take them."
+          : "Only results a quorum of at least 2 workers agreed on enter the cache (validation quorum ≥ 2).",
+        { class: "label", id: "cache-trust" },
+      ),
+      button(on ? "Cache Quorum Results Only" : "Also Cache Single-Worker Results…", () => post({ type: "setCacheUnvalidated", on: !on }), { id: "cache-unvalidated", secondary: "" }),
+    );
+  }
   const limitsForm = kept<HTMLFormElement>("#limits-form") ?? shareForm();
   syncShareForm(limitsForm, access.clientKeys.filter((k) => !k.revoked));
   parts.push(

@@ -230,6 +230,7 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
   const actions = el("div", undefined, { class: "actions" });
   if (job.status === "dead") actions.append(button("Retry", () => post({ type: "retryJob", jobId: job.jobId }), { id: "retry-job" }));
   if (job.status === "pending" || job.status === "running") actions.append(button("Cancel", () => post({ type: "cancelJob", jobId: job.jobId }), { id: "cancel-job" }));
+  if (job.cacheable) actions.append(button(`Drop Cached ${job.type} Results…`, () => post({ type: "invalidateCache", jobType: job.type }), { id: "invalidate-cache", secondary: "" }));
   actions.append(button("Close", () => post({ type: "openJob", jobId: null }), { id: "close-job", secondary: "" }));
   const facts = [
     job.jobId,
@@ -237,6 +238,8 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
     job.progress !== undefined ? `${Math.round(job.progress * 100)} %` : undefined,
     job.suspendedSince !== undefined ? `frozen on its worker since ${when(job.suspendedSince)} (the donor is using the machine)` : undefined,
     job.status === "pending" && job.nobodyHandles?.length ? `no online worker handles ${job.nobodyHandles.join(", ")}: it waits until one does` : undefined,
+    job.cachedFrom !== undefined ? `cache hit: the result of job ${job.cachedFrom} (it did not run)` : undefined,
+    job.status === "waiting" && job.cacheWaitsOn !== undefined ? `waits for the identical job ${job.cacheWaitsOn} and takes its result` : undefined,
     job.status === "waiting" && job.unmetParents !== undefined ? `waits for ${job.unmetParents} parent${job.unmetParents === 1 ? "" : "s"} to succeed` : undefined,
     job.errorCode === "dependency_failed" && job.failedParent ? `canceled because its parent job ${job.failedParent} did not succeed (dependency_failed)` : undefined,
     job.errorCode !== undefined && job.errorCode !== "dependency_failed" ? `ended with code ${job.errorCode}` : undefined,

@@ -76,3 +76,17 @@ test("only an operator key sets cacheUnvalidated; access:list reports it; a bad 
   await farm.t.mutation(api.consoleAccess.setCacheUnvalidated, { apiKey: key, on: true });
   expect((await farm.t.query(api.consoleAccess.list, { apiKey: key })).cacheUnvalidated).toBe(true);
 });
+
+test("console:job shows a hit's cachedFrom and that a job is cacheable (its page offers to drop its type's entries)", async () => {
+  const farm = await newFarm();
+  const key = await operatorKey(farm);
+  await farm.t.mutation(api.consoleAccess.setCacheUnvalidated, { apiKey: key, on: true });
+  const w = await enrollWorker(farm);
+  const first = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", payload: 1, cache: true });
+  const [c] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: TEST_TYPES });
+  await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: c.leaseId, result: 2 });
+  const hit = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", payload: 1, cache: true });
+  expect(await farm.t.query(api.console.job, { apiKey: key, jobId: hit })).toMatchObject({ status: "succeeded", cachedFrom: first, cacheable: true, result: 2 });
+  const plain = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x" });
+  expect((await farm.t.query(api.console.job, { apiKey: key, jobId: plain }))!.cacheable).toBe(false);
+});
