@@ -431,6 +431,8 @@ export default defineSchema({
     deletedAt: v.optional(v.number()),
     // the validation its jobs get when submitted without one (POST /api/apps/<name>?quorum=2); none: quorum 1
     validation: v.optional(validationSpec),
+    // its jobs submitted without `cache` are cached for this long (POST /api/apps/<name>?cacheTtlMs=); none: not cached
+    cacheTtlMs: v.optional(v.number()),
   })
     .index("by_org_name_version", ["orgId", "name", "version"])
     .index("by_org_deleted_name", ["orgId", "deleted", "name", "version"]),

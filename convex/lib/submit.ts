@@ -20,7 +20,7 @@ import { finishJob } from "./transitions";
 import { INPUTS_GONE, insertParentRefs } from "./parentRefs";
 import { checkValidation, validationSpec, type JobValidation } from "./validation";
 import { checkFairnessKey } from "./fairLimits";
-import { appValidation } from "./validationApps";
+import { appCacheTtl, appValidation } from "./validationApps";
 import { replayOf, specHashOf } from "./idempotency";
 import { cacheKeyOf, cacheSpec, checkCacheSpec, jobInFlight, liveEntry } from "./resultCache";
 import { finishFromCache } from "./cacheHits";
@@ -71,6 +71,8 @@ type CheckedSpec = {
   fairnessKey?: string;
   traceparent?: string;
   cacheTtlMs?: number;
+  // the submitter said `cache` (false included): an app's default does not apply
+  cacheGiven?: boolean;
 };
 
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
@@ -108,6 +110,7 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
     ...(fairnessKey !== undefined ? { fairnessKey } : {}),
     ...(traceparent ? { traceparent } : {}),
     ...(cacheTtlMs !== undefined ? { cacheTtlMs } : {}),
+    ...(spec.cache !== undefined ? { cacheGiven: true } : {}),
   };
 }
 
@@ -163,6 +166,8 @@ async function insertNewJob(
   const app = await pinApp(ctx, orgId, spec.type);
   // an app's jobs submitted without validation get the default of the version they run
   if (app && !spec.validationGiven) spec = { ...spec, ...(await appValidation(ctx, orgId, app)) };
+  // and without `cache` its version's cache default (none: not cached); a child of dependsOn is never cached
+  if (app && !spec.cacheGiven && !spec.dependsOn) spec = { ...spec, ...(await appCacheTtl(ctx, orgId, app)) };
   const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
   const requirements = app ? withAppMemory(spec.requirements, app.memoryMB) : spec.requirements;
   const parents = spec.dependsOn ? await resolveParents(ctx, orgId, spec.dependsOn, spec.batchId) : undefined;
