@@ -4,6 +4,7 @@ import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { canonicalJson } from "./canonical";
 import { fail } from "./errors";
 import { TIMING } from "./limits";
+import { TX_BUDGET } from "./budget";
 import { classOf, type JobRequirements } from "./requirements";
 import { Sha256 } from "./sha256";
 import { checkIntegerInRange, jsonBytes } from "./validate";
@@ -37,6 +38,18 @@ export function checkCacheSpec(spec: CacheSpec | undefined, dependsOn: unknown):
 export function cacheKeyOf(type: string, appSha256: string | undefined, payload: unknown, requirements: JobRequirements | undefined): string {
   const identity = { type, app: appSha256 ?? null, payload: payload ?? null, class: classOf(requirements) ?? null };
   return new Sha256().update(new TextEncoder().encode(canonicalJson(identity))).hex();
+}
+
+/** Result bytes the hits of one transaction may copy (a batch of 500 hits of a large result would pass the write cap). */
+const HIT_BYTES_PER_TRANSACTION = TX_BUDGET.writeBytes / 2;
+const hitBytes = new WeakMap<object, number>();
+
+/** Count a hit's copy against its transaction's share; false when it would pass it (the job then waits for a page). */
+export function takeHitBytes(ctx: QueryCtx, bytes: number): boolean {
+  const spent = hitBytes.get(ctx.db) ?? 0;
+  if (spent > 0 && spent + bytes > HIT_BYTES_PER_TRANSACTION) return false;
+  hitBytes.set(ctx.db, spent + bytes);
+  return true;
 }
 
 /** The live entry under this key, or null. */

@@ -22,7 +22,7 @@ import { checkValidation, validationSpec, type JobValidation } from "./validatio
 import { checkFairnessKey } from "./fairLimits";
 import { appCacheTtl, appValidation } from "./validationApps";
 import { replayOf, specHashOf } from "./idempotency";
-import { cacheKeyOf, cacheSpec, checkCacheSpec, jobInFlight, liveEntry } from "./resultCache";
+import { cacheKeyOf, cacheSpec, checkCacheSpec, jobInFlight, liveEntry, takeHitBytes } from "./resultCache";
 import { finishFromCache } from "./cacheHits";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
@@ -176,8 +176,10 @@ async function insertNewJob(
   const now = Date.now();
   const cache = spec.cacheTtlMs !== undefined ? { key: cacheKeyOf(spec.type, app?.sha256, spec.payload, requirements), ttlMs: spec.cacheTtlMs } : undefined;
   // a live entry answers it now; else an identical job in flight is waited on (single flight)
-  const hit = cache ? await liveEntry(ctx, orgId, cache.key, now) : null;
-  const source = cache && !hit ? await jobInFlight(ctx, orgId, cache.key) : null;
+  const entry = cache ? await liveEntry(ctx, orgId, cache.key, now) : null;
+  // each hit writes its copy of the result: past this transaction's share, it waits for a scheduled page instead
+  const hit = entry && takeHitBytes(ctx, entry.resultBytes) ? entry : null;
+  const source = entry && !hit ? ({ _id: entry.sourceJobId } as const) : cache ? await jobInFlight(ctx, orgId, cache.key) : null;
   const waiting = unmet > 0 || parents?.failedParent !== undefined || parents?.inputsGone !== undefined || hit !== null || source !== null;
   const lane = await laneFor(ctx, orgId, routingCapabilities(spec.type, capabilities), classOf(requirements));
   const delayed = spec.availableAt > now;
@@ -234,6 +236,7 @@ async function insertNewJob(
     return jobId;
   }
   if (parents) await insertParentRefs(ctx, orgId, jobId, parents.dependsOn);
+  if (entry && !hit) await ctx.scheduler.runAfter(0, internal.cache.releaseWaiters, { sourceId: entry.sourceJobId, stored: true });
   if (waiting) {
     if (parents) await insertEdges(ctx, orgId, jobId, parents, spec.batchId);
     await kickSummary(ctx, orgId);

@@ -157,3 +157,21 @@ test("single flight: a single worker's result without the opt-in is not handed t
   expect((await jobOf(farm, waiter)).status).toBe("pending");
   expect(await checkConsistency(farm.t)).toEqual([]);
 });
+
+test("a batch of hits of a large result copies within the write budget; the rest wait and take it in scheduled pages", async () => {
+  vi.useFakeTimers();
+  const farm = await newFarm();
+  await optIn(farm);
+  const w = await enrollWorker(farm);
+  const first = await farm.t.mutation(api.jobs.submit, spec(farm));
+  const big = "r".repeat(200 * 1024);
+  await runOne(farm, w, big);
+  const ids = await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: Array.from({ length: 30 }, () => ({ type: "x", payload: { n: 1 }, cache: true })) });
+  const now = await Promise.all(ids.map((id) => jobOf(farm, id)));
+  expect(now.filter((j) => j.status === "succeeded").length).toBeLessThan(15);
+  expect(now.filter((j) => j.status === "waiting").length).toBeGreaterThan(15);
+  expect(await checkConsistency(farm.t)).toEqual([]);
+  await runScheduled(farm);
+  for (const id of ids) expect(await jobOf(farm, id)).toMatchObject({ status: "succeeded", cachedFrom: first, result: big });
+  expect(await checkConsistency(farm.t)).toEqual([]);
+});
