@@ -6,6 +6,7 @@ import { clientFromKey } from "./lib/auth";
 import { fail } from "./lib/errors";
 import { canonicalJson } from "./lib/canonical";
 import { defaultSpec, validationSpec } from "./lib/validation";
+import { checkCacheSpec } from "./lib/resultCache";
 
 /**
  * Farm apps. Publishing and deleting go through HTTP (`POST /api/apps/<name>`, `DELETE /api/apps/<name>/<version>`,
@@ -34,16 +35,19 @@ export const checkPublish = internalQuery({
     memoryMB: v.optional(v.number()),
     timeoutMs: v.optional(v.number()),
     validation: v.optional(validationSpec),
+    cacheTtlMs: v.optional(v.number()),
   },
   handler: async (ctx, args) => {
     const publisher = await publisherFromKey(ctx, args.clientKey);
     checkAppName(args.name);
     const limits = checkAppLimits(args.memoryMB, args.timeoutMs);
     const validation = defaultSpec(args.validation);
+    const cacheTtlMs = args.cacheTtlMs === undefined ? undefined : checkCacheSpec({ ttlMs: args.cacheTtlMs }, undefined);
     const latest = await latestVersion(ctx, publisher.orgId, args.name);
     return {
       ...limits,
       ...(validation ? { validation } : {}),
+      ...(cacheTtlMs !== undefined ? { cacheTtlMs } : {}),
       latest: latest && !latest.deleted ? { ...versionView(latest) } : null,
     };
   },
@@ -63,18 +67,20 @@ export const recordVersion = internalMutation({
     timeoutMs: v.optional(v.number()),
     storageId: v.id("_storage"),
     validation: v.optional(validationSpec),
+    cacheTtlMs: v.optional(v.number()),
   },
   handler: async (ctx, args) => {
     const publisher = await publisherFromKey(ctx, args.clientKey);
     const name = checkAppName(args.name);
     const limits = checkAppLimits(args.memoryMB, args.timeoutMs);
     const validation = defaultSpec(args.validation);
+    const cacheTtlMs = args.cacheTtlMs === undefined ? undefined : checkCacheSpec({ ttlMs: args.cacheTtlMs }, undefined);
     if (!SHA256_HEX.test(args.sha256)) fail("invalid_argument", "sha256 must be 64 lowercase hex digits");
     if (!Number.isInteger(args.bytes) || args.bytes < 8 || args.bytes > APP_LIMITS.moduleBytesMax) {
       fail("invalid_argument", `bytes must be a whole number from 8 to ${APP_LIMITS.moduleBytesMax}`);
     }
     const latest = await latestVersion(ctx, publisher.orgId, name);
-    const sameRules = canonicalJson(latest?.validation ?? null) === canonicalJson(validation ?? null);
+    const sameRules = canonicalJson(latest?.validation ?? null) === canonicalJson(validation ?? null) && latest?.cacheTtlMs === cacheTtlMs;
     if (latest && !latest.deleted && latest.sha256 === args.sha256 && latest.memoryMB === limits.memoryMB && latest.timeoutMs === limits.timeoutMs && sameRules) {
       return { created: false, ...versionView(latest) };
     }
@@ -86,6 +92,7 @@ export const recordVersion = internalMutation({
       bytes: args.bytes,
       ...limits,
       ...(validation ? { validation } : {}),
+      ...(cacheTtlMs !== undefined ? { cacheTtlMs } : {}),
       storageId: args.storageId,
       ...publisher.by,
       createdAt: Date.now(),

@@ -175,6 +175,10 @@ export const job = query({
       output: { text: output.map((c) => c.chunk).join(""), fromSeq: output[0]?.seq ?? 0, nextSeq: (newestOutput[0]?.seq ?? -1) + 1 },
       webhook: await deliveriesOf(ctx, found._id),
       nobodyHandles,
+      // a cache hit: the job whose result it took; cacheable: its type's entries may be dropped from its page
+      cachedFrom: found.cachedFrom,
+      cacheWaitsOn: found.cacheWaitsOn,
+      cacheable: found.cache !== undefined,
       // whose share and limits it counts against, and, pending beyond its turn, why
       countsAgainst: await countsAgainst(ctx, found),
       ...(await waitFields(ctx, found, { summary })),

@@ -40,6 +40,8 @@ export const list = query({
     return {
       // an operator key makes operator keys and keys that publish apps; a managing worker's key does not
       asOperator: me.kind === "operator",
+      // whether one worker's accepted answer (no quorum of 2) may enter the result cache
+      cacheUnvalidated: (await ctx.db.get(me.orgId))?.cacheUnvalidated === true,
       enrollments: enrollments.map((e) => ({
         enrollmentId: e._id,
         tokenPrefix: e.tokenPrefix,
@@ -143,6 +145,20 @@ export const setClientKeyLimits = mutation({
     const me = await operatorFromKey(ctx, apiKey);
     refuseEscalation(me, "set a client key's share of the farm");
     return await applyClientKeyLimits(ctx, await clientKeyInOrg(ctx, me.orgId, clientKeyId), spec);
+  },
+});
+
+/**
+ * Let results accepted from one worker alone enter the org's result cache (off by default: a single donor's answer
+ * is then handed to every identical job). An operator key only: a managing worker is a donor's machine.
+ */
+export const setCacheUnvalidated = mutation({
+  args: { apiKey: v.string(), on: v.boolean() },
+  handler: async (ctx, { apiKey, on }) => {
+    const me = await operatorFromKey(ctx, apiKey);
+    if (me.kind !== "operator") fail("forbidden", "Only an operator key decides which results the cache trusts");
+    await ctx.db.patch(me.orgId, { cacheUnvalidated: on });
+    return { cacheUnvalidated: on };
   },
 });
 

@@ -11,6 +11,9 @@ import { fail } from "./lib/errors";
 import { maybeFault } from "./lib/faults";
 import { checkJobFilter, planJobQuery, type JobFilter } from "./lib/jobQuery";
 import { jobFilter } from "./schema";
+import { invalidatePage } from "./cache";
+import { LIMITS } from "./lib/limits";
+import { checkText } from "./lib/validate";
 
 /**
  * The operator's console (changes). Every function takes an operator key as `apiKey` (or the key of a worker
@@ -37,6 +40,19 @@ export const cancelJob = mutation({
     const me = await operatorFromKey(ctx, args.apiKey);
     const job = await requireJobInOrg(ctx, me.orgId, args.jobId);
     return await cancelOneJob(ctx, job, `canceled by ${me.name}`);
+  },
+});
+
+/**
+ * Drop the org's result cache entries (of one job type, or all): later identical jobs run again. The first page is
+ * dropped now, the rest in scheduled pages: `{ dropped, more }`. Jobs already answered from an entry keep their result.
+ */
+export const invalidateCache = mutation({
+  args: { apiKey: v.string(), type: v.optional(v.string()) },
+  handler: async (ctx, args) => {
+    const me = await operatorFromKey(ctx, args.apiKey);
+    const type = args.type === undefined ? undefined : checkText(args.type, "type", LIMITS.typeChars);
+    return await invalidatePage(ctx, me.orgId, type);
   },
 });
 

@@ -4,6 +4,7 @@ import { internal } from "./_generated/api";
 const crons = cronJobs();
 
 crons.interval("retention-sweep", { hours: 1 }, internal.retention.sweep, {});
+crons.interval("cache-prune", { hours: 1 }, internal.cache.pruneExpired, {});
 // every loop latch left armed by a failed run is re-armed (convex/watchdog.ts; TIMING.watchdogEveryMs)
 crons.interval("watchdog", { minutes: 1 }, internal.watchdog.check, {});
 

@@ -8,6 +8,7 @@ import { bearer, errorResponse, json } from "./lib/httpAnswers";
 import { batchStatusRoute, getJobRoute, listJobsRoute } from "./lib/jobsHttp";
 import { EXPOSITION_CONTENT_TYPE } from "./lib/metrics/exposition";
 import { parseTraceparent } from "./lib/traceparent";
+import { withIdempotencyKey } from "./lib/idempotencyHeader";
 
 /** HTTP API for submitters that are not Convex apps. Auth: `Authorization: Bearer fh_c_…`. */
 
@@ -76,6 +77,7 @@ http.route({
     const traced = (job: Record<string, unknown>) => (traceparent === undefined || "traceparent" in job ? job : { ...job, traceparent });
     const fields = body as Record<string, unknown>;
     if (Array.isArray(fields.jobs)) {
+      if (request.headers.has("idempotency-key")) return errorResponse("invalid_argument", "Idempotency-Key names one job; give each job of a batch its own externalId");
       const unknown = Object.keys(fields).filter((name) => name !== "jobs" && name !== "seal");
       if (unknown.length > 0) {
         return errorResponse("invalid_argument", `A batch body holds only "jobs" and "seal"; unknown field ${JSON.stringify(unknown[0])}`);
@@ -88,8 +90,11 @@ http.route({
       const jobIds = await ctx.runMutation(api.jobs.submitBatch, { clientKey, jobs: jobs as never, ...(seal !== undefined ? { seal } : {}) });
       return json({ jobIds }, 201);
     }
-    const jobId = await ctx.runMutation(api.jobs.submit, { ...(traced(fields) as Record<string, never>), clientKey } as never);
-    return json({ jobId }, 201);
+    const keyed = withIdempotencyKey(fields, request);
+    if (typeof keyed === "string") return errorResponse("invalid_argument", keyed);
+    const { jobId, replayed } = await ctx.runMutation(internal.jobs.submitReplayed, { ...(traced(keyed) as Record<string, never>), clientKey } as never);
+    // a replay answers as the first submit did, with the IETF draft's marker
+    return replayed ? json({ jobId }, 201, { "Idempotent-Replayed": "true" }) : json({ jobId }, 201);
   }),
 });
 

@@ -1,6 +1,6 @@
 import { v } from "convex/values";
 import type { Id } from "./_generated/dataModel";
-import { mutation, query, type MutationCtx } from "./_generated/server";
+import { internalMutation, mutation, query, type MutationCtx } from "./_generated/server";
 import { clientFromKey, jobInOrg, requireJobInOrg } from "./lib/auth";
 import { ByteBudget, takeWithinBudget } from "./lib/budget";
 import { expectSeal, sealNow, sealOf } from "./lib/batchSeals";
@@ -12,11 +12,12 @@ import { jobView, jobListView } from "./lib/jobView";
 import { checkIntegerInRange } from "./lib/validate";
 import { jobStatus } from "./schema";
 import { LIMITS } from "./lib/limits";
-import { checkJobSpec, insertCheckedJob, jobSpec, jobSpecFields } from "./lib/submit";
+import { checkJobSpec, insertCheckedJob, jobSpec, jobSpecFields, submitChecked } from "./lib/submit";
 import { checkText } from "./lib/validate";
 import { checkWebhookUrl, webhookOf } from "./lib/webhooks";
 import { takeWebhookToken } from "./lib/webhookRateLimit";
 import { newSecret } from "./lib/keys";
+import { jobByExternalId } from "./lib/idempotency";
 
 /** Submitter API: every call takes a client key (`fh_c_…`) and sees only its own org's jobs. */
 
@@ -25,6 +26,15 @@ export const submit = mutation({
   handler: async (ctx, { clientKey, ...spec }) => {
     const client = await clientFromKey(ctx, clientKey);
     return await insertCheckedJob(ctx, client.orgId, checkJobSpec(spec, Date.now()), client._id);
+  },
+});
+
+/** jobs:submit for the HTTP route: also says whether the externalId answered with an earlier job (`Idempotent-Replayed`). */
+export const submitReplayed = internalMutation({
+  args: { clientKey: v.string(), ...jobSpecFields },
+  handler: async (ctx, { clientKey, ...spec }) => {
+    const client = await clientFromKey(ctx, clientKey);
+    return await submitChecked(ctx, client.orgId, checkJobSpec(spec, Date.now()), client._id);
   },
 });
 
@@ -119,10 +129,8 @@ export const byExternalId = query({
   handler: async (ctx, args) => {
     const client = await clientFromKey(ctx, args.clientKey);
     const externalId = checkText(args.externalId, "externalId", LIMITS.externalIdChars);
-    const job = await ctx.db
-      .query("jobs")
-      .withIndex("by_org_external", (q) => q.eq("orgId", client.orgId).eq("externalId", externalId))
-      .first();
+    // this key's own externalIds: another key's job under the same id is another job
+    const job = await jobByExternalId(ctx, client.orgId, client._id, externalId);
     return job ? await jobView(ctx, job) : null;
   },
 });

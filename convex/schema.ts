@@ -79,7 +79,11 @@ export const inboxKind = v.union(v.literal("offer"), v.literal("cancel"), v.lite
 export const createdBy = v.optional(v.union(v.id("operatorKeys"), v.id("workers")));
 
 export default defineSchema({
-  orgs: defineTable({ name: v.string() }),
+  orgs: defineTable({
+    name: v.string(),
+    // results accepted from one worker alone (no quorum of 2) may enter the result cache (off unless set)
+    cacheUnvalidated: v.optional(v.boolean()),
+  }),
 
   enrollments: defineTable({
     orgId: v.id("orgs"),
@@ -432,6 +436,8 @@ export default defineSchema({
     deletedAt: v.optional(v.number()),
     // the validation its jobs get when submitted without one (POST /api/apps/<name>?quorum=2); none: quorum 1
     validation: v.optional(validationSpec),
+    // its jobs submitted without `cache` are cached for this long (POST /api/apps/<name>?cacheTtlMs=); none: not cached
+    cacheTtlMs: v.optional(v.number()),
   })
     .index("by_org_name_version", ["orgId", "name", "version"])
     .index("by_org_deleted_name", ["orgId", "deleted", "name", "version"]),
@@ -584,6 +590,23 @@ export default defineSchema({
     .index("by_org_minute_shard", ["orgId", "minute", "shard"])
     .index("by_minute", ["minute"]),
 
+  // The result cache (lib/resultCache.ts): one entry per key, its result beside it in cacheResults (read only on a hit)
+  cacheEntries: defineTable({
+    orgId: v.id("orgs"),
+    key: v.string(),
+    type: v.string(),
+    sourceJobId: v.id("jobs"),
+    resultBytes: v.number(),
+    // quorum of at least 2 agreeing (false: one worker's answer, stored only for an org with cacheUnvalidated)
+    validated: v.boolean(),
+    createdAt: v.number(),
+    expiresAt: v.number(),
+  })
+    .index("by_org_key", ["orgId", "key"])
+    .index("by_org_type", ["orgId", "type"])
+    .index("by_expires", ["expiresAt"]),
+  cacheResults: defineTable({ entryId: v.id("cacheEntries"), result: v.any() }).index("by_entry", ["entryId"]),
+
   jobs: defineTable({
     orgId: v.id("orgs"),
     laneId: v.id("lanes"),
@@ -654,6 +677,14 @@ export default defineSchema({
     metered: v.optional(v.boolean()),
     // the W3C trace context it was submitted with (`00-<trace id>-<parent id>-<flags>`), handed to its worker
     traceparent: v.optional(v.string()),
+    // with an externalId: SHA-256 of its spec's identity (lib/idempotency.ts), so a repeat with another spec is refused
+    specHash: v.optional(v.string()),
+    // submitted with `cache` (lib/resultCache.ts): its cache key and how long its result stays reusable
+    cache: v.optional(v.object({ key: v.string(), ttlMs: v.number() })),
+    // a cache hit: created succeeded with the result of this job, which ran
+    cachedFrom: v.optional(v.id("jobs")),
+    // single flight: waiting for this identical job's result instead of running too
+    cacheWaitsOn: v.optional(v.id("jobs")),
   })
     // A lane's ready queue: by priority, then per client key and fairness key in FIFO order (lib/fairQueue.ts)
     .index("by_lane_fair", ["laneId", "queue", "negPriority", "clientKeyId", "fairnessKey", "availableAt"])
@@ -661,6 +692,11 @@ export default defineSchema({
     .index("by_lease", ["leaseId"])
     .index("by_worker_status", ["workerId", "status"])
     .index("by_org_external", ["orgId", "externalId"])
+    // an externalId's scope: the client key that submitted it (none: a host app's own submitJob)
+    .index("by_org_client_external", ["orgId", "clientKeyId", "externalId"])
+    // an identical cacheable job in flight (single flight), and the jobs waiting on one
+    .index("by_org_cache_status", ["orgId", "cache.key", "status"])
+    .index("by_cache_waits", ["cacheWaitsOn"])
     .index("by_org_batch", ["orgId", "batchId"])
     .index("by_org_status", ["orgId", "status", "finishedAt"])
     .index("by_finished", ["finishedAt"])

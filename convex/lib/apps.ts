@@ -90,5 +90,6 @@ export function versionView(row: Doc<"appVersions">) {
     createdAt: row.createdAt,
     // the validation its jobs get by default (issue 20); none: quorum 1
     ...(row.validation ? { validation: row.validation } : {}),
+    ...(row.cacheTtlMs !== undefined ? { cacheTtlMs: row.cacheTtlMs } : {}),
   };
 }

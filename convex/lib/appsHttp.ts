@@ -48,7 +48,7 @@ function numberParam(params: URLSearchParams, name: string): number | undefined 
 
 const NUMBER_RULES = ["maxInstances", "maxErrorInstances", "spare", "instanceDeadlineMs"] as const;
 const FLAG_RULES = ["homogeneous", "adaptive"] as const;
-const PUBLISH_PARAMS = ["memoryMB", "timeoutMs", "quorum", ...NUMBER_RULES, ...FLAG_RULES, "distinct"];
+const PUBLISH_PARAMS = ["memoryMB", "timeoutMs", "quorum", ...NUMBER_RULES, ...FLAG_RULES, "distinct", "cacheTtlMs"];
 
 /**
  * The version's default validation from `?quorum=` and the other rules (`maxInstances`, `maxErrorInstances`, `spare`,
@@ -146,7 +146,9 @@ const publish = withKey("client", async (ctx, clientKey, request, path) => {
   const validation = validationParams(params);
   if (typeof validation === "string") return errorResponse("invalid_argument", validation);
   // Key, name and limits first: nothing is read or stored for a caller that would be refused anyway.
-  const checked = await ctx.runQuery(internal.apps.checkPublish, { clientKey, name, memoryMB, timeoutMs, ...(validation ? { validation } : {}) });
+  // the version's jobs submitted without `cache` are cached this long (lib/resultCache.ts)
+  const cacheTtlMs = numberParam(params, "cacheTtlMs");
+  const checked = await ctx.runQuery(internal.apps.checkPublish, { clientKey, name, memoryMB, timeoutMs, ...(validation ? { validation } : {}), ...(cacheTtlMs !== undefined ? { cacheTtlMs } : {}) });
   const contentType = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
   if (contentType !== "application/wasm") {
     return errorResponse("invalid_argument", `The body must be a WebAssembly module sent as Content-Type: application/wasm; got ${JSON.stringify(contentType)}`);
@@ -165,9 +167,9 @@ const publish = withKey("client", async (ctx, clientKey, request, path) => {
   }
   const { bytes, sha256, module } = body.finish();
   const latest = checked.latest;
-  const sameRules = canonicalJson(latest?.validation ?? null) === canonicalJson(checked.validation ?? null);
+  const sameRules = canonicalJson(latest?.validation ?? null) === canonicalJson(checked.validation ?? null) && latest?.cacheTtlMs === checked.cacheTtlMs;
   if (latest && latest.sha256 === sha256 && latest.memoryMB === checked.memoryMB && latest.timeoutMs === checked.timeoutMs && sameRules) {
-    return json({ name: latest.name, version: latest.version, sha256, ...(latest.validation ? { validation: latest.validation } : {}) });
+    return json({ name: latest.name, version: latest.version, sha256, ...(latest.validation ? { validation: latest.validation } : {}), ...(latest.cacheTtlMs !== undefined ? { cacheTtlMs: latest.cacheTtlMs } : {}) });
   }
   const storageId: Id<"_storage"> = await ctx.storage.store(module);
   let recorded;
@@ -181,6 +183,7 @@ const publish = withKey("client", async (ctx, clientKey, request, path) => {
       timeoutMs,
       storageId,
       ...(validation ? { validation } : {}),
+      ...(cacheTtlMs !== undefined ? { cacheTtlMs } : {}),
     });
   } catch (error) {
     await ctx.storage.delete(storageId);
@@ -188,7 +191,13 @@ const publish = withKey("client", async (ctx, clientKey, request, path) => {
   }
   // Someone published the same bytes in the meantime: theirs is the version; ours is not kept.
   if (!recorded.created) await ctx.storage.delete(storageId);
-  return json({ name: recorded.name, version: recorded.version, sha256: recorded.sha256, ...(recorded.validation ? { validation: recorded.validation } : {}) });
+  return json({
+    name: recorded.name,
+    version: recorded.version,
+    sha256: recorded.sha256,
+    ...(recorded.validation ? { validation: recorded.validation } : {}),
+    ...(recorded.cacheTtlMs !== undefined ? { cacheTtlMs: recorded.cacheTtlMs } : {}),
+  });
 });
 
 const deleteVersion = withKey("client", async (ctx, clientKey, _request, path) => {

@@ -30,14 +30,14 @@ const LEGACY_SHARDS = 16;
 
 type Delta = Omit<Doc<"counterDeltas">, "_id" | "_creationTime" | "orgId">;
 /** What a change tells the metrics besides the counts: the jobs it moved, and other events. */
-export type MetricsPart = Pick<Delta, "jobs" | "retries" | "leaseExpiries" | "offerExpiries" | "rearmed" | "verdicts" | "webhook">;
+export type MetricsPart = Pick<Delta, "jobs" | "retries" | "cacheHits" | "leaseExpiries" | "offerExpiries" | "rearmed" | "verdicts" | "webhook">;
 
 async function addDelta(ctx: MutationCtx, orgId: Id<"orgs">, delta: Delta) {
   const { jobs, ...rest } = delta;
   await ctx.db.insert("counterDeltas", { orgId, ...rest, ...(jobs && jobs.length > 0 ? { jobs } : {}) });
 }
 
-const METRIC_FIELDS = ["jobs", "retries", "leaseExpiries", "offerExpiries", "rearmed", "verdicts", "webhook"] as const satisfies ReadonlyArray<keyof MetricsPart>;
+const METRIC_FIELDS = ["jobs", "retries", "cacheHits", "leaseExpiries", "offerExpiries", "rearmed", "verdicts", "webhook"] as const satisfies ReadonlyArray<keyof MetricsPart>;
 
 /** Does this change tell the metrics anything (so it must be folded, even when its lane is gone)? */
 export function carriesMetrics(delta: MetricsPart): boolean {

@@ -17,7 +17,9 @@ export type ErrorCode =
   /** Called too often in a short time (jobs:setWebhook); wait and call again. */
   | "rate_limited"
   /** A submit whose job would join a batch that one of its parents waits on (lib/dependencyCycles.ts). */
-  | "dependency_cycle";
+  | "dependency_cycle"
+  /** An externalId (Idempotency-Key) reused with a different job spec (lib/idempotency.ts). */
+  | "idempotency_mismatch";
 
 export type FarmErrorData = { code: ErrorCode; message: string };
 

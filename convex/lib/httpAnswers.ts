@@ -9,10 +9,11 @@ const STATUS_BY_CODE: Record<string, number> = {
   invalid_argument: 400,
   too_large: 413,
   dependency_cycle: 409,
+  idempotency_mismatch: 409,
 };
 
-export function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 }
 
 export function errorResponse(code: string, message: string): Response {

@@ -62,6 +62,9 @@ export async function jobListView(ctx: QueryCtx, job: Doc<"jobs">) {
     cancelRequested: job.cancelRequested === true,
     externalId: job.externalId,
     batchId: job.batchId,
+    // a cache hit: the job whose result it took (it never ran); a job waiting on an identical one in flight
+    cachedFrom: job.cachedFrom,
+    cacheWaitsOn: job.cacheWaitsOn,
     // whose share and limits it counts against: its client key (by name; none for a host app's own submitJob) and
     // its fairness key inside it
     clientKey: await clientKeyName(ctx, job),

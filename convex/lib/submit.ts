@@ -20,7 +20,10 @@ import { finishJob } from "./transitions";
 import { INPUTS_GONE, insertParentRefs } from "./parentRefs";
 import { checkValidation, validationSpec, type JobValidation } from "./validation";
 import { checkFairnessKey } from "./fairLimits";
-import { appValidation } from "./validationApps";
+import { appCacheTtl, appValidation } from "./validationApps";
+import { replayOf, specHashOf } from "./idempotency";
+import { cacheKeyOf, cacheSpec, checkCacheSpec, jobInFlight, liveEntry, takeHitBytes } from "./resultCache";
+import { finishFromCache } from "./cacheHits";
 
 /** Everything a submitter may say about one job (the args of jobs:submit without the key). */
 export const jobSpecFields = {
@@ -43,6 +46,8 @@ export const jobSpecFields = {
   fairnessKey: v.optional(v.string()),
   // the W3C trace context of the submitter's span (lib/traceparent.ts): the worker's span of each run is its child
   traceparent: v.optional(v.string()),
+  // reuse a believed result of identical work, and store this one's (lib/resultCache.ts): true or { ttlMs }
+  cache: v.optional(cacheSpec),
 };
 export const jobSpec = v.object(jobSpecFields);
 export type JobSpec = Infer<typeof jobSpec>;
@@ -65,6 +70,9 @@ type CheckedSpec = {
   validationGiven?: boolean;
   fairnessKey?: string;
   traceparent?: string;
+  cacheTtlMs?: number;
+  // the submitter said `cache` (false included): an app's default does not apply
+  cacheGiven?: boolean;
 };
 
 /** Validate one job spec; throws a ConvexError (invalid_argument / too_large) before anything is written. */
@@ -94,18 +102,22 @@ export function checkJobSpec(spec: JobSpec, now: number): CheckedSpec {
   const validation = checkValidation(spec.validation);
   const fairnessKey = spec.fairnessKey === undefined ? undefined : checkFairnessKey(spec.fairnessKey);
   const traceparent = spec.traceparent === undefined ? undefined : checkTraceparent(spec.traceparent);
+  const cacheTtlMs = checkCacheSpec(spec.cache, spec.dependsOn);
   return {
     type, payload, priority, capabilities, externalId, maxAttempts, leaseMs, availableAt, batchId, payloadBytes, requirements, dependsOn,
     ...(validation ? { validation } : {}),
     ...(spec.validation ? { validationGiven: true } : {}),
     ...(fairnessKey !== undefined ? { fairnessKey } : {}),
     ...(traceparent ? { traceparent } : {}),
+    ...(cacheTtlMs !== undefined ? { cacheTtlMs } : {}),
+    ...(spec.cache !== undefined ? { cacheGiven: true } : {}),
   };
 }
 
 /**
  * Plain helper for a host app's own mutations: enqueue one job for an org, in the caller's transaction.
- * With an externalId already used in this org it returns the existing job's id and writes nothing.
+ * With an externalId already used by the org's jobs submitted without a client key it returns the existing job's id
+ * and writes nothing (another spec under it: idempotency_mismatch).
  */
 export async function submitJob(ctx: MutationCtx, args: JobSpec & { orgId: Id<"orgs"> }): Promise<Id<"jobs">> {
   const { orgId, ...spec } = args;
@@ -122,25 +134,53 @@ export async function insertCheckedJob(
   clientKeyId?: Id<"clientKeys">,
   extra: { scheduleId?: Id<"schedules"> } = {},
 ): Promise<Id<"jobs">> {
+  return (await submitChecked(ctx, orgId, spec, clientKeyId, extra)).jobId;
+}
+
+/** insertCheckedJob, saying whether the externalId answered with a job submitted before (`replayed`). */
+export async function submitChecked(
+  ctx: MutationCtx,
+  orgId: Id<"orgs">,
+  spec: CheckedSpec,
+  clientKeyId?: Id<"clientKeys">,
+  extra: { scheduleId?: Id<"schedules"> } = {},
+): Promise<{ jobId: Id<"jobs">; replayed: boolean }> {
+  const specHash = spec.externalId === undefined ? undefined : specHashOf(spec);
   if (spec.externalId !== undefined) {
-    const existing = await ctx.db
-      .query("jobs")
-      .withIndex("by_org_external", (q) => q.eq("orgId", orgId).eq("externalId", spec.externalId))
-      .first();
-    if (existing) return existing._id;
+    const existing = await replayOf(ctx, orgId, clientKeyId, spec.externalId, specHash!);
+    if (existing) return { jobId: existing, replayed: true };
   }
+  return { jobId: await insertNewJob(ctx, orgId, spec, clientKeyId, extra, specHash), replayed: false };
+}
+
+async function insertNewJob(
+  ctx: MutationCtx,
+  orgId: Id<"orgs">,
+  spec: CheckedSpec,
+  clientKeyId: Id<"clientKeys"> | undefined,
+  extra: { scheduleId?: Id<"schedules"> },
+  specHash: string | undefined,
+): Promise<Id<"jobs">> {
   // an app job runs the version that is the app's latest now, only on workers that run apps and whose
   // machines have the memory that version may use
   const app = await pinApp(ctx, orgId, spec.type);
   // an app's jobs submitted without validation get the default of the version they run
   if (app && !spec.validationGiven) spec = { ...spec, ...(await appValidation(ctx, orgId, app)) };
+  // and without `cache` its version's cache default (none: not cached); a child of dependsOn is never cached
+  if (app && !spec.cacheGiven && !spec.dependsOn) spec = { ...spec, ...(await appCacheTtl(ctx, orgId, app)) };
   const capabilities = app ? withAppsCapability(spec.capabilities) : spec.capabilities;
   const requirements = app ? withAppMemory(spec.requirements, app.memoryMB) : spec.requirements;
   const parents = spec.dependsOn ? await resolveParents(ctx, orgId, spec.dependsOn, spec.batchId) : undefined;
   if (parents && spec.batchId !== undefined) await checkNoCycle(ctx, orgId, spec.batchId, parents);
   const unmet = parents ? unmetCount(parents) : 0;
-  const waiting = unmet > 0 || parents?.failedParent !== undefined || parents?.inputsGone !== undefined;
   const now = Date.now();
+  const cache = spec.cacheTtlMs !== undefined ? { key: cacheKeyOf(spec.type, app?.sha256, spec.payload, requirements), ttlMs: spec.cacheTtlMs } : undefined;
+  // a live entry answers it now; else an identical job in flight is waited on (single flight)
+  const entry = cache ? await liveEntry(ctx, orgId, cache.key, now) : null;
+  // each hit writes its copy of the result: past this transaction's share, it waits for a scheduled page instead
+  const hit = entry && takeHitBytes(ctx, entry.resultBytes) ? entry : null;
+  const source = entry && !hit ? ({ _id: entry.sourceJobId } as const) : cache ? await jobInFlight(ctx, orgId, cache.key) : null;
+  const waiting = unmet > 0 || parents?.failedParent !== undefined || parents?.inputsGone !== undefined || hit !== null || source !== null;
   const lane = await laneFor(ctx, orgId, routingCapabilities(spec.type, capabilities), classOf(requirements));
   const delayed = spec.availableAt > now;
   const status = waiting ? "waiting" : "pending";
@@ -166,10 +206,13 @@ export async function insertCheckedJob(
     ...(requirements ? { requirements } : {}),
     ...(app ? { app } : {}),
     ...(parents ? { dependsOn: parents.dependsOn } : {}),
-    ...(waiting ? { unmetParents: unmet } : {}),
+    ...(waiting && parents ? { unmetParents: unmet } : {}),
     ...(extra.scheduleId ? { scheduleId: extra.scheduleId } : {}),
     ...(spec.validation ? { validation: spec.validation } : {}),
     ...(spec.traceparent ? { traceparent: spec.traceparent } : {}),
+    ...(specHash !== undefined ? { specHash } : {}),
+    ...(cache ? { cache } : {}),
+    ...(source ? { cacheWaitsOn: source._id } : {}),
     metered: true,
   });
   const arrival = arrivalOf({ type: spec.type, clientKeyId, status });
@@ -178,6 +221,10 @@ export async function insertCheckedJob(
   await recordEvent(ctx, { _id: jobId, orgId, attempt: 0 }, "submitted");
   // a waiting job is in no lane's counts: its arrival is a change of its own (the one write the metrics add to it)
   if (waiting) await noteMetrics(ctx, orgId, { jobs: arrival });
+  if (hit) {
+    await finishFromCache(ctx, jobId, hit);
+    return jobId;
+  }
   if (parents?.failedParent !== undefined) {
     // a parent already ended dead or canceled: the child ends with it, naming it
     const why = `parent job ${parents.failedParent} did not succeed`;
@@ -189,8 +236,9 @@ export async function insertCheckedJob(
     return jobId;
   }
   if (parents) await insertParentRefs(ctx, orgId, jobId, parents.dependsOn);
+  if (entry && !hit) await ctx.scheduler.runAfter(0, internal.cache.releaseWaiters, { sourceId: entry.sourceJobId, stored: true });
   if (waiting) {
-    await insertEdges(ctx, orgId, jobId, parents!, spec.batchId);
+    if (parents) await insertEdges(ctx, orgId, jobId, parents, spec.batchId);
     await kickSummary(ctx, orgId);
     return jobId;
   }

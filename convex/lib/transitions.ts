@@ -13,6 +13,8 @@ import { TIMING } from "./limits";
 import { moveOf, runMsOf } from "./metrics/moves";
 import { noteJobEnded } from "./webhooks";
 import { noteJobEnded as settleDependents } from "./dependencies";
+import { storeResult } from "./resultCache";
+import { noteCacheableEnded } from "./cacheWaiters";
 
 const FINISH_EVENT: Record<FinishedStatus, EventKind> = { succeeded: "done", canceled: "canceled", dead: "dead" };
 
@@ -44,6 +46,10 @@ type FinishExtra = {
   failedParent?: Id<"jobs">;
   // a settlement page (lib/settlements.ts) ended it: its own children are settled in their own scheduled pages
   cascaded?: boolean;
+  // how many workers returned this result (a replicated job's agreeing instances; 1 otherwise): may it be cached
+  agreeing?: number;
+  // answered from the result cache (or an identical job in flight), not run
+  cacheHit?: boolean;
 };
 
 /**
@@ -75,7 +81,8 @@ export async function finishJob(ctx: MutationCtx, job: Doc<"jobs">, status: Fini
   await ctx.db.patch(job._id, patch);
   // a cancel-requested job whose worker never answered: its lease ran out (a failed attempt counts that itself)
   const expired = extra.fromLeaseCheck && status === "canceled" ? { leaseExpiries: 1 } : {};
-  await bumpFinished(ctx, job.orgId, status, 1, now, { jobs: moveOf(job, status, runMsOf(job, now)), ...expired });
+  await bumpFinished(ctx, job.orgId, status, 1, now, { jobs: moveOf(job, status, runMsOf(job, now)), ...expired, ...(extra.cacheHit ? { cacheHits: 1 } : {}) });
+  if (job.cache && job.cachedFrom === undefined) await noteCacheableEnded(ctx, job, status === "succeeded" && (await storeResult(ctx, job, extra.result, extra.agreeing ?? 1)));
   await recordEvent(ctx, job, FINISH_EVENT[status], { workerId: extra.workerId, detail: extra.detail ?? extra.error });
   await kickSummary(ctx, job.orgId);
   await noteJobEnded(ctx, job);

@@ -10,3 +10,9 @@ export async function appValidation(ctx: QueryCtx, orgId: Id<"orgs">, app: AppPi
   const validation = checkValidation(version?.validation);
   return validation ? { validation } : {};
 }
+
+/** The cache ttl an app job gets without `cache` of its own: its pinned version's default (none: not cached). */
+export async function appCacheTtl(ctx: QueryCtx, orgId: Id<"orgs">, app: AppPin): Promise<{ cacheTtlMs?: number }> {
+  const version = await findVersion(ctx, orgId, app.name, app.version);
+  return version?.cacheTtlMs !== undefined ? { cacheTtlMs: version.cacheTtlMs } : {};
+}

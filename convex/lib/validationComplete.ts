@@ -36,6 +36,7 @@ export async function completeReplica(
       await finishJob(ctx, current, "succeeded", {
         result: judged.result,
         workerId: worker._id,
+        agreeing: judged.agreeing,
         detail: judged.agreeing === 1 ? "accepted alone: trusted worker (adaptive replication)" : `quorum: ${judged.agreeing} results agree`,
       });
       return "succeeded";

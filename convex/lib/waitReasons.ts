@@ -12,6 +12,7 @@ import { summaryOf, type Summary } from "./summary";
 
 export type WaitCode =
   | "waiting_for_parents"
+  | "waiting_for_identical"
   | "scheduled"
   | "backoff"
   | "no_worker_for_type"
@@ -35,6 +36,9 @@ const PARENTS_READ = 20;
 export type WaitContext = { summary: Summary | null | undefined; parentReads?: number };
 
 export async function explainWait(ctx: QueryCtx, job: Doc<"jobs">, farm: WaitContext = { summary: undefined }): Promise<WaitExplanation | null> {
+  if (job.status === "waiting" && job.cacheWaitsOn !== undefined) {
+    return { code: "waiting_for_identical", reason: `an identical job (${job.cacheWaitsOn}) is queued or running: it takes that job's result, or runs itself if that one fails` };
+  }
   if (job.status === "waiting") return await parentsReason(ctx, job, farm);
   if (job.status !== "pending") return null;
   if (job.queue === "delayed") {

@@ -103,6 +103,7 @@ const JOB_SPEC_FIELDS = {
   validation: true,
   fairnessKey: true,
   traceparent: true,
+  cache: true,
 } as const satisfies Record<keyof ScheduleSpec["job"], true>;
 
 /** The job each tick submits: --type and --payload, or a whole job spec with --job (the server checks its values). */

@@ -8,10 +8,10 @@ import { readSecretFile, secretFilePath } from "./secretFiles";
 /** `farmhand submit | wait | status`: a submitter's commands over farmhand/client. Exit codes: 0 all succeeded, 1 some failed, 2 usage. */
 export const SUBMITTER_EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 /** What the server answers a job spec it will not take: exit 2, the command was wrong (not the farm). */
-const SPEC_REFUSALS = new Set(["invalid_argument", "too_large"]);
+const SPEC_REFUSALS = new Set(["invalid_argument", "too_large", "idempotency_mismatch"]);
 
 export const SUBMITTER_USAGE = `Usage: farmhand submit --type <T> [--payload <JSON> | --payloads <file.jsonl>] [--batch <ID>]
-                       [--depends-on <ID,…> | --after-batch <ID>] [--fairness-key <K>] [--wait]
+                       [--depends-on <ID,…> | --after-batch <ID>] [--fairness-key <K>] [--external-id <ID>] [--wait]
        farmhand wait <jobId…> | --batch <ID>
        farmhand status <jobId>
 
@@ -20,6 +20,8 @@ export const SUBMITTER_USAGE = `Usage: farmhand submit --type <T> [--payload <JS
                 job as it ends ({"jobId","status","result"} or {"jobId","status","code","error"}) and a progress bar
                 on stderr when it is a terminal. --fairness-key: whom the jobs are shared with inside the client
                 key (an end user, a tenant; at most 64 bytes): the farm takes turns between them.
+                --external-id: an idempotency key; submitting again answers with the same job (with --payloads
+                the n-th payload's key is <ID>:<n>, so re-running the same file makes no new jobs).
   wait          Wait for these jobs, or every job of a batch, to end; prints one JSON line per job as it ends.
   status        Print a job as JSON (status, progress, result, error, output).
 
@@ -27,7 +29,7 @@ export const SUBMITTER_USAGE = `Usage: farmhand submit --type <T> [--payload <JS
   Client key:   FARMHAND_CLIENT_KEY, else the client key file (~/.config/farmhand/client.json, mode 0600)
   TRACEPARENT   a W3C trace context in the environment: submitted with each job, whose runs are its child spans
   Exit codes:   0 every job succeeded (status: the job exists and has not failed), 1 some failed, 2 usage (a bad
-                flag, or a job the farm refuses: invalid fields, too large)`;
+                flag, or a job the farm refuses: invalid fields, too large, an external id already used for another spec)`;
 
 export type SubmitterIo = {
   env: NodeJS.ProcessEnv;
@@ -84,6 +86,7 @@ export async function runSubmitter(command: "submit" | "wait" | "status", argv: 
         "depends-on": { type: "string" },
         "after-batch": { type: "string" },
         "fairness-key": { type: "string" },
+        "external-id": { type: "string" },
         wait: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
@@ -110,6 +113,7 @@ type Values = {
   "depends-on"?: string;
   "after-batch"?: string;
   "fairness-key"?: string;
+  "external-id"?: string;
   wait?: boolean;
 };
 type Plan = (client: FarmhandClient) => Promise<number>;
@@ -147,14 +151,7 @@ async function planOf(command: "submit" | "wait" | "status", values: Values, pos
   const dependsOn = parents ? { jobs: parents } : values["after-batch"] !== undefined ? { batch: values["after-batch"] } : undefined;
   // the caller's span (a CI step, a script run under a tracer): each job's runs are traced as its children
   const traceparent = io.env.TRACEPARENT?.trim() || undefined;
-  const specs: JobSpec[] = payloads.map((payload) => ({
-    type: values.type!,
-    payload,
-    ...(values.batch !== undefined ? { batchId: values.batch } : {}),
-    ...(dependsOn ? { dependsOn } : {}),
-    ...(values["fairness-key"] !== undefined ? { fairnessKey: values["fairness-key"] } : {}),
-    ...(traceparent ? { traceparent } : {}),
-  }));
+  const specs = submitSpecs(values, payloads, { dependsOn, traceparent, many: values.payloads !== undefined });
   return async (client) => {
     const ids = await client.submitMany(specs);
     if (!values.wait) {
@@ -163,6 +160,25 @@ async function planOf(command: "submit" | "wait" | "status", values: Values, pos
     }
     return await waitFor(client, ids, io);
   };
+}
+
+/** The job specs of `farmhand submit`: one per payload; with --payloads and --external-id the n-th key is `<ID>:<n>`. */
+export function submitSpecs(
+  values: Values,
+  payloads: unknown[],
+  extra: { dependsOn?: JobSpec["dependsOn"]; traceparent?: string; many: boolean },
+): JobSpec[] {
+  const externalId = values["external-id"];
+  if (externalId !== undefined && externalId.trim() === "") throw new UsageError("--external-id needs an id");
+  return payloads.map((payload, i) => ({
+    type: values.type!,
+    payload,
+    ...(externalId !== undefined ? { externalId: extra.many ? `${externalId}:${i + 1}` : externalId } : {}),
+    ...(values.batch !== undefined ? { batchId: values.batch } : {}),
+    ...(extra.dependsOn ? { dependsOn: extra.dependsOn } : {}),
+    ...(values["fairness-key"] !== undefined ? { fairnessKey: values["fairness-key"] } : {}),
+    ...(extra.traceparent ? { traceparent: extra.traceparent } : {}),
+  }));
 }
 
 /** One JSON line per job as it ends; a progress bar on a terminal's stderr. */

@@ -75,6 +75,8 @@ export class ConsoleSession {
 
   // What the console changes (the operator API, consoleActions:* and consoleAccess:*).
   retryJob = (jobId: string) => this.connection.run(api.consoleActions.retryJob, { jobId });
+  setCacheUnvalidated = (on: boolean) => this.connection.run(api.consoleAccess.setCacheUnvalidated, { on });
+  invalidateCache = (type: string) => this.connection.run(api.consoleActions.invalidateCache, { type });
   cancelJob = (jobId: string) => this.connection.run(api.consoleActions.cancelJob, { jobId });
   bulk = (action: "retry" | "cancel", filter: ConsoleJobFilter) => this.connection.run(api.consoleActions.bulk, { action, filter });
   purgeDead = (filter: Pick<ConsoleJobFilter, "type" | "from" | "to">) => this.connection.run(api.consoleActions.purgeDead, { type: filter.type, from: filter.from, to: filter.to });

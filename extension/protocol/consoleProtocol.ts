@@ -140,6 +140,10 @@ export type ConsoleJobPage = ConsoleJobRow & {
   outputs?: Array<{ instance: number; round: number; workerName: string; text: string }>;
   /** The client key it counts against (its weight and limit) and its fairness key; null for a host app's own job. */
   countsAgainst?: { name: string; weight: number; maxRunning: number | null; fairnessKey: string | null } | null;
+  /** A cache hit: the job whose result it took; waiting for an identical job in flight; submitted with `cache`. */
+  cachedFrom?: string;
+  cacheWaitsOn?: string;
+  cacheable?: boolean;
 };
 
 export type ConsoleValidation = {
@@ -194,6 +198,8 @@ export type ConsoleBulk = { action: string; scanned: number; affected: number; d
 export type ConsoleAccess = {
   /** The console uses an operator key: only then may it make operator keys and client keys that publish apps. */
   asOperator: boolean;
+  /** Results accepted from one worker alone may enter the result cache (off by default). */
+  cacheUnvalidated?: boolean;
   enrollments: Array<{
     enrollmentId: string;
     tokenPrefix: string;
@@ -419,6 +425,10 @@ function requestSchemas() {
     /** Retry or cancel every job the Jobs page's filter selects (asks for a confirmation first). */
     bulk: message("bulk", { action: v.picklist(["retry", "cancel"], "needs action retry or cancel") }),
     purgeDead: message("purgeDead", {}),
+    /** Drop the result cache's entries of this job type (asks for a confirmation first). */
+    invalidateCache: message("invalidateCache", { jobType: text(256, "needs a job type") }),
+    /** The Access page's switch: may one worker's accepted result enter the result cache (turning it on asks first). */
+    setCacheUnvalidated: message("setCacheUnvalidated", { on: v.boolean("needs on: true or false") }),
     /** `donor`: who the machine belongs to (none when not given). */
     createToken: message("createToken", {
       capabilities: v.pipe(v.array(v.pipe(v.string(CAPABILITIES_NEEDS), v.check(isCapabilityGrant, CAPABILITIES_NEEDS)), CAPABILITIES_NEEDS), v.maxLength(LIMITS.capabilitiesPerWorker, CAPABILITIES_NEEDS)),

@@ -63,7 +63,10 @@ export class FarmhandClient {
     this.schedules = new FarmhandSchedules(this.client, this.clientKey);
   }
 
-  /** Submit one job; resolves with its id. */
+  /**
+   * Submit one job; resolves with its id. With `externalId` (an idempotency key of this client key) a repeat answers
+   * with the first job's id; the same key with a different spec rejects with `idempotency_mismatch`.
+   */
   async submit(spec: JobSpec): Promise<JobId> {
     return await this.client.mutation(api.jobs.submit, { ...spec, clientKey: this.clientKey });
   }

@@ -15,6 +15,8 @@ export type ConsoleActionRequest = Extract<
       | "revokeOperatorKey"
       | "bulk"
       | "purgeDead"
+      | "invalidateCache"
+      | "setCacheUnvalidated"
       | "createToken"
       | "createClientKey"
       | "createOperatorKey"
@@ -37,6 +39,18 @@ export type ConsoleActionOutcome = { notice: string } | { bulkId: string } | { s
 export async function performConsoleAction(session: ConsoleSession, request: ConsoleActionRequest, state: ConsoleState): Promise<ConsoleActionOutcome> {
   const filter = state.filter;
   switch (request.type) {
+    case "setCacheUnvalidated": {
+      const question = "Let results that one worker returned alone enter the result cache? Every identical job later submitted, by any client key, is then answered with that one donor's answer.";
+      if (request.on && !(await confirm(question, "Trust One Worker's Results", "Keep Quorum Only"))) return undefined;
+      await session.setCacheUnvalidated(request.on);
+      return { notice: request.on ? "The result cache now takes results one worker returned alone." : "The result cache takes only results a quorum of workers agreed on." };
+    }
+    case "invalidateCache": {
+      const question = `Drop the cached results of ${request.jobType} jobs? Identical jobs submitted later run again; jobs already answered keep their results.`;
+      if (!(await confirm(question, "Drop Cached Results", "Keep Them"))) return undefined;
+      const { dropped, more } = await session.invalidateCache(request.jobType);
+      return { notice: `Dropped ${dropped}${more ? "+ (the rest follow in the background)" : ""} cached result${dropped === 1 && !more ? "" : "s"} of ${request.jobType}.` };
+    }
     case "retryJob":
       await session.retryJob(request.jobId);
       return { notice: "Retried: the job is back in its queue." };

@@ -44,6 +44,20 @@ export function accessPage(content: HTMLElement, { access }: ConsoleState, parts
       limitsForm,
     );
   }
+  if (access.asOperator) {
+    const on = access.cacheUnvalidated === true;
+    parts.push(
+      el("h2", "Result cache"),
+      el(
+        "p",
+        on
+          ? "Results one worker returned alone enter the cache: identical jobs of every client key take them."
+          : "Only results a quorum of at least 2 workers agreed on enter the cache (validation quorum ≥ 2).",
+        { class: "label", id: "cache-trust" },
+      ),
+      button(on ? "Cache Quorum Results Only" : "Also Cache Single-Worker Results…", () => post({ type: "setCacheUnvalidated", on: !on }), { id: "cache-unvalidated", secondary: "" }),
+    );
+  }
   const revoke = (what: string, id: string, request: Parameters<typeof post>[0]) =>
     button("Revoke…", () => post(request), { secondary: "", class: "revoke", "data-for": id, "aria-label": `Revoke ${what}` });
   parts.push(

@@ -232,12 +232,14 @@ function jobDetail(job: ConsoleJobPage | null): HTMLElement {
   const actions = el("div", undefined, { class: "actions" });
   if (job.status === "dead") actions.append(button("Retry", () => post({ type: "retryJob", jobId: job.jobId }), { id: "retry-job" }));
   if (job.status === "pending" || job.status === "running") actions.append(button("Cancel", () => post({ type: "cancelJob", jobId: job.jobId }), { id: "cancel-job" }));
+  if (job.cacheable) actions.append(button(`Drop Cached ${job.type} Results…`, () => post({ type: "invalidateCache", jobType: job.type }), { id: "invalidate-cache", secondary: "" }));
   actions.append(button("Close", () => post({ type: "openJob", jobId: null }), { id: "close-job", secondary: "" }));
   const facts = [
     job.jobId,
     `attempt ${job.attempt} of ${job.maxAttempts}`,
     job.progress !== undefined ? `${Math.round(job.progress * 100)} %` : undefined,
     job.suspendedSince !== undefined ? `frozen on its worker since ${when(job.suspendedSince)} (the donor is using the machine)` : undefined,
+    job.cachedFrom !== undefined ? `cache hit: the result of job ${job.cachedFrom} (it did not run)` : undefined,
     job.errorCode === "dependency_failed" && job.failedParent ? `canceled because its parent job ${job.failedParent} did not succeed (dependency_failed)` : undefined,
     job.errorCode !== undefined && job.errorCode !== "dependency_failed" ? `ended with code ${job.errorCode}` : undefined,
   ].filter((f) => f !== undefined);

@@ -117,6 +117,17 @@ describe("why a job waits", () => {
     expect(await whyOf(farm, child)).toEqual({ waitCode: "waiting_for_parents", waitReason: `waits for 2 parents to succeed; the first: job ${a} (x, pending)` });
   });
 
+  test("waiting_for_identical: a cached job waits on the identical one in flight, naming it", async () => {
+    const farm = await newFarm();
+    await farm.t.run(async (ctx) => ctx.db.patch(farm.orgId, { cacheUnvalidated: true }));
+    const first = await submit(farm, { payload: { n: 1 }, cache: true });
+    const second = await submit(farm, { payload: { n: 1 }, cache: true });
+    expect(await whyOf(farm, second)).toEqual({
+      waitCode: "waiting_for_identical",
+      waitReason: `an identical job (${first}) is queued or running: it takes that job's result, or runs itself if that one fails`,
+    });
+  });
+
   test("scheduled: when it starts", async () => {
     const farm = await newFarm();
     await enrollWorker(farm, { facts: LAPTOP_FACTS });

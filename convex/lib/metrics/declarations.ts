@@ -44,6 +44,7 @@ export const METRICS = {
     labels: ["state"],
   },
   farmhand_retries_total: { type: "counter", help: "Failed attempts that were retried.", labels: [] },
+  farmhand_cache_hits_total: { type: "counter", help: "Jobs answered from the result cache, or from an identical job in flight, without running.", labels: [] },
   farmhand_lease_expiries_total: { type: "counter", help: "Runs whose lease ran out without a heartbeat.", labels: [] },
   farmhand_offer_expiries_total: { type: "counter", help: "Offers to a worker that it did not claim in time.", labels: [] },
   farmhand_watchdog_rearms_total: {

@@ -81,6 +81,7 @@ function sumChanges(deltas: Delta[]) {
       types.set(m.type, type);
     }
     events.retries += d.retries ?? 0;
+    events.cacheHits += d.cacheHits ?? 0;
     events.leaseExpiries += d.leaseExpiries ?? 0;
     events.offerExpiries += d.offerExpiries ?? 0;
     if (d.rearmed) events.rearms[d.rearmed]++;
@@ -152,6 +153,7 @@ export async function foldMetrics(ctx: MutationCtx, orgId: Id<"orgs">, deltas: D
     wait: addTimes(base.wait, orgWait),
     run: addTimes(base.run, orgRun),
     retries: base.retries + events.retries,
+    cacheHits: (base.cacheHits ?? 0) + events.cacheHits,
     leaseExpiries: base.leaseExpiries + events.leaseExpiries,
     offerExpiries: base.offerExpiries + events.offerExpiries,
     rearms: addCounts(base.rearms, events.rearms),

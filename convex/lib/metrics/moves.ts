@@ -62,6 +62,7 @@ export const WEBHOOK_OUTCOMES = ["delivered", "failed", "abandoned"] as const;
 /** Counter changes that are not a job's move, as fields of a counter change row. */
 export const eventFields = {
   retries: v.optional(v.number()),
+  cacheHits: v.optional(v.number()),
   leaseExpiries: v.optional(v.number()),
   offerExpiries: v.optional(v.number()),
   rearmed: v.optional(v.union(...WATCHDOG_LOOPS.map((l) => v.literal(l)))),

@@ -28,6 +28,8 @@ const countsOf = <K extends string>(keys: readonly K[]) => v.object(Object.fromE
 /** The org's counters of events that are not a job's status. */
 export const orgEvents = {
   retries: v.number(),
+  // optional: org rows folded before the result cache existed have none
+  cacheHits: v.optional(v.number()),
   leaseExpiries: v.number(),
   offerExpiries: v.number(),
   rearms: countsOf(WATCHDOG_LOOPS),
@@ -50,5 +52,5 @@ export function emptyTimes(): Histogram {
 const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 
 export function emptyOrgEvents() {
-  return { retries: 0, leaseExpiries: 0, offerExpiries: 0, rearms: zeros(WATCHDOG_LOOPS), verdicts: zeros(VERDICTS), webhooks: zeros(WEBHOOK_OUTCOMES) };
+  return { retries: 0, cacheHits: 0, leaseExpiries: 0, offerExpiries: 0, rearms: zeros(WATCHDOG_LOOPS), verdicts: zeros(VERDICTS), webhooks: zeros(WEBHOOK_OUTCOMES) };
 }

@@ -138,6 +138,7 @@ export async function scrapeOrg(ctx: QueryCtx, orgId: Id<"orgs">, now: number): 
     farmhand_workers: counts("state", ["idle", "busy", "suspended", "paused", "offline"] as const, states),
     farmhand_slots: counts("state", ["free", "busy"] as const, slots),
     farmhand_retries_total: [{ labels: {}, value: org.retries }],
+    farmhand_cache_hits_total: [{ labels: {}, value: org.cacheHits ?? 0 }],
     farmhand_lease_expiries_total: [{ labels: {}, value: org.leaseExpiries }],
     farmhand_offer_expiries_total: [{ labels: {}, value: org.offerExpiries }],
     farmhand_watchdog_rearms_total: counts("loop", WATCHDOG_LOOPS, org.rearms),

@@ -262,6 +262,6 @@ test("a scrape parses: every sample line is well formed, every family declared o
   const { text } = await getMetrics(farm.t, key);
   const types = text.split("\n").filter((l) => l.startsWith("# TYPE "));
   expect(new Set(types).size).toBe(types.length);
-  expect(types.length).toBe(14);
+  expect(types.length).toBe(15);
   expect(samplesOf(text).length).toBeGreaterThan(0);
 });

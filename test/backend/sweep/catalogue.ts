@@ -187,6 +187,7 @@ function jobSpecFields(): Record<string, Field> {
     delayMs: integer(0, LIMITS.delayMsMax),
     runAt: { optional: true, garbage: (rng) => badTime(rng) },
     batchId: text(LIMITS.batchIdChars, { optional: true }),
+    cache: { optional: true, garbage: (rng) => ({ value: rng.pick([{ ttlMs: -1 }, { ttlMs: 1.5 }, { ttlMs: NaN }, "yes", 1]), expect: "reject", label: "not a cache spec" }) },
   };
 }
 
@@ -384,6 +385,21 @@ export const PUBLIC_FUNCTIONS: PublicFunction[] = [
       to: { optional: true, garbage: (rng) => ({ value: rng.pick([NaN, -1, Infinity]), expect: "reject", label: "not a time" }) },
     },
     valid: (w) => ({ apiKey: w.a.manager.apiKey, type: "no-such-type" }),
+  },
+  {
+    name: "consoleActions:invalidateCache",
+    kind: "mutation",
+    ref: api.consoleActions.invalidateCache,
+    fields: { apiKey: managerKey, type: text(LIMITS.typeChars, { optional: true }) },
+    valid: (w) => ({ apiKey: w.a.manager.apiKey, type: "no-such-type" }),
+  },
+  {
+    name: "consoleAccess:setCacheUnvalidated",
+    kind: "mutation",
+    ref: api.consoleAccess.setCacheUnvalidated,
+    fields: { apiKey: managerKey, on: { garbage: (rng) => wrongType(rng, "boolean") } },
+    // a managing worker's key may not (forbidden): an operator key does
+    valid: (w) => ({ apiKey: w.a.operatorKey, on: false }),
   },
   keyOnly("query", api.consoleAccess.list, "consoleAccess:list", "manager"),
   {

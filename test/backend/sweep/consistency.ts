@@ -165,7 +165,12 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
         if (job.queue !== undefined) problems.push(`${where} is also queued as ${job.queue}`);
         if (leased || job.workerId !== undefined) problems.push(`${where} holds a lease or a worker`);
         if (job.finishedAt !== undefined) problems.push(`${where} has finishedAt`);
-        if (!(job.unmetParents !== undefined && job.unmetParents > 0)) problems.push(`${where} waits for ${job.unmetParents} parents`);
+        // a waiting job waits for parents or (single flight) for an identical cacheable job's result
+        if (job.cacheWaitsOn !== undefined) {
+          const source = jobsById.get(job.cacheWaitsOn);
+          if (!source || source.cache?.key !== job.cache?.key || source.orgId !== job.orgId) problems.push(`${where} waits on ${job.cacheWaitsOn}, not an identical job of its org`);
+          if (job.unmetParents !== undefined) problems.push(`${where} waits on a cached job and on parents`);
+        } else if (!(job.unmetParents !== undefined && job.unmetParents > 0)) problems.push(`${where} waits for ${job.unmetParents} parents`);
         break;
       default:
         problems.push(`${where} has an unknown status`);
@@ -307,6 +312,7 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
   const atLimit = keysAtLimit(clientKeys, jobs, instances);
   problems.push(...checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWaiters, dispatchStates, appVersions, atLimit }));
   problems.push(...checkParentRefs(jobs, await readAll(t, "parentRefs")));
+  problems.push(...checkCache(jobs, await readAll(t, "cacheEntries"), await readAll(t, "cacheResults"), orgIds));
   const settlements = await readAll(t, "settlements");
   problems.push(...checkSettlements(settlements, scheduled));
   const awaitingSeal = new Set((await readAll(t, "batchSeals")).filter((s) => s.sealedAt === undefined).map((s) => `${s.orgId}:${s.batchId}`));
@@ -399,7 +405,7 @@ function checkDependencies(
     }
   }
   for (const job of jobs) {
-    if (job.status === "waiting" && (edgesOf.get(job._id) ?? 0) !== job.unmetParents) {
+    if (job.status === "waiting" && job.cacheWaitsOn === undefined && (edgesOf.get(job._id) ?? 0) !== job.unmetParents) {
       problems.push(`waiting job ${job._id} counts ${job.unmetParents} unmet parents, has ${edgesOf.get(job._id) ?? 0} edges`);
     }
     if (job.status !== "waiting" && job.unmetParents !== undefined) problems.push(`job ${job._id} (${job.status}) still counts unmet parents`);
@@ -654,6 +660,35 @@ function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWai
     if (!state.waiters && waiters.some((w) => w.orgId === state.orgId && w.wants > 0)) {
       problems.push(`org ${state.orgId}: dispatcher idle, says nobody waits, but somebody does`);
     }
+  }
+  return problems;
+}
+
+/**
+ * The result cache: each entry has exactly one result row and a source job of its org that ran (not a hit itself),
+ * each result row its entry; a cache hit names the job it took its result from and never waits.
+ */
+function checkCache(jobs: Array<Doc<"jobs">>, entries: Array<Doc<"cacheEntries">>, results: Array<Doc<"cacheResults">>, orgIds: ReadonlySet<string>): string[] {
+  const problems: string[] = [];
+  const resultsOf = new Map<string, number>();
+  for (const row of results) resultsOf.set(row.entryId, (resultsOf.get(row.entryId) ?? 0) + 1);
+  const entryIds = new Set(entries.map((e) => e._id as string));
+  const jobsById = new Map(jobs.map((j) => [j._id as string, j]));
+  const keys = new Set<string>();
+  for (const entry of entries) {
+    const where = `cache entry ${entry._id}`;
+    if (!orgIds.has(entry.orgId)) problems.push(`${where} belongs to a missing org`);
+    if ((resultsOf.get(entry._id) ?? 0) !== 1) problems.push(`${where} has ${resultsOf.get(entry._id) ?? 0} result rows`);
+    if (keys.has(`${entry.orgId}:${entry.key}`)) problems.push(`${where} repeats its key`);
+    keys.add(`${entry.orgId}:${entry.key}`);
+    const source = jobsById.get(entry.sourceJobId);
+    // a source deleted by retention may leave its entry until the entry expires
+    if (source && (source.cachedFrom !== undefined || source.cache?.key !== entry.key || source.orgId !== entry.orgId)) problems.push(`${where}: its source job is not the job that ran it`);
+  }
+  for (const row of results) if (!entryIds.has(row.entryId)) problems.push(`cache result ${row._id} has no entry`);
+  for (const job of jobs) {
+    if (job.cachedFrom !== undefined && (job.status !== "succeeded" || job.cacheWaitsOn !== undefined)) problems.push(`job ${job._id} is a cache hit but ${job.status}`);
+    if (job.cacheWaitsOn !== undefined && job.status !== "waiting") problems.push(`job ${job._id} (${job.status}) still waits on ${job.cacheWaitsOn}`);
   }
   return problems;
 }

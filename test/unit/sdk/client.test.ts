@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../../convex/contract";
 import { chunksOf, FarmhandClient, type Transport } from "../../../extension/sdk/client";
-import { progressBar } from "../../../extension/cli/submitter";
+import { progressBar, submitSpecs } from "../../../extension/cli/submitter";
 
 describe("farmhand/client", () => {
   it("chunks under both batch caps: job count and payload bytes, keeping order, adding the batch id", () => {
@@ -75,6 +75,29 @@ describe("farmhand/client", () => {
     await client.submitMany([], { batchId: "frames", seal: true });
     expect(calls).toEqual([{ clientKey: "fh_c_test", batchId: "frames" }]);
     await expect(client.submitMany(specs, { seal: true })).rejects.toThrow(RangeError);
+  });
+
+  it("submit and submitMany pass each job's externalId to the farm unchanged", async () => {
+    const calls: Array<Record<string, unknown>> = [];
+    const transport = {
+      mutation: (_ref: unknown, args: Record<string, unknown>) => {
+        calls.push(args);
+        return Promise.resolve(Array.isArray(args.jobs) ? args.jobs.map(() => "j") : "j");
+      },
+      close: () => Promise.resolve(),
+    } as unknown as Transport;
+    const client = new FarmhandClient({ client: transport, clientKey: "fh_c_test" });
+    await client.submit({ type: "t", externalId: "order-42" });
+    await client.submitMany([{ type: "t", externalId: "a" }, { type: "t", externalId: "b" }]);
+    expect(calls[0].externalId).toBe("order-42");
+    expect((calls[1].jobs as Array<{ externalId: string }>).map((j) => j.externalId)).toEqual(["a", "b"]);
+  });
+
+  it("farmhand submit --external-id: one job takes the id; with --payloads the n-th payload takes <ID>:<n>; an empty id is refused", () => {
+    expect(submitSpecs({ type: "t", "external-id": "run-9" }, [1], { many: false })).toEqual([{ type: "t", payload: 1, externalId: "run-9" }]);
+    expect(submitSpecs({ type: "t", "external-id": "sweep" }, [1, 2, 3], { many: true }).map((s) => s.externalId)).toEqual(["sweep:1", "sweep:2", "sweep:3"]);
+    expect(submitSpecs({ type: "t" }, [1, 2], { many: true }).every((s) => !("externalId" in s))).toBe(true);
+    expect(() => submitSpecs({ type: "t", "external-id": " " }, [1], { many: false })).toThrow(/--external-id needs an id/);
   });
 
   it("a progress bar names done, total and failures", () => {
