@@ -83,7 +83,7 @@ const exists = (rel) => existsSync(path.join(root, rel)) && statSync(path.join(r
 function resolveSpecifier(fromFile, spec) {
   const base = path.posix.normalize(path.posix.join(path.posix.dirname(fromFile), spec));
   const candidates = [base, base.replace(/\.(m|c)?js$/, ".$1ts"), base.replace(/\.js$/, ".tsx")];
-  for (const ext of [".ts", ".tsx", ".mts", ".mjs", ".js"]) candidates.push(base + ext);
+  for (const ext of [".ts", ".tsx", ".d.ts", ".mts", ".mjs", ".js"]) candidates.push(base + ext);
   candidates.push(`${base}/index.ts`);
   return candidates.find(exists);
 }
@@ -113,7 +113,7 @@ function rewriteCode(file, text, moves, newPathOf) {
   });
 }
 
-// Repo-root paths in prose and config ("convex/lib/submit.ts", "convex/lib/metrics/fold.ts"), and the extension's
+// Repo-root paths in prose and config ("convex/queue/submit.ts", "convex/observability/fold.ts"), and the extension's
 // lint rule that keeps it out of the backend's modules.
 function rewriteRootPaths(text, moves) {
   let out = text;
@@ -161,5 +161,7 @@ for (const [domain, spec] of Object.entries(map.domains)) {
   writeFileSync(path.join(root, `convex/${domain}/README.md`), readme(domain, spec));
   execFileSync("git", ["add", `convex/${domain}/README.md`], { cwd: root });
 }
-console.log(`move.mjs: moved ${moves.size} files into ${Object.keys(map.domains).length} domains, rewrote ${edits.length} files.`);
-console.log("Next: npx convex codegen --system-udfs --typecheck disable && npm run typecheck && npm run lint");
+// convex/_generated/api.d.ts names every module under convex/, so it changes with the paths.
+execFileSync("npx", ["convex", "codegen", "--system-udfs", "--typecheck", "disable"], { cwd: root, stdio: "inherit" });
+console.log(`move.mjs: moved ${moves.size} files into ${Object.keys(map.domains).length} domains, rewrote ${edits.length} files, regenerated convex/_generated.`);
+console.log("Next: npm run typecheck && npm run lint");
