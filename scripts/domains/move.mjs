@@ -119,8 +119,13 @@ function rewriteRootPaths(text, moves) {
   let out = text;
   const longestFirst = [...moves.keys()].sort((a, b) => b.length - a.length);
   for (const from of longestFirst) out = out.split(from).join(moves.get(from));
+  // the short form comments use: "lib/metrics/fold.ts" -> "observability/fold.ts"
+  for (const from of longestFirst) {
+    const short = from.slice("convex/".length).replaceAll(".", "\\.");
+    out = out.replace(new RegExp(`(?<![\\w/.-])${short}`, "g"), moves.get(from).slice("convex/".length));
+  }
   const domainGlobs = Object.keys(map.domains).map((d) => `"**/convex/${d}/*"`).join(", ");
-  return out.split(`"**/${LIB}/*"`).join(domainGlobs);
+  return out.split(`"**/${LIB}/*"`).join(domainGlobs).split(`${LIB}/*`).join("convex/<domain>/*");
 }
 
 function readme(domain, spec) {
