@@ -83,7 +83,7 @@ const exists = (rel) => existsSync(path.join(root, rel)) && statSync(path.join(r
 // The file a relative specifier names, as TypeScript/esbuild resolve it (".js" may stand for ".ts").
 function resolveSpecifier(fromFile, spec) {
   const base = path.posix.normalize(path.posix.join(path.posix.dirname(fromFile), spec));
-  const candidates = [base, base.replace(/\.(m|c)?js$/, ".$1ts"), base.replace(/\.js$/, ".tsx")];
+  const candidates = [base, base.replace(/\.(m|c)?js$/, ".$1ts"), base.replace(/\.js$/, ".tsx"), base.replace(/\.js$/, ".d.ts")];
   for (const ext of [".ts", ".tsx", ".d.ts", ".mts", ".mjs", ".js"]) candidates.push(base + ext);
   candidates.push(`${base}/index.ts`);
   return candidates.find(exists);
@@ -93,7 +93,7 @@ function specifierFor(fromFile, target, original) {
   let rel = path.posix.relative(path.posix.dirname(fromFile), target);
   if (!rel.startsWith(".")) rel = `./${rel}`;
   const ext = path.posix.extname(original);
-  const targetExt = path.posix.extname(target);
+  const targetExt = target.endsWith(".d.ts") ? ".d.ts" : path.posix.extname(target);
   if (ext === "") return rel.slice(0, -targetExt.length);
   if (ext === targetExt) return rel;
   return rel.slice(0, -targetExt.length) + ext; // ".js" written for a ".ts" file stays ".js"
