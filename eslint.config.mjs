@@ -25,12 +25,12 @@ export default tseslint.config(
   // extension; clients reach the backend only through its generated `api` and its contract (convex/contract.ts).
   {
     files: ["extension/worker/**/*.ts", "extension/policy/**/*.ts", "extension/handlers/**/*.ts", "extension/cli/**/*.ts"],
-    rules: { "no-restricted-imports": ["error", { paths: [{ name: "vscode", message: "this floor runs without VS Code" }], patterns: [{ group: ["**/convex/lib/*"], message: "import what the backend shares from convex/contract" }] }] },
+    rules: { "no-restricted-imports": ["error", { paths: [{ name: "vscode", message: "this floor runs without VS Code" }], patterns: [{ group: ["**/convex/core/*", "**/convex/queue/*", "**/convex/trust/*", "**/convex/pipelines/*", "**/convex/apps/*", "**/convex/access/*", "**/convex/webhooks/*", "**/convex/observability/*"], message: "import what the backend shares from convex/contract" }] }] },
   },
   {
     files: ["extension/**/*.ts", "media/**/*.ts", "media/**/*.tsx"],
     ignores: ["extension/worker/**", "extension/policy/**", "extension/handlers/**", "extension/cli/**"],
-    rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["**/convex/lib/*"], message: "import what the backend shares from convex/contract" }] }] },
+    rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["**/convex/core/*", "**/convex/queue/*", "**/convex/trust/*", "**/convex/pipelines/*", "**/convex/apps/*", "**/convex/access/*", "**/convex/webhooks/*", "**/convex/observability/*"], message: "import what the backend shares from convex/contract" }] }] },
   },
   // Views only format: they ask the donor's session (extension/donor/), never the farm or a handler themselves.
   {
@@ -39,7 +39,7 @@ export default tseslint.config(
       "no-restricted-imports": ["error", {
         paths: [{ name: "convex/browser", message: "views call the farm through extension/donor/" }],
         patterns: [
-          { group: ["**/convex/lib/*"], message: "import what the backend shares from convex/contract" },
+          { group: ["**/convex/core/*", "**/convex/queue/*", "**/convex/trust/*", "**/convex/pipelines/*", "**/convex/apps/*", "**/convex/access/*", "**/convex/webhooks/*", "**/convex/observability/*"], message: "import what the backend shares from convex/contract" },
           { group: ["**/convex/_generated/api"], message: "views call the farm through extension/donor/" },
           { group: ["**/handlers", "**/handlers/*"], message: "views reach handlers (and Ollama) through extension/donor/" },
         ],

@@ -6,7 +6,7 @@
 import { ConvexClient } from "convex/browser";
 import { api } from "../convex/_generated/api";
 import { expect, it } from "vitest";
-import { batchShardOf } from "../convex/lib/dependencies";
+import { batchShardOf } from "../convex/pipelines/dependencies";
 import { startTestServer } from "../test/server";
 import { saveFigures, type Figure } from "./results";
 
@@ -17,7 +17,7 @@ const WORKERS = 8;
 const ROUNDS = 8;
 
 /**
- * The completions the batch's sharding cannot keep apart (lib/dependencies.ts), from the jobs' own shards: in each
+ * The completions the batch's sharding cannot keep apart (pipelines/dependencies.ts), from the jobs' own shards: in each
  * round, every completion but one on a shard another completion of that round also writes, and each completion that
  * empties its shard (it then reads the batch's other shards, which the round's other completions write). A row every
  * completion shared would make it every completion but the first of each round.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test, vi } from "vitest";
-import { LIMITS } from "../convex/lib/limits";
+import { LIMITS } from "../convex/core/limits";
 import { fiveHundredJobBatches, hundredDeadLetters, oneJobAtEveryCap, twoHundredLanes } from "../test/backend/caps/functions";
 import { bulkRetryOfBigDeadLetters, claimHeadsOfBigLanes, consolePageOfBigJobs, dispatcherOverBigLanes, retentionOverBigOutput } from "../test/backend/caps/issue";
 import { CAPS_TARGETS, recordPeaks, stopRecording, type Peak } from "../test/backend/caps/peaks";

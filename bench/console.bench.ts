@@ -2,7 +2,7 @@ import { expect, test, vi } from "vitest";
 import { api, internal } from "../convex/_generated/api";
 import type { Id } from "../convex/_generated/dataModel";
 import { BULK_BATCH } from "../convex/consoleActions";
-import { TX_BUDGET } from "../convex/lib/budget";
+import { TX_BUDGET } from "../convex/core/budget";
 import { copyDeadJobs, deadJob } from "../test/backend/console/helpers";
 import { measure, type Usage } from "../test/backend/metrics";
 import { seedPending } from "../test/backend/seed";
@@ -85,7 +85,7 @@ async function stepBulk(t: Backend, bulkId: Id<"bulkOps">) {
   }
 }
 
-/** A retried job's writes: the job, its lane's and its org's counter changes, its event (lib/deadLetters.ts). */
+/** A retried job's writes: the job, its lane's and its org's counter changes, its event (queue/deadLetters.ts). */
 const WRITES_PER_RETRY = 4;
 /** A step's own writes beside its jobs': the operation's row, its next step scheduled, the dispatcher's and summary's kicks (a state row and a scheduled run each). */
 const WRITES_PER_STEP = 6;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, it } from "vitest";
 import { getFunctionName } from "convex/server";
 import { api } from "../convex/_generated/api";
 import { DONOR_VIEW_QUERIES } from "../extension/donor/viewQueries";
-import { LIMITS, TIMING } from "../convex/lib/limits";
+import { LIMITS, TIMING } from "../convex/core/limits";
 import { api as seedApi } from "./seedStyle/convex/_generated/api";
 import { spawnCli } from "../test/engine/cliProcess";
 import { CutProxy } from "../test/engine/cutProxy";

@@ -9,7 +9,7 @@ import { expect, it } from "vitest";
 import { api } from "../convex/_generated/api";
 import { newClient } from "./fanout/engines";
 import { ProtocolDonors } from "./fanout/protocolDonors";
-import { LIMITS } from "../convex/lib/limits";
+import { LIMITS } from "../convex/core/limits";
 import { ServerProcess, totals, type Stats } from "./fanout/serverProcess";
 import { saveFigures, type Figure } from "./results";
 

@@ -1,6 +1,6 @@
 import { test, vi } from "vitest";
 import { api } from "../convex/_generated/api";
-import { BATCH_SHARDS, batchShardOf } from "../convex/lib/dependencies";
+import { BATCH_SHARDS, batchShardOf } from "../convex/pipelines/dependencies";
 import { atStep, capsBackend, CAPS_TARGETS, recordPeaks, stopRecording } from "../test/backend/caps/peaks";
 import { FarmhandClient, type Transport } from "../extension/sdk/client";
 import { measure, type Usage } from "../test/backend/metrics";
@@ -116,7 +116,7 @@ test("the SDK's map over 100,000 payloads keeps its memory bounded", async () =>
 
 /**
  * Issue 30's figure: canceling the root of a 700-deep chain. The functions it sets off (the root's cancel, then one
- * dependencies:settle page per level, lib/settlements.ts) are counted until no settlement is left: the cancel plus every
+ * dependencies:settle page per level, pipelines/settlements.ts) are counted until no settlement is left: the cancel plus every
  * scheduled function that ran since (convex-test's own bookkeeping transactions around each scheduled run are not
  * counted); the largest bytes one transaction read and wrote come from convex-test's accounting, and the backend
  * refuses any transaction past 8 MiB read or 4 MiB written (capsBackend).

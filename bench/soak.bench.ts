@@ -3,7 +3,7 @@
 // nothing else), and the saturated farm on stock convex-test, whose every query walks the whole database
 // (for reference next to bench/contention.bench.ts, which serves only the queried table).
 import { describe, it } from "vitest";
-import { TIMING } from "../convex/lib/limits";
+import { TIMING } from "../convex/core/limits";
 import { engine } from "./fanout/engines";
 import { farmhandSaturated, seedStyleSaturated } from "./fanout/saturated";
 import { ServerProcess } from "./fanout/serverProcess";

@@ -8,7 +8,7 @@
 import { afterAll, test } from "vitest";
 import { api, internal } from "../convex/_generated/api";
 import type { Id } from "../convex/_generated/dataModel";
-import { TRUST, type ValidationSpec } from "../convex/lib/validation";
+import { TRUST, type ValidationSpec } from "../convex/trust/validation";
 import { seededRng } from "../test/backend/sweep/prng";
 import { startTestServer, type TestServer } from "../test/server";
 import { saveFigures, type Figure } from "./results";

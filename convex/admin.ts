@@ -1,16 +1,16 @@
 import { v } from "convex/values";
 import { internalMutation, internalQuery } from "./_generated/server";
-import { createOrgShards } from "./lib/counters";
-import { fail } from "./lib/errors";
-import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow } from "./lib/access";
-import { revokeOperatorKeyNow, revokeWorkerWithMinted } from "./lib/keyCreators";
-import { ensureDispatchState } from "./lib/kick";
-import { computeSummary } from "./lib/summary";
-import { LIMITS } from "./lib/limits";
-import { checkText } from "./lib/validate";
-import { listDeadLetters, purgeJob, retryDeadJob } from "./lib/deadLetters";
-import { applyClientKeyLimits, limitsFields } from "./lib/clientKeyLimits";
-import { childReading } from "./lib/parentRefs";
+import { createOrgShards } from "./queue/counters";
+import { fail } from "./core/errors";
+import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow } from "./access/access";
+import { revokeOperatorKeyNow, revokeWorkerWithMinted } from "./access/keyCreators";
+import { ensureDispatchState } from "./queue/kick";
+import { computeSummary } from "./queue/summary";
+import { LIMITS } from "./core/limits";
+import { checkText } from "./core/validate";
+import { listDeadLetters, purgeJob, retryDeadJob } from "./queue/deadLetters";
+import { applyClientKeyLimits, limitsFields } from "./queue/clientKeyLimits";
+import { childReading } from "./pipelines/parentRefs";
 
 /** Operator functions: internal only, run with `npx convex run admin:<name> '<json args>'`. */
 
@@ -65,7 +65,7 @@ export const createOperatorKey = internalMutation({
   },
 });
 
-/** The key stops working, and so do the keys, tokens and workers it made (lib/keyCreators.ts): `{ alsoRevoked }`. */
+/** The key stops working, and so do the keys, tokens and workers it made (access/keyCreators.ts): `{ alsoRevoked }`. */
 export const revokeOperatorKey = internalMutation({
   args: { operatorKeyId: v.id("operatorKeys") },
   handler: async (ctx, { operatorKeyId }) => {
@@ -76,7 +76,7 @@ export const revokeOperatorKey = internalMutation({
 });
 
 /**
- * See lib/access.ts revokeWorkerNow: the key stops working and the worker's jobs go back to the queue; what a managing
+ * See access/access.ts revokeWorkerNow: the key stops working and the worker's jobs go back to the queue; what a managing
  * worker made from the console goes too: `{ handedBack, alsoRevoked }`.
  */
 export const revokeWorker = internalMutation({

@@ -1,16 +1,16 @@
 import { v } from "convex/values";
 import { internalMutation, internalQuery, query } from "./_generated/server";
-import { APP_LIMITS, SHA256_HEX } from "./lib/appLimits";
-import { appWorkerFromKey, checkAppLimits, checkAppName, findVersion, latestVersion, publisherFromKey, versionView } from "./lib/apps";
-import { clientFromKey } from "./lib/auth";
-import { fail } from "./lib/errors";
-import { canonicalJson } from "./lib/canonical";
-import { defaultSpec, validationSpec } from "./lib/validation";
-import { checkCacheSpec } from "./lib/resultCache";
+import { APP_LIMITS, SHA256_HEX } from "./apps/appLimits";
+import { appWorkerFromKey, checkAppLimits, checkAppName, findVersion, latestVersion, publisherFromKey, versionView } from "./apps/apps";
+import { clientFromKey } from "./access/auth";
+import { fail } from "./core/errors";
+import { canonicalJson } from "./core/canonical";
+import { defaultSpec, validationSpec } from "./trust/validation";
+import { checkCacheSpec } from "./queue/resultCache";
 
 /**
  * Farm apps. Publishing and deleting go through HTTP (`POST /api/apps/<name>`, `DELETE /api/apps/<name>/<version>`,
- * see convex/lib/appsHttp.ts): a module is bytes in file storage, which only an HTTP action can receive.
+ * see convex/apps/appsHttp.ts): a module is bytes in file storage, which only an HTTP action can receive.
  * These functions are what those routes run, plus `apps:list` for any client key of the org.
  */
 

@@ -3,16 +3,16 @@ import { internal } from "./_generated/api";
 import type { Doc } from "./_generated/dataModel";
 import type { Id } from "./_generated/dataModel";
 import { internalMutation, type MutationCtx } from "./_generated/server";
-import { TX_BUDGET } from "./lib/budget";
-import { finishFromCache } from "./lib/cacheHits";
-import { bumpLane } from "./lib/counters";
-import { recordEvent } from "./lib/events";
-import { kickForJobs } from "./lib/kick";
-import { laneFor } from "./lib/laneFor";
-import { moveOf } from "./lib/metrics/moves";
-import { classOf } from "./lib/requirements";
-import { deleteEntry, entryResult, liveEntry } from "./lib/resultCache";
-import { routingCapabilities } from "./lib/routing";
+import { TX_BUDGET } from "./core/budget";
+import { finishFromCache } from "./queue/cacheHits";
+import { bumpLane } from "./queue/counters";
+import { recordEvent } from "./queue/events";
+import { kickForJobs } from "./queue/kick";
+import { laneFor } from "./queue/laneFor";
+import { moveOf } from "./observability/moves";
+import { classOf } from "./queue/requirements";
+import { deleteEntry, entryResult, liveEntry } from "./queue/resultCache";
+import { routingCapabilities } from "./queue/routing";
 
 /** Waiters settled per transaction at most (each a few writes; a hit also writes its copy of the result). */
 const WAITERS_PER_PAGE = 100;

@@ -1,18 +1,18 @@
 import { v } from "convex/values";
 import type { Id } from "./_generated/dataModel";
 import { mutation, query, type QueryCtx } from "./_generated/server";
-import { applyClientKeyLimits, fairnessWeightsOf, limitsFields } from "./lib/clientKeyLimits";
-import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow } from "./lib/access";
-import { operatorFromKey } from "./lib/auth";
-import { fail } from "./lib/errors";
-import { mintedBy, minterOf, refuseEscalation, revokeOperatorKeyNow, revokeWorkerWithMinted } from "./lib/keyCreators";
-import { LIMITS } from "./lib/limits";
+import { applyClientKeyLimits, fairnessWeightsOf, limitsFields } from "./queue/clientKeyLimits";
+import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow } from "./access/access";
+import { operatorFromKey } from "./access/auth";
+import { fail } from "./core/errors";
+import { mintedBy, minterOf, refuseEscalation, revokeOperatorKeyNow, revokeWorkerWithMinted } from "./access/keyCreators";
+import { LIMITS } from "./core/limits";
 
 /**
  * The operator's console: who may work for, submit to and manage the org. Every function takes an operator key
  * as `apiKey` (or the key of a worker enrolled with canManage) and acts only inside that key's org. Secrets are
  * returned once, when made; lists show their prefixes only. Every key made here records the key that made it;
- * revoking a key revokes what it made (lib/keyCreators.ts). A worker's key makes no operator key and no key that
+ * revoking a key revokes what it made (access/keyCreators.ts). A worker's key makes no operator key and no key that
  * publishes apps.
  */
 

@@ -2,18 +2,18 @@ import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import type { Doc } from "./_generated/dataModel";
 import { internalMutation, mutation, type MutationCtx } from "./_generated/server";
-import { operatorFromKey, requireJobInOrg, type Operator } from "./lib/auth";
-import { cancelJob as cancelOneJob } from "./lib/cancel";
-import { ByteBudget, TX_BUDGET } from "./lib/budget";
-import { purgeJob as purgeOneJob, purgeJobWithin, retryDeadJob } from "./lib/deadLetters";
-import { retriedInputsGone } from "./lib/dependencies";
-import { fail } from "./lib/errors";
-import { maybeFault } from "./lib/faults";
-import { checkJobFilter, planJobQuery, type JobFilter } from "./lib/jobQuery";
+import { operatorFromKey, requireJobInOrg, type Operator } from "./access/auth";
+import { cancelJob as cancelOneJob } from "./queue/cancel";
+import { ByteBudget, TX_BUDGET } from "./core/budget";
+import { purgeJob as purgeOneJob, purgeJobWithin, retryDeadJob } from "./queue/deadLetters";
+import { retriedInputsGone } from "./pipelines/dependencies";
+import { fail } from "./core/errors";
+import { maybeFault } from "./core/faults";
+import { checkJobFilter, planJobQuery, type JobFilter } from "./queue/jobQuery";
 import { jobFilter } from "./schema";
 import { invalidatePage } from "./cache";
-import { LIMITS } from "./lib/limits";
-import { checkText } from "./lib/validate";
+import { LIMITS } from "./core/limits";
+import { checkText } from "./core/validate";
 
 /**
  * The operator's console (changes). Every function takes an operator key as `apiKey` (or the key of a worker

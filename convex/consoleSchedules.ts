@@ -1,10 +1,10 @@
 import { v } from "convex/values";
 import type { Doc, Id } from "./_generated/dataModel";
 import { mutation, query, type QueryCtx } from "./_generated/server";
-import { operatorFromKey } from "./lib/auth";
-import { ByteBudget, takeWithinBudget, TX_BUDGET } from "./lib/budget";
-import { fail } from "./lib/errors";
-import { CONSOLE_SCHEDULES_SHOWN as SHOWN, pauseSchedule, removeSchedule, resumeSchedule, scheduleView } from "./lib/schedules";
+import { operatorFromKey } from "./access/auth";
+import { ByteBudget, takeWithinBudget, TX_BUDGET } from "./core/budget";
+import { fail } from "./core/errors";
+import { CONSOLE_SCHEDULES_SHOWN as SHOWN, pauseSchedule, removeSchedule, resumeSchedule, scheduleView } from "./pipelines/schedules";
 
 /**
  * The console's Schedules page: the org's schedules (the first ones by name) with their next ticks and their last

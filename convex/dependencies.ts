@@ -1,13 +1,13 @@
 import { v } from "convex/values";
 import { internalMutation } from "./_generated/server";
-import { awaitsSeal, sealOf } from "./lib/batchSeals";
-import { batchTotals, settleEdges } from "./lib/dependencies";
-import { maybeFault } from "./lib/faults";
-import { armSettlement, pageSizeAfter, rearmSettlement, settlementOf } from "./lib/settlements";
-import { finishJob } from "./lib/transitions";
+import { awaitsSeal, sealOf } from "./pipelines/batchSeals";
+import { batchTotals, settleEdges } from "./pipelines/dependencies";
+import { maybeFault } from "./core/faults";
+import { armSettlement, pageSizeAfter, rearmSettlement, settlementOf } from "./pipelines/settlements";
+import { finishJob } from "./queue/transitions";
 
 /**
- * The next page of a parent's edges (lib/settlements.ts): a parent with more children than one transaction settles,
+ * The next page of a parent's edges (pipelines/settlements.ts): a parent with more children than one transaction settles,
  * or one ended by another page (a cascade), goes on here, page by page, under its settlement row. A page of an older
  * generation (the watchdog re-armed the row since) does nothing. A batch's release stops if the batch has taken a job
  * since its last one ended (the children left wait for it too, as the contract says) or has a failed job (that

@@ -1,12 +1,12 @@
 import { v } from "convex/values";
 import { query } from "./_generated/server";
-import { workerFromKey } from "./lib/auth";
-import { daysOfWeek } from "./lib/credit";
-import { listDeadLetters } from "./lib/deadLetters";
-import { TIMING } from "./lib/limits";
-import { isOnline, lastCallOf } from "./lib/presence";
-import { computeSummary, listsEveryWorker, summaryOf } from "./lib/summary";
-import { laneReason } from "./lib/waitReasons";
+import { workerFromKey } from "./access/auth";
+import { daysOfWeek } from "./trust/credit";
+import { listDeadLetters } from "./queue/deadLetters";
+import { TIMING } from "./core/limits";
+import { isOnline, lastCallOf } from "./queue/presence";
+import { computeSummary, listsEveryWorker, summaryOf } from "./queue/summary";
+import { laneReason } from "./queue/waitReasons";
 
 /**
  * The farm at a glance for the worker's org, from the one summary row the summariser rewrites at most every

@@ -2,13 +2,13 @@ import { httpRouter } from "convex/server";
 import { ConvexError, convexToJson, type Value } from "convex/values";
 import { api, internal } from "./_generated/api";
 import { httpAction, type ActionCtx } from "./_generated/server";
-import { routeApps } from "./lib/appsHttp";
-import type { FarmErrorData } from "./lib/errors";
-import { bearer, errorResponse, json } from "./lib/httpAnswers";
-import { batchStatusRoute, getJobRoute, listJobsRoute } from "./lib/jobsHttp";
-import { EXPOSITION_CONTENT_TYPE } from "./lib/metrics/exposition";
-import { parseTraceparent } from "./lib/traceparent";
-import { withIdempotencyKey } from "./lib/idempotencyHeader";
+import { routeApps } from "./apps/appsHttp";
+import type { FarmErrorData } from "./core/errors";
+import { bearer, errorResponse, json } from "./core/httpAnswers";
+import { batchStatusRoute, getJobRoute, listJobsRoute } from "./queue/jobsHttp";
+import { EXPOSITION_CONTENT_TYPE } from "./observability/exposition";
+import { parseTraceparent } from "./observability/traceparent";
+import { withIdempotencyKey } from "./queue/idempotencyHeader";
 
 /** HTTP API for submitters that are not Convex apps. Auth: `Authorization: Bearer fh_c_…`. */
 

@@ -2,14 +2,14 @@ import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import type { Doc } from "./_generated/dataModel";
 import { internalMutation, type MutationCtx } from "./_generated/server";
-import { bumpFailed } from "./lib/counters";
-import { recordEvent } from "./lib/events";
-import { kickForJobs } from "./lib/kick";
-import { settleCanceled } from "./lib/instanceCredit";
-import { laneDeadlineMs } from "./lib/instanceDeadline";
-import { instanceOfLease } from "./lib/instances";
-import { finishJob, requeue } from "./lib/transitions";
-import { failReplica, settleOrEnd } from "./lib/validationComplete";
+import { bumpFailed } from "./queue/counters";
+import { recordEvent } from "./queue/events";
+import { kickForJobs } from "./queue/kick";
+import { settleCanceled } from "./trust/instanceCredit";
+import { laneDeadlineMs } from "./trust/instanceDeadline";
+import { instanceOfLease } from "./trust/instances";
+import { finishJob, requeue } from "./queue/transitions";
+import { failReplica, settleOrEnd } from "./trust/validationComplete";
 
 /**
  * Lazy lease janitor: claim schedules ONE check at the lease's expiry. Heartbeats only move
@@ -42,8 +42,8 @@ export const checkLease = internalMutation({
 });
 
 /**
- * The same for an instance of a replicated job (its own lease, lib/instances.ts): expired, the instance failed
- * (an error result) and another may start. Past its deadline (lib/instanceDeadline.ts) while still heart-beating,
+ * The same for an instance of a replicated job (its own lease, trust/instances.ts): expired, the instance failed
+ * (an error result) and another may start. Past its deadline (trust/instanceDeadline.ts) while still heart-beating,
  * it is late: it runs on, and a replacement starts beside it. The check runs at the lease's expiry or the
  * deadline, whichever comes first. A canceled instance whose worker never answered: its cancel notice goes, it
  * earns nothing.

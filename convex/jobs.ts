@@ -1,23 +1,23 @@
 import { v } from "convex/values";
 import type { Id } from "./_generated/dataModel";
 import { internalMutation, mutation, query, type MutationCtx } from "./_generated/server";
-import { clientFromKey, jobInOrg, requireJobInOrg } from "./lib/auth";
-import { ByteBudget, takeWithinBudget } from "./lib/budget";
-import { expectSeal, sealNow, sealOf } from "./lib/batchSeals";
-import { cancelJob } from "./lib/cancel";
-import { batchTotals, releaseSealedBatch } from "./lib/dependencies";
-import { finishJob } from "./lib/transitions";
-import { fail } from "./lib/errors";
-import { jobView, jobListView } from "./lib/jobView";
-import { checkIntegerInRange } from "./lib/validate";
+import { clientFromKey, jobInOrg, requireJobInOrg } from "./access/auth";
+import { ByteBudget, takeWithinBudget } from "./core/budget";
+import { expectSeal, sealNow, sealOf } from "./pipelines/batchSeals";
+import { cancelJob } from "./queue/cancel";
+import { batchTotals, releaseSealedBatch } from "./pipelines/dependencies";
+import { finishJob } from "./queue/transitions";
+import { fail } from "./core/errors";
+import { jobView, jobListView } from "./queue/jobView";
+import { checkIntegerInRange } from "./core/validate";
 import { jobStatus } from "./schema";
-import { LIMITS } from "./lib/limits";
-import { checkJobSpec, insertCheckedJob, jobSpec, jobSpecFields, submitChecked } from "./lib/submit";
-import { checkText } from "./lib/validate";
-import { checkWebhookUrl, webhookOf } from "./lib/webhooks";
-import { takeWebhookToken } from "./lib/webhookRateLimit";
-import { newSecret } from "./lib/keys";
-import { jobByExternalId } from "./lib/idempotency";
+import { LIMITS } from "./core/limits";
+import { checkJobSpec, insertCheckedJob, jobSpec, jobSpecFields, submitChecked } from "./queue/submit";
+import { checkText } from "./core/validate";
+import { checkWebhookUrl, webhookOf } from "./webhooks/webhooks";
+import { takeWebhookToken } from "./webhooks/webhookRateLimit";
+import { newSecret } from "./access/keys";
+import { jobByExternalId } from "./queue/idempotency";
 
 /** Submitter API: every call takes a client key (`fh_c_…`) and sees only its own org's jobs. */
 
@@ -40,7 +40,7 @@ export const submitReplayed = internalMutation({
 
 /**
  * All or nothing: every job is validated before the first one is written. `seal` (every job of the call in one
- * batch): the batch is a sealed batch (lib/batchSeals.ts): its children wait for its seal; `true` seals it after this
+ * batch): the batch is a sealed batch (pipelines/batchSeals.ts): its children wait for its seal; `true` seals it after this
  * call's jobs, `false` says more calls follow.
  */
 export const submitBatch = mutation({

@@ -1,10 +1,10 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
-import { revokeMintedPage } from "./lib/keyCreators";
+import { revokeMintedPage } from "./access/keyCreators";
 
 /**
- * The next page of a revoked key's makings (lib/keyCreators.ts): the keys, tokens and workers it made are revoked a
+ * The next page of a revoked key's makings (access/keyCreators.ts): the keys, tokens and workers it made are revoked a
  * page at a time, until none that works is left.
  */
 export const revokeMinted = internalMutation({

@@ -1,11 +1,11 @@
 import { v } from "convex/values";
 import { internalQuery, type QueryCtx } from "./_generated/server";
 import type { Id } from "./_generated/dataModel";
-import { operatorFromKey } from "./lib/auth";
-import { fail } from "./lib/errors";
-import { looksLikeSecret, type SecretKind } from "./lib/keys";
-import { exposition } from "./lib/metrics/exposition";
-import { scrapeOrg } from "./lib/metrics/scrape";
+import { operatorFromKey } from "./access/auth";
+import { fail } from "./core/errors";
+import { looksLikeSecret, type SecretKind } from "./access/keys";
+import { exposition } from "./observability/exposition";
+import { scrapeOrg } from "./observability/scrape";
 
 /**
  * The org's metrics in Prometheus's text format, for GET /api/metrics (convex/http.ts): the key must be an

@@ -2,16 +2,16 @@ import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import type { Doc, Id } from "./_generated/dataModel";
 import { internalMutation, type MutationCtx } from "./_generated/server";
-import { moveBodies } from "./lib/bodies";
-import { bumpLane, noteMetrics } from "./lib/counters";
-import { kickForJobs, kickSummary } from "./lib/kick";
-import { laneFor } from "./lib/laneFor";
-import { arrivalOf } from "./lib/metrics/moves";
-import { routingKey } from "./lib/lanes";
-import { classOf } from "./lib/requirements";
-import { routingCapabilities } from "./lib/routing";
-import { saveJobSpec } from "./lib/schedules";
-import type { JobSpec } from "./lib/submit";
+import { moveBodies } from "./core/bodies";
+import { bumpLane, noteMetrics } from "./queue/counters";
+import { kickForJobs, kickSummary } from "./queue/kick";
+import { laneFor } from "./queue/laneFor";
+import { arrivalOf } from "./observability/moves";
+import { routingKey } from "./queue/lanes";
+import { classOf } from "./queue/requirements";
+import { routingCapabilities } from "./queue/routing";
+import { saveJobSpec } from "./pipelines/schedules";
+import type { JobSpec } from "./queue/submit";
 
 
 /**
@@ -27,7 +27,7 @@ const MOVE_JOBS_PER_BATCH = 100;
 
 /**
  * Move the bodies of jobs written before bodies lived beside them (payload, result, a long error) into
- * `jobBodies`. Until it is through, every reader falls back to the job's own fields (lib/bodies.ts).
+ * `jobBodies`. Until it is through, every reader falls back to the job's own fields (core/bodies.ts).
  */
 export const moveJobBodies = internalMutation({
   args: { cursor: v.optional(v.string()) },
@@ -44,7 +44,7 @@ export const moveJobBodies = internalMutation({
 
 /**
  * Move the job specs of schedules written before specs lived beside them into `scheduleBodies`, so that every list of
- * schedules reads small rows. Until it is through, ticks fall back to the row's own `job` (lib/schedules.ts).
+ * schedules reads small rows. Until it is through, ticks fall back to the row's own `job` (pipelines/schedules.ts).
  */
 export const moveScheduleBodies = internalMutation({
   args: { cursor: v.optional(v.string()) },
@@ -73,7 +73,7 @@ const JOBS_PER_BATCH = 20;
 type Unfinished = "pending" | "running";
 
 /**
- * Since a job's type routes it, its lane's key starts with its type's capability (lib/routing.ts). Jobs
+ * Since a job's type routes it, its lane's key starts with its type's capability (queue/routing.ts). Jobs
  * queued before that sit in lanes keyed by their required capabilities alone, where any worker may take
  * them: this moves every unfinished job into the lane of its type, with its pending/running count, one org
  * and status at a time, JOBS_PER_BATCH per transaction, rescheduling itself until done. Idempotent; run it
@@ -117,7 +117,7 @@ async function moveToTypeLane(ctx: MutationCtx, job: Doc<"jobs">, lanes: Map<Id<
   const current = lanes.get(job.laneId);
   if (current && current.routingKey === routingKey(capabilities, requirements)) return false;
   const lane = await laneFor(ctx, job.orgId, capabilities, requirements);
-  // an offered job counts as running in its lane (lib/counters.ts), like one that runs
+  // an offered job counts as running in its lane (queue/counters.ts), like one that runs
   const counts = job.status === "pending" && job.queue !== "offered" ? "pending" : "running";
   // the job moves on as it was: its key's running slot (if it holds one) is not freed
   await bumpLane(ctx, job, { [counts]: -1 }, { moved: true });

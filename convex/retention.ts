@@ -3,15 +3,15 @@ import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
 import type { Doc } from "./_generated/dataModel";
 import type { MutationCtx } from "./_generated/server";
-import { carriesMetrics, unfoldedLaneCounts } from "./lib/counters";
-import { ByteBudget, TX_BUDGET } from "./lib/budget";
-import { purgeJob } from "./lib/deadLetters";
-import { sealOf } from "./lib/batchSeals";
-import { BATCH_SHARDS } from "./lib/dependencies";
-import { TIMING } from "./lib/limits";
-import { weeksBefore } from "./lib/creditWeeks";
-import { childReading } from "./lib/parentRefs";
-import { deleteRevokedWorker, workerRowBudget } from "./lib/workerRows";
+import { carriesMetrics, unfoldedLaneCounts } from "./queue/counters";
+import { ByteBudget, TX_BUDGET } from "./core/budget";
+import { purgeJob } from "./queue/deadLetters";
+import { sealOf } from "./pipelines/batchSeals";
+import { BATCH_SHARDS } from "./pipelines/dependencies";
+import { TIMING } from "./core/limits";
+import { weeksBefore } from "./trust/creditWeeks";
+import { childReading } from "./pipelines/parentRefs";
+import { deleteRevokedWorker, workerRowBudget } from "./queue/workerRows";
 
 const JOBS_PER_BATCH = 10;
 // jobs read per transaction: the parents kept for a child that has not ended are passed over, not deleted
@@ -49,7 +49,7 @@ async function oldFinishedJobs(ctx: MutationCtx, cutoff: number, after: SweepCur
 /**
  * Delete finished jobs (with their output and events) older than the retention age, and throughput
  * buckets older than two hours, a bounded batch per transaction; reschedules itself while work remains. A succeeded
- * job that a child not yet ended reads as its input (lib/parentRefs.ts) is kept, and passed over: `after` is where
+ * job that a child not yet ended reads as its input (pipelines/parentRefs.ts) is kept, and passed over: `after` is where
  * the next run goes on.
  */
 export const sweep = internalMutation({
@@ -166,7 +166,7 @@ export const sweepLanes = internalMutation({
   },
 });
 
-/** A deleted lane's virtual times and the cursor of a level of it that did not fit in a round (lib/fairRound.ts). */
+/** A deleted lane's virtual times and the cursor of a level of it that did not fit in a round (queue/fairRound.ts). */
 async function dropFairRows(ctx: MutationCtx, lane: Doc<"lanes">) {
   const clocks = await ctx.db
     .query("fairClocks")
@@ -186,7 +186,7 @@ const DAY_MS = 24 * 60 * 60_000;
 
 /**
  * The last pass of the sweep: what would otherwise only grow. Workers revoked (or gone with workers:leave)
- * longer ago than the retention age, with their rows (lib/workerRows.ts); finished bulk operations and
+ * longer ago than the retention age, with their rows (queue/workerRows.ts); finished bulk operations and
  * enrollment tokens past it; credit days (and weeks) older than the retention age and the current week; fairness keys'
  * passes idle a day. Presence,
  * waiting-line and slot rows are one per worker and go with it; a job's webhook delivery goes with the job.
@@ -242,7 +242,7 @@ const BATCH_ROWS_PER_PASS = 100;
 
 /**
  * After the records: a batch whose jobs are all gone (purged) keeps nothing worth counting, so its counter rows
- * (its shards, lib/dependencies.ts) and its seal (lib/batchSeals.ts) go. A pass walks the batch rows in creation order, BATCH_ROWS_PER_PASS at a
+ * (its shards, pipelines/dependencies.ts) and its seal (pipelines/batchSeals.ts) go. A pass walks the batch rows in creation order, BATCH_ROWS_PER_PASS at a
  * time, asking each batch once whether one of its jobs is left (one index read). A batch a child still waits on
  * keeps its rows (no such edge outlives its batch's jobs, but the rows would be the child's only way out). A job
  * submitted to the batch later makes its rows again; a child submitted later is told the batch does not exist.

@@ -2,15 +2,15 @@ import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import type { Doc, Id } from "./_generated/dataModel";
 import { internalMutation, mutation, query, type MutationCtx, type QueryCtx } from "./_generated/server";
-import { clientFromKey, operatorFromKey } from "./lib/auth";
-import { ByteBudget, takeWithinBudget, TX_BUDGET } from "./lib/budget";
-import { checkCron } from "./lib/cron";
-import { fail } from "./lib/errors";
-import { looksLikeSecret } from "./lib/keys";
-import { LIMITS } from "./lib/limits";
-import { armSchedule, clientKeyProblem, jobSpecOf, pauseSchedule, removeSchedule, resumeSchedule, rowBytes, saveJobSpec, scheduleView } from "./lib/schedules";
-import { checkJobSpec, insertCheckedJob, jobSpec } from "./lib/submit";
-import { checkText } from "./lib/validate";
+import { clientFromKey, operatorFromKey } from "./access/auth";
+import { ByteBudget, takeWithinBudget, TX_BUDGET } from "./core/budget";
+import { checkCron } from "./pipelines/cron";
+import { fail } from "./core/errors";
+import { looksLikeSecret } from "./access/keys";
+import { LIMITS } from "./core/limits";
+import { armSchedule, clientKeyProblem, jobSpecOf, pauseSchedule, removeSchedule, resumeSchedule, rowBytes, saveJobSpec, scheduleView } from "./pipelines/schedules";
+import { checkJobSpec, insertCheckedJob, jobSpec } from "./queue/submit";
+import { checkText } from "./core/validate";
 
 /**
  * Schedules: a cron line (5 fields, in a time zone) that submits a job at each tick. One scheduled function per
@@ -155,7 +155,7 @@ async function runTick(ctx: MutationCtx, schedule: Doc<"schedules">) {
   await armSchedule(ctx, schedule, now);
 }
 
-/** A refusal's stable code and message (a ConvexError of lib/errors.ts), or "error" and the text of anything else. */
+/** A refusal's stable code and message (a ConvexError of core/errors.ts), or "error" and the text of anything else. */
 function refusalOf(error: unknown): { code: string; message: string } {
   let data = (error as { data?: unknown }).data;
   if (typeof data === "string") {

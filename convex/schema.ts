@@ -1,10 +1,10 @@
 import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
-import { machineFacts } from "./lib/facts";
-import { jobRequirements, requirementClass } from "./lib/requirements";
-import { jobValidation, validationSpec } from "./lib/validation";
-import { eventFields, jobMove } from "./lib/metrics/moves";
-import { histogram, jobCounts, finishedCounts, orgEvents } from "./lib/metrics/rows";
+import { machineFacts } from "./queue/facts";
+import { jobRequirements, requirementClass } from "./queue/requirements";
+import { jobValidation, validationSpec } from "./trust/validation";
+import { eventFields, jobMove } from "./observability/moves";
+import { histogram, jobCounts, finishedCounts, orgEvents } from "./observability/rows";
 
 export const jobStatus = v.union(
   v.literal("pending"),
@@ -12,13 +12,13 @@ export const jobStatus = v.union(
   v.literal("succeeded"),
   v.literal("canceled"),
   v.literal("dead"),
-  // submitted with dependsOn: not queued until every parent has succeeded (lib/dependencies.ts)
+  // submitted with dependsOn: not queued until every parent has succeeded (pipelines/dependencies.ts)
   v.literal("waiting"),
 );
 
 /**
  * The console's job filter: every field optional; `from`/`to` bound the time the job was submitted
- * (ms since the epoch, `from` inclusive, `to` exclusive). Newest first. Checked by lib/jobQuery.ts.
+ * (ms since the epoch, `from` inclusive, `to` exclusive). Newest first. Checked by queue/jobQuery.ts.
  */
 export const jobFilter = v.object({
   status: v.optional(jobStatus),
@@ -65,14 +65,14 @@ const creditFigures = {
   failed: v.number(),
   // instances canceled because their job reached its quorum (issue 20): credited, neither done nor failed
   canceledAtQuorum: v.optional(v.number()),
-  // the energy its attempts used (joules), as the worker measured or estimated it (lib/energy.ts)
+  // the energy its attempts used (joules), as the worker measured or estimated it (trust/energy.ts)
   energyJ: v.optional(v.number()),
 };
 
 export const inboxKind = v.union(v.literal("offer"), v.literal("cancel"), v.literal("resync"));
 
 /**
- * Who made a key (lib/keyCreators.ts): the operator key, or the managing worker, whose console call made it; none when
+ * Who made a key (access/keyCreators.ts): the operator key, or the managing worker, whose console call made it; none when
  * an operator made it with `npx convex run admin:…`. A worker's is its enrollment token's. Revoking a key revokes the
  * keys it made.
  */
@@ -125,7 +125,7 @@ export default defineSchema({
     facts: v.optional(machineFacts),
     // when it was revoked (or left): the retention sweep deletes it that long after; none from older versions
     revokedAt: v.optional(v.number()),
-    // its daily job quota while an invalid result keeps it below full (lib/validationTrust.ts); none: full
+    // its daily job quota while an invalid result keeps it below full (trust/validationTrust.ts); none: full
     dailyQuota: v.optional(v.number()),
     // from its enrollment: who it belongs to (none: its own donor) and the cores its credit may count (none: 256)
     donor: v.optional(v.string()),
@@ -151,7 +151,7 @@ export default defineSchema({
     // most recently seen first: the workers lists (online ones first); a revoked worker has no presence row
     .index("by_org_seen", ["orgId", "lastSeenAt"]),
 
-  /** How many jobs each worker runs (lib/workerSlots.ts): written when one of its jobs starts or stops running. */
+  /** How many jobs each worker runs (queue/workerSlots.ts): written when one of its jobs starts or stops running. */
   workerSlots: defineTable({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
@@ -176,7 +176,7 @@ export default defineSchema({
     since: v.optional(v.number()),
     capabilities: v.array(v.string()),
     // what its offers may still download (bytes), on a metered connection: declared with its slots, counted down by
-    // the dispatcher's offers (lib/downloadBytes.ts); none: no limit
+    // the dispatcher's offers (queue/downloadBytes.ts); none: no limit
     bytesLeft: v.optional(v.number()),
   })
     .index("by_worker", ["workerId"])
@@ -251,12 +251,12 @@ export default defineSchema({
         pending: v.number(),
         running: v.number(),
         requirements: v.optional(requirementClass),
-        // some online worker can run its jobs (by capabilities); absent: not known (see lib/roster.ts)
+        // some online worker can run its jobs (by capabilities); absent: not known (see queue/roster.ts)
         servable: v.optional(v.boolean()),
         // when no online worker can run it: the capabilities of it (its type's first) that no online worker offers
         nobodyHandles: v.optional(v.array(v.string())),
         // the online machines and donors that can run it (capabilities and class) when fewer than 11, else `many`;
-        // absent: not known (lib/roster.ts)
+        // absent: not known (queue/roster.ts)
         onlineMachines: v.optional(v.object({ machines: v.array(v.string()), donors: v.array(v.string()), many: v.optional(v.literal(true)) })),
       }),
     ),
@@ -296,7 +296,7 @@ export default defineSchema({
     clientKeys: v.optional(
       v.array(v.object({ clientKeyId: v.id("clientKeys"), pending: v.number(), running: v.number(), startedLastHour: v.number() })),
     ),
-    // workers by what they do as of refreshedAt, and their slots (lib/metrics/workerStates.ts); none before
+    // workers by what they do as of refreshedAt, and their slots (observability/workerStates.ts); none before
     workerStates: v.optional(
       v.object({ idle: v.number(), busy: v.number(), suspended: v.number(), paused: v.number(), offline: v.number() }),
     ),
@@ -322,7 +322,7 @@ export default defineSchema({
     revoked: v.boolean(),
     /** May publish and delete farm apps (optional: keys created before apps existed have none). */
     canPublish: v.optional(v.boolean()),
-    // Fair share (lib/fairShare.ts, set by admin:setClientKeyLimits): its share of each priority level against
+    // Fair share (queue/fairShare.ts, set by admin:setClientKeyLimits): its share of each priority level against
     // the org's other keys (none: 1), its running jobs and instances at most (none: no limit), and how many
     // fairnessWeights rows it has (none: 0, so the dispatcher looks none up).
     weight: v.optional(v.number()),
@@ -343,7 +343,7 @@ export default defineSchema({
   }).index("by_client_key", ["clientKeyId", "fairnessKey"]),
 
   /**
-   * Fair share's virtual time (lib/fairShare.ts): a client key's pass per priority level (`scope` "key"), and a
+   * Fair share's virtual time (queue/fairShare.ts): a client key's pass per priority level (`scope` "key"), and a
    * fairness key's pass inside its client key (`scope` "flow"; no fairnessKey: the key's jobs without one). Each
    * job handed out advances its key's pass by 1/weight. Written only by the transactions that hand jobs out.
    */
@@ -376,7 +376,7 @@ export default defineSchema({
 
   /**
    * Where a round stopped reading a lane's flows at one priority level, when it had more than a round reads
-   * (lib/fairQueue.ts): the next round starts after it. None: the level fits in a round.
+   * (queue/fairQueue.ts): the next round starts after it. None: the level fits in a round.
    */
   fairCursors: defineTable({
     orgId: v.id("orgs"),
@@ -386,7 +386,7 @@ export default defineSchema({
   }).index("by_org", ["orgId"]),
 
   /**
-   * Each client key's running jobs and instances (offered ones included), for its maxRunning (lib/keyRunning.ts):
+   * Each client key's running jobs and instances (offered ones included), for its maxRunning (queue/keyRunning.ts):
    * starts are added here by the transaction that hands the job out; ends arrive as keyRunningDeltas, folded in.
    */
   keyRunning: defineTable({
@@ -452,7 +452,7 @@ export default defineSchema({
 
   /**
    * Counter changes, inserted by transitions (an insert conflicts with nobody) and folded into the totals
-   * below by the summariser, the totals' only writer (lib/counters.ts).
+   * below by the summariser, the totals' only writer (queue/counters.ts).
    */
   counterDeltas: defineTable({
     orgId: v.id("orgs"),
@@ -465,17 +465,17 @@ export default defineSchema({
     minute: v.optional(v.number()),
     finished: v.optional(v.number()),
     failed: v.optional(v.number()),
-    // one claim call's queue waits (claim time − ready time) as a histogram (lib/metrics/histogram.ts buckets)
+    // one claim call's queue waits (claim time − ready time) as a histogram (observability/histogram.ts buckets)
     waits: v.optional(v.array(v.number())),
     // the client key of the jobs it counts: their pending/running also count in the key's totals (keyShards), and
     // their waits as the key's starts in the minute (throughput.byKey)
     clientKeyId: v.optional(v.id("clientKeys")),
     // a run of the lane's jobs that returned a result: how long it ran (ms), for the lane's run-time histogram
     runMs: v.optional(v.number()),
-    // the jobs this change moved, for the metrics (lib/metrics/moves.ts), and other events they count
+    // the jobs this change moved, for the metrics (observability/moves.ts), and other events they count
     jobs: v.optional(v.array(jobMove)),
     ...eventFields,
-    // the energy one attempt of a job of this type used, as its worker reported it (lib/energy.ts)
+    // the energy one attempt of a job of this type used, as its worker reported it (trust/energy.ts)
     type: v.optional(v.string()),
     energyJ: v.optional(v.number()),
   })
@@ -509,7 +509,7 @@ export default defineSchema({
     shard: v.number(),
     pending: v.number(),
     running: v.number(),
-    // how long the lane's runs that returned a result ran, recent ones weighing most (lib/runTimes.ts): an
+    // how long the lane's runs that returned a result ran, recent ones weighing most (observability/runTimes.ts): an
     // instance's default deadline is 3 × its p95
     runMs: v.optional(v.array(v.number())),
   })
@@ -525,7 +525,7 @@ export default defineSchema({
   }).index("by_org_shard", ["orgId", "shard"]),
 
   /**
-   * The metrics' totals (lib/metrics/fold.ts), written only by the summariser as it folds the counter changes: one
+   * The metrics' totals (observability/fold.ts), written only by the summariser as it folds the counter changes: one
    * row per job type and client key of an org (jobs per status now, and ended so far), one per client key (the same,
    * summed), one per job type (wait and run histograms), one per org (all of it summed, and the counters of other
    * events). `activity` (job moves so far) ranks rows, so a scrape reads the busiest ones first.
@@ -581,7 +581,7 @@ export default defineSchema({
     finished: v.number(),
     // attempts that failed in this minute (a fail call or an expired lease), retried or not
     failed: v.optional(v.number()),
-    // claims of this minute by queue wait: counts per bucket of lib/metrics/histogram.ts (rows of an older, coarser
+    // claims of this minute by queue wait: counts per bucket of observability/histogram.ts (rows of an older, coarser
     // layout have another length and are left out)
     waits: v.optional(v.array(v.number())),
     // claims of this minute per client key (jobs and instances started), for each key's share of the last hour
@@ -590,7 +590,7 @@ export default defineSchema({
     .index("by_org_minute_shard", ["orgId", "minute", "shard"])
     .index("by_minute", ["minute"]),
 
-  // The result cache (lib/resultCache.ts): one entry per key, its result beside it in cacheResults (read only on a hit)
+  // The result cache (queue/resultCache.ts): one entry per key, its result beside it in cacheResults (read only on a hit)
   cacheEntries: defineTable({
     orgId: v.id("orgs"),
     key: v.string(),
@@ -611,7 +611,7 @@ export default defineSchema({
     orgId: v.id("orgs"),
     laneId: v.id("lanes"),
     type: v.string(),
-    // Bodies live in `jobBodies` (lib/bodies.ts); these three are only on rows written before that, until
+    // Bodies live in `jobBodies` (core/bodies.ts); these three are only on rows written before that, until
     // the bodies migration (convex/migrations.ts) moves them. `error` stays here cut short (the full text beside).
     payload: v.optional(v.any()),
     priority: v.number(),
@@ -630,7 +630,7 @@ export default defineSchema({
     batchId: v.optional(v.string()),
     progress: v.optional(v.number()),
     statusText: v.optional(v.string()),
-    // a replicated job's progress and status text are its leading running instance's (lib/instanceProgress.ts)
+    // a replicated job's progress and status text are its leading running instance's (trust/instanceProgress.ts)
     progressInstance: v.optional(v.id("jobInstances")),
     result: v.optional(v.any()),
     error: v.optional(v.string()),
@@ -640,7 +640,7 @@ export default defineSchema({
     leaseCheck: v.optional(v.id("_scheduled_functions")),
     startedAt: v.optional(v.number()),
     finishedAt: v.optional(v.number()),
-    // Credit for the last attempt a worker reported (lib/credit.ts): CPU time as measured and clamped, or
+    // Credit for the last attempt a worker reported (trust/credit.ts): CPU time as measured and clamped, or
     // its wall time when it could not be measured (`cpuMeasured: false`, e.g. an Ollama request).
     cpuMs: v.optional(v.number()),
     cpuMeasured: v.optional(v.boolean()),
@@ -671,22 +671,22 @@ export default defineSchema({
     failedParent: v.optional(v.id("jobs")),
     // the schedule whose tick submitted it
     scheduleId: v.optional(v.id("schedules")),
-    // a replicated job's rules and progress (lib/validation.ts); none: quorum 1, runs once as always
+    // a replicated job's rules and progress (trust/validation.ts); none: quorum 1, runs once as always
     validation: v.optional(jobValidation),
     // the metrics count it (every job submitted since they exist; older ones once migrations:meterJobs ran)
     metered: v.optional(v.boolean()),
     // the W3C trace context it was submitted with (`00-<trace id>-<parent id>-<flags>`), handed to its worker
     traceparent: v.optional(v.string()),
-    // with an externalId: SHA-256 of its spec's identity (lib/idempotency.ts), so a repeat with another spec is refused
+    // with an externalId: SHA-256 of its spec's identity (queue/idempotency.ts), so a repeat with another spec is refused
     specHash: v.optional(v.string()),
-    // submitted with `cache` (lib/resultCache.ts): its cache key and how long its result stays reusable
+    // submitted with `cache` (queue/resultCache.ts): its cache key and how long its result stays reusable
     cache: v.optional(v.object({ key: v.string(), ttlMs: v.number() })),
     // a cache hit: created succeeded with the result of this job, which ran
     cachedFrom: v.optional(v.id("jobs")),
     // single flight: waiting for this identical job's result instead of running too
     cacheWaitsOn: v.optional(v.id("jobs")),
   })
-    // A lane's ready queue: by priority, then per client key and fairness key in FIFO order (lib/fairQueue.ts)
+    // A lane's ready queue: by priority, then per client key and fairness key in FIFO order (queue/fairQueue.ts)
     .index("by_lane_fair", ["laneId", "queue", "negPriority", "clientKeyId", "fairnessKey", "availableAt"])
     .index("by_lane_delayed", ["laneId", "queue", "availableAt"])
     .index("by_lease", ["leaseId"])
@@ -711,7 +711,7 @@ export default defineSchema({
     .index("by_client_queue", ["clientKeyId", "queue", "availableAt"]),
 
   /**
-   * A job's bodies, one row per part beside the job (lib/bodies.ts): its payload (written at submit), its result
+   * A job's bodies, one row per part beside the job (core/bodies.ts): its payload (written at submit), its result
    * (on success) and its last error's full text (when longer than the job row keeps). Read only where a body is
    * needed, so the job row that every heartbeat, offer and lease rewrites stays a few KiB.
    */
@@ -728,7 +728,7 @@ export default defineSchema({
     jobId: v.id("jobs"),
     seq: v.number(),
     chunk: v.string(),
-    // a replicated job's chunk: the instance (worker) that wrote it (lib/instances.ts); none for quorum 1
+    // a replicated job's chunk: the instance (worker) that wrote it (trust/instances.ts); none for quorum 1
     instance: v.optional(v.id("jobInstances")),
   }).index("by_job_seq", ["jobId", "seq"]),
 
@@ -795,7 +795,7 @@ export default defineSchema({
   }).index("by_client", ["clientKeyId"]),
 
   /**
-   * The webhook delivery of one job's end (lib/webhooks.ts): one row per job, so at most one delivery is in
+   * The webhook delivery of one job's end (webhooks/webhooks.ts): one row per job, so at most one delivery is in
    * flight per job; a job that ends again (a retried dead letter) reuses it. `attempts` keeps every try.
    */
   webhookDeliveries: defineTable({
@@ -821,7 +821,7 @@ export default defineSchema({
     .index("by_state_next", ["state", "nextAt"])
     .index("by_state_sending", ["state", "sendingSince"]),
 
-  /** jobs:setWebhook's token bucket per client key (lib/webhookRateLimit.ts). */
+  /** jobs:setWebhook's token bucket per client key (webhooks/webhookRateLimit.ts). */
   webhookRateLimits: defineTable({
     clientKeyId: v.id("clientKeys"),
     tokens: v.number(),
@@ -845,7 +845,7 @@ export default defineSchema({
 
   /**
    * The same credit summed per worker and week (`week`: the UTC day of its Monday), by CPU time: the week's
-   * leaderboard reads its top rows (lib/creditWeeks.ts).
+   * leaderboard reads its top rows (trust/creditWeeks.ts).
    */
   creditWeeks: defineTable({
     orgId: v.id("orgs"),
@@ -862,7 +862,7 @@ export default defineSchema({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
     ...creditFigures,
-    // replicated results waiting for their job's quorum: their claimed CPU time and how many (lib/instanceCredit.ts)
+    // replicated results waiting for their job's quorum: their claimed CPU time and how many (trust/instanceCredit.ts)
     pendingCpuMs: v.optional(v.number()),
     pendingJobs: v.optional(v.number()),
   })
@@ -872,7 +872,7 @@ export default defineSchema({
     .index("by_org_cpu", ["orgId", "cpuMs"]),
 
   /**
-   * A batch's counters (lib/dependencies.ts), sharded: a row per (org, batchId, shard) its jobs hash to; sums over a
+   * A batch's counters (pipelines/dependencies.ts), sharded: a row per (org, batchId, shard) its jobs hash to; sums over a
    * batch's rows count its jobs not yet ended and how many ended each way. A row without a shard is from before sharding.
    */
   batches: defineTable({
@@ -891,7 +891,7 @@ export default defineSchema({
   }).index("by_org_batch", ["orgId", "batchId", "shard"]),
 
   /**
-   * A batch submitted with `seal` (jobs:submitBatch, jobs:sealBatch; lib/batchSeals.ts): its children wait for the seal
+   * A batch submitted with `seal` (jobs:submitBatch, jobs:sealBatch; pipelines/batchSeals.ts): its children wait for the seal
    * as well as for its jobs, and once `sealedAt` is set it takes no more jobs. A batch without a row is never sealed.
    */
   batchSeals: defineTable({
@@ -906,7 +906,7 @@ export default defineSchema({
     childId: v.id("jobs"),
     parentId: v.optional(v.id("jobs")),
     batchId: v.optional(v.string()),
-    // the child's own batch, and where the wait leads on (lib/dependencyCycles.ts): "b:<batch>", or "j:<job>" for a
+    // the child's own batch, and where the wait leads on (pipelines/dependencyCycles.ts): "b:<batch>", or "j:<job>" for a
     // parent that was waiting itself; none for a parent that was not (it waits on nothing). Absent on older rows.
     childBatch: v.optional(v.string()),
     via: v.optional(v.string()),
@@ -917,7 +917,7 @@ export default defineSchema({
     .index("by_child_batch_via", ["orgId", "childBatch", "via"]),
 
   /**
-   * A job's parents as it was submitted with them (lib/parentRefs.ts): a listed job or a batch, kept until the child
+   * A job's parents as it was submitted with them (pipelines/parentRefs.ts): a listed job or a batch, kept until the child
    * ends (whether or not the parent was met), so retention and purge keep the results the child reads as its inputs.
    */
   parentRefs: defineTable({
@@ -931,7 +931,7 @@ export default defineSchema({
     .index("by_child", ["childId"]),
 
   /**
-   * A parent's end whose children are settled in scheduled pages (lib/settlements.ts): one row while pages are left,
+   * A parent's end whose children are settled in scheduled pages (pipelines/settlements.ts): one row while pages are left,
    * so the watchdog re-arms a page that failed. `batchId`: the batch's edges (the batch ended or failed), else the
    * job `parentId`'s.
    */
@@ -949,7 +949,7 @@ export default defineSchema({
   }).index("by_armed", ["armedAt"]),
 
   /**
-   * schedules:create: a cron line that submits a job at each tick (lib/schedules.ts). The job spec lives beside it
+   * schedules:create: a cron line that submits a job at each tick (pipelines/schedules.ts). The job spec lives beside it
    * (scheduleBodies), so lists read small rows; `job` is only on rows written before that.
    */
   schedules: defineTable({
@@ -990,7 +990,7 @@ export default defineSchema({
     bytes: v.number(),
   }).index("by_schedule", ["scheduleId"]),
   /**
-   * One run of a replicated job (lib/instances.ts): who ran it, how it ended, the SHA-256 of its result's
+   * One run of a replicated job (trust/instances.ts): who ran it, how it ended, the SHA-256 of its result's
    * canonical JSON (the result itself kept on the first instance of each distinct hash), whether it agreed
    * with the quorum, and its credit (granted only once its result is valid).
    */
@@ -1016,7 +1016,7 @@ export default defineSchema({
     error: v.optional(v.string()),
     // distinct "donor": the donor it counted for, so giving it back frees that donor again
     donorKey: v.optional(v.string()),
-    // past this a replacement starts beside it (lib/instanceDeadline.ts); late: it passed it and runs on
+    // past this a replacement starts beside it (trust/instanceDeadline.ts); late: it passed it and runs on
     deadlineAt: v.optional(v.number()),
     late: v.optional(v.boolean()),
     valid: v.optional(v.boolean()),

@@ -1,10 +1,10 @@
 import { internal } from "./_generated/api";
 import { internalMutation, type MutationCtx } from "./_generated/server";
-import { TIMING } from "./lib/limits";
-import { noteMetrics } from "./lib/counters";
-import { cancelIfPending } from "./lib/scheduled";
-import { rearmSettlement } from "./lib/settlements";
-import { WEBHOOK, webhookTimeoutMs } from "./lib/webhooks";
+import { TIMING } from "./core/limits";
+import { noteMetrics } from "./queue/counters";
+import { cancelIfPending } from "./queue/scheduled";
+import { rearmSettlement } from "./pipelines/settlements";
+import { WEBHOOK, webhookTimeoutMs } from "./webhooks/webhooks";
 
 /**
  * The loops' watchdog, run every minute by a cron (convex/crons.ts). Each single-writer loop — an org's

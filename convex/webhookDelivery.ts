@@ -2,14 +2,14 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import { internalAction } from "./_generated/server";
-import { maybeFault } from "./lib/faults";
-import { privateAddressesAllowed } from "./lib/webhookAddress";
-import { signatureHeader, webhookTimeoutMs } from "./lib/webhooks";
-import { postWebhook } from "./lib/webhookSend";
+import { maybeFault } from "./core/faults";
+import { privateAddressesAllowed } from "./webhooks/webhookAddress";
+import { signatureHeader, webhookTimeoutMs } from "./webhooks/webhooks";
+import { postWebhook } from "./webhooks/webhookSend";
 
 /**
- * One completion webhook delivery attempt (lib/webhooks.ts), in the Node runtime: it resolves the receiver's name
- * itself and refuses a private answer at connect time, connecting to the address it checked (lib/webhookSend.ts),
+ * One completion webhook delivery attempt (webhooks/webhooks.ts), in the Node runtime: it resolves the receiver's name
+ * itself and refuses a private answer at connect time, connecting to the address it checked (webhooks/webhookSend.ts),
  * unless the deployment allows private addresses (FARMHAND_WEBHOOK_ALLOW_PRIVATE=1). webhooks:beginAttempt says what
  * to send; webhooks:endAttempt records what happened and what comes next.
  */

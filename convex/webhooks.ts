@@ -1,11 +1,11 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
-import { noteMetrics } from "./lib/counters";
-import { deliveryRefusal, WEBHOOK, webhookBody, webhookOf, webhookRetryDelayMs } from "./lib/webhooks";
+import { noteMetrics } from "./queue/counters";
+import { deliveryRefusal, WEBHOOK, webhookBody, webhookOf, webhookRetryDelayMs } from "./webhooks/webhooks";
 
 /**
- * Completion webhook deliveries (lib/webhooks.ts): one attempt per run of webhookDelivery:deliver (a Node action), the
+ * Completion webhook deliveries (webhooks/webhooks.ts): one attempt per run of webhookDelivery:deliver (a Node action), the
  * row says what happens next.
  */
 

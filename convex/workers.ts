@@ -1,36 +1,36 @@
 import { v } from "convex/values";
 import type { Doc } from "./_generated/dataModel";
 import { mutation, query, type MutationCtx } from "./_generated/server";
-import { effectiveCapabilities, workerFromKey } from "./lib/auth";
-import { checkCheckpointData, saveCheckpoint } from "./lib/checkpoints";
-import { claimFromHeads, newClaimBudget, takeOffers } from "./lib/claimWork";
-import { declareSlots, withdrawUnmetOffers } from "./lib/declare";
-import { checkMaxBytes } from "./lib/downloadBytes";
-import { checkEnergyJ, recordEnergy } from "./lib/energy";
-import { fail as reject } from "./lib/errors";
-import { clearResync, inboxRows } from "./lib/inbox";
-import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./lib/keys";
-import { noteClaims, type ClaimNote } from "./lib/counters";
-import { kickForWaiter, kickSummary } from "./lib/kick";
-import { noteAdvertised, refreshLaneRows } from "./lib/demand";
-import { leasedWork } from "./lib/lease";
-import { revokeWorkerNow } from "./lib/access";
-import { LIMITS } from "./lib/limits";
-import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf, DAY_MS, utcDay } from "./lib/credit";
-import { markStopped, touchWorker } from "./lib/presence";
-import { deleteRevokedWorker, revokedOfMachine, workerRowBudget } from "./lib/workerRows";
+import { effectiveCapabilities, workerFromKey } from "./access/auth";
+import { checkCheckpointData, saveCheckpoint } from "./queue/checkpoints";
+import { claimFromHeads, newClaimBudget, takeOffers } from "./queue/claimWork";
+import { declareSlots, withdrawUnmetOffers } from "./queue/declare";
+import { checkMaxBytes } from "./queue/downloadBytes";
+import { checkEnergyJ, recordEnergy } from "./trust/energy";
+import { fail as reject } from "./core/errors";
+import { clearResync, inboxRows } from "./queue/inbox";
+import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./access/keys";
+import { noteClaims, type ClaimNote } from "./queue/counters";
+import { kickForWaiter, kickSummary } from "./queue/kick";
+import { noteAdvertised, refreshLaneRows } from "./queue/demand";
+import { leasedWork } from "./queue/lease";
+import { revokeWorkerNow } from "./access/access";
+import { LIMITS } from "./core/limits";
+import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf, DAY_MS, utcDay } from "./trust/credit";
+import { markStopped, touchWorker } from "./queue/presence";
+import { deleteRevokedWorker, revokedOfMachine, workerRowBudget } from "./queue/workerRows";
 
 /** The last UTC day myCredit accepts (the year 2500): a bound, not a policy. */
 const MAX_DAY = 193_000;
-import { failAttempt, finishJob, requeue } from "./lib/transitions";
-import { addRunning, noteSlotState, runningCount } from "./lib/workerSlots";
-import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize, utf8Bytes } from "./lib/validate";
-import { checkFacts, machineFacts, sameFacts } from "./lib/facts";
-import { inputsPage } from "./lib/inputs";
-import { showInstanceProgress } from "./lib/instanceProgress";
-import { completeReplica, failReplica, releaseReplica } from "./lib/validationComplete";
-import { noteClaimed, quotaLeft, trustOf } from "./lib/validationTrust";
-import { pendingCreditOf, settleCanceled } from "./lib/instanceCredit";
+import { failAttempt, finishJob, requeue } from "./queue/transitions";
+import { addRunning, noteSlotState, runningCount } from "./queue/workerSlots";
+import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize, utf8Bytes } from "./core/validate";
+import { checkFacts, machineFacts, sameFacts } from "./queue/facts";
+import { inputsPage } from "./pipelines/inputs";
+import { showInstanceProgress } from "./trust/instanceProgress";
+import { completeReplica, failReplica, releaseReplica } from "./trust/validationComplete";
+import { noteClaimed, quotaLeft, trustOf } from "./trust/validationTrust";
+import { pendingCreditOf, settleCanceled } from "./trust/instanceCredit";
 
 /** Worker-facing API. Every call but enroll takes the worker's `apiKey`. */
 
@@ -66,7 +66,7 @@ export const enroll = mutation({
       advertisedCapabilities: advertised,
       maxConcurrentJobs: enrollment.maxConcurrentJobs,
       canManage: enrollment.canManage,
-      // made by whoever made its token: revoking that key revokes this worker too (lib/keyCreators.ts)
+      // made by whoever made its token: revoking that key revokes this worker too (access/keyCreators.ts)
       ...(enrollment.createdBy ? { createdBy: enrollment.createdBy } : {}),
       keyHash: await sha256Hex(apiKey),
       keyPrefix: displayPrefix(apiKey),
@@ -98,7 +98,7 @@ async function withinQuota(ctx: MutationCtx, worker: Doc<"workers">, slots: numb
 const slotsArg = v.optional(v.number());
 /**
  * `maxBytes` on claim/ready/complete/fail/release: on a metered connection, what the worker's jobs may still download
- * (payloads, checkpoints, app modules; lib/downloadBytes.ts): only jobs that fit are offered and handed to it.
+ * (payloads, checkpoints, app modules; queue/downloadBytes.ts): only jobs that fit are offered and handed to it.
  * Absent: no limit. Sent again with each declaration of slots.
  */
 const maxBytesArg = v.optional(v.number());
@@ -369,7 +369,7 @@ export const fail = mutation({
       if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), undefined, maxBytes);
       return { status: "canceled" as const, availableAt: undefined };
     }
-    // an instance's failure is one error result of its round, retryable or not (lib/validationComplete.ts)
+    // an instance's failure is one error result of its round, retryable or not (trust/validationComplete.ts)
     if (instance) await failReplica(ctx, job, instance, error, worker._id);
     else {
       await creditAttempt(ctx, job, worker, cpuMs, "failed");

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { convexTest } from "convex-test";
 import { vi } from "vitest";
 import { api } from "../../convex/_generated/api";
-import { TIMING } from "../../convex/lib/limits";
+import { TIMING } from "../../convex/core/limits";
 import type { Doc } from "../../convex/_generated/dataModel";
 import { enrollWorker, newFarm, withoutSystemFields, type Enrolled } from "../../test/backend/setup";
 import { api as seedApi } from "../seedStyle/convex/_generated/api";

@@ -52,7 +52,7 @@ export function secretProblem(value: string): string | undefined {
 }
 
 const SECRET_PREFIX_LENGTH = "fh_e_".length;
-/** 32 random bytes, base64url without padding (convex/lib/keys.ts). */
+/** 32 random bytes, base64url without padding (convex/access/keys.ts). */
 const SECRET_BODY_LENGTH = 43;
 
 /** Whether `url` answers a function call the way a Convex deployment does (see probeDeployment). */

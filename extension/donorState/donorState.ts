@@ -158,7 +158,7 @@ export type LaneRow = {
   nobodyHandles: string[];
   /** The class of machine its jobs need (powers of two); none: any machine. */
   requirements?: { memoryMB?: number; cores?: number; gpu?: { vendor?: string; vramMB?: number } };
-  /** Why nothing online runs its jobs, as the farm says it (convex/lib/waitReasons.ts); none: something can. */
+  /** Why nothing online runs its jobs, as the farm says it (convex/queue/waitReasons.ts); none: something can. */
   waitCode?: string;
   waitReason?: string;
 };

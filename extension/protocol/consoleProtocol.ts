@@ -116,7 +116,7 @@ export type ConsoleJobRow = {
   /** The client key it counts against (none: a host app's own job) and its fairness key. */
   clientKeyId?: string;
   fairnessKey?: string;
-  /** Why it waits (convex/lib/waitReasons.ts): a stable code and the sentence; null when only its turn holds it. */
+  /** Why it waits (convex/queue/waitReasons.ts): a stable code and the sentence; null when only its turn holds it. */
   waitCode?: string | null;
   waitReason?: string | null;
 };

@@ -1,6 +1,6 @@
 /**
  * Errors as every surface (engine, CLI, status bar, tree, panel, toasts) tells them apart: by the server's
- * `ConvexError` code (`data.code`, see convex/lib/errors.ts) or the network error's system code, never by
+ * `ConvexError` code (`data.code`, see convex/core/errors.ts) or the network error's system code, never by
  * message text. The message shown is the server's own `data.message`, never the client's wrapper text
  * ("[Request ID: …] Server Error", "Uncaught ConvexError: …", stack lines).
  */

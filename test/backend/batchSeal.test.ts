@@ -4,7 +4,7 @@ import { enrollWorker, expectCode, newFarm, type Enrolled, type Farm } from "./s
 import { checkConsistency } from "./sweep/consistency";
 
 /**
- * Sealed batches (lib/batchSeals.ts): a batch submitted in several calls with `seal` keeps its children waiting
+ * Sealed batches (pipelines/batchSeals.ts): a batch submitted in several calls with `seal` keeps its children waiting
  * until it is sealed, even when every job so far has ended between two calls; a sealed batch takes no more jobs.
  */
 

@@ -1,11 +1,11 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { BATCH_SHARDS, batchShardOf } from "../../convex/lib/dependencies";
+import { BATCH_SHARDS, batchShardOf } from "../../convex/pipelines/dependencies";
 import { enrollWorker, newFarm, TEST_TYPES, type Enrolled, type Farm } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
 
 /**
- * A batch's counters are sharded (lib/dependencies.ts): a job counts in the shard its id hashes to, a completion
+ * A batch's counters are sharded (pipelines/dependencies.ts): a job counts in the shard its id hashes to, a completion
  * writes that shard only, and the batch's child is released exactly when the batch's last unfinished job succeeds,
  * whatever the order of completions, retries and cancels, also beside a row from before sharding.
  */

@@ -1,15 +1,15 @@
 import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { armFault, disarmFaults } from "../../convex/lib/faults";
-import { TIMING } from "../../convex/lib/limits";
-import { EDGES_PER_PAGE } from "../../convex/lib/settlements";
+import { armFault, disarmFaults } from "../../convex/core/faults";
+import { TIMING } from "../../convex/core/limits";
+import { EDGES_PER_PAGE } from "../../convex/pipelines/settlements";
 import { scheduled } from "./queueState";
 import { newFarm, type Farm } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
 
 /**
- * A parent's end never cascades inside one transaction (lib/settlements.ts): it settles one page of its own
+ * A parent's end never cascades inside one transaction (pipelines/settlements.ts): it settles one page of its own
  * children; a child it ends settles its own children in scheduled pages, each under a settlement row that the
  * watchdog re-arms when a page fails. Transaction limits are on (newBackend): the old recursion threw here.
  */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { LIMITS } from "../../convex/lib/limits";
+import { LIMITS } from "../../convex/core/limits";
 import { measure } from "./metrics";
 import { seedPending } from "./seed";
 import { enrollWorker, runningJobs, expectCode, newFarm, snapshot, overviewNow, TEST_TYPES } from "./setup";

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { APP_LIMITS } from "../../convex/lib/appLimits";
-import { LIMITS } from "../../convex/lib/limits";
+import { APP_LIMITS } from "../../convex/apps/appLimits";
+import { LIMITS } from "../../convex/core/limits";
 import { inboxOf, jobRow, laneCounts, runDue } from "./queueState";
 import { enrollWorker, newFarm, type Enrolled, type Farm, TEST_TYPES } from "./setup";
 import { checkConsistency } from "./sweep/consistency";

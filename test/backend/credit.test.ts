@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { coresOf, utcDay, weekStartDay } from "../../convex/lib/credit";
+import { coresOf, utcDay, weekStartDay } from "../../convex/trust/credit";
 import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, TEST_TYPES } from "./setup";
 
 beforeEach(() => {

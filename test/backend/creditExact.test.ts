@@ -1,8 +1,8 @@
 import { describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { addCredit, DAY_MS } from "../../convex/lib/credit";
-import { LIMITS } from "../../convex/lib/limits";
+import { addCredit, DAY_MS } from "../../convex/trust/credit";
+import { LIMITS } from "../../convex/core/limits";
 import { enrollWorker, newFarm, refreshSummaries, type Farm, TEST_TYPES } from "./setup";
 import { consistent, useReplicationClock } from "./validationDonors";
 

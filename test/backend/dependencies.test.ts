@@ -187,11 +187,11 @@ test("purge refuses a waiting job; a retried dead parent of a batch counts as un
   const w = await enrollWorker(farm);
   const parent = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j1" });
   const child = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j3", dependsOn: { jobs: [parent] } });
-  const { purgeJob } = await import("../../convex/lib/deadLetters");
+  const { purgeJob } = await import("../../convex/queue/deadLetters");
   await expectCode(farm.t.run(async (ctx) => await purgeJob(ctx, (await ctx.db.get(child))!)), "invalid_argument");
   const [p] = await farm.t.mutation(api.jobs.submitBatch, { clientKey: farm.clientKey, jobs: [{ type: "j1", batchId: "r", maxAttempts: 1 }] });
   await run(farm, w, { [p]: { error: "x" } });
-  const { retryDeadJob } = await import("../../convex/lib/deadLetters");
+  const { retryDeadJob } = await import("../../convex/queue/deadLetters");
   await farm.t.run(async (ctx) => await retryDeadJob(ctx, (await ctx.db.get(p))!));
   await consistent(farm);
   const late = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "j3", dependsOn: { batch: "r" } });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { LIMITS, TIMING } from "../../convex/lib/limits";
+import { LIMITS, TIMING } from "../../convex/core/limits";
 import { installReadRecorder, recordReads } from "../../bench/compare/readRecorder";
 import { measure } from "./metrics";
 import {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { TIMING } from "../../convex/lib/limits";
+import { TIMING } from "../../convex/core/limits";
 import { dispatchState, eventKinds, inboxOf, jobRow, laneCounts, laneLinesOf, runDue, scheduled, waiterRow } from "./queueState";
 import { checkConsistency } from "./sweep/consistency";
 import { enrollWorker, expectCode, newBackend, newFarm, snapshot, type Enrolled, type Farm, TEST_TYPES } from "./setup";

@@ -4,7 +4,7 @@ import { enrollWorker, newFarm, TEST_TYPES, type Enrolled, type Farm } from "./s
 import { checkConsistency } from "./sweep/consistency";
 
 /**
- * A parent with thousands of direct children settles their edges in pages (lib/dependencies.ts settleEdges: 100
+ * A parent with thousands of direct children settles their edges in pages (pipelines/dependencies.ts settleEdges: 100
  * edges and a byte budget per transaction, then dependencies:settle), under Convex's transaction limits
  * (newBackend enforces them): every child is released (or canceled) exactly once.
  */

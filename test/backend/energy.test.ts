@@ -3,8 +3,8 @@
 // (workers:myCredit, farm:overview) and the operator (console:workers, console:leaderboard, console:energy).
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { foldDeltas, FOLD_TYPES } from "../../convex/lib/counters";
-import { ENERGY_J_MAX } from "../../convex/lib/energy";
+import { foldDeltas, FOLD_TYPES } from "../../convex/queue/counters";
+import { ENERGY_J_MAX } from "../../convex/trust/energy";
 import { checkConsistency } from "./sweep/consistency";
 import { enrollWorker, expectCode, LAPTOP_FACTS, newFarm, snapshot, type Enrolled, type Farm } from "./setup";
 import { donor, instanceLease, submitReplicated } from "./validationDonors";

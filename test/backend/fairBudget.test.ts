@@ -1,10 +1,10 @@
-// Many fairness keys at once (convex/lib/fairQueue.ts, fairRound.ts): a round reads at most FAIR.flowsPerRound
+// Many fairness keys at once (convex/queue/fairQueue.ts, fairRound.ts): a round reads at most FAIR.flowsPerRound
 // flows and its byte budget, stays within a transaction's limits, and the next round goes on where it stopped, so
 // no fairness key waits behind the first ones for good.
 import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { TX_BUDGET } from "../../convex/lib/budget";
-import { FAIR } from "../../convex/lib/fairLimits";
+import { TX_BUDGET } from "../../convex/core/budget";
+import { FAIR } from "../../convex/queue/fairLimits";
 import { addKey, dispatchAll, newIndexedFarm, offeredTo, type Key } from "./fairFarm";
 import { measure } from "./metrics";
 import { enrollWorker, type Enrolled, type Farm } from "./setup";

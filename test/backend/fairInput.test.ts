@@ -4,7 +4,7 @@
 import { describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { FAIR } from "../../convex/lib/fairLimits";
+import { FAIR } from "../../convex/queue/fairLimits";
 import { FarmhandClient } from "../../extension/sdk/client";
 import type { Transport } from "../../extension/sdk/transport";
 import { answerOf, enrollWorker, expectCode, newFarm, type Farm } from "./setup";
@@ -48,7 +48,7 @@ describe("a job's fairness key", () => {
     const viaHttp = (await answerOf(res)).jobId as Id<"jobs">;
     expect((await jobOf(farm, viaHttp)).fairnessKey).toBe("user-42");
     // a host app's own job (submitJob, no client key) counts against no key
-    const own = await farm.t.run(async (ctx) => (await import("../../convex/lib/submit")).submitJob(ctx, { orgId: farm.orgId, type: "x" }));
+    const own = await farm.t.run(async (ctx) => (await import("../../convex/queue/submit")).submitJob(ctx, { orgId: farm.orgId, type: "x" }));
     expect((await jobOf(farm, own)).clientKey).toBeNull();
   });
 

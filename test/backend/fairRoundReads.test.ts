@@ -1,4 +1,4 @@
-// What a dispatcher round costs with many fairness keys (convex/lib/fairQueue.ts, fairRound.ts): it reads each
+// What a dispatcher round costs with many fairness keys (convex/queue/fairQueue.ts, fairRound.ts): it reads each
 // flow's head and the jobs it hands out, never the queue behind them. Ten times the jobs behind the same 100 fairness
 // keys: the same documents read, and the same work for the loopback server's convex-test (test/server/tableScan.ts),
 // whose index reads look only at the rows inside a range — and only the first few when a query asks for a few.

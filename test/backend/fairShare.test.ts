@@ -1,4 +1,4 @@
-// The order across submitters (convex/lib/fairShare.ts, fairRound.ts): priority first; inside a priority level
+// The order across submitters (convex/queue/fairShare.ts, fairRound.ts): priority first; inside a priority level
 // client keys share by weight, and inside a key its fairness keys; FIFO inside one; idle keys bank nothing.
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import type { Id } from "../../convex/_generated/dataModel";

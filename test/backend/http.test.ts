@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import { api } from "../../convex/_generated/api";
-import { LIMITS } from "../../convex/lib/limits";
+import { LIMITS } from "../../convex/core/limits";
 import { answerOf, enrollWorker, newFarm, snapshot, type Farm, TEST_TYPES } from "./setup";
 
 function call(farm: Farm, method: string, path: string, payload?: unknown, key: string | null = farm.clientKey) {

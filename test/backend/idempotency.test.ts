@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { submitJob } from "../../convex/lib/submit";
+import { submitJob } from "../../convex/queue/submit";
 import { answerOf, expectCode, newFarm, snapshot, type Farm } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
 

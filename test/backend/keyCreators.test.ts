@@ -4,7 +4,7 @@ import { enrollWorker, expectCode, newFarm, type Farm } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
 
 /**
- * Keys that made keys (lib/keyCreators.ts): every key records its maker; revoking a key revokes what it made, and what
+ * Keys that made keys (access/keyCreators.ts): every key records its maker; revoking a key revokes what it made, and what
  * those made (in scheduled pages); a managing worker's key makes no operator key and no key that publishes apps.
  */
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { LIMITS } from "../../convex/lib/limits";
+import { LIMITS } from "../../convex/core/limits";
 import { runDue } from "./queueState";
 import { newFarm, type Farm } from "./setup";
 import { checkConsistency } from "./sweep/consistency";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { LIMITS } from "../../convex/lib/limits";
+import { LIMITS } from "../../convex/core/limits";
 import { checkConsistency } from "./sweep/consistency";
 import { jobRow, laneCounts, runDue, scheduled } from "./queueState";
 import { enrollWorker, expectCode, newFarm, type Farm } from "./setup";

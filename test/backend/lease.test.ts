@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { LIMITS, TIMING } from "../../convex/lib/limits";
+import { LIMITS, TIMING } from "../../convex/core/limits";
 import { enrollWorker, runningJobs, expectCode, newFarm, snapshot, type Enrolled, type Farm, overviewNow, TEST_TYPES } from "./setup";
 
 beforeEach(() => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
-import { TIMING } from "../../convex/lib/limits";
+import { TIMING } from "../../convex/core/limits";
 import { eventKinds, inboxOf, jobRow, runDue, waiterRow } from "./queueState";
 import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, TEST_TYPES } from "./setup";
 

@@ -6,7 +6,7 @@ import { enrollWorker, expectCode, newFarm, TEST_TYPES, type Enrolled, type Farm
 import { checkConsistency } from "./sweep/consistency";
 
 /**
- * Parents outlive the children that read them (lib/parentRefs.ts): retention and purge keep a succeeded job while a
+ * Parents outlive the children that read them (pipelines/parentRefs.ts): retention and purge keep a succeeded job while a
  * child that has not ended names it or its batch; a child whose inputs are gone anyway fails with inputs_gone and
  * never runs with fewer inputs.
  */

@@ -1,6 +1,6 @@
 import { vi } from "vitest";
 import type { Id } from "../../convex/_generated/dataModel";
-import { TIMING } from "../../convex/lib/limits";
+import { TIMING } from "../../convex/core/limits";
 import type { Backend, Farm } from "./setup";
 
 /** Helpers for the dispatcher tests: read the rows a transition wrote, run what came due. */

@@ -1,7 +1,7 @@
 import { expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { WORKER_ROWS_PER_CALL } from "../../convex/lib/workerRows";
+import { WORKER_ROWS_PER_CALL } from "../../convex/queue/workerRows";
 import { measure } from "./metrics";
 import { checkConsistency } from "./sweep/consistency";
 import { donor, instanceLease, submitReplicated, useReplicationClock, type Donor } from "./validationDonors";

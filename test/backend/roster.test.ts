@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { LIMITS } from "../../convex/lib/limits";
+import { LIMITS } from "../../convex/core/limits";
 import { checkConsistency } from "./sweep/consistency";
 import { enrollWorker, runningJobs, newFarm, refreshSummaries, type Farm } from "./setup";
 

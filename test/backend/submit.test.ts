@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { LIMITS } from "../../convex/lib/limits";
-import { submitJob } from "../../convex/lib/submit";
+import { LIMITS } from "../../convex/core/limits";
+import { submitJob } from "../../convex/queue/submit";
 import { enrollWorker, expectCode, newFarm, snapshot, TEST_TYPES } from "./setup";
 
 afterEach(() => {

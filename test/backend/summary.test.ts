@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { FOLD_AGE_MS } from "../../convex/lib/counters";
+import { FOLD_AGE_MS } from "../../convex/queue/counters";
 import { installReadRecorder, recordReads } from "../../bench/compare/readRecorder";
-import { LIMITS, TIMING } from "../../convex/lib/limits";
+import { LIMITS, TIMING } from "../../convex/core/limits";
 import { measure } from "./metrics";
 import { scheduled } from "./queueState";
 import { enrollWorker, expectCode, newFarm, type Farm, TEST_TYPES } from "./setup";

@@ -1,8 +1,8 @@
 import { describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { TRUST, type ValidationSpec } from "../../convex/lib/validation";
-import { acceptAlone } from "../../convex/lib/validationTrust";
+import { TRUST, type ValidationSpec } from "../../convex/trust/validation";
+import { acceptAlone } from "../../convex/trust/validationTrust";
 import { jobRow, runDue } from "./queueState";
 import { expectCode, LAPTOP_FACTS, newFarm, snapshot, type Farm, TEST_TYPES } from "./setup";
 import { consistent, donor, type Donor, quorumTwoWithSpare, useReplicationClock } from "./validationDonors";

@@ -1,7 +1,7 @@
 import { describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { TIMING } from "../../convex/lib/limits";
+import { TIMING } from "../../convex/core/limits";
 import { jobRow, laneCounts, runDue } from "./queueState";
 import { newFarm, type Farm, TEST_TYPES } from "./setup";
 import { consistent, type Donor, donor, instanceLease, pastBackoff, submitReplicated, useReplicationClock } from "./validationDonors";

@@ -1,7 +1,7 @@
 import { describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { TRUST } from "../../convex/lib/validation";
+import { TRUST } from "../../convex/trust/validation";
 
 import { enrollWorker, newFarm, type Farm, TEST_TYPES } from "./setup";
 import { consistent, type Donor, donor, useReplicationClock } from "./validationDonors";

@@ -1,9 +1,9 @@
 import { describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { fixedDeadlineMs } from "../../convex/lib/instanceDeadline";
-import { addRun, MIN_RUNS, p95RunMs } from "../../convex/lib/runTimes";
-import { TRUST } from "../../convex/lib/validation";
+import { fixedDeadlineMs } from "../../convex/trust/instanceDeadline";
+import { addRun, MIN_RUNS, p95RunMs } from "../../convex/observability/runTimes";
+import { TRUST } from "../../convex/trust/validation";
 import { buildModule, FD_WRITE } from "../unit/apps/wasmBuilder";
 import { publish, publishingFarm } from "./appFarm";
 import { jobRow, runDue } from "./queueState";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import type { ValidationSpec } from "../../convex/lib/validation";
+import type { ValidationSpec } from "../../convex/trust/validation";
 import { jobRow, runDue } from "./queueState";
 import { enrollWorker, expectCode, LAPTOP_FACTS, newFarm, type Farm, TEST_TYPES } from "./setup";
 import { consistent, type Donor, instanceLease, submitReplicated, useReplicationClock } from "./validationDonors";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { ROUND_ROWS } from "../../convex/lib/validation";
+import { ROUND_ROWS } from "../../convex/trust/validation";
 import { jobRow, runDue } from "./queueState";
 import { newFarm, type Farm, TEST_TYPES } from "./setup";
 import { consistent, donor, type Donor, instanceLease, pastBackoff, submitReplicated, useReplicationClock } from "./validationDonors";

@@ -1,9 +1,9 @@
 import { describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { canonicalJson } from "../../convex/lib/canonical";
-import { LIMITS } from "../../convex/lib/limits";
-import { jsonBytes } from "../../convex/lib/validate";
+import { canonicalJson } from "../../convex/core/canonical";
+import { LIMITS } from "../../convex/core/limits";
+import { jsonBytes } from "../../convex/core/validate";
 import { jobRow } from "./queueState";
 import { newFarm, type Farm } from "./setup";
 import { consistent, donor, type Donor, instanceLease, submitReplicated, useReplicationClock } from "./validationDonors";

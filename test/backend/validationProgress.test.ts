@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { OVERTAKE } from "../../convex/lib/instanceProgress";
+import { OVERTAKE } from "../../convex/trust/instanceProgress";
 import { jobRow } from "./queueState";
 import { newFarm, type Farm } from "./setup";
 import { consistent, type Donor, donor, instanceLease, submitReplicated, useReplicationClock } from "./validationDonors";

@@ -1,4 +1,4 @@
-// Why a job waits (convex/lib/waitReasons.ts): one code and sentence per cause, the same from jobs:get, the console's
+// Why a job waits (convex/queue/waitReasons.ts): one code and sentence per cause, the same from jobs:get, the console's
 // job page and its list, read from the summary row, the lane and the job, and the queue consistent after each.
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";

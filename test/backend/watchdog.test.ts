@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { armFault, disarmFaults } from "../../convex/lib/faults";
-import { ALLOW_PRIVATE_ENV } from "../../convex/lib/webhookAddress";
-import { TIMING } from "../../convex/lib/limits";
+import { armFault, disarmFaults } from "../../convex/core/faults";
+import { ALLOW_PRIVATE_ENV } from "../../convex/webhooks/webhookAddress";
+import { TIMING } from "../../convex/core/limits";
 import { BULK_STALLS_MAX } from "../../convex/watchdog";
 import { checkConsistency } from "./sweep/consistency";
 import { inboxOf, scheduled } from "./queueState";
@@ -11,7 +11,7 @@ import { enrollWorker, newFarm, refreshSummaries, type Backend, type Farm } from
 import { startReceiver } from "./webhookReceiver";
 
 /**
- * Each single-writer loop recovers by itself: one run of it throws (a test-only fault, convex/lib/faults.ts),
+ * Each single-writer loop recovers by itself: one run of it throws (a test-only fault, convex/core/faults.ts),
  * its latch stays armed, and the watchdog (convex/watchdog.ts, a cron every minute) re-arms it within the
  * latch's stale age plus one watchdog period, under a new generation.
  */

@@ -2,8 +2,8 @@
 // with and without FARMHAND_WEBHOOK_ALLOW_PRIVATE=1; and setWebhook's token bucket per client key.
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { ALLOW_PRIVATE_ENV } from "../../convex/lib/webhookAddress";
-import { WEBHOOK_RATE } from "../../convex/lib/webhookRateLimit";
+import { ALLOW_PRIVATE_ENV } from "../../convex/webhooks/webhookAddress";
+import { WEBHOOK_RATE } from "../../convex/webhooks/webhookRateLimit";
 import { enrollWorker, expectCode, newFarm, snapshot } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
 

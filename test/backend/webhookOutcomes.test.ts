@@ -3,8 +3,8 @@
 // HTTP server on this machine, so the farm allows private addresses here (FARMHAND_WEBHOOK_ALLOW_PRIVATE=1).
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { ALLOW_PRIVATE_ENV } from "../../convex/lib/webhookAddress";
-import { WEBHOOK } from "../../convex/lib/webhooks";
+import { ALLOW_PRIVATE_ENV } from "../../convex/webhooks/webhookAddress";
+import { WEBHOOK } from "../../convex/webhooks/webhooks";
 import { checkConsistency } from "./sweep/consistency";
 import { enrollWorker, newFarm, type Farm } from "./setup";
 import { startReceiver } from "./webhookReceiver";

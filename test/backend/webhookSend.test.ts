@@ -1,8 +1,8 @@
-// The delivery's own guard at connect time (lib/webhookSend.ts): a public name that resolves to a private address is
+// The delivery's own guard at connect time (webhooks/webhookSend.ts): a public name that resolves to a private address is
 // refused before anything is sent, and the connection goes to the address that was checked, resolved once.
 import { afterEach, describe, expect, test } from "vitest";
-import { addressRefusal } from "../../convex/lib/webhookAddress";
-import { postWebhook, type Resolver } from "../../convex/lib/webhookSend";
+import { addressRefusal } from "../../convex/webhooks/webhookAddress";
+import { postWebhook, type Resolver } from "../../convex/webhooks/webhookSend";
 import { startReceiver } from "./webhookReceiver";
 
 let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;

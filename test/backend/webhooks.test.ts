@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { afterEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { signatureHeader, WEBHOOK } from "../../convex/lib/webhooks";
+import { signatureHeader, WEBHOOK } from "../../convex/webhooks/webhooks";
 import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, TEST_TYPES } from "./setup";
 
 afterEach(() => vi.useRealTimers());
@@ -71,7 +71,7 @@ test("a job remembers its client key; its end (succeeded, dead, canceled) schedu
   const canceled = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "t" });
   await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId: canceled });
   const hostJob = await farm.t.run(async (ctx) => {
-    const { submitJob } = await import("../../convex/lib/submit");
+    const { submitJob } = await import("../../convex/queue/submit");
     return await submitJob(ctx, { orgId: farm.orgId, type: "host" });
   });
   await farm.t.mutation(api.jobs.cancel, { clientKey: farm.clientKey, jobId: hostJob });

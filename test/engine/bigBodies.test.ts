@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { LIMITS } from "../../convex/lib/limits";
+import { LIMITS } from "../../convex/core/limits";
 import { spawnCli, waitForLine, type CliRun } from "./cliProcess";
 import { connect, jobRowsOf, jobsOf, sleep, startFarm, stopFarm, type Farm } from "./helpers";
 

@@ -1,6 +1,6 @@
 // Canceling the root of a deep or wide pipeline on the loopback server, whose transactions run under Convex's limits:
 // the root's cancel (a client's mutation) returns at once, and every descendant ends canceled with dependency_failed
-// within a minute, one scheduled settlement page per parent (convex/lib/settlements.ts); with a completion webhook
+// within a minute, one scheduled settlement page per parent (convex/pipelines/settlements.ts); with a completion webhook
 // set, each of them is delivered too.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { ConvexClient } from "convex/browser";
 import { api } from "../../convex/_generated/api";
 import type { Doc, Id } from "../../convex/_generated/dataModel";
-import { errorOf, payloadOf, resultOf } from "../../convex/lib/bodies";
+import { errorOf, payloadOf, resultOf } from "../../convex/core/bodies";
 import { createBuiltinRegistry, isolatedHandler, type Recipe } from "../../extension/handlers";
 import { convexFarmClient } from "../../extension/worker/farmClient";
 import { Worker, type WorkerOptions } from "../../extension/worker/worker";

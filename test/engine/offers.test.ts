@@ -2,7 +2,7 @@ import { ConvexClient } from "convex/browser";
 import { afterEach, describe, expect, it } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { TIMING } from "../../convex/lib/limits";
+import { TIMING } from "../../convex/core/limits";
 import { convexFarmClient, type FarmClient } from "../../extension/worker/farmClient";
 import { Worker } from "../../extension/worker/worker";
 import { spawnCli, waitForLine, type CliRun } from "./cliProcess";

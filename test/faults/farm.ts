@@ -22,7 +22,7 @@ export function backendOf(server: TestServer): Backend {
 
 /**
  * Every job row, read straight from the data (the test process only; no function call on the server), with its
- * payload and result put back from the bodies kept beside it (convex/lib/bodies.ts), so the audit reads them whole.
+ * payload and result put back from the bodies kept beside it (convex/core/bodies.ts), so the audit reads them whole.
  */
 export async function readJobs(server: TestServer): Promise<JobRow[]> {
   const rows = await readAll(backendOf(server), "jobs");

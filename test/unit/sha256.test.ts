@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { expect, test } from "vitest";
-import { Sha256 } from "../../convex/lib/sha256";
+import { Sha256 } from "../../convex/core/sha256";
 
 const reference = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 

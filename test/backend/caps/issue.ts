@@ -1,6 +1,6 @@
 import { expect, vi } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
-import { LIMITS } from "../../../convex/lib/limits";
+import { LIMITS } from "../../../convex/core/limits";
 import { runDue } from "../queueState";
 import { enrollWorker } from "../setup";
 import { checkConsistency } from "../sweep/consistency";

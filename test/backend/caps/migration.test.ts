@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
 import type { Id } from "../../../convex/_generated/dataModel";
-import { LIMITS } from "../../../convex/lib/limits";
+import { LIMITS } from "../../../convex/core/limits";
 import { scheduled } from "../queueState";
 import { enrollWorker, type Farm } from "../setup";
 import { checkConsistency } from "../sweep/consistency";

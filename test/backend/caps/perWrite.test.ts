@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test, vi } from "vitest";
-import { LIMITS } from "../../../convex/lib/limits";
+import { LIMITS } from "../../../convex/core/limits";
 import { bytesPerWrite, PER_WRITE_TARGET_BYTES } from "./perWrite";
 
 // An offer, a lease, a heartbeat and a progress report write only the job's small row (and their own small

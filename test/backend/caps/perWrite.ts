@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
-import { LIMITS } from "../../../convex/lib/limits";
+import { LIMITS } from "../../../convex/core/limits";
 import { measure } from "../metrics";
 import { enrollWorker } from "../setup";
 import { BIG_TYPE, capsFarm, claim, fullBody } from "./world";

@@ -1,7 +1,7 @@
 import { expect } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
 import type { Id } from "../../../convex/_generated/dataModel";
-import { LIMITS } from "../../../convex/lib/limits";
+import { LIMITS } from "../../../convex/core/limits";
 import { LAPTOP_FACTS } from "../setup";
 import { checkConsistency } from "../sweep/consistency";
 import { seedOutput } from "./functions";

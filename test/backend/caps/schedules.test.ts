@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
-import { LIMITS } from "../../../convex/lib/limits";
+import { LIMITS } from "../../../convex/core/limits";
 import { fullBody } from "./world";
 import { atStep, capsBackend, CAPS_TARGETS, recordPeaks, stopRecording } from "./peaks";
 import { newFarm, type Farm } from "../setup";

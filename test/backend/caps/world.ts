@@ -1,7 +1,7 @@
 import { api, internal } from "../../../convex/_generated/api";
 import type { Id } from "../../../convex/_generated/dataModel";
-import { APP_LIMITS } from "../../../convex/lib/appLimits";
-import { LIMITS } from "../../../convex/lib/limits";
+import { APP_LIMITS } from "../../../convex/apps/appLimits";
+import { LIMITS } from "../../../convex/core/limits";
 import { runDue, scheduled } from "../queueState";
 import { enrollWorker, newFarm, type Enrolled, type Farm } from "../setup";
 import { atStep, capsBackend } from "./peaks";

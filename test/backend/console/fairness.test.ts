@@ -5,7 +5,7 @@ import { getDocumentSize } from "convex/values";
 import { afterEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
 import type { Id } from "../../../convex/_generated/dataModel";
-import type { JobFilter } from "../../../convex/lib/jobQuery";
+import type { JobFilter } from "../../../convex/queue/jobQuery";
 import { expectCode, newFarm, refreshSummaries, TEST_TYPES, withoutSystemFields, type Farm } from "../setup";
 import { checkConsistency } from "../sweep/consistency";
 

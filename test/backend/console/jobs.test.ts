@@ -2,7 +2,7 @@ import type { FunctionReturnType } from "convex/server";
 import { afterEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
 import type { Doc } from "../../../convex/_generated/dataModel";
-import type { JobFilter } from "../../../convex/lib/jobQuery";
+import type { JobFilter } from "../../../convex/queue/jobQuery";
 import { enrollWorker, expectCode, newFarm, snapshot, type Enrolled, type Farm, TEST_TYPES } from "../setup";
 import { checkConsistency } from "../sweep/consistency";
 import { allJobs, deadJob } from "./helpers";

@@ -1,8 +1,8 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
-import { bucketOf, BUCKETS, DURATION_BOUNDS_S, quantileMs } from "../../../convex/lib/metrics/histogram";
+import { bucketOf, BUCKETS, DURATION_BOUNDS_S, quantileMs } from "../../../convex/observability/histogram";
 import { enrollWorker, newFarm, refreshSummaries, TEST_TYPES } from "../setup";
-import { submitJob } from "../../../convex/lib/submit";
+import { submitJob } from "../../../convex/queue/submit";
 import { deadJob } from "./helpers";
 
 afterEach(() => vi.useRealTimers());

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
-import { CONSOLE_SCHEDULES_SHOWN } from "../../../convex/lib/schedules";
+import { CONSOLE_SCHEDULES_SHOWN } from "../../../convex/pipelines/schedules";
 import { checkConsistency } from "../sweep/consistency";
 import { enrollWorker, expectCode, newFarm, type Farm } from "../setup";
 

@@ -1,7 +1,7 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
-import { TIMING } from "../../../convex/lib/limits";
-import { submitJob } from "../../../convex/lib/submit";
+import { TIMING } from "../../../convex/core/limits";
+import { submitJob } from "../../../convex/queue/submit";
 import { advance, runDue } from "../queueState";
 import { answerOf, enrollWorker, newFarm, refreshSummaries, TEST_TYPES, type Farm } from "../setup";
 import { checkConsistency } from "../sweep/consistency";

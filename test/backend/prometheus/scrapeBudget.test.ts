@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import { api, internal } from "../../../convex/_generated/api";
-import { CELLS_READ } from "../../../convex/lib/metrics/scrape";
+import { CELLS_READ } from "../../../convex/observability/scrape";
 import { measure } from "../metrics";
 import { enrollWorker, newFarm, type Farm } from "../setup";
 import { checkConsistency } from "../sweep/consistency";

@@ -1,7 +1,7 @@
 import type { FunctionReference } from "convex/server";
 import { api } from "../../../convex/_generated/api";
-import { LIMITS } from "../../../convex/lib/limits";
-import { ENERGY_J_MAX } from "../../../convex/lib/energy";
+import { LIMITS } from "../../../convex/core/limits";
+import { ENERGY_J_MAX } from "../../../convex/trust/energy";
 import {
   badCapabilities,
   badFraction,

@@ -1,12 +1,12 @@
 import type { Doc, TableNames } from "../../../convex/_generated/dataModel";
-import { BATCH_SHARDS, batchShardOf } from "../../../convex/lib/dependencies";
-import { routingKey } from "../../../convex/lib/lanes";
-import { LIMITS } from "../../../convex/lib/limits";
-import { APP_LIMITS } from "../../../convex/lib/appLimits";
-import { jsonBytes } from "../../../convex/lib/validate";
-import { classOf, meetsClass } from "../../../convex/lib/requirements";
-import { routingCapabilities } from "../../../convex/lib/routing";
-import { mayRun } from "../../../convex/lib/validation";
+import { BATCH_SHARDS, batchShardOf } from "../../../convex/pipelines/dependencies";
+import { routingKey } from "../../../convex/queue/lanes";
+import { LIMITS } from "../../../convex/core/limits";
+import { APP_LIMITS } from "../../../convex/apps/appLimits";
+import { jsonBytes } from "../../../convex/core/validate";
+import { classOf, meetsClass } from "../../../convex/queue/requirements";
+import { routingCapabilities } from "../../../convex/queue/routing";
+import { mayRun } from "../../../convex/trust/validation";
 import type { Backend } from "../setup";
 import { checkFairShare, keysAtLimit } from "./fairConsistency";
 import { checkMetrics } from "./metricsConsistency";
@@ -324,7 +324,7 @@ export async function checkConsistency(t: Backend): Promise<string[]> {
 
 /**
  * Each job not yet ended that was submitted with parents names each of them (its listed jobs and its batch) in one
- * reference row (lib/parentRefs.ts), and an ended job names none; a named parent job exists (it is kept for the child).
+ * reference row (pipelines/parentRefs.ts), and an ended job names none; a named parent job exists (it is kept for the child).
  */
 function checkParentRefs(jobs: Doc<"jobs">[], refs: Doc<"parentRefs">[]): string[] {
   const problems: string[] = [];
@@ -349,7 +349,7 @@ function checkParentRefs(jobs: Doc<"jobs">[], refs: Doc<"parentRefs">[]): string
   return problems;
 }
 
-/** Each settlement (lib/settlements.ts) has its next page scheduled, of its own generation. */
+/** Each settlement (pipelines/settlements.ts) has its next page scheduled, of its own generation. */
 function checkSettlements(settlements: Doc<"settlements">[], scheduled: Scheduled[]): string[] {
   const pages = new Set(
     scheduled.filter((s) => s.name === "dependencies:settle").map((s) => {
@@ -399,7 +399,7 @@ function checkDependencies(
       const batch = batchOf.get(`${edge.orgId}:${edge.batchId}`);
       const beingSettled = settlingBatches.has(`${edge.orgId}:${edge.batchId}`);
       if (!batch) problems.push(`${where}: its batch has no row`);
-      // a batch submitted with `seal` keeps its children waiting until it is sealed (lib/batchSeals.ts)
+      // a batch submitted with `seal` keeps its children waiting until it is sealed (pipelines/batchSeals.ts)
       else if (batch.unfinished === 0 && !beingSettled && !awaitingSeal.has(`${edge.orgId}:${edge.batchId}`)) problems.push(`${where}: its batch has ended`);
       else if (batch.failed > 0 && !beingSettled) problems.push(`${where}: its batch has a failed job`);
     }
@@ -439,7 +439,7 @@ function checkDependencies(
 }
 
 /**
- * A batch's counts are the sums over its shard rows (lib/dependencies.ts): at most one row per shard, each shard in
+ * A batch's counts are the sums over its shard rows (pipelines/dependencies.ts): at most one row per shard, each shard in
  * 0…BATCH_SHARDS−1 (a row without a shard is from before sharding, at most one), and a shard never counts more
  * unfinished jobs than the batch has in it (the release of its children relies on it).
  */
@@ -462,7 +462,7 @@ function batchSums(batches: Doc<"batches">[], problems: string[]) {
 }
 
 /**
- * Replicated jobs (lib/instances.ts): instances belong to a live job of their org; a running replicated job has
+ * Replicated jobs (trust/instances.ts): instances belong to a live job of their org; a running replicated job has
  * running instances (side by side, each under its own lease) and a finished one none; the round's started
  * count is its number of instances; the workers, machines (and, distinct by donor, donors) a job excludes are its
  * instances' that were not given back (failed ones stay excluded); a valid job has `quorum` valid instances (or
@@ -550,7 +550,7 @@ type WaitingTables = {
   atLimit: Set<string>;
 };
 
-/** What a worker downloads to run the job, as lib/downloadBytes.ts counts it. */
+/** What a worker downloads to run the job, as queue/downloadBytes.ts counts it. */
 function downloadSize(job: Doc<"jobs">, appVersions: Doc<"appVersions">[]): number {
   const module = job.app ? (appVersions.find((a) => a.orgId === job.orgId && a.name === job.app!.name && a.version === job.app!.version)?.bytes ?? 0) : 0;
   const checkpoint = job.checkpointed && !job.validation ? Math.ceil(APP_LIMITS.checkpointBytesMax / 3) * 4 : 0;
@@ -635,8 +635,8 @@ function checkWaiting({ jobs, instances, lanes, workers, inbox, waiters, laneWai
     if (state.scheduled) continue;
     const orgLanes = lanes.filter((l) => l.orgId === state.orgId);
     const ready = (laneId: string) => jobs.some((j) => j.laneId === laneId && j.status === "pending" && j.queue === "ready");
-    // a ready replicated job waits for a worker that may run it (lib/validation.ts mayRun); any job for one that may
-    // still download it (a worker on a metered connection, lib/downloadBytes.ts)
+    // a ready replicated job waits for a worker that may run it (trust/validation.ts mayRun); any job for one that may
+    // still download it (a worker on a metered connection, queue/downloadBytes.ts)
     const readyFor = (laneId: string, workerId: string) => {
       const worker = workersById.get(workerId);
       const left = waiterOf.get(workerId)?.bytesLeft;

@@ -1,6 +1,6 @@
 import type { Doc } from "../../../convex/_generated/dataModel";
 
-/** The rows of fair share and per-key limits the consistency check reads (convex/lib/fairRound.ts, keyRunning.ts). */
+/** The rows of fair share and per-key limits the consistency check reads (convex/queue/fairRound.ts, keyRunning.ts). */
 export type FairTables = {
   orgs: Doc<"orgs">[];
   lanes: Doc<"lanes">[];

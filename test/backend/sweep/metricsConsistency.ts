@@ -1,5 +1,5 @@
 import type { Doc } from "../../../convex/_generated/dataModel";
-import { METRIC_STATUSES } from "../../../convex/lib/metrics/moves";
+import { METRIC_STATUSES } from "../../../convex/observability/moves";
 
 /**
  * The metrics agree with the jobs: per org, job type, client key and status, the totals (metricCells, and summed

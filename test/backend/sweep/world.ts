@@ -1,6 +1,6 @@
 import { api, internal } from "../../../convex/_generated/api";
 import type { Id } from "../../../convex/_generated/dataModel";
-import { sha256Hex } from "../../../convex/lib/keys";
+import { sha256Hex } from "../../../convex/access/keys";
 import { enrollWorker, newFarm, type Backend, type Enrolled, type Farm } from "../setup";
 
 /** One org with an object in every state a sweep should poke at. */

@@ -1,10 +1,10 @@
-// One suite for the one WebAssembly reader (convex/lib/wasmBinary.ts): every module goes through the publish check
+// One suite for the one WebAssembly reader (convex/apps/wasmBinary.ts): every module goes through the publish check
 // (read in one-byte chunks, as a slow upload arrives) and through the runner's preparation (the memory and table
 // rewrite) followed by compiling, and the two must agree: publish accepts ⇔ the runner rewrites and compiles it,
 // and a refusal names the same problem on both sides.
 import { describe, expect, it } from "vitest";
 import { prepareAppModule, WasmModuleError } from "../../../convex/contract";
-import { inspectAppModule, pagesForMegabytes, TABLE_ELEMENTS_MAX } from "../../../convex/lib/appsWasm";
+import { inspectAppModule, pagesForMegabytes, TABLE_ELEMENTS_MAX } from "../../../convex/apps/appsWasm";
 import { seededRng, sweepSeed } from "../../backend/sweep/prng";
 import { importsUnknownWasi, tableBomb } from "./hostileApps";
 import { MUTATIONS, SEED_MODULES } from "./mutants";

@@ -18,7 +18,7 @@ import {
   sleeper,
   tableBomb,
 } from "./hostileApps";
-import { TABLE_ELEMENTS_MAX } from "../../../convex/lib/appsWasm";
+import { TABLE_ELEMENTS_MAX } from "../../../convex/apps/appsWasm";
 
 const linux = process.platform === "linux";
 const HOUR_S = 3600;

@@ -27,7 +27,6 @@ const ALLOWED_REACHES = new Set([
   "apps/appJobs.ts -> queue/requirements.ts",
   "apps/appJobs.ts -> queue/transitions.ts",
   // apps -> trust: an app's canonical result for its validator
-  "apps/appsHttp.ts -> trust/canonical.ts",
   // observability -> queue: the scrape reads lanes and the summary
   "observability/scrape.ts -> queue/lanes.ts",
   "observability/scrape.ts -> queue/summary.ts",

@@ -1,6 +1,6 @@
 import { getDocumentSize } from "convex/values";
 import { describe, expect, test } from "vitest";
-import { ByteBudget, takeWithinBudget } from "../../../convex/lib/budget";
+import { ByteBudget, takeWithinBudget } from "../../../convex/core/budget";
 
 /** Documents of these text sizes, one at a time as a query yields them. */
 async function* rowsOf(sizes: number[]) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { classOf, classKey } from "../../../convex/lib/requirements";
-import { formatMB, laneLabel, needsText } from "../../../convex/lib/laneLabel";
+import { classOf, classKey } from "../../../convex/queue/requirements";
+import { formatMB, laneLabel, needsText } from "../../../convex/queue/laneLabel";
 import { laneTooltip, laneWaitNote } from "../../../extension/donorState/donorStateText";
 import type { LaneRow } from "../../../extension/donorState/donorState";
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConvexError } from "convex/values";
 import { abortReason, HandlerError } from "../../../extension/worker/errors";
-import { TIMING } from "../../../convex/lib/limits";
+import { TIMING } from "../../../convex/core/limits";
 import { Worker, type WorkerOptions } from "../../../extension/worker/worker";
 import { deferred, ScriptedFarm, handler, handlersOf, keyError } from "./scriptedFarm";
 

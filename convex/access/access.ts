@@ -1,0 +1,124 @@
+import type { Doc, Id } from "../_generated/dataModel";
+import type { MutationCtx } from "../_generated/server";
+import { stopWaiting } from "../queue/demand";
+import { inboxRows, isOfferedTo, withdrawOffer } from "../queue/inbox";
+import { kickForJobs, kickSummary } from "../queue/kick";
+import { displayPrefix, newSecret, sha256Hex } from "./keys";
+import { LIMITS } from "../core/limits";
+import { presenceOf } from "../queue/presence";
+import { pauseSchedulesOfKey } from "../pipelines/schedules";
+import { finishJob, requeue } from "../queue/transitions";
+import { releaseReplica } from "../trust/validationComplete";
+import { checkCapabilityGrants, checkIntegerInRange, checkText } from "../core/validate";
+
+/**
+ * Who may do what: enrollment tokens, client keys and revoking workers, for admin:* and the console alike. Every key
+ * records who made it (`createdBy`: the operator key or managing worker of the console call; none from admin:*).
+ */
+
+export type EnrollmentSpec = { capabilities: string[]; maxConcurrentJobs?: number; ttlMs?: number; canManage?: boolean; donor?: string; maxCores?: number };
+
+/** The key whose call made a key: an operator key or a managing worker (access/keyCreators.ts). */
+export type Minter = Id<"operatorKeys"> | Id<"workers">;
+
+const stamp = (createdBy: Minter | undefined) => (createdBy ? { createdBy } : {});
+
+/**
+ * A one-time enrollment token; the token itself is returned once and only its hash is kept. `donor`: who the
+ * machine belongs to (its worker inherits it; replicated jobs with `distinct: "donor"` never give two instances to
+ * one donor); blank is none. `maxCores`: the most cores its worker's credit counts (default 256).
+ */
+export async function createEnrollmentToken(ctx: MutationCtx, orgId: Id<"orgs">, spec: EnrollmentSpec, createdBy?: Minter) {
+  const capabilities = checkCapabilityGrants(spec.capabilities);
+  const maxConcurrentJobs = checkIntegerInRange(spec.maxConcurrentJobs ?? 1, "maxConcurrentJobs", 1, LIMITS.maxConcurrentJobs);
+  const ttlMs = checkIntegerInRange(spec.ttlMs ?? LIMITS.defaultEnrollmentTtlMs, "ttlMs", 1, 365 * 24 * 3600 * 1000);
+  const donor = spec.donor === undefined || spec.donor.trim() === "" ? undefined : checkText(spec.donor.trim(), "donor", LIMITS.nameChars);
+  const maxCores = spec.maxCores === undefined ? undefined : checkIntegerInRange(spec.maxCores, "maxCores", 1, LIMITS.maxCoresGranted);
+  const token = newSecret("fh_e_");
+  const enrollmentId = await ctx.db.insert("enrollments", {
+    orgId,
+    tokenHash: await sha256Hex(token),
+    tokenPrefix: displayPrefix(token),
+    capabilities,
+    maxConcurrentJobs,
+    canManage: spec.canManage ?? false,
+    expiresAt: Date.now() + ttlMs,
+    ...(donor !== undefined ? { donor } : {}),
+    ...(maxCores !== undefined ? { maxCores } : {}),
+    ...stamp(createdBy),
+  });
+  return { token, enrollmentId };
+}
+
+/** A key's stored fields: only its hash and a display prefix are kept, the key itself is returned once. */
+async function newKeyFields(prefix: "fh_c_" | "fh_o_", orgId: Id<"orgs">, name: string) {
+  const key = newSecret(prefix);
+  const fields = { orgId, name: checkText(name, "name", LIMITS.nameChars), keyHash: await sha256Hex(key), keyPrefix: displayPrefix(key), revoked: false };
+  return { key, fields };
+}
+
+/** A client key; returned once, only its hash is kept. `canPublish`: it may publish and delete farm apps. */
+export async function createClientKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string, canPublish?: boolean, createdBy?: Minter) {
+  const { key, fields } = await newKeyFields("fh_c_", orgId, name);
+  const clientKeyId = await ctx.db.insert("clientKeys", { ...fields, canPublish: canPublish ?? false, ...stamp(createdBy) });
+  return { key, clientKeyId };
+}
+
+/** An operator key (fh_o_…); returned once, only its hash is kept. */
+export async function createOperatorKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, name: string, createdBy?: Minter) {
+  const { key, fields } = await newKeyFields("fh_o_", orgId, name);
+  const operatorKeyId = await ctx.db.insert("operatorKeys", { ...fields, ...stamp(createdBy) });
+  return { key, operatorKeyId };
+}
+
+/** The client key stops working on its next call; its schedules pause, saying why (they would submit nothing). */
+export async function revokeClientKeyNow(ctx: MutationCtx, key: Doc<"clientKeys">) {
+  if (!key.revoked) await ctx.db.patch(key._id, { revoked: true });
+  return { schedulesPaused: await pauseSchedulesOfKey(ctx, key, LIMITS.schedulesPerOrg) };
+}
+
+/**
+ * The key stops working on its next call, and the worker's jobs go back to the queue at once: running ones
+ * without burning an attempt (a cancel-requested one ends canceled), offered ones to the next waiter. Its row
+ * counts as offline from now on (a revoked worker is never online). `why`: the jobs' event detail (an operator's
+ * revoke, or the machine leaving with workers:leave).
+ */
+export async function revokeWorkerNow(ctx: MutationCtx, worker: Doc<"workers">, why = "worker revoked") {
+  const workerId = worker._id;
+  await ctx.db.patch(workerId, { revoked: true, revokedAt: Date.now() });
+  // out of every workers list at once (lists read presence, online first); the row itself goes with retention
+  const seen = await presenceOf(ctx, workerId);
+  if (seen) await ctx.db.delete(seen._id);
+  const running = await ctx.db
+    .query("jobs")
+    .withIndex("by_worker_status", (q) => q.eq("workerId", workerId).eq("status", "running"))
+    .take(LIMITS.maxConcurrentJobs);
+  for (const job of running) {
+    if (job.cancelRequested) await finishJob(ctx, job, "canceled", { workerId, detail: `${why} after cancel` });
+    else await requeue(ctx, job, { kind: "release", detail: why }, workerId);
+  }
+  // its instances of replicated jobs: another machine may run each in its place
+  const instances = await ctx.db
+    .query("jobInstances")
+    .withIndex("by_worker_status", (q) => q.eq("workerId", workerId).eq("status", "running"))
+    .take(LIMITS.maxConcurrentJobs);
+  for (const row of instances) {
+    const job = await ctx.db.get(row.jobId);
+    if (job) await releaseReplica(ctx, job, row, workerId, why);
+  }
+  let handedBack = running.length + instances.length;
+  for (const offer of await inboxRows(ctx, workerId, "offer")) {
+    const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
+    if (isOfferedTo(job, workerId)) {
+      await withdrawOffer(ctx, job, { requeue: true });
+      handedBack++;
+    }
+  }
+  for (const kind of ["cancel", "resync"] as const) {
+    for (const row of await inboxRows(ctx, workerId, kind)) await ctx.db.delete(row._id);
+  }
+  await stopWaiting(ctx, workerId);
+  if (handedBack > 0) await kickForJobs(ctx, worker.orgId);
+  await kickSummary(ctx, worker.orgId);
+  return { handedBack };
+}
