@@ -5,13 +5,16 @@ import { connect, engineWorker, eventsOf, waitForJobs, type Farm } from "./helpe
 /**
  * A parameter sweep with repeats on the loopback server, run by real engine workers: `distinct` payloads, each
  * submitted `copies` times in a shuffled order, in chunks of 100, with or without `cache`. Returns the jobs, how many
- * runs the donors started (their `claimed` events), and the wall time until every job ended.
+ * runs the donors started (their `claimed` events), and the wall time until every job ended. `slow`: each job is a
+ * one-second demo.slow (the donors' time, not the farm's bookkeeping, is what a hit saves) instead of demo.echo.
  */
-export async function cachedSweep(farm: Farm, options: { distinct: number; copies: number; cache: boolean; workers: number }) {
+export async function cachedSweep(farm: Farm, options: { distinct: number; copies: number; cache: boolean; workers: number; slow?: boolean }) {
   await farm.server.t.run(async (ctx) => await ctx.db.patch(farm.seeded.orgId, { cacheUnvalidated: true }));
   const workers = Array.from({ length: options.workers }, (_, i) => engineWorker(farm, i, { concurrency: 4 }));
   await Promise.all(workers.map((w) => w.start()));
-  const payloads = Array.from({ length: options.distinct * options.copies }, (_, i) => ({ text: `point ${i % options.distinct}` }));
+  const payloads = Array.from({ length: options.distinct * options.copies }, (_, i) =>
+    options.slow ? { seconds: 1, point: i % options.distinct } : { text: `point ${i % options.distinct}` },
+  );
   // a fixed shuffle: repeats land in the same chunk as their first (single flight) or later (a cache hit)
   let seed = 7;
   for (let i = payloads.length - 1; i > 0; i--) {
@@ -23,7 +26,7 @@ export async function cachedSweep(farm: Farm, options: { distinct: number; copie
   const started = Date.now();
   const ids: Array<Id<"jobs">> = [];
   for (let i = 0; i < payloads.length; i += 100) {
-    const jobs = payloads.slice(i, i + 100).map((payload) => ({ type: "demo.echo", payload, ...(options.cache ? { cache: true as const } : {}) }));
+    const jobs = payloads.slice(i, i + 100).map((payload) => ({ type: options.slow ? "demo.slow" : "demo.echo", payload, ...(options.cache ? { cache: true as const } : {}) }));
     ids.push(...(await client.mutation(api.jobs.submitBatch, { clientKey: farm.seeded.clientKey, jobs })));
   }
   const rows = await waitForJobs(farm, ids, 170_000);
