@@ -18,6 +18,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   not_found: 404,
   invalid_argument: 400,
   too_large: 413,
+  idempotency_mismatch: 409,
 };
 
 afterEach(() => {

@@ -117,12 +117,19 @@ test("a worker, a manager and a client key of org B try every read and write on 
   // re-using org A's external id and batch id from org B makes org B's own jobs
   const ownJob = await t.mutation(api.jobs.submit, { clientKey: client, type: "b.job", externalId: a.externalId, batchId: a.batchId });
   expect(aJobSet.has(ownJob)).toBe(false);
-  const res = await t.fetch("/api/jobs", {
-    method: "POST",
-    headers: { authorization: `Bearer ${client}`, "content-type": "application/json" },
-    body: JSON.stringify({ type: "b.http", externalId: a.externalId }),
-  });
-  expect(((await res.json()) as { jobId: string }).jobId).toBe(ownJob);
+  const post = (type: string) =>
+    t.fetch("/api/jobs", {
+      method: "POST",
+      headers: { authorization: `Bearer ${client}`, "content-type": "application/json" },
+      body: JSON.stringify({ type, externalId: a.externalId, batchId: a.batchId }),
+    });
+  const replay = await post("b.job");
+  expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+  expect(((await replay.json()) as { jobId: string }).jobId).toBe(ownJob);
+  // the same external id with another spec is refused, never answered with org A's job or org B's
+  const other = await post("b.http");
+  expect(other.status).toBe(409);
+  expect(((await other.json()) as { error: { code: string } }).error.code).toBe("idempotency_mismatch");
   expect((await t.query(api.jobs.batchStatus, { clientKey: client, batchId: a.batchId })).total).toBe(1);
 
   // the operator's console of org B, on org A's jobs, workers, keys and tokens

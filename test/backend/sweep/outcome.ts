@@ -16,6 +16,7 @@ export const KNOWN_CODES = new Set([
   "forbidden",
   "address_refused",
   "rate_limited",
+  "idempotency_mismatch",
 ]);
 
 // Refusals that happen before a function body runs: Convex's argument validators, and the client-side
