@@ -34,10 +34,10 @@ test("a 1,000-job sweep with 50 % repeats runs about 500 times with cache, 1,000
   farm = await startFarm(2, 4);
   const uncached = await cachedSweep(farm, { distinct: DISTINCT, copies: 2, cache: false, workers: 2 });
   await stopFarm(farm);
-  farm = await startFarm(2, 4);
+  farm = await startFarm(2, 4, ["demo.slow"]);
   const slowCached = await cachedSweep(farm, { distinct: SLOW_DISTINCT, copies: 2, cache: true, workers: 2, slow: true });
   await stopFarm(farm);
-  farm = await startFarm(2, 4);
+  farm = await startFarm(2, 4, ["demo.slow"]);
   const slowUncached = await cachedSweep(farm, { distinct: SLOW_DISTINCT, copies: 2, cache: false, workers: 2, slow: true });
   const ok = (rows: typeof cached.rows) => rows.every((r) => r.status === "succeeded");
   figures.sweep_executions_cached = { value: cached.executions, unit: "donor runs of 1,000 jobs (500 distinct)", target: "500 ± 5 %, all succeeded", pass: Math.abs(cached.executions - DISTINCT) <= DISTINCT * 0.05 && ok(cached.rows) };

@@ -137,7 +137,23 @@ function expandedAlias(found, checker, program, vantage) {
   const node = checker.typeToTypeNode(type, program.getSourceFile(vantage), PRINT_FLAGS);
   if (!node) throw new Error(`farmhand/client declarations: ${statement.name.text} cannot be written without the server's types`);
   const printed = ts.createPrinter({ removeComments: false }).printNode(ts.EmitHint.Unspecified, node, program.getSourceFile(vantage));
-  return `type ${statement.name.text} = ${printed};`;
+  return `type ${statement.name.text} = ${inlineImportedAliases(printed, checker, program, vantage)};`;
+}
+
+/**
+ * The checker names a server alias it meets inside the type by its module (`import("…/waitReasons").WaitCode`): each
+ * is written out in full instead (a union of its codes), as the package ships none of the server's modules.
+ */
+function inlineImportedAliases(printed, checker, program, vantage, depth = 0) {
+  return printed.replace(/import\("([^"]+)"\)\.(\w+)/g, (whole, from, name) => {
+    const source = program.getSourceFile(`${from}.ts`) ?? program.getSourceFile(`${from}.d.ts`);
+    const alias = source?.statements.find((s) => ts.isTypeAliasDeclaration(s) && s.name.text === name);
+    if (!alias || alias.typeParameters?.length || depth > 4) return whole;
+    const node = checker.typeToTypeNode(checker.getTypeAtLocation(alias.name), program.getSourceFile(vantage), PRINT_FLAGS);
+    if (!node) return whole;
+    const text = ts.createPrinter({ removeComments: false }).printNode(ts.EmitHint.Unspecified, node, program.getSourceFile(vantage));
+    return `(${inlineImportedAliases(text, checker, program, vantage, depth + 1)})`;
+  });
 }
 
 function declarationText({ statement, dts }) {

@@ -12,9 +12,10 @@ const fixtureJobs = join(__dirname, "fixtures", "jobs.ts");
 
 export type Farm = { server: TestServer; seeded: Seeded; clients: ConvexClient[]; workers: Worker[]; closers: Array<() => void> };
 
-export async function startFarm(workerCount: number, maxConcurrentJobs = 4): Promise<Farm> {
+/** `capabilities`: granted to the seeded workers beside demo.echo and demo.primes (e.g. demo.slow). */
+export async function startFarm(workerCount: number, maxConcurrentJobs = 4, capabilities?: string[]): Promise<Farm> {
   const server = await startTestServer();
-  const seeded = await seed(server, workerCount, { maxConcurrentJobs });
+  const seeded = await seed(server, workerCount, { maxConcurrentJobs, capabilities });
   return { server, seeded, clients: [], workers: [], closers: [] };
 }
 

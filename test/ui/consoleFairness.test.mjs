@@ -108,7 +108,8 @@ describe("the console's view of fair share", function () {
     await frame.locator("#client-key-filter").waitFor({ timeout: UI_TIMEOUT });
     await frame.locator("#client-key-filter").click();
     await frame.locator("#client-key-filter").getByRole("option", { name: "test client", exact: true }).click();
-    await assertText(frame.locator("#jobs"), (text) => (text.match(/test client/g) ?? []).length === 3);
+    // each row names its key and fairness key ("test client · gold"); the held ones also say why they wait, naming the key
+    await assertText(frame.locator("#jobs"), (text) => (text.match(/test client · (gold|free)/g) ?? []).length === 3);
     await frame.locator("#filter-fairnessKey input").fill("free");
     await frame.locator("#filter-apply").click();
     await assertText(frame.locator("#jobs"), (text) => /test client · free/.test(text) && !/gold/.test(text));
