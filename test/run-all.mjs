@@ -54,15 +54,16 @@ async function vitestProjects(projects) {
   ]);
   try {
     const json = JSON.parse(readFileSync(report, "utf8"));
-    // A suite that failed to load has no tests of its own: count it as a failure so it cannot hide.
-    const broken = json.testResults.filter((f) => f.status === "failed" && f.assertionResults.length === 0);
+    // A file that failed with no failed test of its own (it did not load, or a beforeAll threw and its tests were
+    // skipped): count it as one failure so it cannot hide.
+    const broken = json.testResults.filter((f) => f.status === "failed" && !f.assertionResults.some((t) => t.status === "failed"));
     const failures = [
       ...json.testResults.flatMap((file) =>
         file.assertionResults
           .filter((t) => t.status === "failed")
           .map((t) => `${relative(process.cwd(), file.name)} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`),
       ),
-      ...broken.map((file) => `${relative(process.cwd(), file.name)} did not load: ${firstLine(file.message)}`),
+      ...broken.map((file) => `${relative(process.cwd(), file.name)} failed outside its tests (did not load, or a hook threw): ${firstLine(file.message)}`),
     ];
     // vitest exits non-zero with every test passed when an error escaped a test (an unhandled rejection).
     const escaped = code !== 0 && json.numFailedTests === 0 && broken.length === 0;
