@@ -1,4 +1,4 @@
-import type { Doc } from "../_generated/dataModel";
+import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { keyRunningRow } from "./keyRunning";
 import { formatMB } from "./laneLabel";
@@ -30,10 +30,24 @@ type SummaryLane = Summary["lanes"][number];
 const PARENTS_READ = 20;
 
 /**
- * What one query reads once for several jobs (a page of the console's list): the org's summary row, and how many
- * parent rows it may still read to name waiting jobs' first unmet parents (a page of 100 jobs reads at most 200).
+ * What one query reads once for several jobs (a page of the console's list): the org's summary row, how many
+ * parent rows it may still read to name waiting jobs' first unmet parents (a page of 100 jobs reads at most 200),
+ * and the lanes, client keys and their running rows already read (a page reads each once, not once per job).
  */
-export type WaitContext = { summary: Summary | null | undefined; parentReads?: number };
+export type WaitContext = { summary: Summary | null | undefined; parentReads?: number; read?: Map<string, Promise<unknown>> };
+
+/** A row read once per WaitContext: later jobs of the same lane or key take the first read's answer. */
+async function readOnce<T>(farm: WaitContext, key: string, load: () => Promise<T>): Promise<T> {
+  farm.read ??= new Map();
+  let hit = farm.read.get(key) as Promise<T> | undefined;
+  if (hit === undefined) {
+    hit = load();
+    farm.read.set(key, hit);
+  }
+  return await hit;
+}
+
+const laneOf = (ctx: QueryCtx, farm: WaitContext, id: Id<"lanes">) => readOnce(farm, id, () => ctx.db.get(id));
 
 export async function explainWait(ctx: QueryCtx, job: Doc<"jobs">, farm: WaitContext = { summary: undefined }): Promise<WaitExplanation | null> {
   if (job.status === "waiting" && job.cacheWaitsOn !== undefined) {
@@ -50,24 +64,25 @@ export async function explainWait(ctx: QueryCtx, job: Doc<"jobs">, farm: WaitCon
   if (job.queue !== "ready") return null;
   if (farm.summary === undefined) farm.summary = await summaryOf(ctx, job.orgId);
   const summary = farm.summary;
-  const lane = await ctx.db.get(job.laneId);
+  const lane = await laneOf(ctx, farm, job.laneId);
   const row = summary && lane ? summary.lanes.find((l) => l.routingKey === lane.routingKey) : undefined;
   if (summary && row) {
     const reason = laneReason(row, summary, needsOfJob(job)) ?? replicaReason(job, row);
     if (reason) return reason;
   }
-  const keyLimit = await keyLimitReason(ctx, job);
+  const keyLimit = await keyLimitReason(ctx, job, farm);
   if (keyLimit) return { code: "key_at_limit", reason: keyLimit };
   return summary && row ? capacityReason(row, summary) : null;
 }
 
 /** Its client key runs as many jobs as its maxRunning allows: "client key 'ci' is at its limit of 20 running". */
-export async function keyLimitReason(ctx: QueryCtx, job: Doc<"jobs">): Promise<string | null> {
+async function keyLimitReason(ctx: QueryCtx, job: Doc<"jobs">, farm: WaitContext): Promise<string | null> {
   if (job.status !== "pending" || job.queue !== "ready" || !job.clientKeyId) return null;
-  const key = await ctx.db.get(job.clientKeyId);
+  const keyId = job.clientKeyId;
+  const key = await readOnce(farm, keyId, () => ctx.db.get(keyId));
   if (!key || key.maxRunning === undefined) return null;
   // the row counts each start at once and each end once folded: at the limit, the dispatcher holds the job back
-  const running = (await keyRunningRow(ctx, key._id))?.running ?? 0;
+  const running = (await readOnce(farm, `running:${keyId}`, () => keyRunningRow(ctx, keyId)))?.running ?? 0;
   return running >= key.maxRunning ? `client key '${key.name}' is at its limit of ${key.maxRunning} running` : null;
 }
 
