@@ -258,6 +258,9 @@ export default defineSchema({
         // the online machines and donors that can run it (capabilities and class) when fewer than 11, else `many`;
         // absent: not known (queue/roster.ts)
         onlineMachines: v.optional(v.object({ machines: v.array(v.string()), donors: v.array(v.string()), many: v.optional(v.literal(true)) })),
+        // the slots of those online workers that can run it (free, running) and how many workers; absent with `many`
+        // or when not known
+        capableSlots: v.optional(v.object({ free: v.number(), busy: v.number(), workers: v.number() })),
       }),
     ),
     // every unrevoked worker of the org, and those online, as of refreshedAt (`workers` lists the first ones)

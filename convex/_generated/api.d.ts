@@ -105,6 +105,7 @@ import type * as queue_laneFor from "../queue/laneFor.js";
 import type * as queue_laneLabel from "../queue/laneLabel.js";
 import type * as queue_lanes from "../queue/lanes.js";
 import type * as queue_lease from "../queue/lease.js";
+import type * as queue_paceText from "../queue/paceText.js";
 import type * as queue_presence from "../queue/presence.js";
 import type * as queue_requirements from "../queue/requirements.js";
 import type * as queue_resultCache from "../queue/resultCache.js";
@@ -245,6 +246,7 @@ declare const fullApi: ApiFromModules<{
   "queue/laneLabel": typeof queue_laneLabel;
   "queue/lanes": typeof queue_lanes;
   "queue/lease": typeof queue_lease;
+  "queue/paceText": typeof queue_paceText;
   "queue/presence": typeof queue_presence;
   "queue/requirements": typeof queue_requirements;
   "queue/resultCache": typeof queue_resultCache;

@@ -2,6 +2,7 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { keyRunningRow } from "./keyRunning";
 import { formatMB } from "./laneLabel";
+import { paceText, queueEstimate } from "./paceText";
 import { summaryOf, type Summary } from "./summary";
 
 /**
@@ -175,7 +176,11 @@ function unmetText(need: Needs, summary: Summary, everyWorker: boolean): string 
   return everyWorker ? `${what}: no machine of the farm can run it` : `${what}: no online machine can run it now`;
 }
 
-/** Somebody can run it but nobody is free: paused donors, or every slot busy (with the lane's queue and pace). */
+/**
+ * Somebody can run it but nobody is free: paused donors, or every slot that can run it busy (with the lane's queue
+ * and pace). The slots counted are those of the online workers that can run the lane when the summary knows them
+ * (fewer than 11 machines), else every online worker's; the pace is the farm's (the summary keeps no lane's own).
+ */
 function capacityReason(lane: SummaryLane, summary: Summary): WaitExplanation | null {
   const states = summary.workerStates;
   if (states && states.idle === 0 && states.busy === 0 && states.paused + states.suspended > 0) {
@@ -184,27 +189,19 @@ function capacityReason(lane: SummaryLane, summary: Summary): WaitExplanation | 
       reason: `every online worker is paused or its donor is using the machine (${states.paused} paused, ${states.suspended} suspended): it waits until one resumes`,
     };
   }
-  const slots = summary.slotStates;
+  const own = lane.capableSlots;
+  const slots = own ?? summary.slotStates;
   if (!slots || slots.free > 0 || slots.busy === 0) return null;
+  const whose = own ? `of the ${own.workers === 1 ? "online worker" : `${own.workers} online workers`} that can run it` : "of the online workers";
   const ahead = Math.max(0, lane.pending - 1);
   const hourAgo = summary.refreshedAt - 60 * 60_000;
   const finished = summary.throughput.filter((m) => m.minuteStart >= hourAgo).reduce((s, m) => s + m.finished, 0);
-  const perMinute = finished / 60;
-  const estimate = perMinute > 0 && lane.pending > 0 ? `; at the last hour's pace (${roundPace(perMinute)} a minute) about ${minutesText(lane.pending / perMinute)}` : "";
+  const estimate = queueEstimate(lane.pending, finished);
+  const pace = estimate ? `; at the farm's pace over the last hour (${paceText(finished)}), ${estimate}` : "";
   return {
     code: "all_busy",
-    reason: `every slot of the online workers is busy (${slots.busy} running); ${ahead} other job${ahead === 1 ? "" : "s"} wait${ahead === 1 ? "s" : ""} in its lane${estimate}`,
+    reason: `every slot ${whose} is busy (${slots.busy} running); ${ahead} other job${ahead === 1 ? "" : "s"} wait${ahead === 1 ? "s" : ""} in its lane${pace}`,
   };
-}
-
-function roundPace(perMinute: number): string {
-  return perMinute >= 10 ? String(Math.round(perMinute)) : perMinute.toFixed(1);
-}
-
-function minutesText(minutes: number): string {
-  if (minutes < 1) return "under a minute";
-  if (minutes < 90) return `${Math.round(minutes)} min`;
-  return `${Math.round(minutes / 60)} h`;
 }
 
 /** 2026-11-29 05:30:00 UTC */

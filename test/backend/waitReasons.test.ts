@@ -179,7 +179,27 @@ describe("why a job waits", () => {
     expect(lease).toBeDefined();
     await submit(farm);
     const last = await submit(farm);
-    expect(await whyOf(farm, last)).toEqual({ waitCode: "all_busy", waitReason: "every slot of the online workers is busy (1 running); 1 other job waits in its lane" });
+    expect(await whyOf(farm, last)).toEqual({ waitCode: "all_busy", waitReason: "every slot of the online worker that can run it is busy (1 running); 1 other job waits in its lane" });
+  });
+
+  test("all_busy counts the slots of the workers that can run its lane, not the farm's, and says the farm's pace", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm, { facts: LAPTOP_FACTS, maxConcurrentJobs: 1, types: ["x"] });
+    // another worker with free slots that cannot run type x
+    await enrollWorker(farm, { facts: LAPTOP_FACTS, maxConcurrentJobs: 4, types: ["demo.echo"], name: "echo" });
+    await submit(farm);
+    const [done] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 1 });
+    await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: done.leaseId, result: { n: 1 } });
+    await submit(farm);
+    const [lease] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 1 });
+    expect(lease).toBeDefined();
+    await submit(farm);
+    const last = await submit(farm);
+    // 2 jobs queued at 1 an hour: about 2 h
+    expect(await whyOf(farm, last)).toEqual({
+      waitCode: "all_busy",
+      waitReason: "every slot of the online worker that can run it is busy (1 running); 1 other job waits in its lane; at the farm's pace over the last hour (1 an hour), about 2 h",
+    });
   });
 
   test("nothing but its turn: a free slot that can run it leaves no reason", async () => {
