@@ -101,6 +101,7 @@ import type * as queue_jobView from "../queue/jobView.js";
 import type * as queue_jobsHttp from "../queue/jobsHttp.js";
 import type * as queue_keyRunning from "../queue/keyRunning.js";
 import type * as queue_kick from "../queue/kick.js";
+import type * as queue_laneApps from "../queue/laneApps.js";
 import type * as queue_laneFor from "../queue/laneFor.js";
 import type * as queue_laneLabel from "../queue/laneLabel.js";
 import type * as queue_lanes from "../queue/lanes.js";
@@ -242,6 +243,7 @@ declare const fullApi: ApiFromModules<{
   "queue/jobsHttp": typeof queue_jobsHttp;
   "queue/keyRunning": typeof queue_keyRunning;
   "queue/kick": typeof queue_kick;
+  "queue/laneApps": typeof queue_laneApps;
   "queue/laneFor": typeof queue_laneFor;
   "queue/laneLabel": typeof queue_laneLabel;
   "queue/lanes": typeof queue_lanes;

@@ -35,6 +35,8 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
     pending: perLane.get(lane._id)?.pending ?? 0,
     running: perLane.get(lane._id)?.running ?? 0,
     ...(lane.requirements ? { requirements: lane.requirements } : {}),
+    ...(lane.apps ? { apps: lane.apps } : {}),
+    ...(lane.moreApps ? { moreApps: lane.moreApps } : {}),
     ...(roster.servable.has(lane._id) ? { servable: roster.servable.get(lane._id) } : {}),
     ...(roster.nobodyHandles.has(lane._id) ? { nobodyHandles: roster.nobodyHandles.get(lane._id) } : {}),
     ...(roster.machines.has(lane._id) ? { onlineMachines: roster.machines.get(lane._id) } : {}),

@@ -1,8 +1,9 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { keyRunningRow } from "./keyRunning";
-import { formatMB } from "./laneLabel";
+import { formatMB, laneAppsText } from "./laneLabel";
 import { paceText, queueEstimate } from "./paceText";
+import { APPS_CAPABILITY } from "./routing";
 import { summaryOf, type Summary } from "./summary";
 
 /**
@@ -109,7 +110,9 @@ async function parentsReason(ctx: QueryCtx, job: Doc<"jobs">, farm: WaitContext)
  */
 export function laneReason(lane: SummaryLane, summary: Summary, needs: Needs | undefined = lane.requirements): WaitExplanation | null {
   if (lane.servable === false) {
-    const missing = lane.nobodyHandles ?? [];
+    const apps = laneAppsText(lane);
+    // an apps lane names the apps its jobs run: "apps (app.mandelbrot v3)"
+    const missing = (lane.nobodyHandles ?? []).map((c) => (c === APPS_CAPABILITY && apps !== null ? `${c} (${apps})` : c));
     return {
       code: "no_worker_for_type",
       reason: missing.length > 0

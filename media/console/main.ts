@@ -131,7 +131,7 @@ function stuckSection(stuck: ConsoleStuckLane[]): Node[] {
     table(
       ["Lane", "Waiting", "Why", ""],
       stuck.map((lane) => [
-        laneLabel({ capabilities: lane.capabilities, requirements: lane.requirements ?? undefined }),
+        laneLabel({ capabilities: lane.capabilities, requirements: lane.requirements ?? undefined, apps: lane.apps, moreApps: lane.moreApps }),
         String(lane.pending),
         el("span", lane.waitReason, { class: "wait-cell", "data-code": lane.waitCode, title: `${lane.waitReason} (${lane.waitCode})` }),
         linkButton("Show jobs", show(lane), { class: "stuck-link", title: lane.type !== null ? `The waiting ${lane.type} jobs` : "The waiting jobs" }),
