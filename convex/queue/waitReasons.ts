@@ -1,7 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { keyRunningRow } from "./keyRunning";
-import { formatMB, laneAppsText } from "./laneLabel";
+import { formatMB, laneAppsText, needsText } from "./laneLabel";
 import { paceText, queueEstimate } from "./paceText";
 import { APPS_CAPABILITY } from "./routing";
 import { summaryOf, type Summary } from "./summary";
@@ -106,9 +106,11 @@ async function parentsReason(ctx: QueryCtx, job: Doc<"jobs">, farm: WaitContext)
 
 /**
  * Why nothing online runs a lane's jobs (no worker for their type, no machine that meets their class), or null:
- * the words a job of the lane gives, and those the Farm view's lane shows (`needs`: the job's own, else the class).
+ * the words a job of the lane gives with `needs`, its own requirement ("needs 3906.3 GB of memory"), and without
+ * them those the lane shows, naming its class ("its jobs need a machine with ≥ 4096 GB of memory, the lane's class"):
+ * a job asks at most its lane's class, so the two figures never contradict each other.
  */
-export function laneReason(lane: SummaryLane, summary: Summary, needs: Needs | undefined = lane.requirements): WaitExplanation | null {
+export function laneReason(lane: SummaryLane, summary: Summary, needs?: Needs): WaitExplanation | null {
   if (lane.servable === false) {
     const apps = laneAppsText(lane);
     // an apps lane names the apps its jobs run: "apps (app.mandelbrot v3)"
@@ -123,7 +125,8 @@ export function laneReason(lane: SummaryLane, summary: Summary, needs: Needs | u
   const unmeetable = summary.unmeetable?.some((u) => u.routingKey === lane.routingKey) === true;
   const online = lane.onlineMachines;
   if (unmeetable || (lane.requirements && online && !online.many && online.machines.length === 0)) {
-    return { code: "no_machine_meets", reason: unmetText(needs ?? {}, summary, unmeetable) };
+    const reason = needs !== undefined || !lane.requirements ? unmetText(needs ?? {}, summary, unmeetable, "it") : classUnmetText(lane.requirements, summary, unmeetable);
+    return { code: "no_machine_meets", reason };
   }
   return null;
 }
@@ -160,7 +163,7 @@ function needsOfJob(job: Doc<"jobs">): Needs | undefined {
 }
 
 /** What it needs that no machine has: "needs 64 GB of memory; the largest machine has 16 GB". */
-function unmetText(need: Needs, summary: Summary, everyWorker: boolean): string {
+function unmetText(need: Needs, summary: Summary, everyWorker: boolean, them: "it" | "them"): string {
   const largest = summary.largestMachine;
   const machine = everyWorker ? "the largest machine" : "the largest known machine";
   const parts: string[] = [];
@@ -176,7 +179,22 @@ function unmetText(need: Needs, summary: Summary, everyWorker: boolean): string 
     else if (vram !== undefined && largest.vramMB * (8 / 7) < vram) parts.push(`needs a GPU with ${formatMB(vram)}; the largest has ${formatMB(largest.vramMB)}`);
   }
   const what = parts.length > 0 ? parts.join("; ") : "no machine meets its requirements together";
-  return everyWorker ? `${what}: no machine of the farm can run it` : `${what}: no online machine can run it now`;
+  return everyWorker ? `${what}: no machine of the farm can run ${them}` : `${what}: no online machine can run ${them} now`;
+}
+
+/**
+ * A lane's words, naming its class (its jobs ask at most that): "its jobs need a machine with ≥ 4096 GB memory (the
+ * lane's class); the largest machine has 16 GB memory: no machine of the farm can run them".
+ */
+function classUnmetText(lane: Needs, summary: Summary, everyWorker: boolean): string {
+  const largest = summary.largestMachine;
+  const has: string[] = [];
+  if (largest && lane.memoryMB !== undefined) has.push(`${formatMB(largest.memoryMB)} memory`);
+  if (largest && lane.cores !== undefined) has.push(`${largest.cores} cores`);
+  if (largest && lane.gpu) has.push(largest.vramMB > 0 ? `a GPU with ${formatMB(largest.vramMB)}` : "no GPU");
+  const machine = everyWorker ? "the largest machine" : "the largest known machine";
+  const what = `its jobs need a machine with ${needsText(lane)} (the lane's class)${has.length > 0 ? `; ${machine} has ${has.join(", ")}` : ""}`;
+  return everyWorker ? `${what}: no machine of the farm can run them` : `${what}: no online machine can run them now`;
 }
 
 /**
