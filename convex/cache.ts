@@ -46,7 +46,7 @@ export const releaseWaiters = internalMutation({
 
 /** The job it waited on ended without a result it may take: it is pending in its lane, to run itself. */
 async function runItself(ctx: MutationCtx, job: Doc<"jobs">) {
-  const lane = await laneFor(ctx, job.orgId, routingCapabilities(job.type, job.requiredCapabilities), classOf(job.requirements));
+  const lane = await laneFor(ctx, job.orgId, routingCapabilities(job.type, job.requiredCapabilities), classOf(job.requirements), job.app);
   const now = Date.now();
   await ctx.db.patch(job._id, { laneId: lane._id, status: "pending", queue: "ready", cacheWaitsOn: undefined, availableAt: Math.max(now, job.availableAt) });
   await bumpLane(ctx, { orgId: job.orgId, laneId: lane._id, clientKeyId: job.clientKeyId, keyCounted: job.keyCounted }, { pending: 1, jobs: moveOf(job, "pending") });

@@ -20,7 +20,7 @@ import { outputPerInstance, validationView } from "./trust/instanceView";
 import { consoleTrustOf } from "./trust/validationTrust";
 import { waitFields } from "./queue/jobView";
 import { laneReason, type WaitContext } from "./queue/waitReasons";
-import { APPS_CAPABILITY } from "./apps/appLimits";
+import { APP_TYPE_PREFIX, APPS_CAPABILITY } from "./apps/appLimits";
 import { keysOverview } from "./observability/keySummary";
 
 /**
@@ -89,8 +89,12 @@ function stuckLanes(summary: Summary) {
     const why = lane.pending > 0 ? laneReason(lane, summary) : null;
     if (!why) return [];
     const [only] = lane.capabilities;
-    const type = lane.capabilities.length === 1 && only !== APPS_CAPABILITY ? only : null;
-    return [{ routingKey: lane.routingKey, capabilities: lane.capabilities, requirements: lane.requirements ?? null, pending: lane.pending, type, waitCode: why.code, waitReason: why.reason }];
+    // an apps lane is one type's when it holds one app's jobs (of one version or several)
+    const appNames = new Set((lane.apps ?? []).map((a) => a.name));
+    const oneApp = only === APPS_CAPABILITY && appNames.size === 1 && !lane.moreApps ? `${APP_TYPE_PREFIX}${[...appNames][0]}` : null;
+    const type = lane.capabilities.length === 1 ? (only !== APPS_CAPABILITY ? only : oneApp) : null;
+    const apps = lane.apps ? { apps: lane.apps, ...(lane.moreApps ? { moreApps: true } : {}) } : {};
+    return [{ routingKey: lane.routingKey, capabilities: lane.capabilities, requirements: lane.requirements ?? null, ...apps, pending: lane.pending, type, waitCode: why.code, waitReason: why.reason }];
   });
 }
 

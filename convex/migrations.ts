@@ -116,7 +116,7 @@ async function moveToTypeLane(ctx: MutationCtx, job: Doc<"jobs">, lanes: Map<Id<
   if (!lanes.has(job.laneId)) lanes.set(job.laneId, await ctx.db.get(job.laneId));
   const current = lanes.get(job.laneId);
   if (current && current.routingKey === routingKey(capabilities, requirements)) return false;
-  const lane = await laneFor(ctx, job.orgId, capabilities, requirements);
+  const lane = await laneFor(ctx, job.orgId, capabilities, requirements, job.app);
   // an offered job counts as running in its lane (queue/counters.ts), like one that runs
   const counts = job.status === "pending" && job.queue !== "offered" ? "pending" : "running";
   // the job moves on as it was: its key's running slot (if it holds one) is not freed

@@ -48,6 +48,9 @@ export const appPin = v.object({
   timeoutMs: v.number(),
 });
 
+/** The apps an `apps` lane was given jobs of (the first few, queue/laneApps.ts). */
+const laneApps = v.array(v.object({ name: v.string(), version: v.number() }));
+
 /** A job's parents (jobs:submit's `dependsOn`): listed jobs and/or every job of a batch. */
 export const dependsOn = v.object({
   jobs: v.optional(v.array(v.id("jobs"))),
@@ -258,6 +261,11 @@ export default defineSchema({
         // the online machines and donors that can run it (capabilities and class) when fewer than 11, else `many`;
         // absent: not known (queue/roster.ts)
         onlineMachines: v.optional(v.object({ machines: v.array(v.string()), donors: v.array(v.string()), many: v.optional(v.literal(true)) })),
+        // the slots of those online workers that can run it (free, running) and how many workers; absent with `many`
+        // or when not known
+        apps: v.optional(laneApps),
+        moreApps: v.optional(v.literal(true)),
+        capableSlots: v.optional(v.object({ free: v.number(), busy: v.number(), workers: v.number() })),
       }),
     ),
     // every unrevoked worker of the org, and those online, as of refreshedAt (`workers` lists the first ones)
@@ -448,6 +456,10 @@ export default defineSchema({
     capabilities: v.array(v.string()),
     // the class of machine its jobs need (powers of two), part of the routing key; none: any machine
     requirements: v.optional(requirementClass),
+    // an `apps` lane: the first apps (name, version) it was given jobs of, noted when new (its label names them), and
+    // whether jobs of more apps came after
+    apps: v.optional(laneApps),
+    moreApps: v.optional(v.literal(true)),
   }).index("by_org_key", ["orgId", "routingKey"]),
 
   /**

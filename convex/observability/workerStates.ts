@@ -22,9 +22,11 @@ export async function workerStates(
   online: ReadonlyArray<Id<"workers">>,
   total: number,
   limits: ReadonlyMap<Id<"workers">, number>,
-): Promise<{ workers: WorkerStates; slots: SlotStates }> {
+): Promise<{ workers: WorkerStates; slots: SlotStates; perWorker: Map<Id<"workers">, SlotStates> }> {
   const workers: WorkerStates = { idle: 0, busy: 0, suspended: 0, paused: 0, offline: Math.max(0, total - online.length) };
   const slots: SlotStates = { free: 0, busy: 0 };
+  // each told-apart worker's own slots (a lane's capacity is its capable workers' slots)
+  const perWorker = new Map<Id<"workers">, SlotStates>();
   for (const workerId of online.slice(0, STATES_READ)) {
     const row = await ctx.db
       .query("workerSlots")
@@ -37,8 +39,10 @@ export async function workerStates(
     else if (running > 0) workers.busy++;
     else if (declared === 0) workers.paused++;
     else workers.idle++;
-    if (!row?.suspended && declared !== undefined) slots.free += Math.max(0, declared - running);
+    const free = !row?.suspended && declared !== undefined ? Math.max(0, declared - running) : 0;
+    slots.free += free;
+    perWorker.set(workerId, { free, busy: running });
   }
   workers.idle += Math.max(0, online.length - STATES_READ);
-  return { workers, slots };
+  return { workers, slots, perWorker };
 }

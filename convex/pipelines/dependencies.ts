@@ -383,7 +383,7 @@ export async function releaseChild(ctx: MutationCtx, child: Doc<"jobs">, finish:
       return await finish(ctx, child, "dead", { error: why, detail: why, code: INPUTS_TOO_LARGE, cascaded: true });
     }
   }
-  const lane = await laneFor(ctx, child.orgId, routingCapabilities(child.type, child.requiredCapabilities), classOf(child.requirements));
+  const lane = await laneFor(ctx, child.orgId, routingCapabilities(child.type, child.requiredCapabilities), classOf(child.requirements), child.app);
   const now = Date.now();
   const delayed = child.availableAt > now;
   await ctx.db.patch(child._id, { laneId: lane._id, status: "pending", queue: delayed ? "delayed" : "ready", unmetParents: undefined, availableAt: Math.max(now, child.availableAt) });

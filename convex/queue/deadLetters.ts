@@ -60,7 +60,7 @@ export async function retryDeadJob(ctx: MutationCtx, job: Doc<"jobs">, detail = 
   const gone = await retriedInputsGone(ctx, job);
   if (gone) fail("gone", `This job cannot run again: ${gone}`);
   if (job.dependsOn) await insertParentRefs(ctx, job.orgId, job._id, job.dependsOn);
-  const lane = await laneFor(ctx, job.orgId, routingCapabilities(job.type, job.requiredCapabilities), classOf(job.requirements));
+  const lane = await laneFor(ctx, job.orgId, routingCapabilities(job.type, job.requiredCapabilities), classOf(job.requirements), job.app);
   job = { ...job, laneId: lane._id };
   await ctx.db.patch(job._id, {
     laneId: lane._id,

@@ -31,6 +31,8 @@ export type Roster = {
    * each; a lane is absent when the roster stopped before telling (a replicated job's "needs more machines").
    */
   machines: Map<Id<"lanes">, LaneMachines>;
+  /** Per lane told in `machines` (not `many`): the online workers that can run it (their slots are its capacity). */
+  capable: Map<Id<"lanes">, Array<Id<"workers">>>;
   /** The most any worker read reports: memory, cores, one GPU's memory (what a job no machine meets is told); none reported: undefined. */
   largest: { memoryMB: number; cores: number; vramMB: number } | undefined;
 };
@@ -63,7 +65,7 @@ export async function workerRoster(ctx: QueryCtx, orgId: Id<"orgs">, now: number
   const unmet = new Set<Id<"lanes">>();
   let toServe = lanes.slice();
   let toMeet = lanes.filter((l) => l.requirements !== undefined);
-  const machines = new Map(lanes.map((l) => [l._id, { machines: new Set<string>(), donors: new Set<string>() }]));
+  const machines = new Map(lanes.map((l) => [l._id, { machines: new Set<string>(), donors: new Set<string>(), workers: [] as Array<Id<"workers">> }]));
   let toCount = lanes.slice();
   let countedAll = false;
   const largest = { memoryMB: 0, cores: 0, vramMB: 0 };
@@ -125,6 +127,7 @@ export async function workerRoster(ctx: QueryCtx, orgId: Id<"orgs">, now: number
         const noted = machines.get(lane._id)!;
         noted.machines.add(worker.machineId);
         noted.donors.add(donorKey(worker));
+        noted.workers.push(worker._id);
         return noted.machines.size < MACHINES_NOTED;
       });
     }
@@ -143,11 +146,15 @@ export async function workerRoster(ctx: QueryCtx, orgId: Id<"orgs">, now: number
   // a lane whose count stopped short of MACHINES_NOTED is told only when every online worker was looked at
   // (at MACHINES_NOTED only that: the summary row stays small)
   const told = new Map<Id<"lanes">, LaneMachines>();
+  const capable = new Map<Id<"lanes">, Array<Id<"workers">>>();
   for (const lane of lanes) {
     const noted = machines.get(lane._id)!;
     if (noted.machines.size >= MACHINES_NOTED) told.set(lane._id, { machines: [], donors: [], many: true });
-    else if (countedAll) told.set(lane._id, { machines: [...noted.machines], donors: [...noted.donors] });
+    else if (countedAll) {
+      told.set(lane._id, { machines: [...noted.machines], donors: [...noted.donors] });
+      capable.set(lane._id, noted.workers);
+    }
   }
-  return { listed, counts: { total: seen.length - revoked, online: online.length }, online, servable, nobodyHandles, unmet, machines: told, largest: reported ? largest : undefined };
+  return { listed, counts: { total: seen.length - revoked, online: online.length }, online, servable, nobodyHandles, unmet, machines: told, capable, largest: reported ? largest : undefined };
 }
 

@@ -9,6 +9,9 @@
  */
 import { APP_TYPE_PREFIX, APPS_CAPABILITY } from "../apps/appLimits";
 
+/** The capability every app job routes to, and an app job type's prefix (app.<name>): what lanes name their apps by. */
+export { APP_TYPE_PREFIX, APPS_CAPABILITY };
+
 /** The capability a worker must offer to run jobs of this type. */
 export function typeCapability(type: string): string {
   return type.startsWith(APP_TYPE_PREFIX) ? APPS_CAPABILITY : type;

@@ -181,7 +181,7 @@ async function insertNewJob(
   const hit = entry && takeHitBytes(ctx, entry.resultBytes) ? entry : null;
   const source = entry && !hit ? ({ _id: entry.sourceJobId } as const) : cache ? await jobInFlight(ctx, orgId, cache.key) : null;
   const waiting = unmet > 0 || parents?.failedParent !== undefined || parents?.inputsGone !== undefined || hit !== null || source !== null;
-  const lane = await laneFor(ctx, orgId, routingCapabilities(spec.type, capabilities), classOf(requirements));
+  const lane = await laneFor(ctx, orgId, routingCapabilities(spec.type, capabilities), classOf(requirements), app);
   const delayed = spec.availableAt > now;
   const status = waiting ? "waiting" : "pending";
   const jobId = await ctx.db.insert("jobs", {

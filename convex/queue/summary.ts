@@ -7,10 +7,11 @@ import { listDeadLetters } from "./deadLetters";
 import { orgLanes } from "./lanes";
 import { waitPercentiles } from "../observability/queueWait";
 import { LIMITS } from "../core/limits";
-import { workerStates } from "../observability/workerStates";
+import { workerStates, type SlotStates } from "../observability/workerStates";
 import { workerRoster } from "./roster";
 
 export type Summary = Omit<Doc<"summaries">, "_id" | "_creationTime">;
+type LaneSlots = { free: number; busy: number; workers: number };
 
 /**
  * What farm:overview shows for an org, from the counter totals, the workers and their presence, the minute
@@ -23,21 +24,24 @@ export async function computeSummary(ctx: QueryCtx, orgId: Id<"orgs">, now: numb
   const finished = await orgTotals(ctx, orgId);
   // Every worker counted, the first ones listed (online first), per-worker detail left in the worker rows.
   const roster = await workerRoster(ctx, orgId, now, lanes);
+  const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
+  const minutes = await recentThroughput(ctx, orgId, now);
+  const queueWait = waitPercentiles(minutes.map((m) => m.waits));
+  const limits = new Map(roster.listed.map(({ worker }) => [worker._id, worker.maxConcurrentJobs]));
+  const states = await workerStates(ctx, roster.online, roster.counts.total, limits);
   const laneRows = lanes.map((lane) => ({
     routingKey: lane.routingKey,
     capabilities: lane.capabilities,
     pending: perLane.get(lane._id)?.pending ?? 0,
     running: perLane.get(lane._id)?.running ?? 0,
     ...(lane.requirements ? { requirements: lane.requirements } : {}),
+    ...(lane.apps ? { apps: lane.apps } : {}),
+    ...(lane.moreApps ? { moreApps: lane.moreApps } : {}),
     ...(roster.servable.has(lane._id) ? { servable: roster.servable.get(lane._id) } : {}),
     ...(roster.nobodyHandles.has(lane._id) ? { nobodyHandles: roster.nobodyHandles.get(lane._id) } : {}),
     ...(roster.machines.has(lane._id) ? { onlineMachines: roster.machines.get(lane._id) } : {}),
+    ...laneSlots(roster.capable.get(lane._id), states.perWorker),
   }));
-  const dead = await listDeadLetters(ctx, orgId, LIMITS.summaryDeadLetters);
-  const minutes = await recentThroughput(ctx, orgId, now);
-  const queueWait = waitPercentiles(minutes.map((m) => m.waits));
-  const limits = new Map(roster.listed.map(({ worker }) => [worker._id, worker.maxConcurrentJobs]));
-  const states = await workerStates(ctx, roster.online, roster.counts.total, limits);
   // Waiting jobs no worker of the org could ever run: none of the (unrevoked) workers' reported machines meets them.
   const unmeetable = lanes.flatMap((lane, i) => {
     const row = laneRows[i];
@@ -89,4 +93,17 @@ export async function summaryOf(ctx: QueryCtx, orgId: Id<"orgs">): Promise<Doc<"
     .query("summaries")
     .withIndex("by_org", (q) => q.eq("orgId", orgId))
     .unique();
+}
+
+/** The slots of a lane's capable online workers, when each of them was told apart (else nothing: not known). */
+function laneSlots(capable: ReadonlyArray<Id<"workers">> | undefined, perWorker: ReadonlyMap<Id<"workers">, SlotStates>): { capableSlots?: LaneSlots } {
+  if (capable === undefined) return {};
+  const slots: LaneSlots = { free: 0, busy: 0, workers: capable.length };
+  for (const id of capable) {
+    const own = perWorker.get(id);
+    if (!own) return {};
+    slots.free += own.free;
+    slots.busy += own.busy;
+  }
+  return { capableSlots: slots };
 }

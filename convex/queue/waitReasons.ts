@@ -1,7 +1,9 @@
-import type { Doc } from "../_generated/dataModel";
+import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { keyRunningRow } from "./keyRunning";
-import { formatMB } from "./laneLabel";
+import { formatMB, laneAppsText, needsText } from "./laneLabel";
+import { paceText, queueEstimate } from "./paceText";
+import { APPS_CAPABILITY } from "./routing";
 import { summaryOf, type Summary } from "./summary";
 
 /**
@@ -30,10 +32,24 @@ type SummaryLane = Summary["lanes"][number];
 const PARENTS_READ = 20;
 
 /**
- * What one query reads once for several jobs (a page of the console's list): the org's summary row, and how many
- * parent rows it may still read to name waiting jobs' first unmet parents (a page of 100 jobs reads at most 200).
+ * What one query reads once for several jobs (a page of the console's list): the org's summary row, how many
+ * parent rows it may still read to name waiting jobs' first unmet parents (a page of 100 jobs reads at most 200),
+ * and the lanes, client keys and their running rows already read (a page reads each once, not once per job).
  */
-export type WaitContext = { summary: Summary | null | undefined; parentReads?: number };
+export type WaitContext = { summary: Summary | null | undefined; parentReads?: number; read?: Map<string, Promise<unknown>> };
+
+/** A row read once per WaitContext: later jobs of the same lane or key take the first read's answer. */
+async function readOnce<T>(farm: WaitContext, key: string, load: () => Promise<T>): Promise<T> {
+  farm.read ??= new Map();
+  let hit = farm.read.get(key) as Promise<T> | undefined;
+  if (hit === undefined) {
+    hit = load();
+    farm.read.set(key, hit);
+  }
+  return await hit;
+}
+
+const laneOf = (ctx: QueryCtx, farm: WaitContext, id: Id<"lanes">) => readOnce(farm, id, () => ctx.db.get(id));
 
 export async function explainWait(ctx: QueryCtx, job: Doc<"jobs">, farm: WaitContext = { summary: undefined }): Promise<WaitExplanation | null> {
   if (job.status === "waiting" && job.cacheWaitsOn !== undefined) {
@@ -50,24 +66,25 @@ export async function explainWait(ctx: QueryCtx, job: Doc<"jobs">, farm: WaitCon
   if (job.queue !== "ready") return null;
   if (farm.summary === undefined) farm.summary = await summaryOf(ctx, job.orgId);
   const summary = farm.summary;
-  const lane = await ctx.db.get(job.laneId);
+  const lane = await laneOf(ctx, farm, job.laneId);
   const row = summary && lane ? summary.lanes.find((l) => l.routingKey === lane.routingKey) : undefined;
   if (summary && row) {
     const reason = laneReason(row, summary, needsOfJob(job)) ?? replicaReason(job, row);
     if (reason) return reason;
   }
-  const keyLimit = await keyLimitReason(ctx, job);
+  const keyLimit = await keyLimitReason(ctx, job, farm);
   if (keyLimit) return { code: "key_at_limit", reason: keyLimit };
   return summary && row ? capacityReason(row, summary) : null;
 }
 
 /** Its client key runs as many jobs as its maxRunning allows: "client key 'ci' is at its limit of 20 running". */
-export async function keyLimitReason(ctx: QueryCtx, job: Doc<"jobs">): Promise<string | null> {
+async function keyLimitReason(ctx: QueryCtx, job: Doc<"jobs">, farm: WaitContext): Promise<string | null> {
   if (job.status !== "pending" || job.queue !== "ready" || !job.clientKeyId) return null;
-  const key = await ctx.db.get(job.clientKeyId);
+  const keyId = job.clientKeyId;
+  const key = await readOnce(farm, keyId, () => ctx.db.get(keyId));
   if (!key || key.maxRunning === undefined) return null;
   // the row counts each start at once and each end once folded: at the limit, the dispatcher holds the job back
-  const running = (await keyRunningRow(ctx, key._id))?.running ?? 0;
+  const running = (await readOnce(farm, `running:${keyId}`, () => keyRunningRow(ctx, keyId)))?.running ?? 0;
   return running >= key.maxRunning ? `client key '${key.name}' is at its limit of ${key.maxRunning} running` : null;
 }
 
@@ -89,11 +106,15 @@ async function parentsReason(ctx: QueryCtx, job: Doc<"jobs">, farm: WaitContext)
 
 /**
  * Why nothing online runs a lane's jobs (no worker for their type, no machine that meets their class), or null:
- * the words a job of the lane gives, and those the Farm view's lane shows (`needs`: the job's own, else the class).
+ * the words a job of the lane gives with `needs`, its own requirement ("needs 3906.3 GB of memory"), and without
+ * them those the lane shows, naming its class ("its jobs need a machine with ≥ 4096 GB of memory, the lane's class"):
+ * a job asks at most its lane's class, so the two figures never contradict each other.
  */
-export function laneReason(lane: SummaryLane, summary: Summary, needs: Needs | undefined = lane.requirements): WaitExplanation | null {
+export function laneReason(lane: SummaryLane, summary: Summary, needs?: Needs): WaitExplanation | null {
   if (lane.servable === false) {
-    const missing = lane.nobodyHandles ?? [];
+    const apps = laneAppsText(lane);
+    // an apps lane names the apps its jobs run: "apps (app.mandelbrot v3)"
+    const missing = (lane.nobodyHandles ?? []).map((c) => (c === APPS_CAPABILITY && apps !== null ? `${c} (${apps})` : c));
     return {
       code: "no_worker_for_type",
       reason: missing.length > 0
@@ -104,7 +125,8 @@ export function laneReason(lane: SummaryLane, summary: Summary, needs: Needs | u
   const unmeetable = summary.unmeetable?.some((u) => u.routingKey === lane.routingKey) === true;
   const online = lane.onlineMachines;
   if (unmeetable || (lane.requirements && online && !online.many && online.machines.length === 0)) {
-    return { code: "no_machine_meets", reason: unmetText(needs ?? {}, summary, unmeetable) };
+    const reason = needs !== undefined || !lane.requirements ? unmetText(needs ?? {}, summary, unmeetable, "it") : classUnmetText(lane.requirements, summary, unmeetable);
+    return { code: "no_machine_meets", reason };
   }
   return null;
 }
@@ -141,7 +163,7 @@ function needsOfJob(job: Doc<"jobs">): Needs | undefined {
 }
 
 /** What it needs that no machine has: "needs 64 GB of memory; the largest machine has 16 GB". */
-function unmetText(need: Needs, summary: Summary, everyWorker: boolean): string {
+function unmetText(need: Needs, summary: Summary, everyWorker: boolean, them: "it" | "them"): string {
   const largest = summary.largestMachine;
   const machine = everyWorker ? "the largest machine" : "the largest known machine";
   const parts: string[] = [];
@@ -157,10 +179,29 @@ function unmetText(need: Needs, summary: Summary, everyWorker: boolean): string 
     else if (vram !== undefined && largest.vramMB * (8 / 7) < vram) parts.push(`needs a GPU with ${formatMB(vram)}; the largest has ${formatMB(largest.vramMB)}`);
   }
   const what = parts.length > 0 ? parts.join("; ") : "no machine meets its requirements together";
-  return everyWorker ? `${what}: no machine of the farm can run it` : `${what}: no online machine can run it now`;
+  return everyWorker ? `${what}: no machine of the farm can run ${them}` : `${what}: no online machine can run ${them} now`;
 }
 
-/** Somebody can run it but nobody is free: paused donors, or every slot busy (with the lane's queue and pace). */
+/**
+ * A lane's words, naming its class (its jobs ask at most that): "its jobs need a machine with ≥ 4096 GB memory (the
+ * lane's class); the largest machine has 16 GB memory: no machine of the farm can run them".
+ */
+function classUnmetText(lane: Needs, summary: Summary, everyWorker: boolean): string {
+  const largest = summary.largestMachine;
+  const has: string[] = [];
+  if (largest && lane.memoryMB !== undefined) has.push(`${formatMB(largest.memoryMB)} memory`);
+  if (largest && lane.cores !== undefined) has.push(`${largest.cores} cores`);
+  if (largest && lane.gpu) has.push(largest.vramMB > 0 ? `a GPU with ${formatMB(largest.vramMB)}` : "no GPU");
+  const machine = everyWorker ? "the largest machine" : "the largest known machine";
+  const what = `its jobs need a machine with ${needsText(lane)} (the lane's class)${has.length > 0 ? `; ${machine} has ${has.join(", ")}` : ""}`;
+  return everyWorker ? `${what}: no machine of the farm can run them` : `${what}: no online machine can run them now`;
+}
+
+/**
+ * Somebody can run it but nobody is free: paused donors, or every slot that can run it busy (with the lane's queue
+ * and pace). The slots counted are those of the online workers that can run the lane when the summary knows them
+ * (fewer than 11 machines), else every online worker's; the pace is the farm's (the summary keeps no lane's own).
+ */
 function capacityReason(lane: SummaryLane, summary: Summary): WaitExplanation | null {
   const states = summary.workerStates;
   if (states && states.idle === 0 && states.busy === 0 && states.paused + states.suspended > 0) {
@@ -169,27 +210,19 @@ function capacityReason(lane: SummaryLane, summary: Summary): WaitExplanation | 
       reason: `every online worker is paused or its donor is using the machine (${states.paused} paused, ${states.suspended} suspended): it waits until one resumes`,
     };
   }
-  const slots = summary.slotStates;
+  const own = lane.capableSlots;
+  const slots = own ?? summary.slotStates;
   if (!slots || slots.free > 0 || slots.busy === 0) return null;
+  const whose = own ? `of the ${own.workers === 1 ? "online worker" : `${own.workers} online workers`} that can run it` : "of the online workers";
   const ahead = Math.max(0, lane.pending - 1);
   const hourAgo = summary.refreshedAt - 60 * 60_000;
   const finished = summary.throughput.filter((m) => m.minuteStart >= hourAgo).reduce((s, m) => s + m.finished, 0);
-  const perMinute = finished / 60;
-  const estimate = perMinute > 0 && lane.pending > 0 ? `; at the last hour's pace (${roundPace(perMinute)} a minute) about ${minutesText(lane.pending / perMinute)}` : "";
+  const estimate = queueEstimate(lane.pending, finished);
+  const pace = estimate ? `; at the farm's pace over the last hour (${paceText(finished)}), ${estimate}` : "";
   return {
     code: "all_busy",
-    reason: `every slot of the online workers is busy (${slots.busy} running); ${ahead} other job${ahead === 1 ? "" : "s"} wait${ahead === 1 ? "s" : ""} in its lane${estimate}`,
+    reason: `every slot ${whose} is busy (${slots.busy} running); ${ahead} other job${ahead === 1 ? "" : "s"} wait${ahead === 1 ? "s" : ""} in its lane${pace}`,
   };
-}
-
-function roundPace(perMinute: number): string {
-  return perMinute >= 10 ? String(Math.round(perMinute)) : perMinute.toFixed(1);
-}
-
-function minutesText(minutes: number): string {
-  if (minutes < 1) return "under a minute";
-  if (minutes < 90) return `${Math.round(minutes)} min`;
-  return `${Math.round(minutes / 60)} h`;
 }
 
 /** 2026-11-29 05:30:00 UTC */

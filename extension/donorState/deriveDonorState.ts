@@ -38,6 +38,8 @@ export type OverviewFacts = {
     servable?: boolean;
     nobodyHandles?: string[];
     requirements?: LaneRow["requirements"];
+    apps?: LaneRow["apps"];
+    moreApps?: boolean;
     waitCode?: string;
     waitReason?: string;
   }>;

@@ -158,6 +158,9 @@ export type LaneRow = {
   nobodyHandles: string[];
   /** The class of machine its jobs need (powers of two); none: any machine. */
   requirements?: { memoryMB?: number; cores?: number; gpu?: { vendor?: string; vramMB?: number } };
+  /** An `apps` lane: the first apps (name, version) it holds jobs of, and whether more came (its label names them). */
+  apps?: Array<{ name: string; version: number }>;
+  moreApps?: boolean;
   /** Why nothing online runs its jobs, as the farm says it (convex/queue/waitReasons.ts); none: something can. */
   waitCode?: string;
   waitReason?: string;

@@ -223,7 +223,7 @@ const PRESET_FROM: Record<PresetSource, string> = {
 export function policyText(p: PolicyState): string {
   const idle = p.idleMinutes > 0 ? `after ${p.idleMinutes} idle min` : "while you work";
   const limit = p.farmAllows !== undefined && p.farmAllows < p.concurrency ? ` (the farm allows ${p.farmAllows})` : "";
-  return `${p.preset} preset${p.presetFrom ? ` (${PRESET_FROM[p.presetFrom]})` : ""} · up to ${jobs(p.runsUpTo)} at once${limit} · ${idle} · pauses above ${p.otherCpuPercent}% CPU from other programs${p.donateOnBattery ? "" : " · not on battery"}${p.sensing ? ` · ${p.sensing}` : ""}`;
+  return `${p.preset} preset${p.presetFrom ? ` (${PRESET_FROM[p.presetFrom]})` : ""} · up to ${jobs(p.runsUpTo)} at once${limit} · ${idle} · pauses above ${p.otherCpuPercent} % CPU from other programs${p.donateOnBattery ? "" : " · not on battery"}${p.sensing ? ` · ${p.sensing}` : ""}`;
 }
 
 /** Whether this machine runs the farm's apps, as the panel says it. */

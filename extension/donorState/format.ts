@@ -1,7 +1,7 @@
 /** Small text formatters shared by the tree, the status bar, the panel and the console. No 'vscode' import. */
 
 export function percent(fraction: number | undefined): string {
-  return fraction === undefined ? "" : `${Math.round(Math.min(1, Math.max(0, fraction)) * 100)}%`;
+  return fraction === undefined ? "" : `${Math.round(Math.min(1, Math.max(0, fraction)) * 100)} %`;
 }
 
 /** An elapsed time in human units ("850 ms", "42 s", "2.1 min"): humanDuration, for a time that always has a value. */

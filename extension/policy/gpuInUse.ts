@@ -81,7 +81,7 @@ export async function readGpuUse(ourGpuJobsRunning: boolean, options: GpuProbeOp
   if (ourGpuJobsRunning) return { busy: false };
   const utilization = parseUtilization((await run(UTILIZATION_QUERY)) ?? "");
   const threshold = options.utilizationPercent ?? 30;
-  return utilization !== undefined && utilization > threshold ? { busy: true, why: `the GPU is ${utilization}% busy with other programs` } : { busy: false };
+  return utilization !== undefined && utilization > threshold ? { busy: true, why: `the GPU is ${utilization} % busy with other programs` } : { busy: false };
 }
 
 function runNvidiaSmi(args: string[]): Promise<string | undefined> {

@@ -93,7 +93,7 @@ export function decide(p: PolicyInputs): PolicyDecision {
   if (!insideWindows(p.windows, new Date(p.now))) return { donate: false, reason: "outside the donation time windows", cause: "outsideTimeWindows" };
   if (p.onBattery && !p.donateOnBattery) return { donate: false, reason: "on battery power", cause: "onBattery" };
   if (p.minBatteryPercent && p.batteryPercent !== undefined && p.batteryPercent < p.minBatteryPercent) {
-    return { donate: false, reason: `battery at ${Math.round(p.batteryPercent)}%: donates from ${p.minBatteryPercent}%, so it charges first`, cause: "lowBattery" };
+    return { donate: false, reason: `battery at ${Math.round(p.batteryPercent)} %: donates from ${p.minBatteryPercent} %, so it charges first`, cause: "lowBattery" };
   }
   if (p.tooHot) {
     const reading = p.cpuCelsius === undefined ? "the system limits the CPU for heat" : `the CPU is at ${Math.round(p.cpuCelsius)} °C`;
@@ -115,7 +115,7 @@ export function decide(p: PolicyInputs): PolicyDecision {
     };
   }
   if (p.cpuBusy) {
-    const load = p.otherCpuLoad === undefined ? "" : ` (${Math.round(p.otherCpuLoad * 100)}% CPU)`;
+    const load = p.otherCpuLoad === undefined ? "" : ` (${Math.round(p.otherCpuLoad * 100)} % CPU)`;
     return { donate: false, reason: `other programs are busy${load}`, cause: "cpuBusy" };
   }
   if (p.quietHours?.length && insideWindows(p.quietHours, new Date(p.now))) return { donate: true, quietHours: true };

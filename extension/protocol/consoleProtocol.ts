@@ -44,6 +44,9 @@ export type ConsoleStuckLane = {
   routingKey: string;
   capabilities: string[];
   requirements: { memoryMB?: number; cores?: number; gpu?: { vendor?: string; vramMB?: number } } | null;
+  /** An `apps` lane's apps (the first ones) and whether more came: its label names them. */
+  apps?: Array<{ name: string; version: number }>;
+  moreApps?: boolean;
   pending: number;
   type: string | null;
   waitCode: string;

@@ -57,7 +57,7 @@ export class StatusBar extends DisposableOwner {
       lines.push(`Held here, frozen until ${until}:`, ...suspended.held.map((h) => `- $(debug-pause) ${escape(h)}`), "");
     }
     for (const job of state.jobs.filter((j) => j.suspendedSince === undefined)) {
-      const pct = job.progress === undefined ? "" : ` ${Math.round(job.progress * 100)}%`;
+      const pct = job.progress === undefined ? "" : ` ${Math.round(job.progress * 100)} %`;
       lines.push(`- $(gear) ${escape(job.type)}${pct}${job.status ? ` — ${escape(job.status)}` : ""}`);
     }
     lines.push("", `Policy: ${escape(policyText(state.policy))}`, "", TOGGLE_HINT[state.toggle]);

@@ -131,7 +131,7 @@ function stuckSection(stuck: ConsoleStuckLane[]): Node[] {
     table(
       ["Lane", "Waiting", "Why", ""],
       stuck.map((lane) => [
-        laneLabel({ capabilities: lane.capabilities, requirements: lane.requirements ?? undefined }),
+        laneLabel({ capabilities: lane.capabilities, requirements: lane.requirements ?? undefined, apps: lane.apps, moreApps: lane.moreApps }),
         String(lane.pending),
         el("span", lane.waitReason, { class: "wait-cell", "data-code": lane.waitCode, title: `${lane.waitReason} (${lane.waitCode})` }),
         linkButton("Show jobs", show(lane), { class: "stuck-link", title: lane.type !== null ? `The waiting ${lane.type} jobs` : "The waiting jobs" }),
@@ -172,13 +172,14 @@ function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: nu
           k.weight === null ? "—" : String(k.weight),
           k.maxRunning === null ? String(k.running) : `${k.running} of ${k.maxRunning}`,
           String(k.waiting),
-          `${Math.round(k.shareLastHour * 100)} %`,
+          percent(k.shareLastHour),
           durationText(k.oldestWaitingMs),
           `${k.finished.succeeded} / ${k.finished.dead} / ${k.finished.canceled}`,
           percent(shareOfFinished(k, overview.finished)),
         ]),
         { id: "client-key-shares" },
-        ["18%", "8%", "10%", "9%", "12%", "13%", "18%", "12%"],
+        // at 1280 px every header fits whole (the last two are the longest)
+        ["16%", "7%", "9%", "8%", "12%", "11%", "20%", "17%"],
       ),
     );
   }

@@ -61,11 +61,21 @@ describe("why a job waits", () => {
     const jobId = await submit(farm, { type: "demo.echo", requirements: { minMemoryMB: 65_536 } });
     const why = { waitCode: "no_machine_meets", waitReason: "needs 64 GB of memory; the largest machine has 16 GB: no machine of the farm can run it" };
     expect(await whyOf(farm, jobId)).toEqual(why);
-    // the Farm view's lane gives the same words (its machines list stays on the server)
+    // a job asking less than its lane's class names its own figure; the Farm view's lane and the console's Stuck
+    // section name the class, which its jobs ask at most (its machines list stays on the server)
+    const less = await submit(farm, { type: "demo.echo", requirements: { minMemoryMB: 60_000 } });
+    expect(await whyOf(farm, less)).toEqual({ ...why, waitReason: "needs 58.6 GB of memory; the largest machine has 16 GB: no machine of the farm can run it" });
+    const laneWhy = {
+      waitCode: "no_machine_meets",
+      waitReason: "its jobs need a machine with ≥ 64 GB memory (the lane's class); the largest machine has 16 GB memory: no machine of the farm can run them",
+    };
     const { lanes } = await farm.t.query(api.farm.overview, { apiKey: w.apiKey });
     const lane = lanes.find((l) => l.routingKey === "demo.echo|mem>=65536")!;
-    expect(lane).toMatchObject(why);
+    expect(lane).toMatchObject(laneWhy);
     expect("onlineMachines" in lane).toBe(false);
+    const ops = (await farm.t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "class" })).key;
+    const { stuck } = await farm.t.query(api.console.overview, { apiKey: ops });
+    expect(stuck?.find((l) => l.routingKey === "demo.echo|mem>=65536")).toMatchObject({ pending: 2, ...laneWhy });
     // a job the same machine meets does not say so; one needing a GPU is told none reports one
     const gpu = await submit(farm, { type: "demo.echo", requirements: { gpu: { vendor: "nvidia" } } });
     expect((await whyOf(farm, gpu)).waitReason).toBe("needs a nvidia GPU; no machine reports one: no machine of the farm can run it");
@@ -179,7 +189,27 @@ describe("why a job waits", () => {
     expect(lease).toBeDefined();
     await submit(farm);
     const last = await submit(farm);
-    expect(await whyOf(farm, last)).toEqual({ waitCode: "all_busy", waitReason: "every slot of the online workers is busy (1 running); 1 other job waits in its lane" });
+    expect(await whyOf(farm, last)).toEqual({ waitCode: "all_busy", waitReason: "every slot of the online worker that can run it is busy (1 running); 1 other job waits in its lane" });
+  });
+
+  test("all_busy counts the slots of the workers that can run its lane, not the farm's, and says the farm's pace", async () => {
+    const farm = await newFarm();
+    const w = await enrollWorker(farm, { facts: LAPTOP_FACTS, maxConcurrentJobs: 1, types: ["x"] });
+    // another worker with free slots that cannot run type x
+    await enrollWorker(farm, { facts: LAPTOP_FACTS, maxConcurrentJobs: 4, types: ["demo.echo"], name: "echo" });
+    await submit(farm);
+    const [done] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 1 });
+    await farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: done.leaseId, result: { n: 1 } });
+    await submit(farm);
+    const [lease] = await farm.t.mutation(api.workers.claim, { apiKey: w.apiKey, capabilities: w.capabilities, max: 1 });
+    expect(lease).toBeDefined();
+    await submit(farm);
+    const last = await submit(farm);
+    // 2 jobs queued at 1 an hour: about 2 h
+    expect(await whyOf(farm, last)).toEqual({
+      waitCode: "all_busy",
+      waitReason: "every slot of the online worker that can run it is busy (1 running); 1 other job waits in its lane; at the farm's pace over the last hour (1 an hour), about 2 h",
+    });
   });
 
   test("nothing but its turn: a free slot that can run it leaves no reason", async () => {

@@ -3,7 +3,7 @@
 // weights (choosing the key fills the form with what it has, its fairness weights asked of the farm) and the keys'
 // table shows them; the Overview lists each key with work in one table (running of its most, waiting, share of the
 // last hour, oldest wait, jobs ended); the Jobs page filters by client key and fairness key, and a job's page says
-// which key it counts against and why it waits. No CSP violation on the way. Screenshot: test/artifacts/ui-console/console-share.png.
+// which key it counts against and why it waits. No CSP violation on the way. Screenshots: test/artifacts/ui-console/console-share.png, console-share-overview.png (the Overview's table at 1280 px).
 // Run through test/ui/run-ui-tests.mjs.
 import * as assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -101,6 +101,15 @@ describe("the console's view of fair share", function () {
     // one table per client key: its share of the farm and its jobs ended (ok / dead / canceled, share of all ended)
     await assertText(frame.locator("#client-key-shares"), /test client\s*3\s*1 of 1\s*2\s*100 %\s*[\d.]+ \w+\s*\d+ \/ \d+ \/ \d+\s*[\d.]+ ?%/, 30_000);
     assert.equal(await frame.locator("#client-keys").count(), 0, "the Overview still shows a second table of client keys");
+    // at 1280 px every header of the table shows whole: none is cut by an ellipsis
+    const cut = await frame.locator("#client-key-shares vscode-table-header-cell").evaluateAll((cells) =>
+      cells.filter((c) => {
+        const wrapper = c.shadowRoot?.querySelector(".wrapper");
+        return wrapper ? wrapper.scrollWidth > wrapper.clientWidth : false;
+      }).map((c) => c.textContent),
+    );
+    assert.deepEqual(cut, [], "headers cut at 1280 px");
+    await page.screenshot({ path: join(screenshots, "console-share-overview.png") });
   });
 
   it("the Jobs page filters by client key and fairness key; a held job's page says which key it counts against and why it waits", async () => {

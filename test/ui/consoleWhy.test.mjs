@@ -120,7 +120,7 @@ describe("the console says why a job waits", function () {
     await page.setViewportSize({ width: 1024, height: 768 });
     await tab("overview").click();
     await assertText(frame.locator("#stuck"), /image\.resize\s*1\s*no online worker handles image\.resize: it waits until one does/, 30_000);
-    await assertText(frame.locator("#stuck"), /demo\.echo · ≥ 4096 GB memory\s*1\s*needs 4096 GB of memory; the largest machine has [\d.]+ GB: no machine of the farm can run it/);
+    await assertText(frame.locator("#stuck"), /demo\.echo · ≥ 4096 GB memory\s*1\s*its jobs need a machine with ≥ 4096 GB memory \(the lane's class\); the largest machine has [\d.]+ GB memory: no machine of the farm can run them/);
   });
 
   for (const code of ["no_worker_for_type", "no_machine_meets", "waiting_for_parents", "scheduled", "key_at_limit", "waiting_for_identical"]) {

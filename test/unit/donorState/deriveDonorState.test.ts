@@ -136,7 +136,7 @@ describe("the donor state: one derivation for every surface", () => {
   });
 
   it.each([
-    ["lowBattery", "battery at 42%: donates from 90%, so it charges first", "farmhand.minBatteryPercent", "Battery Charge Setting"],
+    ["lowBattery", "battery at 42 %: donates from 90 %, so it charges first", "farmhand.minBatteryPercent", "Battery Charge Setting"],
     ["exclusiveApp", "steam is running", "farmhand.pauseWhileRunning", "Programs That Pause Donating"],
     ["metered", "metered connection: today's 10 MB for jobs is used", "farmhand.meteredLimitMB", "Metered Allowance Setting"],
   ] as const)("a %s pause is said with its reason on every surface's text, with the setting that lifts it", (cause, reason, setting, label) => {

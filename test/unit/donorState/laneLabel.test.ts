@@ -29,6 +29,13 @@ describe("lane labels", () => {
     expect(new Set(lanes.values()).size).toBe(lanes.size);
   });
 
+  it("an apps lane names the apps it holds jobs of, with 'and more' past the ones it noted", () => {
+    expect(laneLabel({ capabilities: ["apps"], requirements: { memoryMB: 128 }, apps: [{ name: "mandelbrot", version: 3 }] })).toBe("app.mandelbrot v3 · ≥ 128 MB memory");
+    expect(laneLabel({ capabilities: ["apps", "gpu"], apps: [{ name: "a", version: 1 }, { name: "a", version: 2 }], moreApps: true })).toBe("app.a v1, app.a v2 and more + gpu");
+    // a lane that noted none (made before lanes noted apps) keeps the capability's name
+    expect(laneLabel({ capabilities: ["apps"], apps: [] })).toBe("apps");
+  });
+
   it("memory in the unit people read", () => {
     expect([128, 1_024, 1_536, 16_384, 65_536].map(formatMB)).toEqual(["128 MB", "1 GB", "1.5 GB", "16 GB", "64 GB"]);
   });

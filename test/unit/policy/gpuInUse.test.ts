@@ -54,7 +54,7 @@ describe("is someone else using the GPU?", () => {
   });
 
   it("graphics load (no compute app) counts only while none of our GPU jobs runs", async () => {
-    expect(await readGpuUse(false, { run: answers(NONE, "64\n"), self: 100, parent })).toEqual({ busy: true, why: "the GPU is 64% busy with other programs" });
+    expect(await readGpuUse(false, { run: answers(NONE, "64\n"), self: 100, parent })).toEqual({ busy: true, why: "the GPU is 64 % busy with other programs" });
     expect(await readGpuUse(true, { run: answers(NONE, "64\n"), self: 100, parent })).toEqual({ busy: false });
     expect(await readGpuUse(false, { run: answers(NONE, "12\n"), self: 100, parent })).toEqual({ busy: false });
   });

@@ -175,7 +175,7 @@ describe("Worker suspension (the machine's owner is back)", () => {
     await tick();
     worker.pause("you are using the computer (starts after 5 idle min)", { suspend: true });
     worker.pause("you are using the computer (starts after 5 idle min)", { suspend: true });
-    worker.pause("other programs are busy (90% CPU)", { suspend: true });
+    worker.pause("other programs are busy (90 % CPU)", { suspend: true });
     await tick();
     expect(job.log).toEqual(["freeze"]);
     expect(held).toEqual([["job1"]]);
