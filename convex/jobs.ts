@@ -1,5 +1,5 @@
-import { v } from "convex/values";
-import type { Id } from "./_generated/dataModel";
+import { v, type Value } from "convex/values";
+import type { Doc, Id } from "./_generated/dataModel";
 import { internalMutation, mutation, query, type MutationCtx } from "./_generated/server";
 import { clientFromKey, jobInOrg, requireJobInOrg } from "./access/auth";
 import { ByteBudget, takeWithinBudget } from "./core/budget";
@@ -186,14 +186,15 @@ export const setWebhook = mutation({
   },
 });
 
-/** Job views a page of `jobs:list` holds at most: each row may carry a 256 KiB payload and result (16 MiB read cap). */
+/** Job views a page of `jobs:list` holds at most; a page also stops at the byte budget (a result may be a 1 MiB document). */
 export const JOBS_LIST_MAX = 25;
 
 /**
  * A page of this org's jobs, newest first, without their output (`jobs:get` has it): all of them, a batch's, or
  * those of one status. With both a batch and a status, the batch's index serves the page and the status is
  * checked on it, so a page may hold fewer jobs than `limit` (or none) while more follow: go on while `cursor`
- * is not null.
+ * is not null. A page also ends once its jobs and results have read TX_BUDGET.rangeReadBytes (the job that spends
+ * it is the last listed): then `cursor` resumes inside the same index page, after that job.
  */
 export const list = query({
   args: { clientKey: v.string(), batchId: v.optional(v.string()), status: v.optional(jobStatus), cursor: v.optional(v.union(v.string(), v.null())), limit: v.optional(v.number()) },
@@ -203,19 +204,66 @@ export const list = query({
     const batchId = args.batchId === undefined ? undefined : checkText(args.batchId, "batchId", LIMITS.batchIdChars);
     const orgId = client.orgId;
     const status = args.status;
+    const start = parseListCursor(args.cursor ?? null);
     const query =
       batchId !== undefined
         ? ctx.db.query("jobs").withIndex("by_org_batch", (q) => q.eq("orgId", orgId).eq("batchId", batchId))
         : status !== undefined
           ? ctx.db.query("jobs").withIndex("by_org_status_created", (q) => q.eq("orgId", orgId).eq("status", status))
           : ctx.db.query("jobs").withIndex("by_org", (q) => q.eq("orgId", orgId));
+    // a resumed index page is read again at its own size, so that the job listed last is found in it
+    const size = start.inside?.size ?? numItems;
     let page;
     try {
-      page = await query.order("desc").paginate({ cursor: args.cursor ?? null, numItems });
+      page = await query.order("desc").paginate({ cursor: start.from, numItems: size });
     } catch {
       fail("invalid_argument", "cursor: not a cursor of this listing (pass back the cursor a page answered, with the same filters)");
     }
-    const jobs = page.page.filter((job) => batchId === undefined || status === undefined || job.status === status);
-    return { jobs: await Promise.all(jobs.map((job) => jobListView(ctx, job))), cursor: page.isDone ? null : page.continueCursor };
+    let offset = 0;
+    if (start.inside) {
+      const last = page.page.findIndex((job) => job._id === start.inside!.lastId);
+      // the job listed last is gone (retention, a purge): resume after its place in the index (newest first)
+      offset = last >= 0 ? last + 1 : countWhile(page.page, (job) => job._creationTime >= start.inside!.lastCreated);
+    }
+    const budget = new ByteBudget();
+    const jobs = [];
+    let taken = 0;
+    for (const job of page.page.slice(offset)) {
+      if (taken >= numItems || budget.exhausted) break;
+      taken++;
+      budget.charge(job);
+      if (batchId !== undefined && status !== undefined && job.status !== status) continue;
+      const view = await jobListView(ctx, job);
+      budget.charge({ result: (view.result ?? null) as Value, error: view.error ?? null });
+      jobs.push(view);
+    }
+    const listed = offset + taken;
+    const cursor =
+      listed < page.page.length ? insideCursor(start.from, size, page.page[listed - 1]) : page.isDone ? null : page.continueCursor;
+    return { jobs, cursor };
   },
 });
+
+/** A jobs:list cursor that resumes inside an index page: the page's own cursor and size, and the job listed last. */
+const INSIDE = "fh.inside~";
+
+function insideCursor(from: string | null, size: number, last: Doc<"jobs">): string {
+  return `${INSIDE}${size}~${last._creationTime}~${last._id}~${from ?? ""}`;
+}
+
+function parseListCursor(cursor: string | null): { from: string | null; inside?: { size: number; lastCreated: number; lastId: string } } {
+  if (cursor === null || !cursor.startsWith(INSIDE)) return { from: cursor };
+  const [size, created, lastId, ...from] = cursor.slice(INSIDE.length).split("~");
+  const n = Number(size);
+  const lastCreated = Number(created);
+  if (!Number.isInteger(n) || n < 2 || n > JOBS_LIST_MAX || !Number.isFinite(lastCreated) || !lastId) {
+    fail("invalid_argument", "cursor: not a cursor of this listing (pass back the cursor a page answered, with the same filters)");
+  }
+  const rest = from.join("~");
+  return { from: rest === "" ? null : rest, inside: { size: n, lastCreated, lastId } };
+}
+
+function countWhile<T>(rows: T[], holds: (row: T) => boolean): number {
+  const at = rows.findIndex((row) => !holds(row));
+  return at < 0 ? rows.length : at;
+}

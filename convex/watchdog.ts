@@ -132,6 +132,7 @@ async function rearmSettlements(ctx: MutationCtx, now: number): Promise<number> 
     // never given up: its children would wait for good; each re-arm halves its pages instead
     const stalls = (row.stalls ?? 0) + 1;
     await rearmSettlement(ctx, row, { generation: row.generation + 1, stalls });
+    await noteMetrics(ctx, row.orgId, { rearmed: "settlement" });
     console.warn(`watchdog: dependency settlement ${row._id} of job ${row.parentId}${row.batchId !== undefined ? ` (batch ${JSON.stringify(row.batchId)})` : ""} stalled; re-armed as generation ${row.generation + 1}`);
   }
   return stale.length;

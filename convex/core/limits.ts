@@ -96,6 +96,8 @@ export const TIMING = {
   backoffBaseMs: 2_000,
   backoffMaxMs: 10 * 60_000,
   defaultRetentionMs: 7 * 24 * 60 * 60 * 1000,
+  /** The shortest result-cache ttl a job or an app's default may ask for (the longest is the retention age). */
+  cacheTtlMinMs: 1_000,
   /** The watchdog (convex/watchdog.ts) runs this often and re-arms every loop latch older than its stale age. */
   watchdogEveryMs: 60_000,
   /** A scheduled dispatcher that has not run (or, busy, said it is alive) for this long is re-armed… */

@@ -49,7 +49,7 @@ export const METRICS = {
   farmhand_offer_expiries_total: { type: "counter", help: "Offers to a worker that it did not claim in time.", labels: [] },
   farmhand_watchdog_rearms_total: {
     type: "counter",
-    help: "Stalled loops the watchdog re-armed, by loop (dispatcher, summary, bulk, webhook).",
+    help: "Stalled loops the watchdog re-armed, by loop (dispatcher, summary, bulk, webhook, settlement).",
     labels: ["loop"],
   },
   farmhand_replicated_results_total: {

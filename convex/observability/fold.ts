@@ -156,7 +156,7 @@ export async function foldMetrics(ctx: MutationCtx, orgId: Id<"orgs">, deltas: D
     cacheHits: (base.cacheHits ?? 0) + events.cacheHits,
     leaseExpiries: base.leaseExpiries + events.leaseExpiries,
     offerExpiries: base.offerExpiries + events.offerExpiries,
-    rearms: addCounts(base.rearms, events.rearms),
+    rearms: addCounts({ ...emptyOrgEvents().rearms, ...base.rearms }, events.rearms),
     verdicts: addCounts(base.verdicts, events.verdicts),
     webhooks: addCounts(base.webhooks, events.webhooks),
   };

@@ -46,8 +46,8 @@ export function runMsOf(job: Pick<Doc<"jobs">, "status" | "startedAt">, now: num
   return job.status === "running" && job.startedAt !== undefined ? { runMs: Math.max(0, now - job.startedAt) } : {};
 }
 
-/** Loops the watchdog re-arms (farmhand_watchdog_rearms_total's `loop`). */
-export const WATCHDOG_LOOPS = ["dispatcher", "summary", "bulk", "webhook"] as const;
+/** Loops the watchdog re-arms (farmhand_watchdog_rearms_total's `loop`); `settlement`: a pipeline parent's pages. */
+export const WATCHDOG_LOOPS = ["dispatcher", "summary", "bulk", "webhook", "settlement"] as const;
 /** What the judging of a replicated job's results said of them (farmhand_replicated_results_total's `verdict`). */
 export const VERDICTS = ["valid", "invalid", "no_quorum"] as const;
 /** The results one judgement found valid (they agreed with the quorum) or invalid, counted. */

@@ -30,5 +30,7 @@ export async function overviewFigures(ctx: QueryCtx, orgId: Id<"orgs">) {
     // the busiest client keys' jobs and ends, for the Overview's client keys (keysOverview)
     clients: clients.map((c) => ({ clientKeyId: c.clientKeyId, jobs: c.jobs, finished: c.finished, ...(c.clientKeyId ? {} : { name: NO_CLIENT }) })),
     finished: org?.finished ?? { succeeded: 0, dead: 0, canceled: 0 },
+    // jobs answered from the result cache (or an identical job in flight) without running: farmhand_cache_hits_total
+    cacheHits: org?.cacheHits ?? 0,
   };
 }

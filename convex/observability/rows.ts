@@ -32,7 +32,8 @@ export const orgEvents = {
   cacheHits: v.optional(v.number()),
   leaseExpiries: v.number(),
   offerExpiries: v.number(),
-  rearms: countsOf(WATCHDOG_LOOPS),
+  // settlement optional: org rows folded before settlements were counted have none
+  rearms: v.object({ ...countsOf(WATCHDOG_LOOPS.filter((l) => l !== "settlement")).fields, settlement: v.optional(v.number()) }),
   verdicts: countsOf(VERDICTS),
   webhooks: countsOf(WEBHOOK_OUTCOMES),
 };

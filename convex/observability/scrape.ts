@@ -141,7 +141,7 @@ export async function scrapeOrg(ctx: QueryCtx, orgId: Id<"orgs">, now: number): 
     farmhand_cache_hits_total: [{ labels: {}, value: org.cacheHits ?? 0 }],
     farmhand_lease_expiries_total: [{ labels: {}, value: org.leaseExpiries }],
     farmhand_offer_expiries_total: [{ labels: {}, value: org.offerExpiries }],
-    farmhand_watchdog_rearms_total: counts("loop", WATCHDOG_LOOPS, org.rearms),
+    farmhand_watchdog_rearms_total: counts("loop", WATCHDOG_LOOPS, { ...emptyOrgEvents().rearms, ...org.rearms }),
     farmhand_replicated_results_total: counts("verdict", VERDICTS, org.verdicts),
     farmhand_webhook_deliveries_total: counts("outcome", WEBHOOK_OUTCOMES, org.webhooks),
     farmhand_metrics_updated_timestamp_seconds: [{ labels: {}, value: (summary?.refreshedAt ?? 0) / 1000 }],

@@ -1,3 +1,4 @@
+import type { Value } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { resultOf } from "../core/bodies";
@@ -31,8 +32,10 @@ export async function inputsPage(ctx: QueryCtx, child: Doc<"jobs">, cursor: stri
   let at = parseCursor(cursor);
   const full = () => page.length >= INPUTS_PAGE_ROWS || budget.exhausted;
   const push = async (job: Doc<"jobs">) => {
-    budget.spend(job.resultBytes ?? 0);
-    page.push({ jobId: job._id, ...(job.externalId !== undefined ? { externalId: job.externalId } : {}), result: (await resultOf(ctx, job)) ?? null });
+    const result = ((await resultOf(ctx, job)) ?? null) as Value;
+    // as stored, not as JSON: 256 KiB of small numbers is a 1 MiB document
+    budget.charge({ result });
+    page.push({ jobId: job._id, ...(job.externalId !== undefined ? { externalId: job.externalId } : {}), result });
   };
   if (at.phase === "j") {
     let index = at.index;
@@ -40,6 +43,7 @@ export async function inputsPage(ctx: QueryCtx, child: Doc<"jobs">, cursor: stri
       if (full()) return { page, cursor: `j:${index}`, done: false };
       const job = await ctx.db.get(parents[index]);
       if (!job) fail("gone", `${INPUTS_GONE}: its parent job ${parents[index]} was purged`);
+      budget.charge(job);
       await push(job);
       index++;
     }

@@ -82,26 +82,16 @@ export async function levelFlows(
  * The range read starts right after the head, so a claim of the head's successor reads no job it passes.
  */
 export async function* flowAfter(ctx: QueryCtx, head: Doc<"jobs">): AsyncGenerator<Doc<"jobs">> {
-  const flow = () => ctx.db.query("jobs");
-  const sameTime = flow().withIndex("by_lane_fair", (q) =>
-    q
-      .eq("laneId", head.laneId)
-      .eq("queue", "ready")
-      .eq("negPriority", head.negPriority)
-      .eq("clientKeyId", head.clientKeyId)
-      .eq("fairnessKey", head.fairnessKey)
-      .eq("availableAt", head.availableAt)
-      .gt("_creationTime", head._creationTime),
-  );
-  for await (const job of sameTime) yield job;
-  const later = flow().withIndex("by_lane_fair", (q) =>
-    q
-      .eq("laneId", head.laneId)
-      .eq("queue", "ready")
-      .eq("negPriority", head.negPriority)
-      .eq("clientKeyId", head.clientKeyId)
-      .eq("fairnessKey", head.fairnessKey)
-      .gt("availableAt", head.availableAt),
-  );
-  for await (const job of later) yield job;
+  const flow = (part: "sameTime" | "later") =>
+    ctx.db.query("jobs").withIndex("by_lane_fair", (q) => {
+      const inFlow = q
+        .eq("laneId", head.laneId)
+        .eq("queue", "ready")
+        .eq("negPriority", head.negPriority)
+        .eq("clientKeyId", head.clientKeyId)
+        .eq("fairnessKey", head.fairnessKey);
+      return part === "sameTime" ? inFlow.eq("availableAt", head.availableAt).gt("_creationTime", head._creationTime) : inFlow.gt("availableAt", head.availableAt);
+    });
+  for await (const job of flow("sameTime")) yield job;
+  for await (const job of flow("later")) yield job;
 }

@@ -23,7 +23,6 @@ export type CacheSpec = Infer<typeof cacheSpec>;
 
 /** How long an entry lives unless the spec says (and at most: a cached result outlives no job's retention). */
 export const CACHE_TTL_DEFAULT_MS = TIMING.defaultRetentionMs;
-const CACHE_TTL_MIN_MS = 1_000;
 
 /** The ttl of a job submitted with `cache`, or undefined without one. */
 export function checkCacheSpec(spec: CacheSpec | undefined, dependsOn: unknown): number | undefined {
@@ -31,7 +30,7 @@ export function checkCacheSpec(spec: CacheSpec | undefined, dependsOn: unknown):
   // a child's work includes its parents' results, which its key does not name
   if (dependsOn !== undefined) fail("invalid_argument", "cache: a job with dependsOn reads its parents' results, which its cache key does not cover");
   if (spec === true || spec.ttlMs === undefined) return CACHE_TTL_DEFAULT_MS;
-  return checkIntegerInRange(spec.ttlMs, "cache.ttlMs", CACHE_TTL_MIN_MS, CACHE_TTL_DEFAULT_MS);
+  return checkIntegerInRange(spec.ttlMs, "cache.ttlMs", TIMING.cacheTtlMinMs, CACHE_TTL_DEFAULT_MS);
 }
 
 /** SHA-256 (hex) of the canonical (type, app version's sha256, payload, requirements class). */

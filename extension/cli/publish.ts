@@ -1,6 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { APP_LIMITS } from "../../convex/contract";
+import { APP_LIMITS, TIMING } from "../../convex/contract";
 import { siteUrlFor } from "../handlers/apps/siteUrl";
 import { checkHttpUrl, wholeNumber } from "./flagValues";
 import { readSecretFile, secretFilePath } from "./secretFiles";
@@ -17,10 +17,12 @@ Publishes a WebAssembly (WASI) module as a new version of a farm app; jobs of ty
                        (~/.config/farmhand/operator.json, mode 0600)
   --memory-mb <n>      The version's memory limit, ${APP_LIMITS.memoryMBMin}..${APP_LIMITS.memoryMBMax} MiB (default ${APP_LIMITS.memoryMBDefault})
   --timeout-ms <n>     The version's time limit per job (default ${APP_LIMITS.timeoutMsDefault}, at most ${APP_LIMITS.timeoutMsMax})
+  --cache-ttl <ms>     The version's result-cache default: its jobs submitted without \`cache\` are cached this many
+                       milliseconds, ${TIMING.cacheTtlMinMs}..${TIMING.defaultRetentionMs} (7 days); without it only jobs that ask are
   -h, --help           Show this help
 
-Prints the published version as one JSON line: {"name","version","sha256"}. Publishing the same bytes and
-limits as the latest version answers that version (no new one).`;
+Prints the published version as one JSON line: {"name","version","sha256"} (and "cacheTtlMs" when set). Publishing
+the same bytes, limits and cache ttl as the latest version answers that version (no new one).`;
 
 export type PublishOptions = {
   help: boolean;
@@ -32,6 +34,7 @@ export type PublishOptions = {
   file: string;
   memoryMB?: number;
   timeoutMs?: number;
+  cacheTtlMs?: number;
 };
 
 /** Parse `publish`'s arguments; throws an Error with a user-facing message. */
@@ -48,6 +51,7 @@ export function parsePublishArgs(argv: string[], env: NodeJS.ProcessEnv): Publis
       key: { type: "string" },
       "memory-mb": { type: "string" },
       "timeout-ms": { type: "string" },
+      "cache-ttl": { type: "string" },
     },
   });
   if (values.help) return { help: true, siteUrl: "", name: "", key: "", file: "" };
@@ -74,10 +78,11 @@ export function parsePublishArgs(argv: string[], env: NodeJS.ProcessEnv): Publis
     file: positionals[0],
     memoryMB: whole("--memory-mb", values["memory-mb"], APP_LIMITS.memoryMBMin, APP_LIMITS.memoryMBMax),
     timeoutMs: whole("--timeout-ms", values["timeout-ms"], APP_LIMITS.timeoutMsMin, APP_LIMITS.timeoutMsMax),
+    cacheTtlMs: whole("--cache-ttl", values["cache-ttl"], TIMING.cacheTtlMinMs, TIMING.defaultRetentionMs),
   };
 }
 
-export type Published = { name: string; version: number; sha256: string };
+export type Published = { name: string; version: number; sha256: string; cacheTtlMs?: number };
 
 /** Why publishing failed, with the exit code the CLI ends with. */
 export class PublishError extends Error {
@@ -106,6 +111,7 @@ export async function publishApp(options: PublishOptions, doFetch: typeof fetch 
   const query = new URLSearchParams();
   if (options.memoryMB !== undefined) query.set("memoryMB", String(options.memoryMB));
   if (options.timeoutMs !== undefined) query.set("timeoutMs", String(options.timeoutMs));
+  if (options.cacheTtlMs !== undefined) query.set("cacheTtlMs", String(options.cacheTtlMs));
   const url = `${options.siteUrl}/api/apps/${options.name}${query.size > 0 ? `?${query.toString()}` : ""}`;
   let response: Response;
   try {

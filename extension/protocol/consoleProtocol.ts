@@ -36,6 +36,8 @@ export type ConsoleOverview = {
   waitsByType: Array<{ type: string; p50Ms: number | null; p95Ms: number | null }>;
   /** Jobs ended so far, all keys together (the share of each key is its part of these). */
   finished: FinishedCounts;
+  /** Jobs answered from the result cache without running, so far (of `finished.succeeded`, which counts them too). */
+  cacheHits: number;
   /** Lanes with jobs waiting that nothing online can run, with why; `type`: the one job type the lane holds. */
   stuck?: ConsoleStuckLane[];
 };
@@ -75,6 +77,13 @@ type FinishedCounts = { succeeded: number; dead: number; canceled: number };
 export function shareOfFinished(key: { finished: FinishedCounts }, all: FinishedCounts): number {
   const total = all.succeeded + all.dead + all.canceled;
   return total === 0 ? 0 : (key.finished.succeeded + key.finished.dead + key.finished.canceled) / total;
+}
+
+/** The Overview's cache figure: hits so far and their part of the jobs that succeeded. */
+export function cacheHitsText(overview: Pick<ConsoleOverview, "cacheHits" | "finished">): string {
+  const { cacheHits, finished } = overview;
+  if (cacheHits === 0) return "none yet";
+  return `${cacheHits} of ${finished.succeeded} succeeded (${Math.round((cacheHits / Math.max(cacheHits, finished.succeeded)) * 100)} %)`;
 }
 
 const HOUR_MS = 3_600_000;

@@ -1,6 +1,6 @@
 import { percent } from "../../extension/donorState/format";
 import { laneLabel } from "../../convex/contract";
-import { isConsoleMessage, overviewAt, shareOfFinished, type ConsolePage, type ConsoleState, type ConsoleStuckLane } from "../../extension/protocol/consoleProtocol";
+import { cacheHitsText, isConsoleMessage, overviewAt, shareOfFinished, type ConsolePage, type ConsoleState, type ConsoleStuckLane } from "../../extension/protocol/consoleProtocol";
 import { accessPage, showFairnessWeights, showSecret } from "./accessPage";
 import { ThroughputChart } from "./chart";
 import "./console.css";
@@ -153,8 +153,16 @@ function overviewPage({ overview, energy }: ConsoleState, parts: Node[], now: nu
     table(["Pending", "Running", "Succeeded", "Dead", "Canceled"], [[`${c.pending}`, `${c.running}`, `${c.succeeded}`, `${c.dead}`, `${c.canceled}`]], { id: "counts" }),
     el("h2", "Farm"),
     table(
-      ["Workers online", "Queue wait p50", "Queue wait p95", "Oldest waiting job"],
-      [[`${at.workersOnline} of ${overview.workers}`, durationText(overview.queueWait?.p50Ms), durationText(overview.queueWait?.p95Ms), durationText(at.oldestWaitingMs)]],
+      ["Workers online", "Queue wait p50", "Queue wait p95", "Oldest waiting job", "Answered from cache"],
+      [
+        [
+          `${at.workersOnline} of ${overview.workers}`,
+          durationText(overview.queueWait?.p50Ms),
+          durationText(overview.queueWait?.p95Ms),
+          durationText(at.oldestWaitingMs),
+          el("span", cacheHitsText(overview), { id: "cache-hits", title: "Jobs created already succeeded with an identical job's result, no donor running them (farmhand_cache_hits_total)" }),
+        ],
+      ],
       { id: "farm-figures" },
     ),
     ...stuckSection(overview.stuck ?? []),

@@ -5,7 +5,8 @@ import { armFault, disarmFaults } from "../../convex/core/faults";
 import { TIMING } from "../../convex/core/limits";
 import { EDGES_PER_PAGE } from "../../convex/pipelines/settlements";
 import { scheduled } from "./queueState";
-import { newFarm, type Farm } from "./setup";
+import { scrapeSamples, sumOf } from "./prometheus/scrapeText";
+import { newFarm, refreshSummaries, type Farm } from "./setup";
 import { checkConsistency } from "./sweep/consistency";
 
 /**
@@ -106,11 +107,21 @@ test("a settlement page that throws is re-armed by the watchdog under a new gene
   const [stuck] = await settlementRows(farm);
   expect(stuck).toMatchObject({ parentId: ids[1], generation: 0 });
   expect((await jobsOf(farm, ids.slice(2))).map((j) => j.status)).toEqual(["waiting", "waiting"]);
+  // the org's metric totals as a version that did not count settlements left them
+  await refreshSummaries(farm.t);
+  await farm.t.run(async (ctx) => {
+    const row = (await ctx.db.query("metricOrgs").first())!;
+    await ctx.db.patch(row._id, { rearms: { dispatcher: 0, summary: 0, bulk: 0, webhook: 0 } });
+  });
   // younger than the stale age: left alone
   vi.advanceTimersByTime(TIMING.settleStaleMs - 1_000);
   expect(await farm.t.mutation(internal.watchdog.check, {})).toMatchObject({ settlements: 0 });
   vi.advanceTimersByTime(TIMING.watchdogEveryMs);
   expect(await farm.t.mutation(internal.watchdog.check, {})).toMatchObject({ settlements: 1 });
+  // counted like the watchdog's other re-arms, under its own loop
+  await refreshSummaries(farm.t);
+  const { key } = await farm.t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "prometheus" });
+  expect(sumOf(await scrapeSamples(farm.t, key), "farmhand_watchdog_rearms_total", { loop: "settlement" })).toBe(1);
   // the lost page of the old generation, run late, does nothing
   await farm.t.mutation(internal.dependencies.settle, { settlementId: stuck._id, generation: 0 });
   expect((await jobsOf(farm, ids.slice(2))).map((j) => j.status)).toEqual(["waiting", "waiting"]);

@@ -59,6 +59,8 @@ test("with cacheUnvalidated, a repeat is created succeeded with the result and c
   await refreshSummaries(farm.t);
   const { key } = await farm.t.mutation(internal.admin.createOperatorKey, { orgId: farm.orgId, name: "prometheus" });
   expect(sumOf(await scrapeSamples(farm.t, key), "farmhand_cache_hits_total")).toBe(1);
+  // the console's Overview shows the same counter, beside the jobs that succeeded (the hit is one of them)
+  expect(await farm.t.query(api.console.overview, { apiKey: key })).toMatchObject({ cacheHits: 1, finished: { succeeded: 2 } });
   expect(await checkConsistency(farm.t)).toEqual([]);
 });
 

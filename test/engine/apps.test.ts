@@ -80,6 +80,25 @@ describe("farm apps through real CLI workers", { timeout: 240_000 }, () => {
     expect(await client.query(api.apps.list, { clientKey: seeded.clientKey })).toHaveLength(2);
   });
 
+  it("publish --cache-ttl sets the version's cache default; publishing the same bytes without it makes a version with none", async () => {
+    const publishAs = async (extra: string[]) => {
+      const run = spawnCli(["publish", "--url", server.url, "--name", "cached", ...extra, built.primes], { FARMHAND_KEY: seeded.publishKey });
+      expect(await run.exited).toBe(0);
+      return JSON.parse(run.lines[0]) as { version: number; cacheTtlMs?: number };
+    };
+    expect(await publishAs(["--cache-ttl", "60000"])).toMatchObject({ version: 1, cacheTtlMs: 60_000 });
+    expect(await publishAs(["--cache-ttl", "60000"])).toMatchObject({ version: 1, cacheTtlMs: 60_000 });
+    const cleared = await publishAs([]);
+    expect(cleared.version).toBe(2);
+    expect(cleared.cacheTtlMs).toBeUndefined();
+    const versions = (await client.query(api.apps.list, { clientKey: seeded.clientKey })).filter((v) => v.name === "cached");
+    expect(versions.map((v) => [v.version, v.cacheTtlMs])).toEqual([[1, 60_000], [2, undefined]]);
+    // the CLI refuses a ttl the farm would refuse before uploading anything
+    const refused = spawnCli(["publish", "--url", server.url, "--name", "cached", "--cache-ttl", "500", built.primes], { FARMHAND_KEY: seeded.publishKey });
+    expect(await refused.exited).toBe(2);
+    expect(refused.stderr()).toMatch(/--cache-ttl must be a whole number from 1000 to 604800000, got 500/);
+  });
+
   it("a worker without --apps never claims an app job; one with --apps downloads the module and runs it", async () => {
     const plain = worker(1);
     await waitForLine(plain, /working on .* capabilities: demo.echo, demo.primes, demo.slow, demo.sum$/);

@@ -187,6 +187,8 @@ describe("the operator's console", function () {
     await runCommand(page, "View: Close Primary Side Bar");
     await assertText(frame.locator("#counts"), /Pending\s*Running\s*Succeeded\s*Dead\s*Canceled\s*0\s*0\s*0\s*1\s*0/);
     await assertText(frame.locator("#farm-figures"), /Workers online/);
+    // no job answered from the result cache yet on the test farm
+    await assertText(frame.locator("#cache-hits"), /^none yet$/);
     // energy given, a section of its own
     await assertText(frame.locator("#energy-heading"), /^Energy given: \d+\.\d+ kWh this week$/);
     await frame.locator(".chart canvas").waitFor({ timeout: UI_TIMEOUT });

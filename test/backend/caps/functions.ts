@@ -224,3 +224,56 @@ export async function fiveHundredJobBatches(): Promise<void> {
   atStep("seed");
   expect(await checkConsistency(farm.t)).toEqual([]);
 }
+
+/** A 256 KiB result (as JSON) that is a document of about 1 MiB: arrays of small numbers (8 bytes each stored). */
+const denseResult = (i: number) => Array.from({ length: 13 }, (_, k) => [k === 0 ? i : 0, ...Array<number>(8_191).fill(0)]);
+
+/**
+ * 25 succeeded jobs (a full jobs:list page) each holding such a result: every page of jobs:list, GET /api/jobs and
+ * a child's workers:inputs stays within the read budget, and paging to the end lists every job once.
+ */
+export async function fullListPageOfDenseResults(): Promise<void> {
+  const farm = await capsFarm();
+  const op = await manager(farm);
+  const ids = await submitBig(farm, 25, { bytes: 64 });
+  for (const job of await claimAll(farm, op, 25)) {
+    atStep("workers:complete a 1 MiB document");
+    await farm.t.mutation(api.workers.complete, { apiKey: op.apiKey, leaseId: job.leaseId, result: denseResult(ids.indexOf(job.jobId)) });
+  }
+  const listed: Array<Id<"jobs">> = [];
+  let cursor: string | null = null;
+  for (let pages = 0; pages === 0 || cursor !== null; pages++) {
+    expect(pages).toBeLessThan(25);
+    atStep("jobs:list limit 25 of 1 MiB results");
+    const page: { jobs: Array<{ jobId: Id<"jobs">; result: unknown }>; cursor: string | null } = await farm.t.query(api.jobs.list, { clientKey: farm.clientKey, limit: 25, cursor });
+    expect(page.jobs.length).toBeGreaterThan(0);
+    for (const job of page.jobs) expect(job.result).toEqual(denseResult(ids.indexOf(job.jobId)));
+    listed.push(...page.jobs.map((j) => j.jobId));
+    cursor = page.cursor;
+  }
+  expect(listed).toEqual([...ids].reverse());
+  atStep("GET /api/jobs?limit=25 of 1 MiB results");
+  const res = await farm.t.fetch("/api/jobs?limit=25", { headers: { authorization: `Bearer ${farm.clientKey}` } });
+  expect(res.status).toBe(200);
+  const first = (await res.json()) as { jobs: unknown[]; cursor: string | null };
+  expect(first.jobs.length).toBeGreaterThan(0);
+  expect(first.cursor).not.toBeNull();
+  // a child of all 25 reads their results through workers:inputs, a page at a time
+  atStep("jobs:submit a child of the 25");
+  const child = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: BIG_TYPE, dependsOn: { jobs: ids } });
+  const [lease] = await claim(farm, op, 1);
+  expect(lease.jobId).toBe(child);
+  const inputs: Array<Id<"jobs">> = [];
+  let at: string | null = null;
+  for (let pages = 0; pages === 0 || at !== null; pages++) {
+    expect(pages).toBeLessThan(25);
+    atStep("workers:inputs of 1 MiB results");
+    const page: { page: Array<{ jobId: Id<"jobs">; result: unknown }>; cursor: string | null } = await farm.t.query(api.workers.inputs, { apiKey: op.apiKey, leaseId: lease.leaseId, cursor: at });
+    for (const row of page.page) expect(row.result).toEqual(denseResult(ids.indexOf(row.jobId)));
+    inputs.push(...page.page.map((row) => row.jobId));
+    at = page.cursor;
+  }
+  expect(inputs).toEqual(ids);
+  atStep("seed");
+  expect(await checkConsistency(farm.t)).toEqual([]);
+}

@@ -28,6 +28,13 @@ describe("publish arguments", () => {
     expect(parsePublishArgs(args("--memory-mb", "64", "--timeout-ms", "5000", module), { FARMHAND_KEY: "k" })).toMatchObject({ memoryMB: 64, timeoutMs: 5000 });
   });
 
+  it("takes the app's cache default in milliseconds, from a second to the retention age, and none without the flag", () => {
+    expect(parsePublishArgs(args("--cache-ttl", "3600000", module), { FARMHAND_KEY: "k" }).cacheTtlMs).toBe(3_600_000);
+    expect(parsePublishArgs(args("--cache-ttl", "1000", module), { FARMHAND_KEY: "k" }).cacheTtlMs).toBe(1_000);
+    expect(parsePublishArgs(args("--cache-ttl", "604800000", module), { FARMHAND_KEY: "k" }).cacheTtlMs).toBe(604_800_000);
+    expect(parsePublishArgs(args(module), { FARMHAND_KEY: "k" }).cacheTtlMs).toBeUndefined();
+  });
+
   it.each([
     [["--name", "render", module], "--url is required"],
     [["--url", "https://x.convex.cloud", module], "--name is required"],
@@ -36,6 +43,9 @@ describe("publish arguments", () => {
     [args(), "give exactly one module file"],
     [args("--memory-mb", "4096", module), "--memory-mb must be a whole number from 1 to 2048"],
     [args("--timeout-ms", "9e9", module), "--timeout-ms must be a whole number"],
+    [args("--cache-ttl", "999", module), "--cache-ttl must be a whole number from 1000 to 604800000, got 999"],
+    [args("--cache-ttl", "604800001", module), "--cache-ttl must be a whole number from 1000 to 604800000"],
+    [args("--cache-ttl", "1h", module), "--cache-ttl must be a whole number from 1000 to 604800000, got 1h"],
   ])("refuses %j", (argv, message) => {
     expect(() => parsePublishArgs(argv, { FARMHAND_KEY: "k" })).toThrow(message);
   });
@@ -76,6 +86,12 @@ describe("publishing", () => {
     expect(await publishApp(options, doFetch)).toEqual({ name: "render", version: 2, sha256: "ab" });
     expect(requests[0].url).toBe("https://x.convex.site/api/apps/render?memoryMB=64");
     expect(requests[0].init.headers).toMatchObject({ authorization: "Bearer fh_c_k", "content-type": "application/wasm" });
+  });
+
+  it("sends the cache default as ?cacheTtlMs= and prints the version's cacheTtlMs the server answers", async () => {
+    const { doFetch, requests } = answering(200, { name: "render", version: 3, sha256: "ab", cacheTtlMs: 60_000 });
+    expect(await publishApp({ ...options, cacheTtlMs: 60_000 }, doFetch)).toEqual({ name: "render", version: 3, sha256: "ab", cacheTtlMs: 60_000 });
+    expect(requests[0].url).toBe("https://x.convex.site/api/apps/render?memoryMB=64&cacheTtlMs=60000");
   });
 
   it("explains each refusal, with the exit code for its kind", async () => {

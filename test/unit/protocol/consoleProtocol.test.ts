@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   alsoRevokesText,
+  cacheHitsText,
   bulkStatusText,
   describeJobFilter,
   fairnessWeightsOfText,
@@ -270,6 +271,7 @@ describe("the console derives what time changes from the timestamps the farm ans
     clientKeys: [{ clientKeyId: "k1", name: "ci", weight: 3, maxRunning: 20, running: 20, waiting: 5, shareLastHour: 0.75, oldestReadyAt: 4_000, finished: { succeeded: 0, dead: 0, canceled: 0 } }],
     waitsByType: [],
     finished: { succeeded: 0, dead: 0, canceled: 0 },
+    cacheHits: 0,
   };
 
   it("workers online, the oldest job's wait (of the farm and of each client key) and the last hour move on as time passes", () => {
@@ -288,6 +290,14 @@ describe("the console derives what time changes from the timestamps the farm ans
     const key = (succeeded: number, dead: number, canceled: number) => ({ finished: { succeeded, dead, canceled } });
     expect(shareOfFinished(key(3, 1, 0), { succeeded: 6, dead: 1, canceled: 1 })).toBe(0.5);
     expect(shareOfFinished(key(0, 0, 0), { succeeded: 0, dead: 0, canceled: 0 })).toBe(0);
+  });
+
+  it("the cache figure is the hits so far and their part of the jobs that succeeded", () => {
+    expect(cacheHitsText({ cacheHits: 0, finished: { succeeded: 7, dead: 0, canceled: 0 } })).toBe("none yet");
+    expect(cacheHitsText({ cacheHits: 500, finished: { succeeded: 1_000, dead: 3, canceled: 1 } })).toBe("500 of 1000 succeeded (50 %)");
+    expect(cacheHitsText({ cacheHits: 1, finished: { succeeded: 3, dead: 0, canceled: 0 } })).toBe("1 of 3 succeeded (33 %)");
+    // dead and canceled jobs are not what a hit is a part of
+    expect(cacheHitsText({ cacheHits: 2, finished: { succeeded: 4, dead: 4, canceled: 4 } })).toBe("2 of 4 succeeded (50 %)");
   });
 
   it("a worker goes offline when its window passes; a token expires when its time comes", () => {
