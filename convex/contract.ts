@@ -7,6 +7,6 @@ export { jitteredBackoffMs } from "./core/backoff";
 export { LIMITS, TIMING } from "./core/limits";
 export { FAIR } from "./queue/fairLimits";
 export { canRunAll, capabilitiesNobodyOffers, typeCapability } from "./queue/routing";
-export { CAPABILITY_PATTERN, isCapabilityGrant, jsonBytes } from "./core/validate";
+export { CAPABILITY_PATTERN, isCapabilityGrant, valueBytes } from "./core/validate";
 export { prepareAppModule, WasmModuleError } from "./apps/appsWasm";
 export { laneLabel } from "./queue/laneLabel";

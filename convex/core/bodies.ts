@@ -2,7 +2,7 @@ import { getDocumentSize } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { LIMITS } from "./limits";
-import { jsonBytes } from "./validate";
+import { valueBytes } from "./validate";
 
 /**
  * A job's bodies live beside it (table `jobBodies`, one row per part), as checkpoints do: the job row that
@@ -22,7 +22,7 @@ async function bodyRow(ctx: QueryCtx, jobId: Id<"jobs">, part: BodyPart): Promis
 }
 
 /** Keep `value` as the job's `part` (one row per part, replaced in place); returns its size in bytes. */
-export async function setBody(ctx: MutationCtx, job: JobRef, part: BodyPart, value: unknown, bytes = jsonBytes(value ?? null)): Promise<number> {
+export async function setBody(ctx: MutationCtx, job: JobRef, part: BodyPart, value: unknown, bytes = valueBytes(value ?? null)): Promise<number> {
   const row = await bodyRow(ctx, job._id, part);
   if (row) await ctx.db.replace(row._id, { orgId: job.orgId, jobId: job._id, part, value, bytes });
   else await ctx.db.insert("jobBodies", { orgId: job.orgId, jobId: job._id, part, value, bytes });

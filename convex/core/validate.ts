@@ -1,4 +1,4 @@
-import { convexToJson, type Value } from "convex/values";
+import { convexToJson, getConvexSize, type Value } from "convex/values";
 import { fail } from "./errors";
 import { LIMITS } from "./limits";
 import { storableProblem } from "./storable";
@@ -57,10 +57,24 @@ export function jsonBytes(value: unknown): number {
   return new TextEncoder().encode(JSON.stringify(convexToJson(value as Value))).length;
 }
 
+/**
+ * A stored value's size: the larger of the JSON it travels as and the document space it takes. They differ: a
+ * number is 1 byte of JSON ("0") but 9 stored, so 245 KB of JSON numbers fills 1.1 MB of a document (past
+ * Convex's 1 MiB); caps and budgets count this, so they hold for both the wire and the database.
+ */
+export function valueBytes(value: unknown): number {
+  const json = value === undefined ? null : value;
+  return Math.max(jsonBytes(json), getConvexSize(json as Value));
+}
+
 export function checkValueSize(value: unknown, name: string, maxBytes: number): number {
   const problem = storableProblem(value, name);
   if (problem) fail("invalid_argument", `${problem}; it cannot be stored`);
-  const bytes = jsonBytes(value === undefined ? null : value);
-  if (bytes > maxBytes) fail("too_large", `${name} is ${bytes} bytes; the cap is ${maxBytes} bytes`);
+  const json = jsonBytes(value === undefined ? null : value);
+  const bytes = valueBytes(value);
+  if (bytes > maxBytes) {
+    const stored = bytes > json ? ` as stored (${json} bytes of JSON; a number takes 9 bytes stored)` : "";
+    fail("too_large", `${name} is ${bytes} bytes${stored}; the cap is ${maxBytes} bytes`);
+  }
   return bytes;
 }

@@ -6,7 +6,7 @@ import { ByteBudget, takeWithinBudget, TX_BUDGET } from "../core/budget";
 import { checkCron, nextTick, nextTicks } from "./cron";
 import { fail } from "../core/errors";
 import type { JobSpec } from "../queue/submit";
-import { jsonBytes } from "../core/validate";
+import { valueBytes } from "../core/validate";
 
 /**
  * What schedules:* and the console's consoleSchedules:* share: a schedule's listed view, its job spec (kept beside
@@ -66,7 +66,7 @@ export async function jobSpecOf(ctx: QueryCtx, s: Doc<"schedules">): Promise<Job
 
 /** Keep the schedule's job spec beside it; the fields of the row that say what it is. */
 export async function saveJobSpec(ctx: MutationCtx, orgId: Id<"orgs">, scheduleId: Id<"schedules">, job: JobSpec) {
-  const bytes = jsonBytes(job);
+  const bytes = valueBytes(job);
   await ctx.db.insert("scheduleBodies", { orgId, scheduleId, job, bytes });
   return { type: job.type, jobBytes: bytes };
 }

@@ -7,7 +7,7 @@ import { TIMING } from "../core/limits";
 import { TX_BUDGET } from "../core/budget";
 import { classOf, type JobRequirements } from "./requirements";
 import { Sha256 } from "../core/sha256";
-import { checkIntegerInRange, jsonBytes } from "../core/validate";
+import { checkIntegerInRange, valueBytes } from "../core/validate";
 
 /**
  * The result cache: a job submitted with `cache` whose key (its type, its app version's sha256, its payload and its
@@ -90,7 +90,7 @@ export async function storeResult(ctx: MutationCtx, job: Doc<"jobs">, result: un
   const validated = agreeing >= 2;
   if (!validated && !(await ctx.db.get(job.orgId))?.cacheUnvalidated) return false;
   const now = Date.now();
-  const fields = { type: job.type, sourceJobId: job._id, resultBytes: jsonBytes(result ?? null), validated, createdAt: now, expiresAt: now + job.cache.ttlMs };
+  const fields = { type: job.type, sourceJobId: job._id, resultBytes: valueBytes(result ?? null), validated, createdAt: now, expiresAt: now + job.cache.ttlMs };
   const old = await ctx.db
     .query("cacheEntries")
     .withIndex("by_org_key", (q) => q.eq("orgId", job.orgId).eq("key", job.cache!.key))

@@ -2,7 +2,7 @@ import type { Value } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { ByteBudget, takeWithinBudget } from "../core/budget";
-import { jsonBytes } from "../core/validate";
+import { valueBytes } from "../core/validate";
 import { TRUST } from "./validation";
 
 /**
@@ -22,7 +22,7 @@ async function resultRow(ctx: QueryCtx, jobId: Id<"jobs">, round: number, result
 export async function keepResult(ctx: MutationCtx, job: Pick<Doc<"jobs">, "_id" | "orgId">, round: number, resultHash: string, value: Value): Promise<number> {
   const kept = await resultRow(ctx, job._id, round, resultHash);
   if (kept) return kept.bytes;
-  const bytes = jsonBytes(value);
+  const bytes = valueBytes(value);
   await ctx.db.insert("instanceResults", { orgId: job.orgId, jobId: job._id, round, resultHash, value, bytes });
   return bytes;
 }

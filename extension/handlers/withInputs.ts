@@ -1,4 +1,4 @@
-import { jsonBytes, LIMITS } from "../../convex/contract";
+import { valueBytes, LIMITS } from "../../convex/contract";
 import { HandlerError } from "../worker/errors";
 import type { Handler } from "../worker/handler";
 
@@ -25,7 +25,7 @@ export async function collectInputs(inputs: (() => AsyncIterable<{ result: unkno
   if (!inputs) return results;
   let bytes = 0;
   for await (const input of inputs()) {
-    bytes += jsonBytes(input.result ?? null);
+    bytes += valueBytes(input.result ?? null);
     if (bytes > maxBytes) throw new HandlerError(`${INPUTS_TOO_LARGE}: the job's inputs total more than ${maxBytes} bytes`, { retryable: false });
     results.push(input.result);
   }

@@ -5,7 +5,7 @@
 import { ConvexClient } from "convex/browser";
 import type { FunctionArgs, FunctionReturnType } from "convex/server";
 import { api } from "../../convex/_generated/api";
-import { jsonBytes, LIMITS } from "../../convex/contract";
+import { valueBytes, LIMITS } from "../../convex/contract";
 import { JobFailedError, failureOf, isFinal } from "./outcome";
 import { FarmhandSchedules } from "./schedules";
 import { typed, type Transport, type TypedTransport } from "./transport";
@@ -232,7 +232,7 @@ export function* chunksOf(specs: readonly JobSpec[], batchId?: string): Generato
   let chunk: JobSpec[] = [];
   let bytes = 0;
   for (const spec of specs) {
-    const size = jsonBytes(spec.payload ?? null);
+    const size = valueBytes(spec.payload ?? null);
     if (chunk.length > 0 && (chunk.length >= LIMITS.batchCount || bytes + size > LIMITS.batchPayloadBytes)) {
       yield chunk;
       chunk = [];

@@ -1,4 +1,4 @@
-import { jsonBytes, LIMITS } from "../../convex/contract";
+import { valueBytes, LIMITS } from "../../convex/contract";
 import { Backoff } from "./backoff";
 import { errorCode, errorMessage, isKeyError, isStaleLease, messageOf } from "./errors";
 import type { FarmCalls } from "./farmClient";
@@ -80,7 +80,7 @@ async function report(write: () => Promise<unknown>): Promise<void> {
 /** The result's size as the server measures it, or why it is not a value the server can take at all. */
 function resultSize(value: unknown): number | string {
   try {
-    return jsonBytes(value);
+    return valueBytes(value);
   } catch (e) {
     return `result is not a value the farm can store: ${messageOf(e)}`;
   }

@@ -1,4 +1,4 @@
-import { jsonBytes, LIMITS } from "../../convex/contract";
+import { valueBytes, LIMITS } from "../../convex/contract";
 import type { ClaimLoop } from "./claimLoop";
 import { realClock, type Clock } from "./clock";
 import { errorCode, errorMessage } from "./errors";
@@ -294,7 +294,7 @@ function statusText(s: WorkerStatus): string | undefined {
 
 /** The bytes a claimed job brought: its payload and the checkpoint it resumes from, as the farm measures them. */
 function downloadBytes(job: ClaimedJob): number {
-  return jsonBytes(job.payload ?? null) + (job.checkpoint?.length ?? 0);
+  return valueBytes(job.payload ?? null) + (job.checkpoint?.length ?? 0);
 }
 
 function checkConcurrency(n: number): number {

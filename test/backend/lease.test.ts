@@ -126,6 +126,15 @@ describe("results and failures", () => {
     expect((await getJob(farm, jobId))!.status).toBe("running");
   });
 
+  test("complete refuses a result whose JSON fits but whose stored size does not, and leaves the job running", async () => {
+    const { farm, w, jobId, claim } = await oneRunning();
+    const before = await snapshot(farm.t);
+    const result: number[][] = Array.from({ length: 15 }, () => new Array<number>(8192).fill(1));
+    await expectCode(farm.t.mutation(api.workers.complete, { apiKey: w.apiKey, leaseId: claim.leaseId, result }), "too_large");
+    expect(await snapshot(farm.t)).toEqual(before);
+    expect((await getJob(farm, jobId))!.status).toBe("running");
+  });
+
   test("a retryable failure goes back to pending after an exponential, jittered backoff", async () => {
     const { farm, w, jobId, claim } = await oneRunning({ maxAttempts: 5 });
     const failedAt = Date.now();

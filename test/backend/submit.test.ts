@@ -64,6 +64,22 @@ describe("jobs:submit", () => {
     expect(await snapshot(farm.t)).toEqual(before);
   });
 
+  test("counts a payload as stored: 245 KB of JSON numbers take 1.1 MB of a document and are refused, naming both", async () => {
+    const farm = await newFarm();
+    const payload: number[][] = Array.from({ length: 15 }, () => new Array<number>(8192).fill(0));
+    expect(JSON.stringify(payload).length).toBeLessThan(LIMITS.payloadBytes);
+    const before = await snapshot(farm.t);
+    const error = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", payload }).catch((e: unknown) => e);
+    const data = (error as { data?: unknown }).data;
+    expect(typeof data === "string" ? data : JSON.stringify(data)).toMatch(/too_large.*payload is 1105952 bytes as stored \(245791 bytes of JSON/);
+    expect(await snapshot(farm.t)).toEqual(before);
+    // the same numbers at a quarter of the count fit, and the job records its stored size
+    const small: number[][] = Array.from({ length: 3 }, () => new Array<number>(8192).fill(0));
+    const id = await farm.t.mutation(api.jobs.submit, { clientKey: farm.clientKey, type: "x", payload: small });
+    const job = await farm.t.run(async (ctx) => await ctx.db.get(id));
+    expect(job!.payloadBytes).toBe(3 * (2 + 8192 * 9) + 2);
+  });
+
   test("accepts a payload just under the cap", async () => {
     const farm = await newFarm();
     const payload = "x".repeat(LIMITS.payloadBytes - 2); // JSON adds two quotes

@@ -12,7 +12,7 @@ const CASES: Array<[string, () => Promise<void>]> = [
   ["a no_quorum job holding 10 distinct 256 KiB results and a page of output by its instances: jobs:get, the long poll, console:job", noQuorumWithTenBigResults],
   ["200 lanes headed by 256 KiB jobs: overviews, summariser, watch, claims, dispatch", twoHundredLanes],
   ["100 dead letters of 256 KiB with full errors: lists, summary, retry, bulk purge", hundredDeadLetters],
-  ["25 succeeded jobs whose 256 KiB results are 1 MiB documents: jobs:list, GET /api/jobs and a child's workers:inputs page within the read budget", fullListPageOfDenseResults],
+  ["25 succeeded jobs whose results of numbers are 216 KiB stored (49 KB of JSON): jobs:list, GET /api/jobs and a child's workers:inputs page within the read budget", fullListPageOfDenseResults],
   ["a 500-job batch at every row cap, more such rows in one batch id than batchStatus reads: status, console page, bulk cancel", fiveHundredJobBatches],
 ];
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { jsonBytes } from "../../../convex/contract";
+import { valueBytes } from "../../../convex/contract";
 import type { ByteAllowance } from "../../../extension/worker/byteAllowance";
 import { Worker } from "../../../extension/worker/worker";
 import { ScriptedFarm, handler, handlersOf } from "./scriptedFarm";
@@ -28,8 +28,8 @@ describe("the engine on a metered connection", () => {
     farm.queue("x", payload, 30_000, { checkpoint: "QUJD" });
     await worker.start();
     await tick(10);
-    expect(bytes.spent).toEqual([jsonBytes(payload) + 4]);
-    const left = 10_000 - jsonBytes(payload) - 4;
+    expect(bytes.spent).toEqual([valueBytes(payload) + 4]);
+    const left = 10_000 - valueBytes(payload) - 4;
     expect(farm.maxBytesSent.filter((s) => s.call !== "ready")).toEqual([
       { call: "claim", maxBytes: 10_000 },
       { call: "complete", maxBytes: left, slots: 1 },
