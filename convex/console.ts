@@ -20,7 +20,7 @@ import { outputPerInstance, validationView } from "./trust/instanceView";
 import { consoleTrustOf } from "./trust/validationTrust";
 import { waitFields } from "./queue/jobView";
 import { laneReason, type WaitContext } from "./queue/waitReasons";
-import { APPS_CAPABILITY } from "./apps/appLimits";
+import { APPS_CAPABILITY } from "./core/appLimits";
 import { keysOverview } from "./observability/keySummary";
 
 /**

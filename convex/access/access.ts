@@ -1,14 +1,10 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { stopWaiting } from "../queue/demand";
-import { inboxRows, isOfferedTo, withdrawOffer } from "../queue/inbox";
-import { kickForJobs, kickSummary } from "../queue/kick";
+import { stopWaiting, inboxRows, isOfferedTo, withdrawOffer, kickForJobs, kickSummary, presenceOf, finishJob, requeue } from "../queue/entry";
 import { displayPrefix, newSecret, sha256Hex } from "./keys";
 import { LIMITS } from "../core/limits";
-import { presenceOf } from "../queue/presence";
-import { pauseSchedulesOfKey } from "../pipelines/schedules";
-import { finishJob, requeue } from "../queue/transitions";
-import { releaseReplica } from "../trust/validationComplete";
+import { pauseSchedulesOfKey } from "../pipelines/entry";
+import { releaseReplica } from "../trust/entry";
 import { checkCapabilityGrants, checkIntegerInRange, checkText } from "../core/validate";
 
 /**

@@ -2,11 +2,10 @@ import type { Infer } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import type { appPin } from "../schema";
-import { APP_LIMITS, APP_TYPE_PREFIX, APPS_CAPABILITY } from "./appLimits";
+import { APP_LIMITS, APP_TYPE_PREFIX, APPS_CAPABILITY } from "../core/appLimits";
 import { findVersion, latestLiveVersion } from "./apps";
 import { fail } from "../core/errors";
-import type { JobRequirements } from "../queue/requirements";
-import { finishJob } from "../queue/transitions";
+import { type JobRequirements, finishJob } from "../queue/entry";
 
 export type AppPin = Infer<typeof appPin>;
 

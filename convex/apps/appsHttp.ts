@@ -3,13 +3,13 @@ import { ConvexError } from "convex/values";
 import { internal } from "../_generated/api";
 import type { Id } from "../_generated/dataModel";
 import { httpAction, type ActionCtx } from "../_generated/server";
-import { APP_LIMITS } from "./appLimits";
+import { APP_LIMITS } from "../core/appLimits";
 import { inspectAppModule } from "./appsWasm";
 import type { FarmErrorData } from "../core/errors";
 import { bearer, errorResponse, json } from "../core/httpAnswers";
 import { Sha256 } from "../core/sha256";
 import { canonicalJson } from "../core/canonical";
-import type { ValidationSpec } from "../trust/validation";
+import type { ValidationSpec } from "../trust/entry";
 
 /**
  * The apps' HTTP routes (registered by convex/http.ts):

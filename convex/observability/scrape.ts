@@ -1,8 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { ByteBudget, takeWithinBudget } from "../core/budget";
-import { orgLanes } from "../queue/lanes";
-import { summaryOf } from "../queue/summary";
+import { orgLanes, summaryOf } from "../queue/entry";
 import type { Families, HistogramSeries, Sample } from "./exposition";
 import { metricOrgOf } from "./fold";
 import { subtractHistograms } from "./histogram";

@@ -5,7 +5,7 @@ import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { ByteBudget, takeWithinBudget, TX_BUDGET } from "../core/budget";
 import { checkCron, nextTick, nextTicks } from "./cron";
 import { fail } from "../core/errors";
-import type { JobSpec } from "../queue/submit";
+import type { JobSpec } from "../queue/entry";
 import { jsonBytes } from "../core/validate";
 
 /**

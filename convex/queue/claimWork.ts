@@ -1,7 +1,7 @@
 import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { deadIfModuleGone } from "../apps/appJobs";
-import { effectiveCapabilities } from "../access/auth";
+import { deadIfModuleGone } from "../apps/entry";
+import { effectiveCapabilities } from "../access/entry";
 import { payloadOf } from "../core/bodies";
 import { checkpointOf } from "./checkpoints";
 import { leaseJob, leaseReplica, REPLICA_SKIPS, type Leased } from "./claim";
@@ -15,7 +15,7 @@ import { eligibleLanes } from "./lanes";
 import { LIMITS } from "../core/limits";
 import { touchWorker } from "./presence";
 import { jsonBytes } from "../core/validate";
-import { mayRun } from "../trust/validation";
+import { mayRun } from "../trust/entry";
 
 /**
  * What one claim may still hand out: checkpoint text (LIMITS.claimCheckpointChars) and bodies, payloads and

@@ -3,10 +3,7 @@ import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { ByteBudget, takeWithinBudget } from "../core/budget";
 import { kickForJobs, kickSummary } from "./kick";
 import { noteKeyEnded } from "./keyRunning";
-import { foldMetrics, rowsTouched } from "../observability/fold";
-import { addHistograms, bucketOf, emptyHistogram, isCurrentLayout } from "../observability/histogram";
-import type { JobMove } from "../observability/moves";
-import { addRun } from "../observability/runTimes";
+import { foldMetrics, rowsTouched, addHistograms, bucketOf, emptyHistogram, isCurrentLayout, type JobMove, addRun } from "../observability/entry";
 
 /**
  * Counters without hot documents. A transition never reads a counter: it only inserts a small

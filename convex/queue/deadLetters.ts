@@ -8,15 +8,14 @@ import { recordEvent } from "./events";
 import { fail } from "../core/errors";
 import { kickForJobs, kickSummary } from "./kick";
 import { laneFor } from "./laneFor";
-import { moveOf } from "../observability/moves";
+import { moveOf } from "../observability/entry";
 import { routingCapabilities } from "./routing";
 import { classOf } from "./requirements";
 import { LIMITS } from "../core/limits";
 import { checkIntegerInRange } from "../core/validate";
-import { deliveryOf } from "../webhooks/webhooks";
-import { noteBatchJobPurged, noteBatchJobRetried, retriedInputsGone } from "../pipelines/dependencies";
-import { insertParentRefs } from "../pipelines/parentRefs";
-import { newRound } from "../trust/validation";
+import { deliveryOf } from "../webhooks/entry";
+import { noteBatchJobPurged, noteBatchJobRetried, retriedInputsGone, insertParentRefs } from "../pipelines/entry";
+import { newRound } from "../trust/entry";
 
 const PURGE_ROWS_PER_CALL = 500;
 

@@ -7,7 +7,7 @@ import { FairRound } from "./fairRound";
 import { offerJob } from "./inbox";
 import { foldKeyEnds, KEY_FOLD_AGE_MS, KEY_FOLD_BATCH } from "./keyRunning";
 import { orgLanes } from "./lanes";
-import { mayRun } from "../trust/validation";
+import { mayRun } from "../trust/entry";
 
 export type DispatchOutcome = {
   offered: number;

@@ -6,13 +6,12 @@ import { bumpFailed, bumpFinished, bumpLane, type FinishedStatus } from "./count
 import { recordEvent, type EventKind } from "./events";
 import { jitteredBackoffMs } from "../core/backoff";
 import { giveBackWant, leaveRunning, withdrawOffer } from "./inbox";
-import { denyPendingCredit } from "../trust/instanceCredit";
-import { cancelRunningInstances } from "../trust/instances";
+import { denyPendingCredit, cancelRunningInstances } from "../trust/entry";
 import { kickForJobs, kickSummary } from "./kick";
 import { TIMING } from "../core/limits";
-import { moveOf, runMsOf } from "../observability/moves";
-import { noteJobEnded } from "../webhooks/webhooks";
-import { noteJobEnded as settleDependents } from "../pipelines/dependencies";
+import { moveOf, runMsOf } from "../observability/entry";
+import { noteJobEnded } from "../webhooks/entry";
+import { noteJobEnded as settleDependents } from "../pipelines/entry";
 import { storeResult } from "./resultCache";
 import { noteCacheableEnded } from "./cacheWaiters";
 

@@ -1,13 +1,9 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { bumpFailed, bumpLane } from "../queue/counters";
-import { recordEvent } from "../queue/events";
-import { giveBackWant, withdrawOffer } from "../queue/inbox";
+import { bumpFailed, bumpLane, recordEvent, giveBackWant, withdrawOffer, kickSummary, delayForRetry, finishJob } from "../queue/entry";
 import { completeInstance } from "./instanceJudge";
 import { cancelRunningInstances, countable, failInstance, instancesOf, releaseInstance, settleReplica, type Instance } from "./instances";
-import { kickSummary } from "../queue/kick";
-import { moveOf } from "../observability/moves";
-import { delayForRetry, finishJob } from "../queue/transitions";
+import { moveOf } from "../observability/entry";
 import { maxErrorsOf } from "./validation";
 
 /**

@@ -2,7 +2,7 @@ import type { Doc, TableNames } from "../../../convex/_generated/dataModel";
 import { BATCH_SHARDS, batchShardOf } from "../../../convex/pipelines/dependencies";
 import { routingKey } from "../../../convex/queue/lanes";
 import { LIMITS } from "../../../convex/core/limits";
-import { APP_LIMITS } from "../../../convex/apps/appLimits";
+import { APP_LIMITS } from "../../../convex/core/appLimits";
 import { jsonBytes } from "../../../convex/core/validate";
 import { classOf, meetsClass } from "../../../convex/queue/requirements";
 import { routingCapabilities } from "../../../convex/queue/routing";

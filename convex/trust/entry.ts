@@ -1,0 +1,11 @@
+/** What other domains use of trust/: its only surface besides core/ (test/unit/architecture/domains.test.ts). */
+export { creditTotalOf, weekCreditDays } from "./credit";
+export { sum } from "./creditSums";
+export { weeksOf } from "./creditWeeks";
+export { denyPendingCredit } from "./instanceCredit";
+export { outputPerInstance, validationView } from "./instanceView";
+export { cancelRunningInstances, instanceOfLease, startInstance } from "./instances";
+export { TRUST, checkValidation, donorKey, mayRun, newRound, validationSpec } from "./validation";
+export type { JobValidation, ValidationSpec } from "./validation";
+export { appCacheTtl, appValidation } from "./validationApps";
+export { releaseReplica } from "./validationComplete";
