@@ -21,7 +21,6 @@ const ALLOWED_BACK_ARROWS = new Set([
   "pipelines -> queue",
   "apps -> queue",
   "access -> queue",
-  "observability -> queue",
   "apps -> trust",
   "access -> trust",
   "access -> pipelines",
