@@ -6,7 +6,7 @@ export { APP_LIMITS, APP_TYPE_PREFIX, APPS_CAPABILITY, SHA256_HEX } from "./core
 export { jitteredBackoffMs } from "./core/backoff";
 export { LIMITS, TIMING } from "./core/limits";
 export { FAIR } from "./queue/fairLimits";
-export { canRunAll, capabilitiesNobodyOffers, typeCapability } from "./queue/routing";
+export { canRunAll, capabilitiesNobodyOffers, typeCapability } from "./lanes/routing";
 export { CAPABILITY_PATTERN, isCapabilityGrant, jsonBytes } from "./core/validate";
 export { prepareAppModule, WasmModuleError } from "./apps/appsWasm";
 export { laneLabel } from "./queue/laneLabel";

@@ -6,7 +6,7 @@ import { fail } from "./core/errors";
 import { looksLikeSecret, type SecretKind } from "./access/keys";
 import { exposition } from "./observability/exposition";
 import { scrapeOrg } from "./observability/scrape";
-import { orgLanes } from "./queue/lanes";
+import { orgLanes } from "./lanes/lanes";
 import { summaryOf } from "./queue/summary";
 
 /**

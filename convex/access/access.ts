@@ -1,6 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { stopWaiting, inboxRows, isOfferedTo, withdrawOffer, kickForJobs, kickSummary, presenceOf, finishJob, requeue } from "../queue/entry";
+import { stopWaiting, inboxRows, isOfferedTo, withdrawOffer, kickForJobs, kickSummary, presenceOf } from "../lanes/entry";
+import { finishJob, requeue } from "../queue/entry";
 import { displayPrefix, newSecret, sha256Hex } from "./keys";
 import { LIMITS } from "../core/limits";
 import { pauseSchedulesOfKey } from "../pipelines/entry";

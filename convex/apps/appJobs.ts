@@ -5,7 +5,8 @@ import type { appPin } from "../schema";
 import { APP_LIMITS, APP_TYPE_PREFIX, APPS_CAPABILITY } from "../core/appLimits";
 import { findVersion, latestLiveVersion } from "./apps";
 import { fail } from "../core/errors";
-import { type JobRequirements, finishJob } from "../queue/entry";
+import type { JobRequirements } from "../lanes/entry";
+import { finishJob } from "../queue/entry";
 
 export type AppPin = Infer<typeof appPin>;
 

@@ -3,7 +3,7 @@ import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { ByteBudget, TX_BUDGET } from "../core/budget";
-import { bumpLane, type FinishedStatus, recordEvent, kickForJobs, laneFor, classOf, routingCapabilities } from "../queue/entry";
+import { bumpLane, type FinishedStatus, recordEvent, kickForJobs, laneFor, classOf, routingCapabilities } from "../lanes/entry";
 import { fail } from "../core/errors";
 import { LIMITS } from "../core/limits";
 import { awaitsSeal, refuseIfSealed, sealOf } from "./batchSeals";

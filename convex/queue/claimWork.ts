@@ -5,15 +5,10 @@ import { effectiveCapabilities } from "../access/entry";
 import { payloadOf } from "../core/bodies";
 import { checkpointOf } from "./checkpoints";
 import { leaseJob, leaseReplica, REPLICA_SKIPS, type Leased } from "./claim";
-import { bumpLane, type ClaimNote } from "./counters";
+import { bumpLane, type ClaimNote, setWants, waiterOf, clearResync, inboxRows, isOfferedTo, takeOffer, withdrawOffer, kickForJobs, kickForWaiter, kickSummary, noteWaiter, eligibleLanes, touchWorker } from "../lanes/entry";
 import { FairRound } from "./fairRound";
-import { setWants, waiterOf } from "./demand";
 import { downloadSizes, fitsBytes } from "./downloadBytes";
-import { clearResync, inboxRows, isOfferedTo, takeOffer, withdrawOffer } from "./inbox";
-import { kickForJobs, kickForWaiter, kickSummary, noteWaiter } from "./kick";
-import { eligibleLanes } from "./lanes";
 import { LIMITS } from "../core/limits";
-import { touchWorker } from "./presence";
 import { jsonBytes } from "../core/validate";
 import { mayRun } from "../trust/entry";
 

@@ -2,8 +2,7 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { effectiveCapabilities } from "../access/entry";
 import { LIMITS, TIMING } from "../core/limits";
-import { canServe } from "./lanes";
-import { meetsClass } from "./requirements";
+import { canServe, meetsClass } from "../lanes/entry";
 import { donorKey, TRUST } from "../trust/entry";
 
 /**

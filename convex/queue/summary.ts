@@ -1,10 +1,9 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { weekCreditDays } from "../trust/entry";
-import { laneTotals, orgTotals, recentThroughput } from "./counters";
+import { laneTotals, orgTotals, recentThroughput, orgLanes } from "../lanes/entry";
 import { keyCounts, waitPercentiles, workerStates } from "../observability/entry";
 import { listDeadLetters } from "./deadLetters";
-import { orgLanes } from "./lanes";
 import { LIMITS } from "../core/limits";
 import { workerRoster } from "./roster";
 

@@ -1,6 +1,6 @@
 import type { Doc } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
-import { keyRunningRow } from "./keyRunning";
+import { keyRunningRow } from "../lanes/entry";
 import { formatMB } from "./laneLabel";
 import { summaryOf, type Summary } from "./summary";
 

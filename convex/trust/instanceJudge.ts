@@ -2,7 +2,7 @@ import type { Value } from "convex/values";
 import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { canonicalJson, canonicalValue } from "../core/canonical";
-import { noteMetrics } from "../queue/entry";
+import { noteMetrics } from "../lanes/entry";
 import { addPendingCredit, creditFor } from "./credit";
 import { grant, leastClaim, setCredit } from "./instanceCredit";
 import { keepResult } from "./instanceResults";

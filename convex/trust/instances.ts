@@ -1,7 +1,7 @@
 import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
-import { bumpLane, kickForJobs, kickSummary, cancelIfPending, addRunning } from "../queue/entry";
+import { bumpLane, kickForJobs, kickSummary, cancelIfPending, addRunning } from "../lanes/entry";
 import { fixedDeadlineMs } from "./instanceDeadline";
 import { dropProgressLead } from "./instanceProgress";
 import { LIMITS } from "../core/limits";

@@ -1,6 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { bumpFailed, bumpLane, recordEvent, giveBackWant, withdrawOffer, kickSummary, delayForRetry, finishJob } from "../queue/entry";
+import { bumpFailed, bumpLane, recordEvent, giveBackWant, withdrawOffer, kickSummary } from "../lanes/entry";
+import { delayForRetry, finishJob } from "../queue/entry";
 import { completeInstance } from "./instanceJudge";
 import { cancelRunningInstances, countable, failInstance, instancesOf, releaseInstance, settleReplica, type Instance } from "./instances";
 import { moveOf } from "../observability/entry";

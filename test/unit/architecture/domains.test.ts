@@ -24,6 +24,7 @@ const ALLOWED_BACK_ARROWS = new Set([
   "apps -> trust",
   "access -> trust",
   "access -> pipelines",
+  "access -> lanes",
 ]);
 
 interface Reach { from: string; to: string }
