@@ -1,6 +1,6 @@
 import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { deadIfModuleGone } from "../apps/entry";
+import { moduleGoneError } from "../apps/entry";
 import { effectiveCapabilities } from "../access/entry";
 import { payloadOf } from "../core/bodies";
 import { checkpointOf } from "./checkpoints";
@@ -11,6 +11,7 @@ import { downloadSizes, fitsBytes } from "./downloadBytes";
 import { LIMITS } from "../core/limits";
 import { jsonBytes } from "../core/validate";
 import { mayRun } from "../trust/entry";
+import { finishJob } from "./transitions";
 
 /**
  * What one claim may still hand out: checkpoint text (LIMITS.claimCheckpointChars) and bodies, payloads and
@@ -182,4 +183,12 @@ async function leaseOne(
 ): Promise<{ leased: Leased; stillReady: boolean }> {
   if (job.validation) return await leaseReplica(ctx, job, worker, now, fits, claims);
   return { leased: await leaseJob(ctx, job, worker._id, now, fits, claims), stillReady: false };
+}
+
+/** A job whose app module is gone goes to the dead letters instead of to the worker. Returns true when it did. */
+async function deadIfModuleGone(ctx: MutationCtx, job: Doc<"jobs">, workerId: Doc<"workers">["_id"]): Promise<boolean> {
+  const error = await moduleGoneError(ctx, job);
+  if (error === null) return false;
+  await finishJob(ctx, job, "dead", { error, workerId });
+  return true;
 }

@@ -6,6 +6,6 @@ export { denyPendingCredit } from "./instanceCredit";
 export { outputPerInstance, validationView } from "./instanceView";
 export { cancelRunningInstances, instanceOfLease, startInstance } from "./instances";
 export { TRUST, checkValidation, donorKey, mayRun, newRound, validationSpec } from "./validation";
-export type { JobValidation, ValidationSpec } from "./validation";
+export type { JobValidation } from "./validation";
 export { appCacheTtl, appValidation } from "./validationApps";
 export { releaseReplica } from "./validationComplete";

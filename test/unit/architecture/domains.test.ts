@@ -19,9 +19,7 @@ const ALLOWED_REACHES = new Set<string>([]);
 const ALLOWED_BACK_ARROWS = new Set([
   "trust -> queue",
   "pipelines -> queue",
-  "apps -> queue",
   "access -> queue",
-  "apps -> trust",
   "access -> trust",
   "access -> pipelines",
   "access -> lanes",
