@@ -14,7 +14,7 @@ import { noteClaims, type ClaimNote } from "./lanes/counters";
 import { kickForWaiter, kickSummary } from "./lanes/kick";
 import { noteAdvertised, refreshLaneRows } from "./lanes/demand";
 import { leasedWork } from "./queue/lease";
-import { revokeWorkerNow } from "./access/access";
+import { revokeWorkerNow } from "./queue/revoke";
 import { LIMITS } from "./core/limits";
 import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf, DAY_MS, utcDay } from "./trust/credit";
 import { markStopped, touchWorker } from "./lanes/presence";

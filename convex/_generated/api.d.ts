@@ -117,6 +117,7 @@ import type * as queue_jobsHttp from "../queue/jobsHttp.js";
 import type * as queue_laneLabel from "../queue/laneLabel.js";
 import type * as queue_lease from "../queue/lease.js";
 import type * as queue_resultCache from "../queue/resultCache.js";
+import type * as queue_revoke from "../queue/revoke.js";
 import type * as queue_roster from "../queue/roster.js";
 import type * as queue_submit from "../queue/submit.js";
 import type * as queue_summary from "../queue/summary.js";
@@ -265,6 +266,7 @@ declare const fullApi: ApiFromModules<{
   "queue/laneLabel": typeof queue_laneLabel;
   "queue/lease": typeof queue_lease;
   "queue/resultCache": typeof queue_resultCache;
+  "queue/revoke": typeof queue_revoke;
   "queue/roster": typeof queue_roster;
   "queue/submit": typeof queue_submit;
   "queue/summary": typeof queue_summary;

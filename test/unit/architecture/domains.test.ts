@@ -19,10 +19,6 @@ const ALLOWED_REACHES = new Set<string>([]);
 const ALLOWED_BACK_ARROWS = new Set([
   "trust -> queue",
   "pipelines -> queue",
-  "access -> queue",
-  "access -> trust",
-  "access -> pipelines",
-  "access -> lanes",
 ]);
 
 interface Reach { from: string; to: string }
