@@ -9,7 +9,7 @@ import { settleCanceled } from "./trust/instanceCredit";
 import { laneDeadlineMs } from "./trust/instanceDeadline";
 import { instanceOfLease } from "./trust/instances";
 import { finishJob, requeue } from "./queue/transitions";
-import { failReplica, settleOrEnd } from "./trust/validationComplete";
+import { failReplica, settleOrEnd } from "./queue/validationComplete";
 
 /**
  * Lazy lease janitor: claim schedules ONE check at the lease's expiry. Heartbeats only move

@@ -28,7 +28,7 @@ import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize, utf8
 import { checkFacts, machineFacts, sameFacts } from "./lanes/facts";
 import { inputsPage } from "./pipelines/inputs";
 import { showInstanceProgress } from "./trust/instanceProgress";
-import { completeReplica, failReplica, releaseReplica } from "./trust/validationComplete";
+import { completeReplica, failReplica, releaseReplica } from "./queue/validationComplete";
 import { noteClaimed, quotaLeft, trustOf } from "./trust/validationTrust";
 import { pendingCreditOf, settleCanceled } from "./trust/instanceCredit";
 
@@ -369,7 +369,7 @@ export const fail = mutation({
       if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), undefined, maxBytes);
       return { status: "canceled" as const, availableAt: undefined };
     }
-    // an instance's failure is one error result of its round, retryable or not (trust/validationComplete.ts)
+    // an instance's failure is one error result of its round, retryable or not (queue/validationComplete.ts)
     if (instance) await failReplica(ctx, job, instance, error, worker._id);
     else {
       await creditAttempt(ctx, job, worker, cpuMs, "failed");

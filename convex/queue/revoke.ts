@@ -5,8 +5,8 @@ import { madeBy, type Minter } from "../access/entry";
 import { LIMITS } from "../core/limits";
 import { inboxRows, isOfferedTo, kickForJobs, kickSummary, presenceOf, stopWaiting, withdrawOffer } from "../lanes/entry";
 import { pauseSchedulesOfKey } from "../pipelines/entry";
-import { releaseReplica } from "../trust/entry";
 import { finishJob, requeue } from "./transitions";
+import { releaseReplica } from "./validationComplete";
 
 /**
  * Revoking keys and workers, and what revoking ends in every domain: a worker's jobs, instances, offers, presence

@@ -17,7 +17,6 @@ const ALLOWED_REACHES = new Set<string>([]);
 // Domain arrows that run back up the layering (queue; then trust, pipelines; then apps; then access, observability,
 // webhooks) and so close a circle today. Each goes when the reaches behind it are turned around or go through core/.
 const ALLOWED_BACK_ARROWS = new Set([
-  "trust -> queue",
   "pipelines -> queue",
 ]);
 

@@ -1,11 +1,9 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { bumpFailed, bumpLane, recordEvent, giveBackWant, withdrawOffer, kickSummary } from "../lanes/entry";
-import { delayForRetry, finishJob } from "../queue/entry";
-import { completeInstance } from "./instanceJudge";
-import { cancelRunningInstances, countable, failInstance, instancesOf, releaseInstance, settleReplica, type Instance } from "./instances";
+import { delayForRetry, finishJob } from "./transitions";
+import { cancelRunningInstances, completeInstance, countable, failInstance, instancesOf, maxErrorsOf, releaseInstance, settleReplica, type Instance } from "../trust/entry";
 import { moveOf } from "../observability/entry";
-import { maxErrorsOf } from "./validation";
 
 /**
  * The instances of a replicated job end here (workers:complete, fail, release, the instance lease janitor, a
