@@ -104,7 +104,6 @@ import type * as queue_deadLetters from "../queue/deadLetters.js";
 import type * as queue_declare from "../queue/declare.js";
 import type * as queue_dispatch from "../queue/dispatch.js";
 import type * as queue_downloadBytes from "../queue/downloadBytes.js";
-import type * as queue_entry from "../queue/entry.js";
 import type * as queue_fairLimits from "../queue/fairLimits.js";
 import type * as queue_fairQueue from "../queue/fairQueue.js";
 import type * as queue_fairRound from "../queue/fairRound.js";
@@ -253,7 +252,6 @@ declare const fullApi: ApiFromModules<{
   "queue/declare": typeof queue_declare;
   "queue/dispatch": typeof queue_dispatch;
   "queue/downloadBytes": typeof queue_downloadBytes;
-  "queue/entry": typeof queue_entry;
   "queue/fairLimits": typeof queue_fairLimits;
   "queue/fairQueue": typeof queue_fairQueue;
   "queue/fairRound": typeof queue_fairRound;
