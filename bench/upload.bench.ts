@@ -2,7 +2,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { expect, test } from "vitest";
 import { internal } from "../convex/_generated/api";
-import { APP_LIMITS } from "../convex/apps/appLimits";
+import { APP_LIMITS } from "../convex/core/appLimits";
 import { buildModule, FD_WRITE, u32 } from "../test/unit/apps/wasmBuilder";
 import { newFarm } from "../test/backend/setup";
 import { saveFigures, type Figure } from "./results";

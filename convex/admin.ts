@@ -1,10 +1,10 @@
 import { v } from "convex/values";
 import { internalMutation, internalQuery } from "./_generated/server";
-import { createOrgShards } from "./queue/counters";
+import { createOrgShards } from "./lanes/counters";
 import { fail } from "./core/errors";
-import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow } from "./access/access";
-import { revokeOperatorKeyNow, revokeWorkerWithMinted } from "./access/keyCreators";
-import { ensureDispatchState } from "./queue/kick";
+import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor } from "./access/access";
+import { revokeClientKeyNow, revokeOperatorKeyNow, revokeWorkerWithMinted } from "./queue/revoke";
+import { ensureDispatchState } from "./lanes/kick";
 import { computeSummary } from "./queue/summary";
 import { LIMITS } from "./core/limits";
 import { checkText } from "./core/validate";

@@ -1,6 +1,6 @@
 import { v } from "convex/values";
 import { internalMutation, internalQuery, query } from "./_generated/server";
-import { APP_LIMITS, SHA256_HEX } from "./apps/appLimits";
+import { APP_LIMITS, SHA256_HEX } from "./core/appLimits";
 import { appWorkerFromKey, checkAppLimits, checkAppName, findVersion, latestVersion, publisherFromKey, versionView } from "./apps/apps";
 import { clientFromKey } from "./access/auth";
 import { fail } from "./core/errors";

@@ -5,14 +5,14 @@ import type { Id } from "./_generated/dataModel";
 import { internalMutation, type MutationCtx } from "./_generated/server";
 import { TX_BUDGET } from "./core/budget";
 import { finishFromCache } from "./queue/cacheHits";
-import { bumpLane } from "./queue/counters";
-import { recordEvent } from "./queue/events";
-import { kickForJobs } from "./queue/kick";
-import { laneFor } from "./queue/laneFor";
+import { bumpLane } from "./lanes/counters";
+import { recordEvent } from "./lanes/events";
+import { kickForJobs } from "./lanes/kick";
+import { laneFor } from "./lanes/laneFor";
 import { moveOf } from "./observability/moves";
-import { classOf } from "./queue/requirements";
+import { classOf } from "./lanes/requirements";
 import { deleteEntry, entryResult, liveEntry } from "./queue/resultCache";
-import { routingCapabilities } from "./queue/routing";
+import { routingCapabilities } from "./lanes/routing";
 
 /** Waiters settled per transaction at most (each a few writes; a hit also writes its copy of the result). */
 const WAITERS_PER_PAGE = 100;

@@ -9,18 +9,18 @@ import { creditTotalOf, orgWeekCredit, topWeekCredit } from "./trust/credit";
 import { energyByType } from "./trust/energy";
 import { checkJobFilter, jobRow, planJobQuery } from "./queue/jobQuery";
 import { overviewFigures } from "./observability/overviewFigures";
-import { orgLanes } from "./queue/lanes";
+import { orgLanes } from "./lanes/lanes";
 import { LIMITS, TIMING } from "./core/limits";
 import { computeSummary, listsEveryWorker, summaryOf, type Summary } from "./queue/summary";
 import { checkIntegerInRange } from "./core/validate";
 import { deliveriesOf } from "./webhooks/webhooks";
-import { runningCount } from "./queue/workerSlots";
+import { runningCount } from "./lanes/workerSlots";
 import { jobFilter } from "./schema";
 import { outputPerInstance, validationView } from "./trust/instanceView";
 import { consoleTrustOf } from "./trust/validationTrust";
 import { waitFields } from "./queue/jobView";
 import { laneReason, type WaitContext } from "./queue/waitReasons";
-import { APP_TYPE_PREFIX, APPS_CAPABILITY } from "./apps/appLimits";
+import { APP_TYPE_PREFIX, APPS_CAPABILITY } from "./core/appLimits";
 import { keysOverview } from "./observability/keySummary";
 
 /**

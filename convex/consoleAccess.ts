@@ -2,10 +2,11 @@ import { v } from "convex/values";
 import type { Id } from "./_generated/dataModel";
 import { mutation, query, type QueryCtx } from "./_generated/server";
 import { applyClientKeyLimits, fairnessWeightsOf, limitsFields } from "./queue/clientKeyLimits";
-import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor, revokeClientKeyNow } from "./access/access";
+import { createClientKeyFor, createEnrollmentToken, createOperatorKeyFor } from "./access/access";
+import { revokeClientKeyNow, revokeOperatorKeyNow, revokeWorkerWithMinted } from "./queue/revoke";
 import { operatorFromKey } from "./access/auth";
 import { fail } from "./core/errors";
-import { mintedBy, minterOf, refuseEscalation, revokeOperatorKeyNow, revokeWorkerWithMinted } from "./access/keyCreators";
+import { mintedBy, minterOf, refuseEscalation } from "./access/keyCreators";
 import { LIMITS } from "./core/limits";
 
 /**

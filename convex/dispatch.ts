@@ -1,16 +1,16 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
-import { backfillLane, stopWaiting } from "./queue/demand";
+import { backfillLane, stopWaiting } from "./lanes/demand";
 import { dispatchBatch } from "./queue/dispatch";
-import { recordEvent } from "./queue/events";
-import { isOfferedTo, noticeResync, withdrawOffer } from "./queue/inbox";
-import { dispatchStateOf, kickForJobs, kickSummary } from "./queue/kick";
+import { recordEvent } from "./lanes/events";
+import { isOfferedTo, noticeResync, withdrawOffer } from "./lanes/inbox";
+import { dispatchStateOf, kickForJobs, kickSummary } from "./lanes/kick";
 import { maybeFault } from "./core/faults";
 import { LIMITS, TIMING } from "./core/limits";
 
 /**
- * The org's dispatcher: the one writer that matches ready jobs with waiting workers. Kicked (queue/kick.ts)
+ * The org's dispatcher: the one writer that matches ready jobs with waiting workers. Kicked (lanes/kick.ts)
  * whenever a job becomes claimable while someone waits, or a worker declares free slots while work waits;
  * it runs in bounded batches and keeps rescheduling itself while its rounds find matches and work remains,
  * then goes idle and records what it saw. `generation` makes a stray second schedule a no-op, and lets the

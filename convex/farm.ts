@@ -4,7 +4,7 @@ import { workerFromKey } from "./access/auth";
 import { daysOfWeek } from "./trust/credit";
 import { listDeadLetters } from "./queue/deadLetters";
 import { TIMING } from "./core/limits";
-import { isOnline, lastCallOf } from "./queue/presence";
+import { isOnline, lastCallOf } from "./lanes/presence";
 import { computeSummary, listsEveryWorker, summaryOf } from "./queue/summary";
 import { laneReason } from "./queue/waitReasons";
 

@@ -2,14 +2,14 @@ import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import type { Doc } from "./_generated/dataModel";
 import { internalMutation, type MutationCtx } from "./_generated/server";
-import { bumpFailed } from "./queue/counters";
-import { recordEvent } from "./queue/events";
-import { kickForJobs } from "./queue/kick";
+import { bumpFailed } from "./lanes/counters";
+import { recordEvent } from "./lanes/events";
+import { kickForJobs } from "./lanes/kick";
 import { settleCanceled } from "./trust/instanceCredit";
 import { laneDeadlineMs } from "./trust/instanceDeadline";
 import { instanceOfLease } from "./trust/instances";
 import { finishJob, requeue } from "./queue/transitions";
-import { failReplica, settleOrEnd } from "./trust/validationComplete";
+import { failReplica, settleOrEnd } from "./queue/validationComplete";
 
 /**
  * Lazy lease janitor: claim schedules ONE check at the lease's expiry. Heartbeats only move

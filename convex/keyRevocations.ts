@@ -1,7 +1,7 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
-import { revokeMintedPage } from "./access/keyCreators";
+import { revokeMintedPage } from "./queue/revoke";
 
 /**
  * The next page of a revoked key's makings (access/keyCreators.ts): the keys, tokens and workers it made are revoked a

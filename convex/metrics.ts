@@ -6,6 +6,8 @@ import { fail } from "./core/errors";
 import { looksLikeSecret, type SecretKind } from "./access/keys";
 import { exposition } from "./observability/exposition";
 import { scrapeOrg } from "./observability/scrape";
+import { orgLanes } from "./lanes/lanes";
+import { summaryOf } from "./queue/summary";
 
 /**
  * The org's metrics in Prometheus's text format, for GET /api/metrics (convex/http.ts): the key must be an
@@ -16,7 +18,8 @@ export const scrape = internalQuery({
   args: { apiKey: v.string(), now: v.number() },
   handler: async (ctx, { apiKey, now }) => {
     const orgId = await operatorOrg(ctx, apiKey);
-    return exposition(await scrapeOrg(ctx, orgId, now));
+    const queue = { lanes: await orgLanes(ctx, orgId), summary: await summaryOf(ctx, orgId) };
+    return exposition(await scrapeOrg(ctx, orgId, queue, now));
   },
 });
 

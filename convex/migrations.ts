@@ -3,13 +3,13 @@ import { internal } from "./_generated/api";
 import type { Doc, Id } from "./_generated/dataModel";
 import { internalMutation, type MutationCtx } from "./_generated/server";
 import { moveBodies } from "./core/bodies";
-import { bumpLane, noteMetrics } from "./queue/counters";
-import { kickForJobs, kickSummary } from "./queue/kick";
-import { laneFor } from "./queue/laneFor";
+import { bumpLane, noteMetrics } from "./lanes/counters";
+import { kickForJobs, kickSummary } from "./lanes/kick";
+import { laneFor } from "./lanes/laneFor";
 import { arrivalOf } from "./observability/moves";
-import { routingKey } from "./queue/lanes";
-import { classOf } from "./queue/requirements";
-import { routingCapabilities } from "./queue/routing";
+import { routingKey } from "./lanes/lanes";
+import { classOf } from "./lanes/requirements";
+import { routingCapabilities } from "./lanes/routing";
 import { saveJobSpec } from "./pipelines/schedules";
 import type { JobSpec } from "./queue/submit";
 
@@ -73,7 +73,7 @@ const JOBS_PER_BATCH = 20;
 type Unfinished = "pending" | "running";
 
 /**
- * Since a job's type routes it, its lane's key starts with its type's capability (queue/routing.ts). Jobs
+ * Since a job's type routes it, its lane's key starts with its type's capability (lanes/routing.ts). Jobs
  * queued before that sit in lanes keyed by their required capabilities alone, where any worker may take
  * them: this moves every unfinished job into the lane of its type, with its pending/running count, one org
  * and status at a time, JOBS_PER_BATCH per transaction, rescheduling itself until done. Idempotent; run it
@@ -117,7 +117,7 @@ async function moveToTypeLane(ctx: MutationCtx, job: Doc<"jobs">, lanes: Map<Id<
   const current = lanes.get(job.laneId);
   if (current && current.routingKey === routingKey(capabilities, requirements)) return false;
   const lane = await laneFor(ctx, job.orgId, capabilities, requirements, job.app);
-  // an offered job counts as running in its lane (queue/counters.ts), like one that runs
+  // an offered job counts as running in its lane (lanes/counters.ts), like one that runs
   const counts = job.status === "pending" && job.queue !== "offered" ? "pending" : "running";
   // the job moves on as it was: its key's running slot (if it holds one) is not freed
   await bumpLane(ctx, job, { [counts]: -1 }, { moved: true });

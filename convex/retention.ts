@@ -3,7 +3,7 @@ import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
 import type { Doc } from "./_generated/dataModel";
 import type { MutationCtx } from "./_generated/server";
-import { carriesMetrics, unfoldedLaneCounts } from "./queue/counters";
+import { carriesMetrics, unfoldedLaneCounts } from "./lanes/counters";
 import { ByteBudget, TX_BUDGET } from "./core/budget";
 import { purgeJob } from "./queue/deadLetters";
 import { sealOf } from "./pipelines/batchSeals";

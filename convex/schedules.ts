@@ -9,7 +9,7 @@ import { fail } from "./core/errors";
 import { looksLikeSecret } from "./access/keys";
 import { LIMITS } from "./core/limits";
 import { armSchedule, clientKeyProblem, jobSpecOf, pauseSchedule, removeSchedule, resumeSchedule, rowBytes, saveJobSpec, scheduleView } from "./pipelines/schedules";
-import { checkJobSpec, insertCheckedJob, jobSpec } from "./queue/submit";
+import { checkJobSpec, insertCheckedJob, jobSpec, type JobSpec } from "./queue/submit";
 import { checkText } from "./core/validate";
 
 /**
@@ -179,7 +179,7 @@ export const submitTick = internalMutation({
   handler: async (ctx, { scheduleId }): Promise<Id<"jobs">> => {
     const schedule = await ctx.db.get(scheduleId);
     if (!schedule) fail("not_found", "the schedule was removed");
-    const spec = checkJobSpec(await jobSpecOf(ctx, schedule), Date.now());
+    const spec = checkJobSpec(await jobSpecOf<JobSpec>(ctx, schedule), Date.now());
     return await insertCheckedJob(ctx, schedule.orgId, spec, schedule.clientKeyId, { scheduleId });
   },
 });

@@ -1,7 +1,7 @@
 import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
-import { machineFacts } from "./queue/facts";
-import { jobRequirements, requirementClass } from "./queue/requirements";
+import { machineFacts } from "./lanes/facts";
+import { jobRequirements, requirementClass } from "./lanes/requirements";
 import { jobValidation, validationSpec } from "./trust/validation";
 import { eventFields, jobMove } from "./observability/moves";
 import { histogram, jobCounts, finishedCounts, orgEvents } from "./observability/rows";
@@ -48,7 +48,7 @@ export const appPin = v.object({
   timeoutMs: v.number(),
 });
 
-/** The apps an `apps` lane was given jobs of (the first few, queue/laneApps.ts). */
+/** The apps an `apps` lane was given jobs of (the first few, lanes/laneApps.ts). */
 const laneApps = v.array(v.object({ name: v.string(), version: v.number() }));
 
 /** A job's parents (jobs:submit's `dependsOn`): listed jobs and/or every job of a batch. */
@@ -154,7 +154,7 @@ export default defineSchema({
     // most recently seen first: the workers lists (online ones first); a revoked worker has no presence row
     .index("by_org_seen", ["orgId", "lastSeenAt"]),
 
-  /** How many jobs each worker runs (queue/workerSlots.ts): written when one of its jobs starts or stops running. */
+  /** How many jobs each worker runs (lanes/workerSlots.ts): written when one of its jobs starts or stops running. */
   workerSlots: defineTable({
     orgId: v.id("orgs"),
     workerId: v.id("workers"),
@@ -394,7 +394,7 @@ export default defineSchema({
   }).index("by_org", ["orgId"]),
 
   /**
-   * Each client key's running jobs and instances (offered ones included), for its maxRunning (queue/keyRunning.ts):
+   * Each client key's running jobs and instances (offered ones included), for its maxRunning (lanes/keyRunning.ts):
    * starts are added here by the transaction that hands the job out; ends arrive as keyRunningDeltas, folded in.
    */
   keyRunning: defineTable({
@@ -464,7 +464,7 @@ export default defineSchema({
 
   /**
    * Counter changes, inserted by transitions (an insert conflicts with nobody) and folded into the totals
-   * below by the summariser, the totals' only writer (queue/counters.ts).
+   * below by the summariser, the totals' only writer (lanes/counters.ts).
    */
   counterDeltas: defineTable({
     orgId: v.id("orgs"),

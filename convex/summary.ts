@@ -1,15 +1,15 @@
 import { v } from "convex/values";
 import { internalMutation } from "./_generated/server";
 import { internal } from "./_generated/api";
-import { foldDeltas, hasDeltas } from "./queue/counters";
-import { foldKeyEnds, KEY_FOLD_BATCH, KEY_FOLD_STALE_MS } from "./queue/keyRunning";
+import { foldDeltas, hasDeltas } from "./lanes/counters";
+import { foldKeyEnds, KEY_FOLD_BATCH, KEY_FOLD_STALE_MS } from "./lanes/keyRunning";
 import { maybeFault } from "./core/faults";
-import { kickSummary, summaryStateOf } from "./queue/kick";
+import { kickSummary, summaryStateOf } from "./lanes/kick";
 import { computeSummary, summaryOf } from "./queue/summary";
 
 /**
  * The summariser: rewrites the org's one summary row that farm:overview reads. Scheduled only by kicks
- * (queue/kick.ts kickSummary), at most every few seconds while things change and never while nothing does,
+ * (lanes/kick.ts kickSummary), at most every few seconds while things change and never while nothing does,
  * so an open view re-runs at most once per refresh however many jobs move.
  */
 export const refresh = internalMutation({

@@ -1,8 +1,8 @@
 import { internal } from "./_generated/api";
 import { internalMutation, type MutationCtx } from "./_generated/server";
 import { TIMING } from "./core/limits";
-import { noteMetrics } from "./queue/counters";
-import { cancelIfPending } from "./queue/scheduled";
+import { noteMetrics } from "./lanes/counters";
+import { cancelIfPending } from "./lanes/scheduled";
 import { rearmSettlement } from "./pipelines/settlements";
 import { WEBHOOK, webhookTimeoutMs } from "./webhooks/webhooks";
 

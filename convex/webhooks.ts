@@ -1,7 +1,7 @@
 import { v } from "convex/values";
 import { internal } from "./_generated/api";
 import { internalMutation } from "./_generated/server";
-import { noteMetrics } from "./queue/counters";
+import { noteMetrics } from "./lanes/counters";
 import { deliveryRefusal, WEBHOOK, webhookBody, webhookOf, webhookRetryDelayMs } from "./webhooks/webhooks";
 
 /**

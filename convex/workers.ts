@@ -8,27 +8,27 @@ import { declareSlots, withdrawUnmetOffers } from "./queue/declare";
 import { checkMaxBytes } from "./queue/downloadBytes";
 import { checkEnergyJ, recordEnergy } from "./trust/energy";
 import { fail as reject } from "./core/errors";
-import { clearResync, inboxRows } from "./queue/inbox";
+import { clearResync, inboxRows } from "./lanes/inbox";
 import { displayPrefix, looksLikeSecret, newSecret, sha256Hex } from "./access/keys";
-import { noteClaims, type ClaimNote } from "./queue/counters";
-import { kickForWaiter, kickSummary } from "./queue/kick";
-import { noteAdvertised, refreshLaneRows } from "./queue/demand";
+import { noteClaims, type ClaimNote } from "./lanes/counters";
+import { kickForWaiter, kickSummary } from "./lanes/kick";
+import { noteAdvertised, refreshLaneRows } from "./lanes/demand";
 import { leasedWork } from "./queue/lease";
-import { revokeWorkerNow } from "./access/access";
+import { revokeWorkerNow } from "./queue/revoke";
 import { LIMITS } from "./core/limits";
 import { checkCpuMs, creditAttempt, weekCreditOf, creditTotalOf, DAY_MS, utcDay } from "./trust/credit";
-import { markStopped, touchWorker } from "./queue/presence";
+import { markStopped, touchWorker } from "./lanes/presence";
 import { deleteRevokedWorker, revokedOfMachine, workerRowBudget } from "./queue/workerRows";
 
 /** The last UTC day myCredit accepts (the year 2500): a bound, not a policy. */
 const MAX_DAY = 193_000;
 import { failAttempt, finishJob, requeue } from "./queue/transitions";
-import { addRunning, noteSlotState, runningCount } from "./queue/workerSlots";
+import { addRunning, noteSlotState, runningCount } from "./lanes/workerSlots";
 import { checkCapabilities, checkIntegerInRange, checkText, checkValueSize, utf8Bytes } from "./core/validate";
-import { checkFacts, machineFacts, sameFacts } from "./queue/facts";
+import { checkFacts, machineFacts, sameFacts } from "./lanes/facts";
 import { inputsPage } from "./pipelines/inputs";
 import { showInstanceProgress } from "./trust/instanceProgress";
-import { completeReplica, failReplica, releaseReplica } from "./trust/validationComplete";
+import { completeReplica, failReplica, releaseReplica } from "./queue/validationComplete";
 import { noteClaimed, quotaLeft, trustOf } from "./trust/validationTrust";
 import { pendingCreditOf, settleCanceled } from "./trust/instanceCredit";
 
@@ -369,7 +369,7 @@ export const fail = mutation({
       if (slots !== undefined) await declareSlots(ctx, worker, await withinQuota(ctx, worker, slots), undefined, maxBytes);
       return { status: "canceled" as const, availableAt: undefined };
     }
-    // an instance's failure is one error result of its round, retryable or not (trust/validationComplete.ts)
+    // an instance's failure is one error result of its round, retryable or not (queue/validationComplete.ts)
     if (instance) await failReplica(ctx, job, instance, error, worker._id);
     else {
       await creditAttempt(ctx, job, worker, cpuMs, "failed");

@@ -1,18 +1,12 @@
-import type { Doc, Id } from "../_generated/dataModel";
+import type { Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { stopWaiting } from "../queue/demand";
-import { inboxRows, isOfferedTo, withdrawOffer } from "../queue/inbox";
-import { kickForJobs, kickSummary } from "../queue/kick";
 import { displayPrefix, newSecret, sha256Hex } from "./keys";
 import { LIMITS } from "../core/limits";
-import { presenceOf } from "../queue/presence";
-import { pauseSchedulesOfKey } from "../pipelines/schedules";
-import { finishJob, requeue } from "../queue/transitions";
-import { releaseReplica } from "../trust/validationComplete";
 import { checkCapabilityGrants, checkIntegerInRange, checkText } from "../core/validate";
 
 /**
- * Who may do what: enrollment tokens, client keys and revoking workers, for admin:* and the console alike. Every key
+ * Who may do what: enrollment tokens, client and operator keys, for admin:* and the console alike (revoking, which
+ * reaches every domain, is queue/revoke.ts). Every key
  * records who made it (`createdBy`: the operator key or managing worker of the console call; none from admin:*).
  */
 
@@ -69,56 +63,4 @@ export async function createOperatorKeyFor(ctx: MutationCtx, orgId: Id<"orgs">, 
   const { key, fields } = await newKeyFields("fh_o_", orgId, name);
   const operatorKeyId = await ctx.db.insert("operatorKeys", { ...fields, ...stamp(createdBy) });
   return { key, operatorKeyId };
-}
-
-/** The client key stops working on its next call; its schedules pause, saying why (they would submit nothing). */
-export async function revokeClientKeyNow(ctx: MutationCtx, key: Doc<"clientKeys">) {
-  if (!key.revoked) await ctx.db.patch(key._id, { revoked: true });
-  return { schedulesPaused: await pauseSchedulesOfKey(ctx, key, LIMITS.schedulesPerOrg) };
-}
-
-/**
- * The key stops working on its next call, and the worker's jobs go back to the queue at once: running ones
- * without burning an attempt (a cancel-requested one ends canceled), offered ones to the next waiter. Its row
- * counts as offline from now on (a revoked worker is never online). `why`: the jobs' event detail (an operator's
- * revoke, or the machine leaving with workers:leave).
- */
-export async function revokeWorkerNow(ctx: MutationCtx, worker: Doc<"workers">, why = "worker revoked") {
-  const workerId = worker._id;
-  await ctx.db.patch(workerId, { revoked: true, revokedAt: Date.now() });
-  // out of every workers list at once (lists read presence, online first); the row itself goes with retention
-  const seen = await presenceOf(ctx, workerId);
-  if (seen) await ctx.db.delete(seen._id);
-  const running = await ctx.db
-    .query("jobs")
-    .withIndex("by_worker_status", (q) => q.eq("workerId", workerId).eq("status", "running"))
-    .take(LIMITS.maxConcurrentJobs);
-  for (const job of running) {
-    if (job.cancelRequested) await finishJob(ctx, job, "canceled", { workerId, detail: `${why} after cancel` });
-    else await requeue(ctx, job, { kind: "release", detail: why }, workerId);
-  }
-  // its instances of replicated jobs: another machine may run each in its place
-  const instances = await ctx.db
-    .query("jobInstances")
-    .withIndex("by_worker_status", (q) => q.eq("workerId", workerId).eq("status", "running"))
-    .take(LIMITS.maxConcurrentJobs);
-  for (const row of instances) {
-    const job = await ctx.db.get(row.jobId);
-    if (job) await releaseReplica(ctx, job, row, workerId, why);
-  }
-  let handedBack = running.length + instances.length;
-  for (const offer of await inboxRows(ctx, workerId, "offer")) {
-    const job = offer.jobId ? await ctx.db.get(offer.jobId) : null;
-    if (isOfferedTo(job, workerId)) {
-      await withdrawOffer(ctx, job, { requeue: true });
-      handedBack++;
-    }
-  }
-  for (const kind of ["cancel", "resync"] as const) {
-    for (const row of await inboxRows(ctx, workerId, kind)) await ctx.db.delete(row._id);
-  }
-  await stopWaiting(ctx, workerId);
-  if (handedBack > 0) await kickForJobs(ctx, worker.orgId);
-  await kickSummary(ctx, worker.orgId);
-  return { handedBack };
 }

@@ -1,12 +1,11 @@
 import type { Infer } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel";
-import type { MutationCtx, QueryCtx } from "../_generated/server";
+import type { QueryCtx } from "../_generated/server";
 import type { appPin } from "../schema";
-import { APP_LIMITS, APP_TYPE_PREFIX, APPS_CAPABILITY } from "./appLimits";
+import { APP_LIMITS, APP_TYPE_PREFIX, APPS_CAPABILITY } from "../core/appLimits";
 import { findVersion, latestLiveVersion } from "./apps";
 import { fail } from "../core/errors";
-import type { JobRequirements } from "../queue/requirements";
-import { finishJob } from "../queue/transitions";
+import type { JobRequirements } from "../lanes/entry";
 
 export type AppPin = Infer<typeof appPin>;
 
@@ -44,14 +43,12 @@ export function withAppMemory(requirements: JobRequirements | undefined, memoryM
 }
 
 /**
- * At claim: a job pinned to a version whose module was deleted (or that no longer exists) cannot run anywhere,
- * so it goes to the dead letters with the reason instead of to the worker. Returns true when it did.
+ * At claim: a job pinned to a version whose module was deleted (or that no longer exists) cannot run anywhere; the
+ * reason it goes to the dead letters instead of to the worker (the claim applies it), or null when it can run.
  */
-export async function deadIfModuleGone(ctx: MutationCtx, job: Doc<"jobs">, workerId: Id<"workers">): Promise<boolean> {
-  if (!job.app) return false;
+export async function moduleGoneError(ctx: QueryCtx, job: Doc<"jobs">): Promise<string | null> {
+  if (!job.app) return null;
   const version = await findVersion(ctx, job.orgId, job.app.name, job.app.version);
-  if (version && !version.deleted && version.storageId) return false;
-  const error = `app "${job.app.name}" v${job.app.version} was deleted before this job ran; submit it again to run the latest version`;
-  await finishJob(ctx, job, "dead", { error, workerId });
-  return true;
+  if (version && !version.deleted && version.storageId) return null;
+  return `app "${job.app.name}" v${job.app.version} was deleted before this job ran; submit it again to run the latest version`;
 }

@@ -1,7 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
-import { APP_LIMITS, APPS_CAPABILITY } from "./appLimits";
-import { clientFromKey, effectiveCapabilities, operatorFromKey, workerFromKey } from "../access/auth";
+import { APP_LIMITS, APPS_CAPABILITY } from "../core/appLimits";
+import { clientFromKey, effectiveCapabilities, operatorFromKey, workerFromKey } from "../access/entry";
 import { fail } from "../core/errors";
 
 

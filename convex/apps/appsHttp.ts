@@ -1,15 +1,14 @@
 import type { HttpRouter } from "convex/server";
 import { ConvexError } from "convex/values";
 import { internal } from "../_generated/api";
-import type { Id } from "../_generated/dataModel";
+import type { Doc, Id } from "../_generated/dataModel";
 import { httpAction, type ActionCtx } from "../_generated/server";
-import { APP_LIMITS } from "./appLimits";
+import { APP_LIMITS } from "../core/appLimits";
 import { inspectAppModule } from "./appsWasm";
 import type { FarmErrorData } from "../core/errors";
 import { bearer, errorResponse, json } from "../core/httpAnswers";
 import { Sha256 } from "../core/sha256";
 import { canonicalJson } from "../core/canonical";
-import type { ValidationSpec } from "../trust/validation";
 
 /**
  * The apps' HTTP routes (registered by convex/http.ts):
@@ -54,6 +53,9 @@ const PUBLISH_PARAMS = ["memoryMB", "timeoutMs", "quorum", ...NUMBER_RULES, ...F
  * The version's default validation from `?quorum=` and the other rules (`maxInstances`, `maxErrorInstances`, `spare`,
  * `instanceDeadlineMs`, `homogeneous`, `adaptive`, `distinct`), or the problem; the query checks their ranges.
  */
+/** The validation an app's jobs get by default, as its version row stores it. */
+type ValidationSpec = NonNullable<Doc<"appVersions">["validation"]>;
+
 function validationParams(params: URLSearchParams): ValidationSpec | undefined | string {
   const quorum = numberParam(params, "quorum");
   const rest = [...NUMBER_RULES, ...FLAG_RULES, "distinct"].filter((k) => params.has(k));

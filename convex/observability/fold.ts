@@ -6,7 +6,7 @@ import { emptyFinished, emptyJobCounts, emptyOrgEvents, emptyTimes, type Finishe
 
 /**
  * Folding the metrics' parts of the counter changes into their totals (metricCells, metricClients, metricTypes,
- * metricOrgs), in the summariser's fold (queue/counters.ts foldDeltas), which is their only writer: one read and one
+ * metricOrgs), in the summariser's fold (lanes/counters.ts foldDeltas), which is their only writer: one read and one
  * write per (type, client key), per client key and per type a fold touches, and one for the org, however many jobs
  * moved.
  */

@@ -3,7 +3,7 @@ import type { Doc } from "../_generated/dataModel";
 
 /**
  * What a transition tells the metrics about a job, as a field of the counter change it already inserts
- * (queue/counters.ts): a job of this type and client key left one status and/or entered another, and how long it
+ * (lanes/counters.ts): a job of this type and client key left one status and/or entered another, and how long it
  * waited or ran. A job counts from its submit on (`metered`); a job queued before the metrics existed counts once
  * migrations:meterJobs has counted it, and not before, so no status is ever counted down from nothing.
  */

@@ -1,8 +1,6 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { ByteBudget, takeWithinBudget } from "../core/budget";
-import { orgLanes } from "../queue/lanes";
-import { summaryOf } from "../queue/summary";
 import type { Families, HistogramSeries, Sample } from "./exposition";
 import { metricOrgOf } from "./fold";
 import { subtractHistograms } from "./histogram";
@@ -91,10 +89,10 @@ function histograms(types: Doc<"metricTypes">[], org: { wait: Histogram; run: Hi
 }
 
 /** The age of the oldest ready job per type label, from each lane's head by readiness (one job read per lane). */
-async function oldestReady(ctx: QueryCtx, orgId: Id<"orgs">, topTypes: ReadonlySet<string>, now: number): Promise<Sample[]> {
+async function oldestReady(ctx: QueryCtx, lanes: readonly Doc<"lanes">[], topTypes: ReadonlySet<string>, now: number): Promise<Sample[]> {
   const ages = new Map<string, number>([...topTypes].map((t) => [t, 0]));
   const bytes = new ByteBudget(HEAD_BYTES);
-  for (const lane of await orgLanes(ctx, orgId)) {
+  for (const lane of lanes) {
     if (bytes.exhausted) break;
     const head = await ctx.db
       .query("jobs")
@@ -108,7 +106,10 @@ async function oldestReady(ctx: QueryCtx, orgId: Id<"orgs">, topTypes: ReadonlyS
   return [...ages].map(([type, age]) => ({ labels: { type }, value: age }));
 }
 
-export async function scrapeOrg(ctx: QueryCtx, orgId: Id<"orgs">, now: number): Promise<Families> {
+/** What the queue holds for the scrape, read by its caller (the queue's tables are not observability's to read). */
+export interface QueueState { lanes: readonly Doc<"lanes">[]; summary: Doc<"summaries"> | null }
+
+export async function scrapeOrg(ctx: QueryCtx, orgId: Id<"orgs">, queue: QueueState, now: number): Promise<Families> {
   const orgRow = await metricOrgOf(ctx, orgId);
   const org = orgRow ?? { jobs: emptyJobCounts(), finished: emptyFinished(), wait: emptyTimes(), run: emptyTimes(), ...emptyOrgEvents() };
   const typeRows = await ctx.db
@@ -125,13 +126,13 @@ export async function scrapeOrg(ctx: QueryCtx, orgId: Id<"orgs">, now: number): 
     for (const outcome of FINISHED_OUTCOMES) finished.push({ labels: { type: p.type, client: p.client, outcome }, value: p.finished[outcome] });
   }
   const { wait, run } = histograms(types, org, typeRows.length > TOP_VALUES);
-  const summary = await summaryOf(ctx, orgId);
+  const { summary } = queue;
   const states = summary?.workerStates ?? { idle: 0, busy: 0, suspended: 0, paused: 0, offline: summary?.workerCounts?.total ?? 0 };
   const slots = summary?.slotStates ?? { free: 0, busy: 0 };
   const counts = <K extends string>(label: string, keys: readonly K[], values: Record<K, number>): Sample[] => keys.map((k) => ({ labels: { [label]: k }, value: values[k] }));
   return {
     farmhand_jobs: jobs,
-    farmhand_queue_oldest_ready_age_seconds: await oldestReady(ctx, orgId, topTypes, now),
+    farmhand_queue_oldest_ready_age_seconds: await oldestReady(ctx, queue.lanes, topTypes, now),
     farmhand_jobs_finished_total: finished,
     farmhand_job_wait_seconds: wait,
     farmhand_job_run_seconds: run,

@@ -3,7 +3,7 @@ import type { QueryCtx } from "../_generated/server";
 
 /**
  * The org's workers by what they do (farmhand_workers{state}) and their slots (farmhand_slots{state}), counted by
- * the summariser from the online workers' slot rows (queue/workerSlots.ts): busy (running jobs), suspended (its
+ * the summariser from the online workers' slot rows (lanes/workerSlots.ts): busy (running jobs), suspended (its
  * jobs frozen while its owner uses the machine), paused (it declared 0 slots: its owner paused it, or its daily
  * quota is spent), idle (online, waiting for work), offline (the rest). Free slots are those an online worker that
  * is neither paused nor suspended declared (its limit, for a worker the summary lists that declared none) and does

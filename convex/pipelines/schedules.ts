@@ -5,7 +5,6 @@ import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { ByteBudget, takeWithinBudget, TX_BUDGET } from "../core/budget";
 import { checkCron, nextTick, nextTicks } from "./cron";
 import { fail } from "../core/errors";
-import type { JobSpec } from "../queue/submit";
 import { valueBytes } from "../core/validate";
 
 /**
@@ -18,9 +17,12 @@ const NEXT_SHOWN = 3;
 /** Schedules the console lists at most (an org holds up to LIMITS.schedulesPerOrg): its `more` says there are others. */
 export const CONSOLE_SCHEDULES_SHOWN = 50;
 
+/** A job spec as a schedule keeps it: the queue's (queue/submit.ts JobSpec), of which a schedule reads its type only. */
+type KeptSpec = { type: string };
+
 /** A schedule's job type: on the row, or in the spec a row written before specs moved beside it carries. */
 function typeOf(s: Doc<"schedules">): string {
-  return s.type ?? (s.job as JobSpec | undefined)?.type ?? "";
+  return s.type ?? (s.job as KeptSpec | undefined)?.type ?? "";
 }
 
 /** What a list costs to read for this row: its own size (a row of the old shape carries its whole spec). */
@@ -54,18 +56,18 @@ export async function scheduleView(ctx: QueryCtx, s: Doc<"schedules">) {
 }
 
 /** The job spec a tick submits. */
-export async function jobSpecOf(ctx: QueryCtx, s: Doc<"schedules">): Promise<JobSpec> {
+export async function jobSpecOf<Spec extends KeptSpec>(ctx: QueryCtx, s: Doc<"schedules">): Promise<Spec> {
   const body = await ctx.db
     .query("scheduleBodies")
     .withIndex("by_schedule", (q) => q.eq("scheduleId", s._id))
     .unique();
-  if (body) return body.job as JobSpec;
+  if (body) return body.job as Spec;
   if (s.job === undefined) fail("not_found", `schedule ${JSON.stringify(s.name)} has no job spec`);
-  return s.job as JobSpec;
+  return s.job as Spec;
 }
 
 /** Keep the schedule's job spec beside it; the fields of the row that say what it is. */
-export async function saveJobSpec(ctx: MutationCtx, orgId: Id<"orgs">, scheduleId: Id<"schedules">, job: JobSpec) {
+export async function saveJobSpec(ctx: MutationCtx, orgId: Id<"orgs">, scheduleId: Id<"schedules">, job: KeptSpec) {
   const bytes = valueBytes(job);
   await ctx.db.insert("scheduleBodies", { orgId, scheduleId, job, bytes });
   return { type: job.type, jobBytes: bytes };

@@ -1,7 +1,6 @@
 import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { recordEvent } from "./events";
-import { noticeCancel } from "./inbox";
+import { recordEvent, noticeCancel } from "../lanes/entry";
 import { finishJob } from "./transitions";
 
 /**

@@ -1,7 +1,7 @@
 import { getDocumentSize } from "convex/values";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
-import { APP_LIMITS } from "../apps/appLimits";
+import { APP_LIMITS } from "../core/appLimits";
 import { fail } from "../core/errors";
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

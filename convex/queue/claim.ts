@@ -1,13 +1,11 @@
 import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import type { AppPin } from "../apps/appJobs";
-import type { ClaimNote } from "./counters";
-import { recordEvent } from "./events";
-import { startInstance } from "../trust/instances";
-import { newLeaseId } from "../access/keys";
-import { moveOf } from "../observability/moves";
-import type { JobRequirements } from "./requirements";
+import type { AppPin } from "../apps/entry";
+import { type ClaimNote, recordEvent, type JobRequirements } from "../lanes/entry";
+import { startInstance } from "../trust/entry";
+import { newLeaseId } from "../access/entry";
+import { moveOf } from "../observability/entry";
 
 /** How many ready jobs a claim or a dispatch round reads past because this worker already ran an instance of them. */
 export const REPLICA_SKIPS = 64;

@@ -1,21 +1,17 @@
 import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { deadIfModuleGone } from "../apps/appJobs";
-import { effectiveCapabilities } from "../access/auth";
+import { moduleGoneError } from "../apps/entry";
+import { effectiveCapabilities } from "../access/entry";
 import { payloadOf } from "../core/bodies";
 import { checkpointOf } from "./checkpoints";
 import { leaseJob, leaseReplica, REPLICA_SKIPS, type Leased } from "./claim";
-import { bumpLane, type ClaimNote } from "./counters";
+import { bumpLane, type ClaimNote, setWants, waiterOf, clearResync, inboxRows, isOfferedTo, takeOffer, withdrawOffer, kickForJobs, kickForWaiter, kickSummary, noteWaiter, eligibleLanes, touchWorker } from "../lanes/entry";
 import { FairRound } from "./fairRound";
-import { setWants, waiterOf } from "./demand";
 import { downloadSizes, fitsBytes } from "./downloadBytes";
-import { clearResync, inboxRows, isOfferedTo, takeOffer, withdrawOffer } from "./inbox";
-import { kickForJobs, kickForWaiter, kickSummary, noteWaiter } from "./kick";
-import { eligibleLanes } from "./lanes";
 import { LIMITS } from "../core/limits";
-import { touchWorker } from "./presence";
 import { jsonBytes } from "../core/validate";
-import { mayRun } from "../trust/validation";
+import { mayRun } from "../trust/entry";
+import { finishJob } from "./transitions";
 
 /**
  * What one claim may still hand out: checkpoint text (LIMITS.claimCheckpointChars) and bodies, payloads and
@@ -187,4 +183,12 @@ async function leaseOne(
 ): Promise<{ leased: Leased; stillReady: boolean }> {
   if (job.validation) return await leaseReplica(ctx, job, worker, now, fits, claims);
   return { leased: await leaseJob(ctx, job, worker._id, now, fits, claims), stillReady: false };
+}
+
+/** A job whose app module is gone goes to the dead letters instead of to the worker. Returns true when it did. */
+async function deadIfModuleGone(ctx: MutationCtx, job: Doc<"jobs">, workerId: Doc<"workers">["_id"]): Promise<boolean> {
+  const error = await moduleGoneError(ctx, job);
+  if (error === null) return false;
+  await finishJob(ctx, job, "dead", { error, workerId });
+  return true;
 }

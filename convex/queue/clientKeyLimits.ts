@@ -4,8 +4,7 @@ import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { ByteBudget, takeWithinBudget } from "../core/budget";
 import { checkFairnessWeights, checkMaxRunning, checkWeight, FAIR, type FairnessWeight } from "./fairLimits";
 import { fail } from "../core/errors";
-import { kickForJobs } from "./kick";
-import { keyRunningRow } from "./keyRunning";
+import { kickForJobs, keyRunningRow } from "../lanes/entry";
 
 /**
  * A client key's share of the farm (admin:setClientKeyLimits, consoleAccess:setClientKeyLimits): its weight

@@ -3,20 +3,14 @@ import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { deleteBodies, errorOf } from "../core/bodies";
 import { ByteBudget, takeWithinBudget, TX_BUDGET } from "../core/budget";
 import { deleteCheckpoint } from "./checkpoints";
-import { bumpFinished, bumpLane } from "./counters";
-import { recordEvent } from "./events";
+import { bumpFinished, bumpLane, recordEvent, kickForJobs, kickSummary, laneFor, routingCapabilities, classOf } from "../lanes/entry";
 import { fail } from "../core/errors";
-import { kickForJobs, kickSummary } from "./kick";
-import { laneFor } from "./laneFor";
-import { moveOf } from "../observability/moves";
-import { routingCapabilities } from "./routing";
-import { classOf } from "./requirements";
+import { moveOf } from "../observability/entry";
 import { LIMITS } from "../core/limits";
 import { checkIntegerInRange } from "../core/validate";
-import { deliveryOf } from "../webhooks/webhooks";
-import { noteBatchJobPurged, noteBatchJobRetried, retriedInputsGone } from "../pipelines/dependencies";
-import { insertParentRefs } from "../pipelines/parentRefs";
-import { newRound } from "../trust/validation";
+import { deliveryOf } from "../webhooks/entry";
+import { noteBatchJobPurged, noteBatchJobRetried, retriedInputsGone, insertParentRefs } from "../pipelines/entry";
+import { newRound } from "../trust/entry";
 
 const PURGE_ROWS_PER_CALL = 500;
 

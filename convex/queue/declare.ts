@@ -1,11 +1,7 @@
 import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { setWants } from "./demand";
+import { setWants, giveBackWant, inboxRows, isOfferedTo, withdrawOffer, kickForJobs, kickForWaiter, kickSummary, classOf, meetsClass, noteSlotState, runningCount } from "../lanes/entry";
 import { downloadSizes, fitsBytes } from "./downloadBytes";
-import { giveBackWant, inboxRows, isOfferedTo, withdrawOffer } from "./inbox";
-import { kickForJobs, kickForWaiter, kickSummary } from "./kick";
-import { classOf, meetsClass } from "./requirements";
-import { noteSlotState, runningCount } from "./workerSlots";
 
 /**
  * The worker says how many jobs it runs at once right now (`slots`, its concurrency; 0 = take nothing more) and,

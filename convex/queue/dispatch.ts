@@ -2,12 +2,9 @@ import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { REPLICA_SKIPS } from "./claim";
 import { downloadSizes, fitsBytes } from "./downloadBytes";
-import { bumpLane } from "./counters";
+import { bumpLane, offerJob, foldKeyEnds, KEY_FOLD_AGE_MS, KEY_FOLD_BATCH, orgLanes } from "../lanes/entry";
 import { FairRound } from "./fairRound";
-import { offerJob } from "./inbox";
-import { foldKeyEnds, KEY_FOLD_AGE_MS, KEY_FOLD_BATCH } from "./keyRunning";
-import { orgLanes } from "./lanes";
-import { mayRun } from "../trust/validation";
+import { mayRun } from "../trust/entry";
 
 export type DispatchOutcome = {
   offered: number;

@@ -1,7 +1,7 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
-import { APP_LIMITS } from "../apps/appLimits";
-import { findVersion } from "../apps/apps";
+import { APP_LIMITS } from "../core/appLimits";
+import { findVersion } from "../apps/entry";
 import { checkIntegerInRange, jsonBytes } from "../core/validate";
 
 /**

@@ -4,7 +4,7 @@ import { ByteBudget, TX_BUDGET } from "../core/budget";
 import { FAIR } from "./fairLimits";
 import { firstReady, flowAfter, levelFlows, type FlowKey } from "./fairQueue";
 import { effectivePass, nextPass, pickFlow, type FlowHead } from "./fairShare";
-import { addKeyRunning, exactRunning, keyRunningRow } from "./keyRunning";
+import { addKeyRunning, exactRunning, keyRunningRow } from "../lanes/entry";
 
 /**
  * One round of handing out ready jobs in fair-share order (queue/fairShare.ts), for the dispatcher and for a claim

@@ -1,7 +1,7 @@
 import type { Doc } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { errorOf, resultOf } from "../core/bodies";
-import { outputPerInstance, validationView } from "../trust/instanceView";
+import { outputPerInstance, validationView } from "../trust/entry";
 import { LIMITS } from "../core/limits";
 import { explainWait, type WaitContext } from "./waitReasons";
 

@@ -2,7 +2,7 @@
  * Words for a lane and what a job needs of its machine (pure: the console and the Farm view use them too, so a
  * lane reads the same everywhere): "demo.echo · ≥ 64 GB memory", "app.mandelbrot v3 · ≥ 128 MB memory, ≥ 4 cores".
  */
-import { APP_TYPE_PREFIX, APPS_CAPABILITY } from "./routing";
+import { APP_TYPE_PREFIX, APPS_CAPABILITY } from "../core/appLimits";
 
 type Needs = { memoryMB?: number; cores?: number; gpu?: { vendor?: string; vramMB?: number } };
 

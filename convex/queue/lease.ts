@@ -1,8 +1,8 @@
 import type { Doc } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
 import { fail } from "../core/errors";
-import { instanceOfLease } from "../trust/instances";
-import { jobIdOfLease } from "../access/keys";
+import { instanceOfLease } from "../trust/entry";
+import { jobIdOfLease } from "../access/entry";
 
 /** The job a lease names, read by the id in the lease (or, for leases made before that, by the lease). */
 async function jobOfLease(ctx: QueryCtx, leaseId: string): Promise<Doc<"jobs"> | null> {

@@ -5,7 +5,7 @@ import { canonicalJson } from "../core/canonical";
 import { fail } from "../core/errors";
 import { TIMING } from "../core/limits";
 import { TX_BUDGET } from "../core/budget";
-import { classOf, type JobRequirements } from "./requirements";
+import { classOf, type JobRequirements } from "../lanes/entry";
 import { Sha256 } from "../core/sha256";
 import { checkIntegerInRange, valueBytes } from "../core/validate";
 

@@ -1,10 +1,9 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
-import { effectiveCapabilities } from "../access/auth";
+import { effectiveCapabilities } from "../access/entry";
 import { LIMITS, TIMING } from "../core/limits";
-import { canServe } from "./lanes";
-import { meetsClass } from "./requirements";
-import { donorKey, TRUST } from "../trust/validation";
+import { canServe, meetsClass } from "../lanes/entry";
+import { donorKey, TRUST } from "../trust/entry";
 
 /**
  * The org's workers as the summary sees them: every one counted, online ones first, from the `presence`

@@ -1,13 +1,10 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
-import { weekCreditDays } from "../trust/credit";
-import { laneTotals, orgTotals, recentThroughput } from "./counters";
-import { keyCounts } from "../observability/keySummary";
+import { weekCreditDays } from "../trust/entry";
+import { laneTotals, orgTotals, recentThroughput, orgLanes } from "../lanes/entry";
+import { keyCounts, waitPercentiles, workerStates, type SlotStates } from "../observability/entry";
 import { listDeadLetters } from "./deadLetters";
-import { orgLanes } from "./lanes";
-import { waitPercentiles } from "../observability/queueWait";
 import { LIMITS } from "../core/limits";
-import { workerStates, type SlotStates } from "../observability/workerStates";
 import { workerRoster } from "./roster";
 
 export type Summary = Omit<Doc<"summaries">, "_id" | "_creationTime">;

@@ -1,9 +1,9 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
-import { keyRunningRow } from "./keyRunning";
+import { keyRunningRow } from "../lanes/entry";
 import { formatMB, laneAppsText, needsText } from "./laneLabel";
 import { paceText, queueEstimate } from "./paceText";
-import { APPS_CAPABILITY } from "./routing";
+import { APPS_CAPABILITY } from "../core/appLimits";
 import { summaryOf, type Summary } from "./summary";
 
 /**

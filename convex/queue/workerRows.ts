@@ -1,8 +1,6 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { creditTotalOf } from "../trust/credit";
-import { sum } from "../trust/creditSums";
-import { weeksOf } from "../trust/creditWeeks";
+import { creditTotalOf, sum, weeksOf } from "../trust/entry";
 
 /**
  * Deleting a revoked worker for good: when its machine joins again (workers:enroll with the same machineId

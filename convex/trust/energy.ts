@@ -1,6 +1,6 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
-import { bumpTypeEnergy } from "../queue/counters";
+import { bumpTypeEnergy } from "../lanes/entry";
 import { coresOf, creditTotalOf, utcDay, weekStartDay } from "./credit";
 import { addWeekEnergy } from "./creditWeeks";
 import { fail } from "../core/errors";

@@ -5,7 +5,7 @@ import type { Credit } from "./creditSums";
 import type { Instance } from "./instances";
 import { instancesOf } from "./instances";
 import { LIMITS } from "../core/limits";
-import { cancelIfPending } from "../queue/scheduled";
+import { cancelIfPending } from "../lanes/entry";
 
 /**
  * A replicated job's credit, as BOINC grants it: a result waits (`pending`) until its job is judged; then every

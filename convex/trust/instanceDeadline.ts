@@ -1,6 +1,6 @@
 import type { Doc } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
-import { p95RunMs } from "../observability/runTimes";
+import { p95RunMs } from "../observability/entry";
 import { TRUST } from "./validation";
 
 /**

@@ -2,13 +2,13 @@ import type { Value } from "convex/values";
 import type { Doc } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
 import { canonicalJson, canonicalValue } from "../core/canonical";
-import { noteMetrics } from "../queue/counters";
+import { noteMetrics } from "../lanes/entry";
 import { addPendingCredit, creditFor } from "./credit";
 import { grant, leastClaim, setCredit } from "./instanceCredit";
 import { keepResult } from "./instanceResults";
 import { bestGroup, countable, endInstance, instancesOf, type Instance } from "./instances";
-import { sha256Hex } from "../access/keys";
-import { verdictsOf } from "../observability/moves";
+import { sha256Hex } from "../access/entry";
+import { verdictsOf } from "../observability/entry";
 import { noteChecked } from "./validationTrust";
 
 export type Judgement =

@@ -1,16 +1,13 @@
 import { internal } from "../_generated/api";
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
-import { bumpLane } from "../queue/counters";
+import { bumpLane, kickForJobs, kickSummary, cancelIfPending, addRunning } from "../lanes/entry";
 import { fixedDeadlineMs } from "./instanceDeadline";
 import { dropProgressLead } from "./instanceProgress";
-import { kickForJobs, kickSummary } from "../queue/kick";
 import { LIMITS } from "../core/limits";
-import { moveOf } from "../observability/moves";
-import { cancelIfPending } from "../queue/scheduled";
+import { moveOf } from "../observability/entry";
 import { donorKey, ROUND_ROWS, type JobValidation } from "./validation";
 import { acceptAlone, streakRow } from "./validationTrust";
-import { addRunning } from "../queue/workerSlots";
 
 /**
  * The instances of a replicated job (trust/validation.ts): one row per run, side by side, each under its own

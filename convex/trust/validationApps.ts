@@ -1,7 +1,6 @@
 import type { Id } from "../_generated/dataModel";
 import type { QueryCtx } from "../_generated/server";
-import type { AppPin } from "../apps/appJobs";
-import { findVersion } from "../apps/apps";
+import { type AppPin, findVersion } from "../apps/entry";
 import { checkValidation, type JobValidation } from "./validation";
 
 /** The validation an app job gets without one of its own: its pinned version's default (none: quorum 1). */

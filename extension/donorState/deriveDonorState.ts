@@ -239,7 +239,7 @@ function farmState(f: DonorFacts): FarmState {
 function figuresOf(o: OverviewFacts, now: number): FarmFigures {
   const online = (w: OverviewFacts["workers"][number]) => !w.revoked && w.stoppedAt === undefined && now - w.lastSeenAt <= o.onlineWindowMs;
   const onlineWorkers = o.workers.filter(online);
-  // the server's rule (convex/queue/routing.ts): a worker runs a lane's jobs when it offers every capability of it
+  // the server's rule (convex/lanes/routing.ts): a worker runs a lane's jobs when it offers every capability of it
   const offers = onlineWorkers.flatMap((w) => (w.capabilities ? [w.capabilities] : []));
   const unknown = onlineWorkers.some((w) => !w.capabilities);
   const servable = (caps: string[]) => unknown || canRunAll(caps, offers);

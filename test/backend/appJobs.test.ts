@@ -4,7 +4,7 @@ import type { Id } from "../../convex/_generated/dataModel";
 import { buildModule, FD_WRITE } from "../unit/apps/wasmBuilder";
 import { publish, publishingFarm, remove, type PublishingFarm } from "./appFarm";
 import { eventKinds, inboxOf, jobRow, laneCounts, runDue } from "./queueState";
-import type { MachineFacts } from "../../convex/queue/facts";
+import type { MachineFacts } from "../../convex/lanes/facts";
 import { enrollWorker, runningJobs, expectCode, LAPTOP_FACTS, snapshot, type Enrolled } from "./setup";
 
 const V1 = buildModule({ imports: [FD_WRITE] });

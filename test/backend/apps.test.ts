@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { APP_LIMITS } from "../../convex/apps/appLimits";
+import { APP_LIMITS } from "../../convex/core/appLimits";
 import { buildModule, FD_WRITE, u32 } from "../unit/apps/wasmBuilder";
 import { answerOf, anyNumber, enrollWorker, expectCode, newBackend, newFarm, type Backend, type Farm } from "./setup";
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { APP_LIMITS } from "../../convex/apps/appLimits";
+import { APP_LIMITS } from "../../convex/core/appLimits";
 import { jobRow } from "./queueState";
 import { enrollWorker, expectCode, newFarm, type Enrolled, type Farm, TEST_TYPES } from "./setup";
 

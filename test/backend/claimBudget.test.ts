@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { APP_LIMITS } from "../../convex/apps/appLimits";
+import { APP_LIMITS } from "../../convex/core/appLimits";
 import { LIMITS } from "../../convex/core/limits";
 import { inboxOf, jobRow, laneCounts, runDue } from "./queueState";
 import { enrollWorker, newFarm, type Enrolled, type Farm, TEST_TYPES } from "./setup";

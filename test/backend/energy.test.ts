@@ -3,7 +3,7 @@
 // (workers:myCredit, farm:overview) and the operator (console:workers, console:leaderboard, console:energy).
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { foldDeltas, FOLD_TYPES } from "../../convex/queue/counters";
+import { foldDeltas, FOLD_TYPES } from "../../convex/lanes/counters";
 import { ENERGY_J_MAX } from "../../convex/trust/energy";
 import { checkConsistency } from "./sweep/consistency";
 import { enrollWorker, expectCode, LAPTOP_FACTS, newFarm, snapshot, type Enrolled, type Farm } from "./setup";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import type { MachineFacts } from "../../convex/queue/facts";
+import type { MachineFacts } from "../../convex/lanes/facts";
 import { enrollWorker, expectCode, newFarm, snapshot, type Farm } from "./setup";
 
 const FACTS: MachineFacts = { cores: 16, memoryMB: 64_000, os: "linux", arch: "x64", gpus: [{ vendor: "nvidia", model: "RTX 4090", vramMB: 24_564 }] };

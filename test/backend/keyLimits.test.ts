@@ -1,9 +1,9 @@
-// A client key's maxRunning (convex/queue/keyRunning.ts, fairRound.ts): its running jobs and instances at once, offered
+// A client key's maxRunning (convex/lanes/keyRunning.ts, fairRound.ts): its running jobs and instances at once, offered
 // ones included; above it jobs wait pending and say why; the count holds whichever way a job stops running.
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import { KEY_FOLD_AGE_MS } from "../../convex/queue/keyRunning";
+import { KEY_FOLD_AGE_MS } from "../../convex/lanes/keyRunning";
 import { addKey, dispatchAll, newIndexedFarm, offeredTo, setLimits, submitMany, waitingWorkers, type Key } from "./fairFarm";
 import { realPerKey } from "./sweep/fairConsistency";
 import { donor, instanceLease } from "./validationDonors";

@@ -1,4 +1,4 @@
-// An `apps` lane names the apps it holds jobs of (convex/queue/laneApps.ts): noted at submit when new (one lane write
+// An `apps` lane names the apps it holds jobs of (convex/lanes/laneApps.ts): noted at submit when new (one lane write
 // per new app, none per job), shown by farm:overview, the console's Stuck section and the lane's wait sentence.
 import { afterEach, beforeEach, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";

@@ -2,7 +2,7 @@
 // spliced and shuffled bytes. Each is answered 200 (a module that still checks out), 400 with a JSON error, or 413
 // (too big), never a 500 and never a crash; a seeded PRNG makes a failure reproducible (FARMHAND_SWEEP_SEED).
 import { describe, expect, test } from "vitest";
-import { APP_LIMITS } from "../../convex/apps/appLimits";
+import { APP_LIMITS } from "../../convex/core/appLimits";
 import { MUTATIONS, SEED_MODULES as SEEDS } from "../unit/apps/mutants";
 import { publish, publishingFarm } from "./appFarm";
 import { answerOf } from "./setup";

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import type { MachineFacts } from "../../convex/queue/facts";
-import type { JobRequirements } from "../../convex/queue/requirements";
+import type { MachineFacts } from "../../convex/lanes/facts";
+import type { JobRequirements } from "../../convex/lanes/requirements";
 import { inboxOf, jobRow, laneLinesOf, runDue, waiterRow } from "./queueState";
 import { checkConsistency } from "./sweep/consistency";
 import { enrollWorker, expectCode, newFarm, snapshot, type Farm, TEST_TYPES } from "./setup";

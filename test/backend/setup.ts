@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
 import { workerFromKey } from "../../convex/access/auth";
-import type { MachineFacts } from "../../convex/queue/facts";
+import type { MachineFacts } from "../../convex/lanes/facts";
 import schema from "../../convex/schema";
 import { modulesFromDirectory } from "../server/modules";
 
@@ -36,7 +36,7 @@ export const LAPTOP_FACTS: MachineFacts = { cores: 8, memoryMB: 16_384, os: "lin
 
 /**
  * The job types the backend tests submit, which every test worker handles unless a test says otherwise
- * (`types: []`): a job's type routes it (convex/queue/routing.ts), and these tests are about something else.
+ * (`types: []`): a job's type routes it (convex/lanes/routing.ts), and these tests are about something else.
  * No name here is used as a required capability by a test.
  */
 export const TEST_TYPES: string[] = [

@@ -4,9 +4,9 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import type { MachineFacts } from "../../convex/queue/facts";
+import type { MachineFacts } from "../../convex/lanes/facts";
 import { TIMING } from "../../convex/core/limits";
-import type { JobRequirements } from "../../convex/queue/requirements";
+import type { JobRequirements } from "../../convex/lanes/requirements";
 import { advance, inboxOf, jobRow, runDue, waiterRow } from "./queueState";
 import { checkConsistency } from "./sweep/consistency";
 import { enrollWorker, newFarm, type Farm, TEST_TYPES } from "./setup";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
-import { FOLD_AGE_MS } from "../../convex/queue/counters";
+import { FOLD_AGE_MS } from "../../convex/lanes/counters";
 import { installReadRecorder, recordReads } from "../../bench/compare/readRecorder";
 import { LIMITS, TIMING } from "../../convex/core/limits";
 import { measure } from "./metrics";

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, vi } from "vitest";
 import { api, internal } from "../../convex/_generated/api";
 import type { Id } from "../../convex/_generated/dataModel";
-import type { MachineFacts } from "../../convex/queue/facts";
+import type { MachineFacts } from "../../convex/lanes/facts";
 import type { ValidationSpec } from "../../convex/trust/validation";
 import { jobRow, runDue } from "./queueState";
 import { LAPTOP_FACTS, type Farm, TEST_TYPES } from "./setup";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { api } from "../../convex/_generated/api";
-import { APP_LIMITS } from "../../convex/apps/appLimits";
+import { APP_LIMITS } from "../../convex/core/appLimits";
 import { LIMITS } from "../../convex/core/limits";
 import { convexFarmClient, type ClaimedJob, type FarmClient } from "../../extension/worker/farmClient";
 import { connect, engineWorker, eventsOf, jobsOf, startFarm, stopFarm, submit, waitForJobs, type Farm } from "./helpers";

@@ -1,6 +1,6 @@
 import { api, internal } from "../../../convex/_generated/api";
 import type { Id } from "../../../convex/_generated/dataModel";
-import { APP_LIMITS } from "../../../convex/apps/appLimits";
+import { APP_LIMITS } from "../../../convex/core/appLimits";
 import { LIMITS } from "../../../convex/core/limits";
 import { runDue, scheduled } from "../queueState";
 import { enrollWorker, newFarm, type Enrolled, type Farm } from "../setup";

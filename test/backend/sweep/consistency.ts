@@ -1,11 +1,11 @@
 import type { Doc, TableNames } from "../../../convex/_generated/dataModel";
 import { BATCH_SHARDS, batchShardOf } from "../../../convex/pipelines/dependencies";
-import { routingKey } from "../../../convex/queue/lanes";
+import { routingKey } from "../../../convex/lanes/lanes";
 import { LIMITS } from "../../../convex/core/limits";
-import { APP_LIMITS } from "../../../convex/apps/appLimits";
+import { APP_LIMITS } from "../../../convex/core/appLimits";
 import { jsonBytes } from "../../../convex/core/validate";
-import { classOf, meetsClass } from "../../../convex/queue/requirements";
-import { routingCapabilities } from "../../../convex/queue/routing";
+import { classOf, meetsClass } from "../../../convex/lanes/requirements";
+import { routingCapabilities } from "../../../convex/lanes/routing";
 import { mayRun } from "../../../convex/trust/validation";
 import type { Backend } from "../setup";
 import { checkFairShare, keysAtLimit } from "./fairConsistency";

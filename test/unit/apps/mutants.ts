@@ -1,5 +1,5 @@
 // Mutations of well-formed modules for fuzzing what reads module bytes (the publish route, the worker's rewrite).
-import { APP_LIMITS } from "../../../convex/apps/appLimits";
+import { APP_LIMITS } from "../../../convex/core/appLimits";
 import type { Rng } from "../../backend/sweep/prng";
 import { closesStdio, echoStdin, prints, readsArgsAndEnviron, sleeper, tableBomb } from "./hostileApps";
 import { u32 } from "./wasmBuilder";

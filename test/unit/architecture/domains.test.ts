@@ -3,99 +3,13 @@ import { join, posix } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
-// The backend's domain folders (scripts/domains/map.json) and the arrows between them. A domain reaches another
-// only through core/ or that domain's named entry file; the reaches below are today's exceptions (the to-do list:
-// move what they use behind the entry, then delete the line), and the domain arrows that close a circle today.
+// The backend's domain folders (scripts/domains/map.json, listed bottom to top) and the arrows between them. A domain
+// imports only domains below it (its mayImport), and another domain only through core/ or that domain's entry file.
 const root = join(__dirname, "..", "..", "..");
 
 interface Domain { entry: string | null; mayImport: string[] }
 const map = JSON.parse(readFileSync(join(root, "scripts/domains/map.json"), "utf8")) as { domains: Record<string, Domain> };
-
-// "importer -> imported", paths under convex/. Grouped by what the importer needs from the other domain.
-const ALLOWED_REACHES = new Set([
-  // access -> pipelines: revoking a key pauses its schedules
-  "access/access.ts -> pipelines/schedules.ts",
-  // access -> queue: revoking a worker or key ends its offers, presence and jobs
-  "access/access.ts -> queue/demand.ts",
-  "access/access.ts -> queue/inbox.ts",
-  "access/access.ts -> queue/kick.ts",
-  "access/access.ts -> queue/presence.ts",
-  "access/access.ts -> queue/transitions.ts",
-  // access -> trust: a revoked worker's replicated results are judged again
-  "access/access.ts -> trust/validationComplete.ts",
-  // apps -> queue: an app job's requirements and its end
-  "apps/appJobs.ts -> queue/requirements.ts",
-  "apps/appJobs.ts -> queue/transitions.ts",
-  // apps -> trust: an app's canonical result for its validator
-  // observability -> queue: the scrape reads lanes and the summary
-  "observability/scrape.ts -> queue/lanes.ts",
-  "observability/scrape.ts -> queue/summary.ts",
-  // pipelines -> queue: a settled child moves, kicks and routes like a submitted job; a schedule submits
-  "pipelines/dependencies.ts -> queue/events.ts",
-  "pipelines/dependencies.ts -> queue/kick.ts",
-  "pipelines/dependencies.ts -> queue/laneFor.ts",
-  "pipelines/dependencies.ts -> queue/requirements.ts",
-  "pipelines/dependencies.ts -> queue/routing.ts",
-  "pipelines/schedules.ts -> queue/submit.ts",
-  // queue -> access: claim and lease check the worker's key
-  "queue/claim.ts -> access/keys.ts",
-  "queue/lease.ts -> access/keys.ts",
-  // queue -> apps: an app job's limits, checkpoint and download sizes
-  "queue/checkpoints.ts -> apps/appLimits.ts",
-  "queue/downloadBytes.ts -> apps/appLimits.ts",
-  "queue/downloadBytes.ts -> apps/apps.ts",
-  "queue/routing.ts -> apps/appLimits.ts",
-  // queue -> observability: the summariser folds metrics; submit reads trace context
-  "queue/counters.ts -> observability/fold.ts",
-  "queue/counters.ts -> observability/histogram.ts",
-  "queue/counters.ts -> observability/runTimes.ts",
-  "queue/submit.ts -> observability/traceparent.ts",
-  "queue/summary.ts -> observability/keySummary.ts",
-  "queue/summary.ts -> observability/queueWait.ts",
-  "queue/summary.ts -> observability/workerStates.ts",
-  // queue -> pipelines: submit and dead letters read parent references
-  "queue/deadLetters.ts -> pipelines/parentRefs.ts",
-  "queue/submit.ts -> pipelines/parentRefs.ts",
-  // queue -> trust: a job's instances end with it; the summary and worker rows read credit
-  "queue/claim.ts -> trust/instances.ts",
-  "queue/jobView.ts -> trust/instanceView.ts",
-  "queue/lease.ts -> trust/instances.ts",
-  "queue/submit.ts -> trust/validationApps.ts",
-  "queue/summary.ts -> trust/credit.ts",
-  "queue/transitions.ts -> trust/instanceCredit.ts",
-  "queue/transitions.ts -> trust/instances.ts",
-  "queue/workerRows.ts -> trust/credit.ts",
-  "queue/workerRows.ts -> trust/creditSums.ts",
-  "queue/workerRows.ts -> trust/creditWeeks.ts",
-  // trust -> access: the judge reads key facts
-  "trust/instanceJudge.ts -> access/keys.ts",
-  // trust -> apps: an app's validator
-  "trust/validationApps.ts -> apps/apps.ts",
-  // trust -> observability: an instance deadline from run times
-  "trust/instanceDeadline.ts -> observability/runTimes.ts",
-  // trust -> queue: judging and instance ends move jobs, offers and kicks
-  "trust/instanceCredit.ts -> queue/scheduled.ts",
-  "trust/instances.ts -> queue/kick.ts",
-  "trust/instances.ts -> queue/scheduled.ts",
-  "trust/instances.ts -> queue/workerSlots.ts",
-  "trust/validationComplete.ts -> queue/events.ts",
-  "trust/validationComplete.ts -> queue/inbox.ts",
-  "trust/validationComplete.ts -> queue/kick.ts",
-  "trust/validationComplete.ts -> queue/transitions.ts",
-]);
-
-// Domain arrows that run back up the layering (queue; then trust, pipelines; then apps; then access, observability,
-// webhooks) and so close a circle today. Each goes when the reaches behind it are turned around or go through core/.
-const ALLOWED_BACK_ARROWS = new Set([
-  "trust -> queue",
-  "pipelines -> queue",
-  "apps -> queue",
-  "access -> queue",
-  "observability -> queue",
-  "apps -> trust",
-  "access -> trust",
-  "access -> pipelines",
-]);
+const layers = Object.keys(map.domains);
 
 interface Reach { from: string; to: string }
 
@@ -116,85 +30,71 @@ function domainImports(domains: string[], read = (path: string) => readFileSync(
 }
 
 const domainOf = (path: string) => path.split("/")[0];
-const crossDomain = (reaches: Reach[]) =>
-  reaches.filter((r) => domainOf(r.to) in map.domains && domainOf(r.to) !== domainOf(r.from) && domainOf(r.to) !== "core");
+const crossDomain = (reaches: Reach[]) => reaches.filter((r) => domainOf(r.to) in map.domains && domainOf(r.to) !== domainOf(r.from));
 
+/** Reaches into another domain's internals: not its entry file (any file of core/ is its surface). */
 function forbiddenReaches(reaches: Reach[]): string[] {
   return crossDomain(reaches)
-    .filter((r) => r.to !== `${domainOf(r.to)}/${map.domains[domainOf(r.to)].entry}`)
-    .map((r) => `${r.from} -> ${r.to}`)
-    .filter((line) => !ALLOWED_REACHES.has(line));
+    .filter((r) => domainOf(r.to) !== "core" && r.to !== `${domainOf(r.to)}/${map.domains[domainOf(r.to)].entry}`)
+    .map((r) => `${r.from} -> ${r.to}`);
 }
 
 function domainArrows(reaches: Reach[]): Set<string> {
   return new Set(crossDomain(reaches).map((r) => `${domainOf(r.from)} -> ${domainOf(r.to)}`));
 }
 
-/** The circles among domain folders once the allowed back arrows are left out (strongly connected components). */
-function circles(arrows: Set<string>): string[][] {
-  const next = new Map<string, string[]>();
-  for (const arrow of arrows) {
-    if (ALLOWED_BACK_ARROWS.has(arrow)) continue;
+/** Arrows that do not run down the layering: to a domain not in the importer's mayImport, or not listed below it. */
+function upwardArrows(arrows: Set<string>, domains: Record<string, Domain> = map.domains): string[] {
+  const order = Object.keys(domains);
+  return [...arrows].filter((arrow) => {
     const [a, b] = arrow.split(" -> ");
-    next.set(a, [...(next.get(a) ?? []), b]);
-  }
-  const reachable = (start: string) => {
-    const seen = new Set<string>();
-    const stack = [...(next.get(start) ?? [])];
-    while (stack.length > 0) {
-      const d = stack.pop()!;
-      if (seen.has(d)) continue;
-      seen.add(d);
-      stack.push(...(next.get(d) ?? []));
-    }
-    return seen;
-  };
-  const domains = Object.keys(map.domains);
-  const found = new Map<string, string[]>();
-  for (const d of domains) {
-    const loop = domains.filter((o) => reachable(d).has(o) && reachable(o).has(d));
-    if (loop.length > 0) found.set(loop.sort().join(","), loop);
-  }
-  return [...found.values()];
+    return !domains[a].mayImport.includes(b) || order.indexOf(b) >= order.indexOf(a);
+  });
+}
+
+/** mayImport entries that name a domain not below the importer (which is what keeps the map free of circles). */
+function mapUpward(domains: Record<string, Domain>): string[] {
+  const order = Object.keys(domains);
+  return order.flatMap((a) => domains[a].mayImport.filter((b) => !(b in domains) || order.indexOf(b) >= order.indexOf(a)).map((b) => `${a} -> ${b}`));
 }
 
 describe("backend domains", () => {
-  const domains = Object.keys(map.domains);
-  const reaches = domainImports(domains);
+  const reaches = domainImports(layers);
 
   it("reads the imports of every domain folder", () => {
     expect(crossDomain(reaches).length).toBeGreaterThan(0);
-    for (const d of domains) expect(reaches.some((r) => domainOf(r.from) === d), d).toBe(true);
+    for (const d of layers) expect(reaches.some((r) => domainOf(r.from) === d), d).toBe(true);
   });
 
-  it("a domain imports another only through core/ or that domain's entry, or an allowed reach", () => {
+  it("a domain imports another only through core/ or that domain's entry file", () => {
     expect(forbiddenReaches(reaches)).toEqual([]);
   });
 
-  it("a domain imports only the domains its map entry says it may", () => {
-    const outside = [...domainArrows(reaches)].filter((arrow) => {
-      const [a, b] = arrow.split(" -> ");
-      return !map.domains[a].mayImport.includes(b);
-    });
-    expect(outside).toEqual([]);
+  it("the map's layering is acyclic: each domain may import only domains listed below it", () => {
+    expect(layers[0]).toBe("core");
+    expect(map.domains.core.mayImport).toEqual([]);
+    expect(mapUpward(map.domains)).toEqual([]);
   });
 
-  it("no circle between domain folders beyond the allowed back arrows", () => {
-    expect(circles(domainArrows(reaches))).toEqual([]);
+  it("every import between domains runs down the layering", () => {
+    expect(upwardArrows(domainArrows(reaches))).toEqual([]);
   });
 
-  it("the allow-lists name only reaches and arrows that still exist (delete a line once it is fixed)", () => {
-    const actual = new Set(crossDomain(reaches).map((r) => `${r.from} -> ${r.to}`));
-    expect([...ALLOWED_REACHES].filter((line) => !actual.has(line))).toEqual([]);
-    const arrows = domainArrows(reaches);
-    expect([...ALLOWED_BACK_ARROWS].filter((arrow) => !arrows.has(arrow))).toEqual([]);
+  it("an entry file exports only what other domains import of it", () => {
+    for (const d of layers.filter((l) => map.domains[l].entry !== null)) {
+      const entry = `${d}/${map.domains[d].entry}`;
+      expect(crossDomain(reaches).some((r) => r.to === entry), `${entry} is imported by another domain`).toBe(true);
+    }
   });
 
-  it("catches a planted reach into another domain's internals and a planted circle", () => {
+  it("catches a planted reach into another domain's internals, a planted upward import and an upward map", () => {
     const planted = [...reaches, { from: "webhooks/webhooks.ts", to: "queue/lease.ts" }];
     expect(forbiddenReaches(planted)).toEqual(["webhooks/webhooks.ts -> queue/lease.ts"]);
-    const circle = [...reaches, { from: "webhooks/webhooks.ts", to: "queue/counters.ts" }];
-    expect(forbiddenReaches(circle)).toEqual([]);
-    expect(circles(domainArrows(circle))).toEqual([["queue", "webhooks"]]);
+    const upward = [...reaches, { from: "lanes/kick.ts", to: "trust/entry.ts" }];
+    expect(forbiddenReaches(upward)).toEqual([]);
+    expect(upwardArrows(domainArrows(upward))).toEqual(["lanes -> trust"]);
+    const circle = { ...map.domains, lanes: { ...map.domains.lanes, mayImport: [...map.domains.lanes.mayImport, "trust"] } };
+    expect(mapUpward(circle)).toEqual(["lanes -> trust"]);
+    expect(upwardArrows(domainArrows(upward), circle)).toEqual(["lanes -> trust"]);
   });
 });

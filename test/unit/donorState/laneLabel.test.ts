@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classOf, classKey } from "../../../convex/queue/requirements";
+import { classOf, classKey } from "../../../convex/lanes/requirements";
 import { formatMB, laneLabel, needsText } from "../../../convex/queue/laneLabel";
 import { laneTooltip, laneWaitNote } from "../../../extension/donorState/donorStateText";
 import type { LaneRow } from "../../../extension/donorState/donorState";

@@ -3,10 +3,7 @@ import type { MutationCtx, QueryCtx } from "../_generated/server";
 import { ByteBudget, takeWithinBudget } from "../core/budget";
 import { kickForJobs, kickSummary } from "./kick";
 import { noteKeyEnded } from "./keyRunning";
-import { foldMetrics, rowsTouched } from "../observability/fold";
-import { addHistograms, bucketOf, emptyHistogram, isCurrentLayout } from "../observability/histogram";
-import type { JobMove } from "../observability/moves";
-import { addRun } from "../observability/runTimes";
+import { foldMetrics, rowsTouched, addHistograms, bucketOf, emptyHistogram, isCurrentLayout, type JobMove, addRun } from "../observability/entry";
 
 /**
  * Counters without hot documents. A transition never reads a counter: it only inserts a small
@@ -65,7 +62,7 @@ export async function createLaneShards(ctx: MutationCtx, orgId: Id<"orgs">, lane
  * Change a lane's pending/running counts (and its client key's, for a job its key counts: `keyCounted`), and tell the
  * metrics what moved with it; `runMs`: a run of it returned a result after that long (observability/runTimes.ts). A running job
  * or instance of a key with a maxRunning that stops counting (`running` below 0) also counts down the key's running
- * jobs (queue/keyRunning.ts) and wakes the dispatcher (jobs of the key may wait for that slot); `moved`: it goes on
+ * jobs (lanes/keyRunning.ts) and wakes the dispatcher (jobs of the key may wait for that slot); `moved`: it goes on
  * running elsewhere (an offer turned into an instance, a job moved to another lane), no slot of its key is freed.
  * Starts are counted against the key by whoever hands the job out (queue/fairRound.ts).
  */

@@ -7,7 +7,7 @@
  * - any other type → the type itself (`demo.primes`, `recipe.wordcount`, `ollama.generate`): a handler
  *   advertises its own type by default, and an Ollama handler advertises its type besides `ollama:<model>`.
  */
-import { APP_TYPE_PREFIX, APPS_CAPABILITY } from "../apps/appLimits";
+import { APP_TYPE_PREFIX, APPS_CAPABILITY } from "../core/appLimits";
 
 /** The capability every app job routes to, and an app job type's prefix (app.<name>): what lanes name their apps by. */
 export { APP_TYPE_PREFIX, APPS_CAPABILITY };

@@ -1,6 +1,6 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx, QueryCtx } from "../_generated/server";
-import { effectiveCapabilities } from "../access/auth";
+import { effectiveCapabilities } from "../access/entry";
 import { canServe, eligibleLanes } from "./lanes";
 import { LIMITS } from "../core/limits";
 

@@ -1,14 +1,9 @@
 import type { Doc, Id } from "../_generated/dataModel";
 import type { MutationCtx } from "../_generated/server";
-import { bumpFailed, bumpLane } from "../queue/counters";
-import { recordEvent } from "../queue/events";
-import { giveBackWant, withdrawOffer } from "../queue/inbox";
-import { completeInstance } from "./instanceJudge";
-import { cancelRunningInstances, countable, failInstance, instancesOf, releaseInstance, settleReplica, type Instance } from "./instances";
-import { kickSummary } from "../queue/kick";
-import { moveOf } from "../observability/moves";
-import { delayForRetry, finishJob } from "../queue/transitions";
-import { maxErrorsOf } from "./validation";
+import { bumpFailed, bumpLane, recordEvent, giveBackWant, withdrawOffer, kickSummary } from "../lanes/entry";
+import { delayForRetry, finishJob } from "./transitions";
+import { cancelRunningInstances, completeInstance, countable, failInstance, instancesOf, maxErrorsOf, releaseInstance, settleReplica, type Instance } from "../trust/entry";
+import { moveOf } from "../observability/entry";
 
 /**
  * The instances of a replicated job end here (workers:complete, fail, release, the instance lease janitor, a
