@@ -7,8 +7,9 @@ import { checkConsistency } from "./sweep/consistency";
 // jobs:list stops a page at its byte budget (4 MiB of jobs and results) and resumes inside the index page after the
 // job it listed last; the caps suite (test/backend/caps) holds the read peak, this the cursor.
 
-/** 256 KiB as JSON, about 1 MiB as a document: arrays of small numbers, 8 bytes each stored. */
-const dense = (i: number) => Array.from({ length: 13 }, (_, k) => [k === 0 ? i : 0, ...Array<number>(8_191).fill(0)]);
+/** 216 KiB as a document (49 KB of JSON): arrays of small numbers, 9 bytes each stored, the most a result may take. */
+const dense = (i: number): number[][] => Array.from({ length: 3 }, (_, k) => [k === 0 ? i : 0, ...Array<number>(8_191).fill(0)]);
+const RESULTS = 24;
 
 type Page = { jobs: Array<{ jobId: Id<"jobs">; result: unknown }>; cursor: string | null };
 
@@ -22,31 +23,33 @@ async function succeededWithDenseResults(farm: Farm, n: number): Promise<Array<I
 
 const list = (farm: Farm, cursor: string | null, limit = 25): Promise<Page> => farm.t.query(api.jobs.list, { clientKey: farm.clientKey, limit, cursor });
 
-test("a page of 1 MiB results ends at the byte budget; its cursor lists the rest of the index page, then the next", async () => {
+test("a page of 216 KiB results ends at the byte budget; its cursor lists the rest of the index page, then the next", async () => {
   const farm = await newFarm();
-  const ids = await succeededWithDenseResults(farm, 8);
-  const first = await list(farm, null, 6);
-  // 4 results stay under 4 MiB, the 5th spends it
-  expect(first.jobs.map((j) => j.jobId)).toEqual([...ids].reverse().slice(0, 5));
+  const ids = await succeededWithDenseResults(farm, RESULTS);
+  const newestFirst = [...ids].reverse();
+  const first = await list(farm, null, 20);
+  // 4 MiB holds 18 such results; the 19th spends it and ends the page short of its 20
+  expect(first.jobs.map((j) => j.jobId)).toEqual(newestFirst.slice(0, 19));
   expect(first.jobs.every((j) => JSON.stringify(j.result) === JSON.stringify(dense(ids.indexOf(j.jobId))))).toBe(true);
   expect(first.cursor).not.toBeNull();
-  // the rest of that index page of 6, then the next index page
-  const second = await list(farm, first.cursor, 6);
-  expect(second.jobs.map((j) => j.jobId)).toEqual([ids[2]]);
-  const third = await list(farm, second.cursor, 6);
-  expect(third.jobs.map((j) => j.jobId)).toEqual([ids[1], ids[0]]);
+  // the rest of that index page of 20, then the next index page
+  const second = await list(farm, first.cursor, 20);
+  expect(second.jobs.map((j) => j.jobId)).toEqual(newestFirst.slice(19, 20));
+  const third = await list(farm, second.cursor, 20);
+  expect(third.jobs.map((j) => j.jobId)).toEqual(newestFirst.slice(20));
   expect(third.cursor).toBeNull();
   expect(await checkConsistency(farm.t)).toEqual([]);
 });
 
 test("when the job listed last is gone before the next page, the listing resumes after its place: nothing skipped", async () => {
   const farm = await newFarm();
-  const ids = await succeededWithDenseResults(farm, 8);
+  const ids = await succeededWithDenseResults(farm, RESULTS);
+  const newestFirst = [...ids].reverse();
   const first = await list(farm, null, 25);
   const last = first.jobs.at(-1)!.jobId;
-  expect(last).toBe(ids[3]);
+  expect(last).toBe(newestFirst[18]);
   await farm.t.run(async (ctx) => await ctx.db.delete(last));
-  expect((await list(farm, first.cursor, 25)).jobs.map((j) => j.jobId)).toEqual([ids[2], ids[1], ids[0]]);
+  expect((await list(farm, first.cursor, 25)).jobs.map((j) => j.jobId)).toEqual(newestFirst.slice(19));
 });
 
 test("a made-up inside cursor is refused with invalid_argument", async () => {
