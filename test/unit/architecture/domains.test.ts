@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 // imports only domains below it (its mayImport), and another domain only through core/ or that domain's entry file.
 const root = join(__dirname, "..", "..", "..");
 
-interface Domain { entry: string | null; mayImport: string[] }
+interface Domain { entry: string | null; mayImport: string[]; files: string[] }
 const map = JSON.parse(readFileSync(join(root, "scripts/domains/map.json"), "utf8")) as { domains: Record<string, Domain> };
 const layers = Object.keys(map.domains);
 
@@ -64,6 +64,13 @@ describe("backend domains", () => {
   it("reads the imports of every domain folder", () => {
     expect(crossDomain(reaches).length).toBeGreaterThan(0);
     for (const d of layers) expect(reaches.some((r) => domainOf(r.from) === d), d).toBe(true);
+  });
+
+  it("the map lists each domain's modules exactly (docs/ARCHITECTURE.md sends readers to it)", () => {
+    for (const [domain, { files }] of Object.entries(map.domains)) {
+      const modules = readdirSync(join(root, "convex", domain)).filter((n) => /\.tsx?$/.test(n));
+      expect([...files].sort(), domain).toEqual(modules.sort());
+    }
   });
 
   it("a domain imports another only through core/ or that domain's entry file", () => {
