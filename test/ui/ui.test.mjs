@@ -249,7 +249,7 @@ describe("the packaged .vsix", function () {
       for (let i = 0; i < JOBS; i++) jobIds.push(await submitPrimes(farm, N));
       // The tree's row: the job type, then "<percent> · <elapsed> · <status text from the handler>", kept up to date.
       const row = treeRow(page, "demo.primes");
-      const ROW = /demo\.primes\s*(\d+)% · [\d.]+ (?:ms|s|min|h) · sieved up to (\d+)/; // elapsed reads "2.3 min" past a minute
+      const ROW = /demo\.primes\s*(\d+) % · [\d.]+ (?:ms|s|min|h) · sieved up to (\d+)/; // elapsed reads "2.3 min" past a minute
       await assertText(row, ROW, JOB_TIMEOUT);
       const firstRow = await row.textContent();
       // The row follows the job: its text changes while it runs (and a picture at a visible percent is worth waiting for).
@@ -267,7 +267,7 @@ describe("the packaged .vsix", function () {
       await page.mouse.move(700, 300);
       await item.hover();
       const hover = hoverWidget(page);
-      await assertText(hover, /demo\.primes \d+%/);
+      await assertText(hover, /demo\.primes \d+ %/);
       await assertText(hover, /Policy: medium/);
       await page.waitForTimeout(300); // the hover fades in
       await page.screenshot({ path: join(screenshots, "8-status-bar-tooltip.png") });
